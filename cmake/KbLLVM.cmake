@@ -1,0 +1,44 @@
+# Locate LLVM/MLIR 22 (Debian: /usr/lib/llvm-22) and pull in the MLIR CMake
+# helpers (mlir_tablegen, add_mlir_dialect, ...).
+if(NOT MLIR_DIR AND EXISTS /usr/lib/llvm-22/lib/cmake/mlir)
+  set(MLIR_DIR /usr/lib/llvm-22/lib/cmake/mlir)
+endif()
+find_package(MLIR REQUIRED CONFIG)
+if(MLIR_VERSION VERSION_LESS 22)
+  message(FATAL_ERROR "kb-rewrite needs MLIR 22, found ${MLIR_VERSION}")
+endif()
+message(STATUS "Using MLIR ${MLIR_VERSION} from ${MLIR_DIR}")
+message(STATUS "Using LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+
+list(APPEND CMAKE_MODULE_PATH "${MLIR_CMAKE_DIR}" "${LLVM_CMAKE_DIR}")
+set(LLVM_RUNTIME_OUTPUT_INTDIR ${CMAKE_BINARY_DIR}/bin)
+set(LLVM_LIBRARY_OUTPUT_INTDIR ${CMAKE_BINARY_DIR}/lib)
+set(MLIR_BINARY_DIR ${CMAKE_BINARY_DIR})
+include(TableGen)
+include(AddLLVM)
+include(AddMLIR)
+include(HandleLLVMOptions)
+
+include_directories(SYSTEM ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
+include_directories(${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+add_definitions(${LLVM_DEFINITIONS})
+
+# Debian builds LLVM without exceptions but with RTTI; match it.
+if(NOT LLVM_ENABLE_RTTI)
+  add_compile_options(-fno-rtti)
+endif()
+
+# Link against the shared libMLIR / libLLVM by default: much faster links on
+# small machines. KB_STATIC_LLVM (issue 5) switches to the static archives.
+option(KB_STATIC_LLVM "Link LLVM/MLIR statically" OFF)
+if(KB_STATIC_LLVM)
+  set(KB_MLIR_LIBS MLIRIR MLIRParser MLIRPass MLIRTransforms MLIRFuncDialect
+      MLIRSupport MLIROptLib MLIRInferTypeOpInterface MLIRSideEffectInterfaces)
+  set(KB_LLVM_LIBS LLVMSupport)
+else()
+  set(KB_MLIR_LIBS MLIR)
+  set(KB_LLVM_LIBS LLVM)
+endif()
+
+find_program(KB_LIT lit PATHS ${LLVM_TOOLS_BINARY_DIR} /usr/lib/llvm-22/bin NO_DEFAULT_PATH)
+find_program(KB_FILECHECK FileCheck PATHS ${LLVM_TOOLS_BINARY_DIR} /usr/lib/llvm-22/bin NO_DEFAULT_PATH)

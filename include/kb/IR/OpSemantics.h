@@ -1,0 +1,113 @@
+//===- OpSemantics.h - Queries over the op-semantics table ------*- C++ -*-===//
+//
+// Typed view of OpSemantics.def. Everything that needs to know what an aten op
+// is asks here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_IR_OPSEMANTICS_H
+#define KB_IR_OPSEMANTICS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <string>
+
+namespace kb {
+
+/// Pattern kinds, ordered as in TVM's FuseOps: lower kinds fuse into higher.
+enum class OpKind {
+  Elementwise,
+  Broadcast,
+  Injective,
+  Reduction,
+  Anchor,
+  Host,
+  Opaque,
+};
+
+/// Finer behaviour that passes and code generation key on.
+enum class OpStyle {
+  None,
+  Conv,
+  Gemm,
+  Attention,
+  Reduce,
+  ArgReduce,
+  Softmax,
+  Norm,
+  Pool,
+  View,
+  Identity,
+  Copy,
+  Cast,
+  Dropout,
+};
+
+/// What kind of value a schema operand accepts.
+enum class ArgType {
+  Tensor,
+  TensorList,
+  Scalar, // int, float or bool
+  Int,
+  Float,
+  Bool,
+  IntList,
+  FloatList,
+  Str,
+  ScalarType,
+  MemoryFormat,
+  Layout,
+  Device,
+  Generator,
+  Any,
+};
+
+struct ArgSpec {
+  std::string name;
+  ArgType type;
+  bool optional; // "T?": also accepts None
+};
+
+struct OpInfo {
+  llvm::StringRef name;     // aten name without "aten::"
+  llvm::StringRef overload; // "" for the default overload
+  OpKind kind;
+  OpStyle style;
+  llvm::StringRef schema;
+  llvm::StringRef cuda;
+  llvm::StringRef aten;
+  llvm::SmallVector<ArgSpec, 8> args;
+
+  /// Index of the schema operand called `argName`, if any.
+  std::optional<unsigned> argIndex(llvm::StringRef argName) const;
+  std::string qualifiedName() const; // "aten::add.Tensor"
+};
+
+/// The kind of an actual operand, as seen by overload resolution.
+enum class ValueClass { Tensor, TensorList, Int, Float, Bool, Number, IntList,
+                        FloatList, List, Str, None, Device, Other };
+
+/// All rows of the table, in table order.
+llvm::ArrayRef<OpInfo> allOps();
+
+/// Every row named `name` (no "aten::" prefix, no trailing '_').
+llvm::SmallVector<const OpInfo *, 4> lookupOverloads(llvm::StringRef name);
+
+/// Picks the overload whose schema accepts the operands; nullptr if none.
+const OpInfo *resolveOverload(llvm::StringRef name,
+                              llvm::ArrayRef<ValueClass> operands);
+
+/// Splits "aten::relu_" into ("relu", inplace=true). Dunder names such as
+/// "__and__" are never in-place.
+std::pair<llvm::StringRef, bool> stripInPlace(llvm::StringRef atenName);
+
+llvm::StringRef kindName(OpKind kind);
+llvm::StringRef styleName(OpStyle style);
+
+/// Markdown reference of the whole table (docs/op-semantics.md).
+std::string renderOpSemanticsMarkdown();
+
+} // namespace kb
+
+#endif // KB_IR_OPSEMANTICS_H

@@ -1,0 +1,44 @@
+//===- TorchScriptImporter.h - TorchScript IR -> kb dialect -----*- C++ -*-===//
+#ifndef KB_IMPORT_TORCHSCRIPTIMPORTER_H
+#define KB_IMPORT_TORCHSCRIPTIMPORTER_H
+
+#include "kb/Import/TorchScriptIR.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+
+namespace kb {
+
+/// Shapes and dtypes of module parameters from `<name>.params.json`, used
+/// when the graph prints a parameter as plain `Tensor`.
+struct ParamInfo {
+  std::vector<int64_t> shape;
+  std::string dtype; // "float32", ...
+};
+
+struct ImportOptions {
+  std::map<std::string, ParamInfo> params;
+};
+
+/// Reads kb-export's params.json (see docs/graph-format.md).
+llvm::Expected<ImportOptions> loadParamsJson(llvm::StringRef path);
+
+/// Lowers a parsed graph into `func.func @forward` in a new module.
+/// Errors name the graph file, line and column.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importGraph(mlir::MLIRContext &ctx, const ts::Graph &graph,
+            const ImportOptions &options = {});
+
+/// Parses and imports a graph file; picks up `<stem>.params.json` beside a
+/// `<stem>.graph.txt` when `paramsPath` is empty.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importGraphFile(mlir::MLIRContext &ctx, llvm::StringRef path,
+                llvm::StringRef paramsPath = "");
+
+/// Registers every dialect an imported module uses.
+void registerKbDialects(mlir::DialectRegistry &registry);
+
+} // namespace kb
+
+#endif // KB_IMPORT_TORCHSCRIPTIMPORTER_H

@@ -1,0 +1,40 @@
+//===- OpUtils.h - Helpers shared by the kb passes --------------*- C++ -*-===//
+#ifndef KB_TRANSFORMS_OPUTILS_H
+#define KB_TRANSFORMS_OPUTILS_H
+
+#include "kb/IR/KbDialect.h"
+#include <optional>
+
+namespace kb {
+
+/// Numeric value of a kb.constant (int, float, bool or a one-number tensor
+/// literal such as `{2}`).
+std::optional<double> getConstantNumber(mlir::Value v);
+std::optional<bool> getConstantBool(mlir::Value v);
+std::optional<llvm::SmallVector<int64_t>> getConstantIntList(mlir::Value v);
+bool isNone(mlir::Value v);
+/// kb.constant, a kb.list of constants, or a kb.parameter: values a kernel
+/// can rebuild instead of taking as an input.
+bool isConstantLike(mlir::Value v);
+
+/// The pattern kind of an op: the `kind` attribute written by --kb-classify
+/// when present, otherwise computed from the op-semantics table.
+OpKind getKind(mlir::Operation *op);
+/// Computes the kind of a kb.aten op from the table and its operands.
+OpKind computeKind(AtenOp op);
+
+/// True when `user` may write into `v` (an in-place aten op on its first
+/// operand, or an unknown in-place op).
+bool mutatesOperand(mlir::Operation *user, mlir::Value v);
+bool hasMutatingUse(mlir::Value v);
+
+/// "aten::relu_" style display name of a kb.aten/kb.opaque op.
+std::string displayName(mlir::Operation *op);
+
+/// Bytes of a statically shaped tensor value; 0 for anything else.
+int64_t tensorBytes(mlir::Type t);
+bool hasStaticShape(mlir::Type t);
+
+} // namespace kb
+
+#endif // KB_TRANSFORMS_OPUTILS_H

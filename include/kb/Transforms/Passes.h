@@ -1,0 +1,24 @@
+//===- Passes.h - kb passes -------------------------------------*- C++ -*-===//
+#ifndef KB_TRANSFORMS_PASSES_H
+#define KB_TRANSFORMS_PASSES_H
+
+#include "kb/IR/KbDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace kb {
+
+#define GEN_PASS_DECL
+#include "kb/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kb/Transforms/Passes.h.inc"
+
+/// classify -> simplify -> classify -> form-regions: what `analyze` runs.
+void buildAnalysisPipeline(mlir::OpPassManager &pm);
+
+} // namespace kb
+
+#endif // KB_TRANSFORMS_PASSES_H

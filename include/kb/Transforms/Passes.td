@@ -1,0 +1,57 @@
+//===- Passes.td - kb passes --------------------------------*- tablegen -*-===//
+#ifndef KB_TRANSFORMS_PASSES_TD
+#define KB_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Classify : Pass<"kb-classify", "mlir::ModuleOp"> {
+  let summary = "Annotate every kb.aten/kb.opaque op with its pattern kind";
+  let description = [{
+    Kinds come from the op-semantics table, refined by operands: an
+    elementwise op whose operand shapes differ from its result is a broadcast;
+    batch_norm/instance_norm that use running statistics are a per-channel
+    affine (broadcast); dropout with p == 0 or train == false is an identity
+    (injective). Unknown ops are opaque.
+  }];
+  let dependentDialects = ["::kb::KbDialect"];
+}
+
+def Simplify : Pass<"kb-simplify", "mlir::ModuleOp"> {
+  let summary = "Rewrites that are exact in IEEE arithmetic";
+  let description = [{
+    Only rewrites that cannot change a single result bit (each carries its
+    proof in a comment): identities (dropout p=0, x*1, x/1, x-0, x+(-0)),
+    relu∘relu, leaky_relu after relu, merged clamps, and a multiply by 2
+    undone by a divide by 2 around a clamp. Never applied when the value is
+    mutated in place.
+  }];
+  let dependentDialects = ["::kb::KbDialect"];
+}
+
+def FormRegions : Pass<"kb-form-regions", "mlir::ModuleOp"> {
+  let summary = "Group anchors and memory-bound chains into kb.region ops";
+  let description = [{
+    TVM FuseOps / IREE dispatch-region rules: a library anchor (GEMM, conv)
+    takes its elementwise/broadcast consumers; chains without an anchor form
+    their own regions; one reduction may join and ends the pre-reduction part
+    (pointwise ops on the reduced value may follow); no region may depend on
+    itself through an op outside it. Ops left out get `kb.unfused` naming why.
+  }];
+  let dependentDialects = ["::kb::KbDialect"];
+  let options = [
+    Option<"maxOps", "max-ops", "unsigned", "64",
+           "Largest number of fused ops in one region">,
+  ];
+}
+
+def Outline : Pass<"kb-outline", "mlir::ModuleOp"> {
+  let summary = "Turn each kb.region into a kb.kernel spec plus kb.launch";
+  let description = [{
+    The anchor stays in the function (it runs in cuBLAS/cuDNN); the memory
+    -bound ops move into an isolated `kb.kernel` whose inputs record their
+    role and broadcast pattern against the output.
+  }];
+  let dependentDialects = ["::kb::KbDialect"];
+}
+
+#endif // KB_TRANSFORMS_PASSES_TD

@@ -1,0 +1,219 @@
+//===- OpSemantics.cpp - The op-semantics table ---------------------------===//
+
+#include "kb/IR/OpSemantics.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace kb;
+using llvm::StringRef;
+
+namespace {
+
+struct RawRow {
+  const char *name, *overload;
+  OpKind kind;
+  OpStyle style;
+  const char *schema, *cuda, *aten;
+};
+
+const RawRow kRows[] = {
+#define KB_OP(NAME, OVERLOAD, KIND, STYLE, SCHEMA, CUDA, ATEN)                 \
+  {#NAME, OVERLOAD, OpKind::KIND, OpStyle::STYLE, SCHEMA, CUDA, ATEN},
+#include "kb/IR/OpSemantics.def"
+#undef KB_OP
+};
+
+ArgType parseArgType(StringRef t) {
+  static const llvm::StringMap<ArgType> kTypes = {
+      {"Tensor", ArgType::Tensor},         {"Tensor[]", ArgType::TensorList},
+      {"Scalar", ArgType::Scalar},         {"int", ArgType::Int},
+      {"float", ArgType::Float},           {"bool", ArgType::Bool},
+      {"int[]", ArgType::IntList},         {"float[]", ArgType::FloatList},
+      {"str", ArgType::Str},               {"ScalarType", ArgType::ScalarType},
+      {"MemoryFormat", ArgType::MemoryFormat}, {"Layout", ArgType::Layout},
+      {"Device", ArgType::Device},         {"Generator", ArgType::Generator},
+      {"Any", ArgType::Any}};
+  auto it = kTypes.find(t);
+  if (it == kTypes.end())
+    llvm::report_fatal_error(llvm::Twine("OpSemantics.def: unknown schema type '") +
+                             t + "'");
+  return it->second;
+}
+
+// The table is static data; a malformed row is a programming error caught by
+// the first unit test that loads it.
+std::vector<OpInfo> buildTable() {
+  std::vector<OpInfo> table;
+  for (const RawRow &row : kRows) {
+    OpInfo info{row.name, row.overload, row.kind, row.style,
+                row.schema, row.cuda, row.aten, {}};
+    llvm::SmallVector<StringRef, 16> parts;
+    StringRef(row.schema).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef part : parts) {
+      auto [type, name] = part.trim().rsplit(' ');
+      bool optional = type.consume_back("?");
+      info.args.push_back({name.str(), parseArgType(type), optional});
+    }
+    table.push_back(std::move(info));
+  }
+  return table;
+}
+
+const std::vector<OpInfo> &table() {
+  static const std::vector<OpInfo> t = buildTable();
+  return t;
+}
+
+bool accepts(const ArgSpec &arg, ValueClass v) {
+  if (v == ValueClass::None)
+    return arg.optional || arg.type == ArgType::Any;
+  switch (arg.type) {
+  case ArgType::Tensor:
+    return v == ValueClass::Tensor;
+  case ArgType::TensorList:
+    return v == ValueClass::TensorList || v == ValueClass::List;
+  case ArgType::Scalar:
+    return v == ValueClass::Int || v == ValueClass::Float ||
+           v == ValueClass::Bool || v == ValueClass::Number;
+  case ArgType::Int:
+  case ArgType::ScalarType:
+  case ArgType::MemoryFormat:
+  case ArgType::Layout:
+    // TorchScript encodes dtypes, layouts and memory formats as ints.
+    return v == ValueClass::Int || v == ValueClass::Number;
+  case ArgType::Float:
+    return v == ValueClass::Float || v == ValueClass::Int ||
+           v == ValueClass::Number;
+  case ArgType::Bool:
+    return v == ValueClass::Bool || v == ValueClass::Int;
+  case ArgType::IntList:
+    // A single int is accepted where int[] is expected (int[2] broadcast).
+    return v == ValueClass::IntList || v == ValueClass::List ||
+           v == ValueClass::Int;
+  case ArgType::FloatList:
+    return v == ValueClass::FloatList || v == ValueClass::List;
+  case ArgType::Str:
+    return v == ValueClass::Str;
+  case ArgType::Device:
+    return v == ValueClass::Device || v == ValueClass::Str;
+  case ArgType::Generator:
+    return false;
+  case ArgType::Any:
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+std::optional<unsigned> OpInfo::argIndex(StringRef argName) const {
+  for (unsigned i = 0, e = args.size(); i != e; ++i)
+    if (args[i].name == argName)
+      return i;
+  return std::nullopt;
+}
+
+std::string OpInfo::qualifiedName() const {
+  std::string s = (llvm::Twine("aten::") + name).str();
+  if (!overload.empty())
+    s += (llvm::Twine(".") + overload).str();
+  return s;
+}
+
+llvm::ArrayRef<OpInfo> kb::allOps() { return table(); }
+
+llvm::SmallVector<const OpInfo *, 4> kb::lookupOverloads(StringRef name) {
+  // Built once: the importer resolves every node of every graph through here.
+  static const llvm::StringMap<llvm::SmallVector<const OpInfo *, 4>> index =
+      [] {
+        llvm::StringMap<llvm::SmallVector<const OpInfo *, 4>> m;
+        for (const OpInfo &info : table())
+          m[info.name].push_back(&info);
+        return m;
+      }();
+  auto it = index.find(name);
+  if (it == index.end())
+    return {};
+  return it->second;
+}
+
+const OpInfo *kb::resolveOverload(StringRef name,
+                                  llvm::ArrayRef<ValueClass> operands) {
+  for (const OpInfo *info : lookupOverloads(name)) {
+    if (info->args.size() != operands.size())
+      continue;
+    bool ok = true;
+    for (unsigned i = 0, e = operands.size(); i != e && ok; ++i)
+      ok = accepts(info->args[i], operands[i]);
+    if (ok)
+      return info;
+  }
+  return nullptr;
+}
+
+std::pair<StringRef, bool> kb::stripInPlace(StringRef atenName) {
+  StringRef name = atenName;
+  name.consume_front("aten::");
+  if (name.size() > 1 && name.ends_with("_") && !name.ends_with("__"))
+    return {name.drop_back(), true};
+  return {name, false};
+}
+
+StringRef kb::kindName(OpKind kind) {
+  switch (kind) {
+  case OpKind::Elementwise: return "elementwise";
+  case OpKind::Broadcast: return "broadcast";
+  case OpKind::Injective: return "injective";
+  case OpKind::Reduction: return "reduction";
+  case OpKind::Anchor: return "anchor";
+  case OpKind::Host: return "host";
+  case OpKind::Opaque: return "opaque";
+  }
+  llvm_unreachable("unknown OpKind");
+}
+
+StringRef kb::styleName(OpStyle style) {
+  switch (style) {
+  case OpStyle::None: return "";
+  case OpStyle::Conv: return "conv";
+  case OpStyle::Gemm: return "gemm";
+  case OpStyle::Attention: return "attention";
+  case OpStyle::Reduce: return "reduce";
+  case OpStyle::ArgReduce: return "arg-reduce";
+  case OpStyle::Softmax: return "softmax";
+  case OpStyle::Norm: return "norm";
+  case OpStyle::Pool: return "pool";
+  case OpStyle::View: return "view";
+  case OpStyle::Identity: return "identity";
+  case OpStyle::Copy: return "copy";
+  case OpStyle::Cast: return "cast";
+  case OpStyle::Dropout: return "dropout";
+  }
+  llvm_unreachable("unknown OpStyle");
+}
+
+std::string kb::renderOpSemanticsMarkdown() {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "# Op semantics\n\n"
+     << "Generated from `include/kb/IR/OpSemantics.def` by "
+        "`kb-rewrite ops --markdown`; do not edit by hand.\n\n"
+     << "Kinds follow TVM's pattern order (elementwise < broadcast < "
+        "injective < reduction < anchor); `host` ops compute shapes and "
+        "scalars on the CPU; anything not listed imports as an opaque op.\n\n"
+     << "| op | kind | style | operands | CUDA expression | ATen behaviour |\n"
+     << "|---|---|---|---|---|---|\n";
+  for (const OpInfo &info : table()) {
+    std::string cuda = info.cuda.str();
+    for (size_t p = 0; (p = cuda.find('|', p)) != std::string::npos; p += 2)
+      cuda.replace(p, 1, "\\|");
+    os << "| `" << info.qualifiedName() << "` | " << kindName(info.kind)
+       << " | " << styleName(info.style) << " | `" << info.schema << "` | "
+       << (cuda.empty() ? "" : "`" + cuda + "`") << " | " << info.aten
+       << " |\n";
+  }
+  return out;
+}

@@ -1,0 +1,497 @@
+//===- TorchScriptImporter.cpp - TorchScript IR -> kb dialect -------------===//
+//
+// Every well-formed graph imports: ops the op-semantics table does not know
+// become kb.opaque, nested prim::If/prim::Loop blocks become regions of an
+// opaque op. Module attribute chains (prim::GetAttr) collapse into named
+// kb.parameter values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Import/TorchScriptImporter.h"
+#include "kb/IR/KbDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace kb;
+using llvm::StringRef;
+
+namespace {
+
+Type elementTypeFor(MLIRContext *ctx, StringRef scalarType) {
+  Builder b(ctx);
+  return llvm::StringSwitch<Type>(scalarType)
+      .Cases({"Float", "float32"}, b.getF32Type())
+      .Cases({"Double", "float64"}, b.getF64Type())
+      .Cases({"Half", "float16"}, b.getF16Type())
+      .Cases({"BFloat16", "bfloat16"}, b.getBF16Type())
+      .Cases({"Long", "int64"}, b.getI64Type())
+      .Cases({"Int", "int32"}, b.getI32Type())
+      .Cases({"Short", "int16"}, b.getI16Type())
+      .Cases({"Char", "int8"}, b.getI8Type())
+      .Cases({"Byte", "uint8"}, b.getIntegerType(8, /*isSigned=*/false))
+      .Cases({"Bool", "bool"}, b.getI1Type())
+      .Default(UnknownType::get(ctx));
+}
+
+RankedTensorType rankedTensor(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                              ArrayRef<int64_t> strides, Type elem) {
+  // Contiguous strides are implied; only other layouts (channels-last,
+  // transposed views) are kept, as the tensor encoding.
+  Attribute encoding;
+  if (!strides.empty()) {
+    int64_t expect = 1;
+    bool contiguous = true;
+    for (int i = (int)shape.size() - 1; i >= 0; --i) {
+      if (shape[i] != 1 && strides[i] != expect)
+        contiguous = false;
+      if (!ShapedType::isDynamic(shape[i]))
+        expect *= shape[i];
+    }
+    if (!contiguous)
+      encoding = DenseI64ArrayAttr::get(ctx, strides);
+  }
+  return RankedTensorType::get(shape, elem, encoding);
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, const ts::Graph &graph, const ImportOptions &opts)
+      : ctx(ctx), graph(graph), opts(opts), builder(&ctx) {}
+
+  llvm::Expected<OwningOpRef<ModuleOp>> run() {
+    Location top = loc(graph.body.loc);
+    OwningOpRef<ModuleOp> module = ModuleOp::create(top);
+    builder.setInsertionPointToEnd(module->getBody());
+
+    SmallVector<Type> argTypes;
+    SmallVector<const ts::ValueDef *> argDefs;
+    for (const ts::ValueDef &p : graph.body.params) {
+      if (p.type.kind == ts::Type::Kind::Class) {
+        objects[p.name] = ""; // the root module
+        continue;
+      }
+      argTypes.push_back(convertType(p.type));
+      argDefs.push_back(&p);
+    }
+    auto func = func::FuncOp::create(builder, top, "forward",
+                                     builder.getFunctionType(argTypes, {}));
+    Block *entry = func.addEntryBlock();
+    for (auto [def, arg] : llvm::zip(argDefs, entry->getArguments())) {
+      arg.setLoc(loc(def->loc));
+      if (auto err = define(def->name, arg, def->loc))
+        return std::move(err);
+    }
+    builder.setInsertionPointToEnd(entry);
+    for (const ts::Node &node : graph.body.nodes)
+      if (auto err = importNode(node))
+        return std::move(err);
+
+    SmallVector<Value> results;
+    for (auto [name, l] : llvm::zip(graph.body.returns, graph.body.returnLocs)) {
+      // A returned tuple is flattened into multiple results.
+      auto tup = tuples.find(name);
+      if (tup != tuples.end()) {
+        results.append(tup->second.begin(), tup->second.end());
+        continue;
+      }
+      auto v = lookup(name, l);
+      if (!v)
+        return v.takeError();
+      results.push_back(*v);
+    }
+    func::ReturnOp::create(builder, top, results);
+    func.setFunctionType(
+        builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+    return std::move(module);
+  }
+
+private:
+  Location loc(ts::Location l) {
+    return FileLineColLoc::get(&ctx, graph.bufferName, l.line, l.col);
+  }
+
+  Location nodeLoc(const ts::Node &node) {
+    SmallVector<Location> parts{loc(node.loc)};
+    if (!node.scope.empty())
+      parts.push_back(NameLoc::get(builder.getStringAttr(node.scope)));
+    // "# /path/model.py:12:0": the Python line the op came from.
+    StringRef c = node.sourceComment;
+    auto [rest, col] = c.rsplit(':');
+    auto [file, line] = rest.rsplit(':');
+    unsigned lineNo, colNo;
+    if (!file.empty() && !line.getAsInteger(10, lineNo) &&
+        !col.getAsInteger(10, colNo))
+      parts.push_back(FileLineColLoc::get(&ctx, file, lineNo, colNo));
+    return parts.size() == 1 ? parts[0] : FusedLoc::get(&ctx, parts);
+  }
+
+  llvm::Error error(ts::Location l, const llvm::Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   graph.bufferName + ":" +
+                                       llvm::Twine(l.line) + ":" +
+                                       llvm::Twine(l.col) + ": error: " + msg);
+  }
+
+  llvm::Error define(const std::string &name, Value v, ts::Location l) {
+    if (!values.try_emplace(name, v).second)
+      return error(l, "value '%" + name + "' is defined twice");
+    return llvm::Error::success();
+  }
+
+  llvm::Expected<Value> lookup(const std::string &name, ts::Location l) {
+    auto it = values.find(name);
+    if (it != values.end())
+      return it->second;
+    if (objects.count(name))
+      return error(l, "module value '%" + name +
+                          "' is used as an operand; only its attributes "
+                          "(prim::GetAttr) can be imported");
+    return error(l, "use of undefined value '%" + name + "'");
+  }
+
+  Type convertType(const ts::Type &t) {
+    Builder &b = builder;
+    using K = ts::Type::Kind;
+    switch (t.kind) {
+    case K::Tensor: {
+      Type elem = elementTypeFor(&ctx, t.name);
+      if (!t.hasSizes)
+        return UnrankedTensorType::get(elem);
+      SmallVector<int64_t> shape;
+      for (auto s : t.sizes)
+        shape.push_back(s ? *s : ShapedType::kDynamic);
+      return rankedTensor(&ctx, shape, t.strides, elem);
+    }
+    case K::Int: return b.getI64Type();
+    case K::Float: return b.getF64Type();
+    case K::Bool: return b.getI1Type();
+    case K::Str: return StrType::get(&ctx);
+    case K::None: return b.getNoneType();
+    case K::Device: return DeviceType::get(&ctx);
+    case K::Number:
+    case K::Scalar: return ScalarType::get(&ctx);
+    case K::List:
+      return ListType::get(&ctx, t.elems.empty() ? Type(UnknownType::get(&ctx))
+                                           : convertType(t.elems[0]));
+    case K::Optional:
+      return OptionalType::get(&ctx, t.elems.empty() ? Type(UnknownType::get(&ctx))
+                                               : convertType(t.elems[0]));
+    case K::Tuple: {
+      SmallVector<Type> elems;
+      for (const ts::Type &e : t.elems)
+        elems.push_back(convertType(e));
+      return TupleType::get(&ctx, elems);
+    }
+    case K::Class: return ObjectType::get(&ctx, t.name);
+    case K::Dict:
+    case K::Other: return OtherType::get(&ctx, t.str());
+    }
+    return OtherType::get(&ctx, t.str());
+  }
+
+  Attribute convertAttr(const ts::AttrValue &a, Type resultType) {
+    Builder &b = builder;
+    if (auto *i = std::get_if<int64_t>(&a.v)) {
+      if (resultType && resultType.isInteger(1))
+        return b.getBoolAttr(*i != 0);
+      if (resultType && resultType.isF64())
+        return b.getF64FloatAttr(static_cast<double>(*i));
+      return b.getI64IntegerAttr(*i);
+    }
+    if (auto *d = std::get_if<double>(&a.v))
+      return b.getF64FloatAttr(*d);
+    if (auto *bv = std::get_if<bool>(&a.v))
+      return b.getBoolAttr(*bv);
+    if (auto *s = std::get_if<std::string>(&a.v))
+      return b.getStringAttr(*s);
+    if (auto *list = std::get_if<ts::AttrList>(&a.v)) {
+      Type elem;
+      if (auto lt = dyn_cast_or_null<ListType>(resultType))
+        elem = lt.getElementType();
+      SmallVector<Attribute> elems;
+      for (const ts::AttrValue &e : *list)
+        elems.push_back(convertAttr(e, elem));
+      return b.getArrayAttr(elems);
+    }
+    if (auto *t = std::get_if<ts::TensorLiteral>(&a.v)) {
+      if (t->scalar)
+        return b.getF64FloatAttr(*t->scalar);
+      return b.getStringAttr(t->text);
+    }
+    return b.getUnitAttr(); // None
+  }
+
+  static ValueClass classify(Type t) {
+    if (isa<TensorType>(t))
+      return ValueClass::Tensor;
+    if (t.isInteger(1))
+      return ValueClass::Bool;
+    if (t.isInteger(64))
+      return ValueClass::Int;
+    if (t.isF64())
+      return ValueClass::Float;
+    if (isa<ScalarType>(t))
+      return ValueClass::Number;
+    if (isa<NoneType>(t))
+      return ValueClass::None;
+    if (isa<StrType>(t))
+      return ValueClass::Str;
+    if (isa<DeviceType>(t))
+      return ValueClass::Device;
+    if (auto opt = dyn_cast<OptionalType>(t))
+      return classify(opt.getElementType());
+    if (auto list = dyn_cast<ListType>(t)) {
+      Type e = list.getElementType();
+      if (isa<TensorType>(e))
+        return ValueClass::TensorList;
+      if (e.isInteger(64))
+        return ValueClass::IntList;
+      if (e.isF64())
+        return ValueClass::FloatList;
+      return ValueClass::List;
+    }
+    return ValueClass::Other;
+  }
+
+  Type parameterType(const std::string &path, const ts::Type &printed) {
+    if (printed.kind == ts::Type::Kind::Tensor && !printed.hasSizes) {
+      auto it = opts.params.find(path);
+      if (it != opts.params.end())
+        return RankedTensorType::get(it->second.shape,
+                                     elementTypeFor(&ctx, it->second.dtype));
+    }
+    return convertType(printed);
+  }
+
+  llvm::Error importNode(const ts::Node &node) {
+    Location l = nodeLoc(node);
+    StringRef kind = node.kind;
+
+    if (kind == "prim::GetAttr") {
+      const ts::Attr *nameAttr = node.findAttr("name");
+      if (!nameAttr || !nameAttr->value.isString() || node.inputs.size() != 1 ||
+          node.outputs.size() != 1)
+        return error(node.loc, "prim::GetAttr needs a name attribute, one "
+                               "input and one output");
+      auto obj = objects.find(node.inputs[0]);
+      if (obj == objects.end())
+        return error(node.inputLocs[0], "prim::GetAttr on '%" +
+                                            node.inputs[0] +
+                                            "', which is not a module");
+      std::string path = obj->second.empty()
+                             ? std::get<std::string>(nameAttr->value.v)
+                             : obj->second + "." +
+                                   std::get<std::string>(nameAttr->value.v);
+      const ts::ValueDef &out = node.outputs[0];
+      if (out.type.kind == ts::Type::Kind::Class) {
+        objects[out.name] = path;
+        return llvm::Error::success();
+      }
+      auto p = ParameterOp::create(builder, l, parameterType(path, out.type),
+                                   builder.getStringAttr(path));
+      return define(out.name, p, out.loc);
+    }
+
+    if (kind == "prim::Constant") {
+      if (node.outputs.size() != 1)
+        return error(node.loc, "prim::Constant must have exactly one output");
+      const ts::ValueDef &out = node.outputs[0];
+      const ts::Attr *value = node.findAttr("value");
+      Type type = value ? convertType(out.type) : builder.getNoneType();
+      if (!value && out.type.kind != ts::Type::Kind::None &&
+          out.type.kind != ts::Type::Kind::Tensor)
+        type = convertType(out.type);
+      Attribute attr =
+          value ? convertAttr(value->value, type) : builder.getUnitAttr();
+      auto c = ConstantOp::create(builder, l, type, attr);
+      return define(out.name, c, out.loc);
+    }
+
+    SmallVector<Value> operands;
+    for (auto [name, il] : llvm::zip(node.inputs, node.inputLocs)) {
+      auto v = lookup(name, il);
+      if (!v)
+        return v.takeError();
+      operands.push_back(*v);
+    }
+    SmallVector<Type> resultTypes;
+    for (const ts::ValueDef &out : node.outputs)
+      resultTypes.push_back(convertType(out.type));
+
+    if (kind == "prim::ListConstruct" && node.outputs.size() == 1) {
+      Type t = resultTypes[0];
+      if (!isa<ListType>(t))
+        t = ListType::get(&ctx, operands.empty() ? Type(UnknownType::get(&ctx))
+                                           : operands[0].getType());
+      auto list = ListOp::create(builder, l, t, operands);
+      return define(node.outputs[0].name, list, node.outputs[0].loc);
+    }
+    if (kind == "prim::TupleConstruct" && node.outputs.size() == 1)
+      tuples[node.outputs[0].name] = operands;
+    if ((kind == "prim::TupleUnpack" || kind == "prim::ListUnpack") &&
+        operands.size() == 1) {
+      // Unpacking a tuple or list built in this graph forwards its elements.
+      SmallVector<Value> elems;
+      auto tup = tuples.find(node.inputs[0]);
+      if (tup != tuples.end())
+        elems = tup->second;
+      else if (auto list = operands[0].getDefiningOp<ListOp>())
+        elems.assign(list.getElements().begin(), list.getElements().end());
+      if (!elems.empty() && elems.size() == node.outputs.size()) {
+        for (auto [out, v] : llvm::zip(node.outputs, elems))
+          if (auto err = define(out.name, v, out.loc))
+            return err;
+        return llvm::Error::success();
+      }
+    }
+
+    Operation *op = nullptr;
+    if (kind.starts_with("aten::") && node.blocks.empty()) {
+      auto [base, inplace] = stripInPlace(kind);
+      SmallVector<ValueClass> classes;
+      for (Value v : operands)
+        classes.push_back(classify(v.getType()));
+      if (const OpInfo *info = resolveOverload(base, classes)) {
+        auto aten = AtenOp::create(builder, l, resultTypes,
+                                   builder.getStringAttr(info->name),
+                                   builder.getStringAttr(info->overload),
+                                   inplace ? builder.getUnitAttr() : nullptr,
+                                   /*kind=*/nullptr, operands);
+        op = aten;
+      }
+    }
+    if (!op) {
+      auto opaque =
+          OpaqueOp::create(builder, l, resultTypes, builder.getStringAttr(kind),
+                           operands, node.blocks.size());
+      for (auto [block, region] : llvm::zip(node.blocks, opaque.getBlocks()))
+        if (auto err = importBlock(block, region))
+          return err;
+      op = opaque;
+    }
+    for (auto [out, res] : llvm::zip(node.outputs, op->getResults()))
+      if (auto err = define(out.name, res, out.loc))
+        return err;
+    return llvm::Error::success();
+  }
+
+  llvm::Error importBlock(const ts::Block &block, Region &region) {
+    OpBuilder::InsertionGuard guard(builder);
+    Block *b = builder.createBlock(&region);
+    for (const ts::ValueDef &p : block.params) {
+      Value arg = b->addArgument(convertType(p.type), loc(p.loc));
+      if (auto err = define(p.name, arg, p.loc))
+        return err;
+    }
+    for (const ts::Node &node : block.nodes)
+      if (auto err = importNode(node))
+        return err;
+    SmallVector<Value> results;
+    for (auto [name, l] : llvm::zip(block.returns, block.returnLocs)) {
+      auto v = lookup(name, l);
+      if (!v)
+        return v.takeError();
+      results.push_back(*v);
+    }
+    YieldOp::create(builder, loc(block.loc), results);
+    return llvm::Error::success();
+  }
+
+  MLIRContext &ctx;
+  const ts::Graph &graph;
+  const ImportOptions &opts;
+  OpBuilder builder;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<std::string> objects; // value name -> module path
+  llvm::StringMap<SmallVector<Value>> tuples;
+};
+
+} // namespace
+
+llvm::Expected<ImportOptions> kb::loadParamsJson(StringRef path) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf)
+    return llvm::createStringError(buf.getError(),
+                                   "cannot read '" + path +
+                                       "': " + buf.getError().message());
+  auto json = llvm::json::parse((*buf)->getBuffer());
+  if (!json)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": error: invalid JSON: " +
+                                       llvm::toString(json.takeError()));
+  ImportOptions opts;
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": error: expected a JSON object");
+  for (StringRef section : {"parameters", "buffers"}) {
+    const llvm::json::Array *arr = root->getArray(section);
+    if (!arr)
+      continue;
+    for (const llvm::json::Value &v : *arr) {
+      const llvm::json::Object *o = v.getAsObject();
+      if (!o)
+        continue;
+      auto name = o->getString("name");
+      const llvm::json::Array *shape = o->getArray("shape");
+      if (!name || !shape)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            path + ": error: every entry of '" + section +
+                "' needs 'name' and 'shape'");
+      ParamInfo info;
+      for (const llvm::json::Value &d : *shape)
+        info.shape.push_back(d.getAsInteger().value_or(ShapedType::kDynamic));
+      info.dtype = o->getString("dtype").value_or("float32").str();
+      opts.params[name->str()] = std::move(info);
+    }
+  }
+  return opts;
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+kb::importGraph(MLIRContext &ctx, const ts::Graph &graph,
+                const ImportOptions &options) {
+  ctx.loadDialect<KbDialect, func::FuncDialect>();
+  return Importer(ctx, graph, options).run();
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+kb::importGraphFile(MLIRContext &ctx, StringRef path, StringRef paramsPath) {
+  auto buf = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  if (!buf)
+    return llvm::createStringError(buf.getError(),
+                                   "error: cannot read '" + path +
+                                       "': " + buf.getError().message());
+  auto graph = ts::parseGraph((*buf)->getBuffer(), path);
+  if (!graph)
+    return graph.takeError();
+  ImportOptions opts;
+  std::string params = paramsPath.str();
+  if (params.empty() && path.ends_with(".graph.txt")) {
+    std::string sibling =
+        path.drop_back(StringRef(".graph.txt").size()).str() + ".params.json";
+    if (llvm::sys::fs::exists(sibling))
+      params = sibling;
+  }
+  if (!params.empty()) {
+    auto loaded = loadParamsJson(params);
+    if (!loaded)
+      return loaded.takeError();
+    opts = std::move(*loaded);
+  }
+  return importGraph(ctx, *graph, opts);
+}
+
+void kb::registerKbDialects(DialectRegistry &registry) {
+  registry.insert<KbDialect, func::FuncDialect>();
+}

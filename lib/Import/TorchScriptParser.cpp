@@ -1,0 +1,853 @@
+//===- TorchScriptParser.cpp - TorchScript IR text parser -----------------===//
+//
+// Recursive descent over the grammar of torch/csrc/jit/ir/irparser.cpp, widened
+// to what the printer emits for traced graphs: complete tensor types, scope
+// trailers, source comments, tensor constants and nested blocks. Never
+// crashes: every failure becomes a located error, and nesting depth is bounded
+// so hostile input cannot exhaust the stack.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Import/TorchScriptIR.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+using namespace kb::ts;
+using llvm::StringRef;
+
+namespace {
+
+enum class Tok {
+  Eof, Ident, Value, Int, Float, String, LParen, RParen, LBracket, RBracket,
+  LBrace, RBrace, Comma, Colon, Equal, Arrow, Question, Star, Less, Greater,
+  Minus
+};
+
+struct Token {
+  Tok kind = Tok::Eof;
+  StringRef text;
+  Location loc;
+};
+
+constexpr unsigned kMaxDepth = 200;
+
+class Lexer {
+public:
+  Lexer(StringRef buf) : buf(buf) {}
+
+  Token next() {
+    skipSpace();
+    Token t;
+    t.loc = {line, col};
+    if (pos >= buf.size())
+      return t;
+    size_t start = pos;
+    char c = buf[pos];
+    auto single = [&](Tok k) {
+      advance();
+      t.kind = k;
+      t.text = buf.substr(start, 1);
+      return t;
+    };
+    switch (c) {
+    case '(': return single(Tok::LParen);
+    case ')': return single(Tok::RParen);
+    case '[': return single(Tok::LBracket);
+    case ']': return single(Tok::RBracket);
+    case '{': return single(Tok::LBrace);
+    case '}': return single(Tok::RBrace);
+    case ',': return single(Tok::Comma);
+    case ':': return single(Tok::Colon);
+    case '=': return single(Tok::Equal);
+    case '?': return single(Tok::Question);
+    case '*': return single(Tok::Star);
+    case '<': return single(Tok::Less);
+    case '>': return single(Tok::Greater);
+    default: break;
+    }
+    if (c == '-' && peekChar(1) == '>') {
+      advance();
+      advance();
+      t.kind = Tok::Arrow;
+      t.text = buf.substr(start, 2);
+      return t;
+    }
+    if (c == '%') {
+      advance();
+      while (pos < buf.size() && isNameChar(buf[pos]))
+        advance();
+      t.kind = Tok::Value;
+      t.text = buf.slice(start + 1, pos);
+      return t;
+    }
+    if (c == '"' || c == '\'') {
+      char quote = c;
+      advance();
+      while (pos < buf.size() && buf[pos] != quote && buf[pos] != '\n') {
+        if (buf[pos] == '\\' && pos + 1 < buf.size())
+          advance();
+        advance();
+      }
+      if (pos >= buf.size() || buf[pos] != quote) {
+        t.kind = Tok::String;
+        t.text = StringRef(); // unterminated: the parser reports it
+        unterminated = true;
+        return t;
+      }
+      advance();
+      t.kind = Tok::String;
+      t.text = buf.slice(start + 1, pos - 1);
+      return t;
+    }
+    if (llvm::isDigit(c) || (c == '-' && (llvm::isDigit(peekChar(1)) ||
+                                          peekChar(1) == '.'))) {
+      bool isFloat = false;
+      if (c == '-')
+        advance();
+      while (pos < buf.size()) {
+        char d = buf[pos];
+        if (llvm::isDigit(d)) {
+          advance();
+        } else if (d == '.' || d == 'e' || d == 'E') {
+          isFloat = true;
+          advance();
+          if ((d == 'e' || d == 'E') && pos < buf.size() &&
+              (buf[pos] == '-' || buf[pos] == '+'))
+            advance();
+        } else {
+          break;
+        }
+      }
+      t.kind = isFloat ? Tok::Float : Tok::Int;
+      t.text = buf.slice(start, pos);
+      return t;
+    }
+    if (c == '-')
+      return single(Tok::Minus);
+    if (isIdentStart(c)) {
+      while (pos < buf.size()) {
+        if (isNameChar(buf[pos]) && buf[pos] != '.') {
+          advance();
+        } else if (buf[pos] == ':' && peekChar(1) == ':') {
+          advance();
+          advance();
+        } else if (buf[pos] == '.' && isIdentStart(peekChar(1))) {
+          advance();
+        } else {
+          break;
+        }
+      }
+      t.kind = Tok::Ident;
+      t.text = buf.slice(start, pos);
+      return t;
+    }
+    // Anything else is reported by the parser as an unexpected character.
+    advance();
+    t.kind = Tok::Eof;
+    t.text = buf.substr(start, 1);
+    badChar = true;
+    return t;
+  }
+
+  /// Raw text to the end of the line or the next '#', for scope trailers.
+  StringRef rawUntilCommentOrEOL() {
+    size_t start = pos;
+    while (pos < buf.size() && buf[pos] != '\n' && buf[pos] != '#')
+      advance();
+    return buf.slice(start, pos).trim();
+  }
+
+  /// The comment that trails `line`, if one was skipped since the last call;
+  /// forgets every comment seen so far.
+  StringRef takeComment(unsigned line) {
+    StringRef found;
+    for (auto &[l, text] : comments)
+      if (l == line)
+        found = text;
+    comments.clear();
+    return found;
+  }
+
+  bool badChar = false;
+  bool unterminated = false;
+
+private:
+  static bool isIdentStart(char c) { return llvm::isAlpha(c) || c == '_'; }
+  static bool isNameChar(char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '.';
+  }
+  char peekChar(size_t off) const {
+    return pos + off < buf.size() ? buf[pos + off] : '\0';
+  }
+  void advance() {
+    if (buf[pos] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+    ++pos;
+  }
+  void skipSpace() {
+    while (pos < buf.size()) {
+      char c = buf[pos];
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+        advance();
+      } else if (c == '#') {
+        size_t start = pos + 1;
+        unsigned l = line;
+        while (pos < buf.size() && buf[pos] != '\n')
+          advance();
+        comments.emplace_back(l, buf.slice(start, pos).trim());
+      } else {
+        break;
+      }
+    }
+  }
+
+  StringRef buf;
+  size_t pos = 0;
+  unsigned line = 1, col = 1;
+  std::vector<std::pair<unsigned, StringRef>> comments;
+};
+
+class Parser {
+public:
+  Parser(StringRef text, StringRef bufferName) : lex(text) {
+    srcMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+    consume();
+  }
+
+  llvm::Expected<Graph> parse() {
+    Graph g;
+    g.bufferName = srcMgr.getMemoryBuffer(1)->getBufferIdentifier().str();
+    if (!isIdent("graph"))
+      return error(cur.loc, "expected 'graph(' at the start of the IR text");
+    g.body.loc = cur.loc;
+    consume();
+    if (auto err = parseParamList(g.body.params))
+      return std::move(err);
+    if (auto err = expect(Tok::Colon, "':' after the graph signature"))
+      return std::move(err);
+    if (auto err = parseBlockBody(g.body, /*isGraph=*/true, 0))
+      return std::move(err);
+    if (cur.kind != Tok::Eof || lex.badChar)
+      return unexpected("end of input");
+    return g;
+  }
+
+private:
+  // ---- token helpers -------------------------------------------------------
+  void consume() { cur = lex.next(); }
+  bool isIdent(StringRef s) const {
+    return cur.kind == Tok::Ident && cur.text == s;
+  }
+  llvm::Error error(Location loc, const llvm::Twine &msg) {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    auto *mb = srcMgr.getMemoryBuffer(1);
+    const char *p = mb->getBufferStart();
+    // Map (line, col) back to a pointer for SourceMgr's caret output.
+    unsigned l = 1;
+    while (l < loc.line && p < mb->getBufferEnd()) {
+      if (*p++ == '\n')
+        ++l;
+    }
+    p += std::min<size_t>(loc.col ? loc.col - 1 : 0,
+                          mb->getBufferEnd() - p);
+    srcMgr.PrintMessage(os, llvm::SMLoc::getFromPointer(p),
+                        llvm::SourceMgr::DK_Error, msg);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), out);
+  }
+  llvm::Error unexpected(StringRef what) {
+    if (lex.badChar)
+      return error(cur.loc, "unexpected character '" + cur.text +
+                                "' while looking for " + what);
+    if (lex.unterminated)
+      return error(cur.loc, "unterminated string literal");
+    if (cur.kind == Tok::Eof)
+      return error(cur.loc, "unexpected end of input, expected " + what);
+    return error(cur.loc, "expected " + what + ", found '" + cur.text + "'");
+  }
+  llvm::Error expect(Tok kind, StringRef what) {
+    if (cur.kind != kind || lex.badChar || lex.unterminated)
+      return unexpected(what);
+    consume();
+    return llvm::Error::success();
+  }
+  llvm::Error enter(unsigned depth) {
+    if (depth > kMaxDepth)
+      return error(cur.loc, "nesting deeper than " + llvm::Twine(kMaxDepth) +
+                                " levels");
+    return llvm::Error::success();
+  }
+
+  // ---- values and types ----------------------------------------------------
+  llvm::Error parseParamList(std::vector<ValueDef> &params) {
+    if (auto err = expect(Tok::LParen, "'('"))
+      return err;
+    while (cur.kind != Tok::RParen) {
+      ValueDef def;
+      if (auto err = parseValueDef(def, /*typeRequired=*/false))
+        return err;
+      params.push_back(std::move(def));
+      if (cur.kind == Tok::Comma) {
+        consume();
+        continue;
+      }
+      if (cur.kind != Tok::RParen)
+        return unexpected("',' or ')' in the parameter list");
+    }
+    consume();
+    return llvm::Error::success();
+  }
+
+  llvm::Error parseValueDef(ValueDef &def, bool typeRequired) {
+    if (cur.kind != Tok::Value || cur.text.empty())
+      return unexpected("a value name like '%x.1'");
+    def.name = cur.text.str();
+    def.loc = cur.loc;
+    consume();
+    if (cur.kind == Tok::Colon) {
+      consume();
+      return parseType(def.type, 0);
+    }
+    if (typeRequired)
+      return unexpected("':' and a type");
+    def.type.kind = Type::Kind::Tensor;
+    return llvm::Error::success();
+  }
+
+  static bool isScalarTypeName(StringRef s) {
+    return llvm::StringSwitch<bool>(s)
+        .Cases({"Float", "Double", "Half", "BFloat16", "Long", "Int", "Short",
+               "Char", "Byte", "Bool"}, true)
+        .Cases({"ComplexFloat", "ComplexDouble", "ComplexHalf", "QInt8",
+               "QUInt8", "QInt32", "Float8_e4m3fn", "Float8_e5m2"}, true)
+        .Default(false);
+  }
+
+  llvm::Error parseType(Type &type, unsigned depth) {
+    if (auto err = enter(depth))
+      return err;
+    if (cur.kind == Tok::LParen) { // tuple "(T1, T2)"
+      consume();
+      type.kind = Type::Kind::Tuple;
+      while (cur.kind != Tok::RParen) {
+        Type elem;
+        if (auto err = parseType(elem, depth + 1))
+          return err;
+        type.elems.push_back(std::move(elem));
+        if (cur.kind == Tok::Comma)
+          consume();
+        else if (cur.kind != Tok::RParen)
+          return unexpected("',' or ')' in a tuple type");
+      }
+      consume();
+      return parseTypeSuffix(type, depth);
+    }
+    if (cur.kind != Tok::Ident)
+      return unexpected("a type");
+    StringRef name = cur.text;
+    Location loc = cur.loc;
+    consume();
+    if (name == "Tensor") {
+      type.kind = Type::Kind::Tensor;
+    } else if (isScalarTypeName(name)) {
+      type.kind = Type::Kind::Tensor;
+      type.name = name.str();
+      if (cur.kind == Tok::LParen)
+        if (auto err = parseTensorDetails(type))
+          return err;
+    } else if (name == "int" || name == "SymInt") {
+      type.kind = Type::Kind::Int;
+    } else if (name == "float") {
+      type.kind = Type::Kind::Float;
+    } else if (name == "bool") {
+      type.kind = Type::Kind::Bool;
+    } else if (name == "str") {
+      type.kind = Type::Kind::Str;
+    } else if (name == "NoneType") {
+      type.kind = Type::Kind::None;
+    } else if (name == "Device") {
+      type.kind = Type::Kind::Device;
+    } else if (name == "number") {
+      type.kind = Type::Kind::Number;
+    } else if (name == "Scalar") {
+      type.kind = Type::Kind::Scalar;
+    } else if (name == "Tuple" || name == "List" || name == "Optional" ||
+               name == "Dict" || name == "Future" || name == "Union") {
+      // Python-style spellings: Tuple[int, int], List[Tensor], Dict(str, T).
+      type.kind = name == "Tuple"      ? Type::Kind::Tuple
+                  : name == "List"     ? Type::Kind::List
+                  : name == "Optional" ? Type::Kind::Optional
+                  : name == "Dict"     ? Type::Kind::Dict
+                                       : Type::Kind::Other;
+      type.name = name.str();
+      if (cur.kind == Tok::LBracket || cur.kind == Tok::LParen) {
+        Tok close = cur.kind == Tok::LBracket ? Tok::RBracket : Tok::RParen;
+        consume();
+        while (cur.kind != close) {
+          Type elem;
+          if (auto err = parseType(elem, depth + 1))
+            return err;
+          type.elems.push_back(std::move(elem));
+          if (cur.kind == Tok::Comma)
+            consume();
+          else if (cur.kind != close)
+            return unexpected("',' or a closing bracket in a type");
+        }
+        consume();
+      }
+    } else if (name.starts_with("__torch__") || name.contains('.')) {
+      type.kind = Type::Kind::Class;
+      type.name = name.str();
+    } else {
+      // Layout, ScalarType, MemoryFormat, Generator, Storage, Any, t, ...
+      type.kind = Type::Kind::Other;
+      type.name = name.str();
+      (void)loc;
+    }
+    return parseTypeSuffix(type, depth);
+  }
+
+  llvm::Error parseTypeSuffix(Type &type, unsigned depth) {
+    // "int[]", "Tensor?", "int[]?", "Tensor(a!)" alias annotations.
+    while (true) {
+      if (auto err = enter(depth++))
+        return err;
+      if (cur.kind == Tok::LBracket) {
+        consume();
+        if (auto err = expect(Tok::RBracket, "']' in a list type"))
+          return err;
+        Type elem = std::move(type);
+        type = Type();
+        type.kind = Type::Kind::List;
+        type.elems.push_back(std::move(elem));
+      } else if (cur.kind == Tok::Question) {
+        consume();
+        Type elem = std::move(type);
+        type = Type();
+        type.kind = Type::Kind::Optional;
+        type.elems.push_back(std::move(elem));
+      } else {
+        return llvm::Error::success();
+      }
+    }
+  }
+
+  llvm::Error parseTensorDetails(Type &type) {
+    consume(); // '('
+    type.hasSizes = true;
+    while (cur.kind != Tok::RParen) {
+      if (cur.kind == Tok::Int) {
+        int64_t v;
+        if (cur.text.getAsInteger(10, v) || v < 0)
+          return error(cur.loc, "invalid dimension size '" + cur.text + "'");
+        type.sizes.push_back(v);
+        type.hasSizes = true;
+        consume();
+      } else if (cur.kind == Tok::Star) {
+        type.sizes.push_back(std::nullopt);
+        type.hasSizes = true;
+        consume();
+      } else if (isIdent("SS")) { // symbolic size SS(-3)
+        consume();
+        if (auto err = expect(Tok::LParen, "'(' after SS"))
+          return err;
+        if (cur.kind != Tok::Int)
+          return unexpected("a symbolic size index");
+        consume();
+        if (auto err = expect(Tok::RParen, "')'"))
+          return err;
+        type.sizes.push_back(std::nullopt);
+        type.hasSizes = true;
+      } else if (cur.kind == Tok::Ident) {
+        StringRef key = cur.text;
+        consume();
+        if (auto err = expect(Tok::Equal, "'=' after '" + key.str() + "'"))
+          return err;
+        if (key == "strides") {
+          if (auto err = expect(Tok::LBracket, "'[' starting the strides"))
+            return err;
+          while (cur.kind != Tok::RBracket) {
+            int64_t v;
+            if (cur.kind != Tok::Int || cur.text.getAsInteger(10, v))
+              return unexpected("a stride");
+            type.strides.push_back(v);
+            consume();
+            if (cur.kind == Tok::Comma)
+              consume();
+            else if (cur.kind != Tok::RBracket)
+              return unexpected("',' or ']' in strides");
+          }
+          consume();
+        } else if (key == "device") {
+          if (cur.kind != Tok::Ident && cur.kind != Tok::String)
+            return unexpected("a device name");
+          type.device = cur.text.str();
+          consume();
+          if (cur.kind == Tok::Colon) {
+            consume();
+            if (cur.kind != Tok::Int)
+              return unexpected("a device index");
+            type.device += ":" + cur.text.str();
+            consume();
+          }
+        } else {
+          // requires_grad=0 and any future key=value detail.
+          if (cur.kind != Tok::Int && cur.kind != Tok::Ident &&
+              cur.kind != Tok::Float && cur.kind != Tok::String)
+            return unexpected("a value for '" + key.str() + "'");
+          consume();
+        }
+      } else {
+        return unexpected("a dimension or tensor detail");
+      }
+      if (cur.kind == Tok::Comma)
+        consume();
+      else if (cur.kind != Tok::RParen)
+        return unexpected("',' or ')' in a tensor type");
+    }
+    consume();
+    if (!type.strides.empty() && type.strides.size() != type.sizes.size())
+      return error(cur.loc, "tensor type has " +
+                                llvm::Twine(type.sizes.size()) + " sizes but " +
+                                llvm::Twine(type.strides.size()) + " strides");
+    return llvm::Error::success();
+  }
+
+  // ---- attributes ----------------------------------------------------------
+  llvm::Error parseAttrValue(AttrValue &out, unsigned depth) {
+    if (auto err = enter(depth))
+      return err;
+    switch (cur.kind) {
+    case Tok::Int: {
+      int64_t v;
+      if (cur.text.getAsInteger(10, v))
+        return error(cur.loc, "integer '" + cur.text + "' out of range");
+      out.v = v;
+      consume();
+      return llvm::Error::success();
+    }
+    case Tok::Float: {
+      double d;
+      if (!toDouble(cur.text, d))
+        return error(cur.loc, "invalid number '" + cur.text + "'");
+      out.v = d;
+      consume();
+      return llvm::Error::success();
+    }
+    case Tok::Minus: { // "-inf"
+      Location loc = cur.loc;
+      consume();
+      if (isIdent("inf")) {
+        out.v = -HUGE_VAL;
+        consume();
+        return llvm::Error::success();
+      }
+      return error(loc, "expected a number after '-'");
+    }
+    case Tok::String:
+      if (lex.unterminated)
+        return unexpected("a string");
+      out.v = unescape(cur.text);
+      consume();
+      return llvm::Error::success();
+    case Tok::Ident:
+      if (cur.text == "inf" || cur.text == "nan") {
+        out.v = cur.text == "inf" ? HUGE_VAL : std::nan("");
+      } else if (cur.text == "True" || cur.text == "False") {
+        out.v = cur.text == "True";
+      } else if (cur.text == "None") {
+        out.v = std::monostate();
+      } else {
+        out.v = cur.text.str(); // bare word: devices (cuda), dtypes
+        consume();
+        if (cur.kind == Tok::Colon) { // cuda:0
+          consume();
+          if (cur.kind != Tok::Int)
+            return unexpected("a device index");
+          std::get<std::string>(out.v) += ":" + cur.text.str();
+          consume();
+        }
+        return llvm::Error::success();
+      }
+      consume();
+      return llvm::Error::success();
+    case Tok::LBracket: {
+      consume();
+      AttrList list;
+      while (cur.kind != Tok::RBracket) {
+        AttrValue elem;
+        if (auto err = parseAttrValue(elem, depth + 1))
+          return err;
+        list.push_back(std::move(elem));
+        if (cur.kind == Tok::Comma)
+          consume();
+        else if (cur.kind != Tok::RBracket)
+          return unexpected("',' or ']' in a list attribute");
+      }
+      consume();
+      out.v = std::move(list);
+      return llvm::Error::success();
+    }
+    case Tok::LBrace: { // tensor constant "{2}" / "{-0.5}"
+      Location loc = cur.loc;
+      consume();
+      TensorLiteral t;
+      std::string text = "{";
+      double d = 0;
+      bool neg = false;
+      if (cur.kind == Tok::Minus) {
+        neg = true;
+        consume();
+      }
+      if (cur.kind == Tok::Int || cur.kind == Tok::Float) {
+        if (!toDouble(cur.text, d))
+          return error(cur.loc, "invalid number '" + cur.text + "'");
+        text += cur.text.str();
+        t.scalar = neg ? -d : d;
+        consume();
+      } else if (cur.kind == Tok::Ident &&
+                 (cur.text == "inf" || cur.text == "nan")) {
+        d = cur.text == "inf" ? HUGE_VAL : std::nan("");
+        text += cur.text.str();
+        t.scalar = neg ? -d : d;
+        consume();
+      } else {
+        return error(loc, "expected a number inside a tensor constant");
+      }
+      if (auto err = expect(Tok::RBrace, "'}' closing the tensor constant"))
+        return err;
+      t.text = text + "}";
+      out.v = std::move(t);
+      return llvm::Error::success();
+    }
+    case Tok::Less: { // "<Tensor>"
+      consume();
+      if (cur.kind != Tok::Ident)
+        return unexpected("a name inside '<...>'");
+      TensorLiteral t;
+      t.text = "<" + cur.text.str() + ">";
+      consume();
+      if (auto err = expect(Tok::Greater, "'>'"))
+        return err;
+      out.v = std::move(t);
+      return llvm::Error::success();
+    }
+    default:
+      return unexpected("an attribute value");
+    }
+  }
+
+  static bool toDouble(StringRef text, double &d) {
+    std::string s = text.str();
+    char *end = nullptr;
+    errno = 0;
+    d = std::strtod(s.c_str(), &end);
+    return end == s.c_str() + s.size() && !s.empty();
+  }
+
+  static std::string unescape(StringRef s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '\\' && i + 1 < s.size()) {
+        char c = s[++i];
+        out += c == 'n' ? '\n' : c == 't' ? '\t' : c;
+      } else {
+        out += s[i];
+      }
+    }
+    return out;
+  }
+
+  // ---- nodes and blocks ----------------------------------------------------
+  llvm::Error parseValueUses(std::vector<std::string> &names,
+                             std::vector<Location> &locs) {
+    if (auto err = expect(Tok::LParen, "'('"))
+      return err;
+    while (cur.kind != Tok::RParen) {
+      if (cur.kind != Tok::Value || cur.text.empty())
+        return unexpected("a value use like '%x'");
+      names.push_back(cur.text.str());
+      locs.push_back(cur.loc);
+      consume();
+      if (cur.kind == Tok::Comma)
+        consume();
+      else if (cur.kind != Tok::RParen)
+        return unexpected("',' or ')' in an operand list");
+    }
+    lastLine = cur.loc.line;
+    consume();
+    return llvm::Error::success();
+  }
+
+  llvm::Error parseNode(Node &node, unsigned depth) {
+    node.loc = cur.loc;
+    // Outputs: "%a : T, %b : T = " (absent for nodes without results).
+    if (cur.kind == Tok::Value) {
+      while (true) {
+        ValueDef def;
+        if (auto err = parseValueDef(def, /*typeRequired=*/false))
+          return err;
+        node.outputs.push_back(std::move(def));
+        if (cur.kind == Tok::Comma) {
+          consume();
+          continue;
+        }
+        break;
+      }
+      if (auto err = expect(Tok::Equal, "'=' after the node's outputs"))
+        return err;
+    }
+    if (cur.kind != Tok::Ident || !cur.text.contains("::"))
+      return unexpected("an operator name like 'aten::relu'");
+    node.kind = cur.text.str();
+    consume();
+    if (cur.kind == Tok::LBracket) {
+      consume();
+      while (cur.kind != Tok::RBracket) {
+        if (cur.kind != Tok::Ident)
+          return unexpected("an attribute name");
+        Attr attr;
+        attr.name = cur.text.str();
+        consume();
+        if (auto err = expect(Tok::Equal, "'=' after the attribute name"))
+          return err;
+        if (auto err = parseAttrValue(attr.value, depth + 1))
+          return err;
+        node.attrs.push_back(std::move(attr));
+        if (cur.kind == Tok::Comma)
+          consume();
+        else if (cur.kind != Tok::RBracket)
+          return unexpected("',' or ']' in the attribute list");
+      }
+      consume();
+    }
+    if (auto err = parseValueUses(node.inputs, node.inputLocs))
+      return err;
+    unsigned endLine = lastLine;
+    // ", scope: __module.conv" trailer: raw text up to '#' or end of line.
+    if (cur.kind == Tok::Comma) {
+      consume();
+      if (!isIdent("scope"))
+        return unexpected("'scope:' after ','");
+      consume();
+      if (cur.kind != Tok::Colon)
+        return unexpected("':' after 'scope'");
+      node.scope = lex.rawUntilCommentOrEOL().str();
+      consume();
+    }
+    StringRef comment = lex.takeComment(endLine);
+    if (!comment.empty())
+      node.sourceComment = comment.str();
+    // Nested blocks: "blockN(params):" ... "-> (values)".
+    while (cur.kind == Tok::Ident && cur.text.starts_with("block")) {
+      if (auto err = enter(depth + 1))
+        return err;
+      Block block;
+      block.loc = cur.loc;
+      consume();
+      if (auto err = parseParamList(block.params))
+        return err;
+      if (auto err = expect(Tok::Colon, "':' after the block header"))
+        return err;
+      if (auto err = parseBlockBody(block, /*isGraph=*/false, depth + 1))
+        return err;
+      node.blocks.push_back(std::move(block));
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Error parseBlockBody(Block &block, bool isGraph, unsigned depth) {
+    if (auto err = enter(depth))
+      return err;
+    lex.takeComment(0);
+    while (true) {
+      if (lex.badChar || lex.unterminated)
+        return unexpected("a node");
+      if (isGraph && isIdent("return")) {
+        consume();
+        if (auto err = parseValueUses(block.returns, block.returnLocs))
+          return err;
+        lex.takeComment(0);
+        return llvm::Error::success();
+      }
+      if (!isGraph && cur.kind == Tok::Arrow) {
+        consume();
+        if (auto err = parseValueUses(block.returns, block.returnLocs))
+          return err;
+        lex.takeComment(0);
+        return llvm::Error::success();
+      }
+      if (cur.kind == Tok::Eof)
+        return unexpected(isGraph ? "'return'" : "'->' ending the block");
+      Node node;
+      if (auto err = parseNode(node, depth))
+        return err;
+      block.nodes.push_back(std::move(node));
+    }
+  }
+
+  llvm::SourceMgr srcMgr;
+  Lexer lex;
+  Token cur;
+  unsigned lastLine = 0; // line of the last ')' closing an operand list
+};
+
+} // namespace
+
+const Attr *Node::findAttr(const std::string &attrName) const {
+  for (const Attr &a : attrs)
+    if (a.name == attrName)
+      return &a;
+  return nullptr;
+}
+
+std::string Type::str() const {
+  std::string s;
+  switch (kind) {
+  case Kind::Tensor:
+    s = name.empty() ? "Tensor" : name;
+    if (hasSizes) {
+      s += "(";
+      for (size_t i = 0; i < sizes.size(); ++i)
+        s += (i ? ", " : "") +
+             (sizes[i] ? std::to_string(*sizes[i]) : std::string("*"));
+      s += ")";
+    }
+    return s;
+  case Kind::Int: return "int";
+  case Kind::Float: return "float";
+  case Kind::Bool: return "bool";
+  case Kind::Str: return "str";
+  case Kind::None: return "NoneType";
+  case Kind::Device: return "Device";
+  case Kind::Number: return "number";
+  case Kind::Scalar: return "Scalar";
+  case Kind::List: return (elems.empty() ? "?" : elems[0].str()) + "[]";
+  case Kind::Optional: return (elems.empty() ? "?" : elems[0].str()) + "?";
+  case Kind::Tuple:
+  case Kind::Dict:
+    s = kind == Kind::Tuple ? "(" : "Dict(";
+    for (size_t i = 0; i < elems.size(); ++i)
+      s += (i ? ", " : "") + elems[i].str();
+    return s + ")";
+  case Kind::Class:
+  case Kind::Other:
+    return name;
+  }
+  return s;
+}
+
+llvm::Expected<Graph> kb::ts::parseGraph(StringRef text, StringRef bufferName) {
+  return Parser(text, bufferName).parse();
+}

@@ -1,0 +1,370 @@
+//===- FormRegions.cpp - --kb-form-regions --------------------------------===//
+//
+// Greedy, order-preserving grouping in the spirit of TVM's FuseOps and IREE's
+// dispatch-region formation:
+//  * a library anchor (GEMM/conv) opens a group; its elementwise/broadcast
+//    consumers join it (the anchor stays in cuBLAS/cuDNN, the rest becomes
+//    one epilogue kernel);
+//  * elementwise/broadcast ops without a fusable producer open anchorless
+//    groups; a consumer joins the group of one of its producers;
+//  * one reduction may join a group; after it only pointwise ops on the
+//    reduced value may follow (a reduction epilogue such as mean -> tanh);
+//  * every member of a group iterates over the same shape;
+//  * a consumer never joins a group it also reaches through an op outside
+//    the group (that would make the region depend on itself);
+//  * values used outside a region are yielded (multi-use is correct, just
+//    less profitable).
+// Groups are then materialised as kb.region ops in a topological order of
+// the quotient graph, so interleaved unrelated ops keep a valid order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Transforms/OpUtils.h"
+#include "kb/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <queue>
+
+namespace kb {
+#define GEN_PASS_DEF_FORMREGIONS
+#include "kb/Transforms/Passes.h.inc"
+} // namespace kb
+
+using namespace mlir;
+using namespace kb;
+
+namespace {
+
+struct Group {
+  int id;
+  Operation *anchor = nullptr;
+  SmallVector<Operation *> ops; // in block order, anchor first
+  ArrayRef<int64_t> space;      // iteration shape before any reduction
+  Operation *reduction = nullptr;
+  ArrayRef<int64_t> reducedShape;
+  llvm::SmallPtrSet<Operation *, 8> postReduction; // reduction + its epilogue
+};
+
+ArrayRef<int64_t> resultShape(Operation *op) {
+  if (op->getNumResults() == 0)
+    return {};
+  auto rt = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return rt ? rt.getShape() : ArrayRef<int64_t>();
+}
+
+bool allResultsStatic(Operation *op) {
+  if (op->getNumResults() == 0)
+    return false;
+  return llvm::all_of(op->getResultTypes(),
+                      [](Type t) { return hasStaticShape(t); });
+}
+
+/// Tensor operand a reduction reduces (its first tensor operand).
+Value reducedInput(Operation *op) {
+  for (Value v : op->getOperands())
+    if (isa<TensorType>(v.getType()))
+      return v;
+  return {};
+}
+
+std::string unfusedReason(Operation *op, OpKind kind) {
+  switch (kind) {
+  case OpKind::Anchor:
+    return "anchor without a fusable consumer: stays in cuBLAS/cuDNN";
+  case OpKind::Injective: {
+    auto aten = cast<AtenOp>(op);
+    OpStyle style = aten.getInfo()->style;
+    if (style == OpStyle::View || style == OpStyle::Identity ||
+        style == OpStyle::Dropout)
+      return "view/identity: no data to fuse";
+    return "data movement (copy/concat/pad) is not fused";
+  }
+  case OpKind::Host:
+    return "host-side shape or scalar arithmetic";
+  case OpKind::Opaque:
+    if (auto aten = dyn_cast<AtenOp>(op))
+      if (aten.getInfo()->style == OpStyle::Dropout)
+        return "random dropout (p > 0 in training) is not fused";
+    if (isa<OpaqueOp>(op) && op->getNumRegions() > 0)
+      return "control flow (prim::If/prim::Loop) is kept as is";
+    return "not in the op-semantics table";
+  default:
+    return "shape or dtype not static";
+  }
+}
+
+class RegionFormer {
+public:
+  RegionFormer(Block &block, unsigned maxOps, int &nextId)
+      : block(block), maxOps(maxOps), nextId(nextId) {}
+
+  void run() {
+    for (Operation &op : block.without_terminator())
+      visit(&op);
+    materialize();
+  }
+
+private:
+  bool isCandidate(Operation *op, OpKind kind) {
+    return allResultsStatic(op) &&
+           (kind == OpKind::Elementwise || kind == OpKind::Broadcast ||
+            kind == OpKind::Reduction || kind == OpKind::Anchor);
+  }
+
+  void visit(Operation *op) {
+    // Dependencies on groups, through any path.
+    llvm::BitVector d(groups.size());
+    for (Value v : op->getOperands()) {
+      Operation *p = v.getDefiningOp();
+      if (!p || p->getBlock() != &block)
+        continue;
+      auto it = deps.find(p);
+      if (it != deps.end()) {
+        if (it->second.size() > d.size())
+          d.resize(it->second.size());
+        d |= it->second;
+      }
+      auto g = groupOf.find(p);
+      if (g != groupOf.end()) {
+        if ((unsigned)g->second >= d.size())
+          d.resize(g->second + 1);
+        d.set(g->second);
+      }
+    }
+    deps[op] = d;
+
+    if (!isa<AtenOp>(op)) {
+      if (isa<OpaqueOp>(op))
+        unfused.push_back({op, unfusedReason(op, OpKind::Opaque)});
+      return;
+    }
+    OpKind kind = getKind(op);
+    if (!isCandidate(op, kind)) {
+      unfused.push_back({op, unfusedReason(op, kind)});
+      return;
+    }
+    if (kind != OpKind::Anchor)
+      for (Value v : op->getOperands())
+        if (Operation *p = v.getDefiningOp())
+          if (auto g = groupOf.find(p); g != groupOf.end())
+            if (tryJoin(op, kind, groups[g->second]))
+              return;
+    Group g;
+    g.id = groups.size();
+    g.ops.push_back(op);
+    g.space = resultShape(op);
+    if (kind == OpKind::Anchor) {
+      g.anchor = op;
+    } else if (kind == OpKind::Reduction) {
+      auto in = dyn_cast_or_null<RankedTensorType>(
+          reducedInput(op) ? reducedInput(op).getType() : Type());
+      if (in)
+        g.space = in.getShape();
+      g.reduction = op;
+      g.reducedShape = resultShape(op);
+      g.postReduction.insert(op);
+    }
+    groupOf[op] = g.id;
+    groups.push_back(std::move(g));
+  }
+
+  bool tryJoin(Operation *op, OpKind kind, Group &g) {
+    if (g.ops.size() >= maxOps + (g.anchor ? 1 : 0))
+      return false;
+    // Joining must not create a cycle through an op outside the group.
+    for (Value v : op->getOperands()) {
+      Operation *p = v.getDefiningOp();
+      if (!p || p->getBlock() != &block)
+        continue;
+      auto gi = groupOf.find(p);
+      if (gi != groupOf.end() && gi->second == g.id)
+        continue;
+      auto it = deps.find(p);
+      if (it != deps.end() && (unsigned)g.id < it->second.size() &&
+          it->second.test(g.id))
+        return false;
+    }
+    // Operands from inside the group must all be pre- or all post-reduction.
+    bool usesPre = false, usesPost = false;
+    for (Value v : op->getOperands()) {
+      Operation *p = v.getDefiningOp();
+      if (!p)
+        continue;
+      auto gi = groupOf.find(p);
+      if (gi == groupOf.end() || gi->second != g.id)
+        continue;
+      if (g.postReduction.count(p))
+        usesPost = true;
+      else
+        usesPre = true;
+    }
+    ArrayRef<int64_t> shape = resultShape(op);
+    if (kind == OpKind::Reduction) {
+      Value in = reducedInput(op);
+      Operation *p = in ? in.getDefiningOp() : nullptr;
+      auto gi = p ? groupOf.find(p) : groupOf.end();
+      if (g.reduction || usesPost || gi == groupOf.end() ||
+          gi->second != g.id ||
+          cast<RankedTensorType>(in.getType()).getShape() != g.space)
+        return false;
+      g.reduction = op;
+      g.reducedShape = shape;
+      g.postReduction.insert(op);
+    } else if (g.reduction) {
+      if (usesPre || shape != g.reducedShape)
+        return false;
+      g.postReduction.insert(op);
+    } else if (shape != g.space) {
+      return false;
+    }
+    g.ops.push_back(op);
+    groupOf[op] = g.id;
+    return true;
+  }
+
+  /// Kahn's algorithm over units (a group or a lone op), preferring original
+  /// order, then rebuilds the block in that order with kb.region ops.
+  void materialize() {
+    SmallVector<Operation *> order;
+    for (Operation &op : block.without_terminator())
+      order.push_back(&op);
+    DenseMap<Operation *, unsigned> index;
+    for (auto [i, op] : llvm::enumerate(order))
+      index[op] = i;
+
+    // Unit ids: groups with at least one non-anchor op are units of their
+    // own; every other op is its own unit.
+    auto isRegion = [&](int gid) {
+      return groups[gid].ops.size() > (groups[gid].anchor ? 1u : 0u);
+    };
+    DenseMap<Operation *, unsigned> unitOf;
+    SmallVector<SmallVector<Operation *>> units;
+    DenseMap<int, unsigned> unitOfGroup;
+    for (Operation *op : order) {
+      auto g = groupOf.find(op);
+      if (g != groupOf.end() && isRegion(g->second)) {
+        auto [it, inserted] = unitOfGroup.try_emplace(g->second, units.size());
+        if (inserted)
+          units.emplace_back();
+        units[it->second].push_back(op);
+        unitOf[op] = it->second;
+        continue;
+      }
+      if (g != groupOf.end())
+        unfused.push_back({op, unfusedReason(op, OpKind::Anchor)});
+      unitOf[op] = units.size();
+      units.push_back({op});
+    }
+    if (unitOfGroup.empty())
+      return annotateUnfused();
+
+    SmallVector<unsigned> indegree(units.size(), 0);
+    SmallVector<SmallVector<unsigned>> succ(units.size());
+    for (auto [u, ops] : llvm::enumerate(units)) {
+      llvm::SmallDenseSet<unsigned, 8> preds;
+      for (Operation *op : ops)
+        op->walk([&](Operation *nested) {
+          for (Value v : nested->getOperands()) {
+            Operation *p = v.getDefiningOp();
+            if (!p || p->getBlock() != &block)
+              continue;
+            unsigned pu = unitOf[p];
+            if (pu != u && preds.insert(pu).second) {
+              succ[pu].push_back(u);
+              ++indegree[u];
+            }
+          }
+        });
+    }
+    using Item = std::pair<unsigned, unsigned>; // (first op index, unit)
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+    for (unsigned u = 0; u < units.size(); ++u)
+      if (indegree[u] == 0)
+        ready.push({index[units[u].front()], u});
+    Operation *terminator = block.getTerminator();
+    OpBuilder b(terminator);
+    DenseMap<unsigned, int> groupOfUnit;
+    for (auto [gid, u] : unitOfGroup)
+      groupOfUnit[u] = gid;
+    while (!ready.empty()) {
+      unsigned u = ready.top().second;
+      ready.pop();
+      auto gi = groupOfUnit.find(u);
+      if (gi == groupOfUnit.end())
+        units[u].front()->moveBefore(terminator);
+      else
+        buildRegion(b, groups[gi->second], units[u], terminator);
+      for (unsigned s : succ[u])
+        if (--indegree[s] == 0)
+          ready.push({index[units[s].front()], s});
+    }
+    annotateUnfused();
+  }
+
+  void buildRegion(OpBuilder &b, Group &g, ArrayRef<Operation *> ops,
+                   Operation *terminator) {
+    llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+    SmallVector<Value> escaping;
+    for (Operation *op : ops)
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+              Operation *owner = block.findAncestorOpInBlock(*user);
+              return !owner || !members.count(owner);
+            }))
+          escaping.push_back(r);
+    b.setInsertionPoint(terminator);
+    Location loc = ops.front()->getLoc();
+    auto region = RegionOp::create(
+        b, loc, ValueRange(escaping).getTypes(), b.getI64IntegerAttr(nextId++),
+        g.anchor ? b.getStringAttr(displayName(g.anchor)) : StringAttr());
+    Block *body = b.createBlock(&region.getBody());
+    for (Operation *op : ops)
+      op->moveBefore(body, body->end());
+    b.setInsertionPointToEnd(body);
+    YieldOp::create(b, loc, escaping);
+    for (auto [v, r] : llvm::zip(escaping, region.getResults()))
+      v.replaceUsesWithIf(r, [&](OpOperand &use) {
+        return !region->isProperAncestor(use.getOwner());
+      });
+  }
+
+  void annotateUnfused() {
+    for (auto &[op, reason] : unfused)
+      op->setAttr("kb.unfused", StringAttr::get(op->getContext(), reason));
+  }
+
+  Block &block;
+  unsigned maxOps;
+  int &nextId;
+  SmallVector<Group> groups;
+  DenseMap<Operation *, int> groupOf;
+  DenseMap<Operation *, llvm::BitVector> deps;
+  SmallVector<std::pair<Operation *, std::string>> unfused;
+};
+
+struct FormRegionsPass : kb::impl::FormRegionsBase<FormRegionsPass> {
+  using FormRegionsBase::FormRegionsBase;
+  void runOnOperation() override {
+    int nextId = 0;
+    getOperation()->walk([&](func::FuncOp func) {
+      if (func.isExternal())
+        return;
+      RegionFormer(func.getBody().front(), maxOps, nextId).run();
+      // Ops inside control flow are never fused; say so.
+      func.walk([&](OpaqueOp opaque) {
+        for (Region &r : opaque.getBlocks())
+          r.walk([&](AtenOp nested) {
+            nested->setAttr("kb.unfused",
+                            StringAttr::get(&getContext(),
+                                            "inside control flow"));
+          });
+      });
+    });
+  }
+};
+
+} // namespace

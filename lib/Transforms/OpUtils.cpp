@@ -1,0 +1,164 @@
+//===- OpUtils.cpp - Helpers shared by the kb passes ----------------------===//
+
+#include "kb/Transforms/OpUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace kb;
+
+std::optional<double> kb::getConstantNumber(Value v) {
+  auto c = v ? v.getDefiningOp<ConstantOp>() : nullptr;
+  if (!c)
+    return std::nullopt;
+  Attribute a = c.getValue();
+  if (auto f = dyn_cast<FloatAttr>(a))
+    return f.getValueAsDouble();
+  if (auto b = dyn_cast<BoolAttr>(a))
+    return b.getValue() ? 1.0 : 0.0;
+  if (auto i = dyn_cast<IntegerAttr>(a))
+    return static_cast<double>(i.getInt());
+  return std::nullopt;
+}
+
+std::optional<bool> kb::getConstantBool(Value v) {
+  if (auto n = getConstantNumber(v))
+    return *n != 0.0;
+  return std::nullopt;
+}
+
+std::optional<SmallVector<int64_t>> kb::getConstantIntList(Value v) {
+  if (!v)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  if (auto c = v.getDefiningOp<ConstantOp>()) {
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+      out.push_back(i.getInt());
+      return out;
+    }
+    auto arr = dyn_cast<ArrayAttr>(c.getValue());
+    if (!arr)
+      return std::nullopt;
+    for (Attribute e : arr) {
+      auto i = dyn_cast<IntegerAttr>(e);
+      if (!i)
+        return std::nullopt;
+      out.push_back(i.getInt());
+    }
+    return out;
+  }
+  if (auto list = v.getDefiningOp<ListOp>()) {
+    for (Value e : list.getElements()) {
+      auto n = getConstantNumber(e);
+      if (!n)
+        return std::nullopt;
+      out.push_back(static_cast<int64_t>(*n));
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+bool kb::isNone(Value v) { return v && isa<NoneType>(v.getType()); }
+
+bool kb::isConstantLike(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<ConstantOp>(def))
+    return true;
+  if (auto list = dyn_cast<ListOp>(def))
+    return llvm::all_of(list.getElements(), isConstantLike);
+  return false;
+}
+
+OpKind kb::computeKind(AtenOp op) {
+  const OpInfo *info = op.getInfo();
+  if (!info)
+    return OpKind::Opaque;
+  switch (info->style) {
+  case OpStyle::Dropout: {
+    // Exact identity when nothing is dropped; a random mask otherwise.
+    auto p = getConstantNumber(op.getArg("p"));
+    auto train = getConstantBool(op.getArg("train"));
+    if ((p && *p == 0.0) || (train && !*train))
+      return OpKind::Injective;
+    return OpKind::Opaque;
+  }
+  case OpStyle::Norm:
+    // batch_norm(training=False) / instance_norm(use_input_stats=False)
+    // read running statistics: a per-channel affine, not a reduction.
+    for (llvm::StringRef flag : {"training", "use_input_stats"})
+      if (auto f = getConstantBool(op.getArg(flag)); f && !*f)
+        return OpKind::Broadcast;
+    return info->kind;
+  default:
+    break;
+  }
+  if (info->kind != OpKind::Elementwise || op->getNumResults() != 1)
+    return info->kind;
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  for (Value operand : op.getArgs()) {
+    auto t = dyn_cast<TensorType>(operand.getType());
+    if (!t)
+      continue;
+    auto rt = dyn_cast<RankedTensorType>(t);
+    if (!rt || !resultType || rt.getShape() != resultType.getShape())
+      return OpKind::Broadcast;
+  }
+  return OpKind::Elementwise;
+}
+
+OpKind kb::getKind(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten)
+    return OpKind::Opaque;
+  if (auto k = aten.getKind()) {
+    for (OpKind kind : {OpKind::Elementwise, OpKind::Broadcast,
+                        OpKind::Injective, OpKind::Reduction, OpKind::Anchor,
+                        OpKind::Host, OpKind::Opaque})
+      if (kindName(kind) == *k)
+        return kind;
+  }
+  return computeKind(aten);
+}
+
+bool kb::mutatesOperand(Operation *user, Value v) {
+  if (auto aten = dyn_cast<AtenOp>(user))
+    return aten.getInplace() && !aten.getArgs().empty() &&
+           aten.getArgs()[0] == v;
+  if (auto opaque = dyn_cast<OpaqueOp>(user)) {
+    auto [base, inplace] = stripInPlace(opaque.getName());
+    (void)base;
+    return inplace || opaque.getName().contains("Set");
+  }
+  return false;
+}
+
+bool kb::hasMutatingUse(Value v) {
+  for (Operation *user : v.getUsers())
+    if (mutatesOperand(user, v))
+      return true;
+  return false;
+}
+
+std::string kb::displayName(Operation *op) {
+  if (auto aten = dyn_cast<AtenOp>(op))
+    return ("aten::" + aten.getName() + (aten.getInplace() ? "_" : "")).str();
+  if (auto opaque = dyn_cast<OpaqueOp>(op))
+    return opaque.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+bool kb::hasStaticShape(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && rt.hasStaticShape() && !isa<UnknownType>(rt.getElementType());
+}
+
+int64_t kb::tensorBytes(Type t) {
+  if (!hasStaticShape(t))
+    return 0;
+  auto rt = cast<RankedTensorType>(t);
+  int64_t bits = rt.getElementType().getIntOrFloatBitWidth();
+  return rt.getNumElements() * std::max<int64_t>(bits / 8, 1);
+}

@@ -1,0 +1,298 @@
+//===- Simplify.cpp - --kb-simplify: bit-exact algebra --------------------===//
+//
+// Every rewrite here must leave every result bit unchanged for every input,
+// NaN, infinities and signed zeros included, under ATen's definitions. Each
+// pattern states its proof. Rewrites are skipped when a value involved is
+// mutated in place, because replacing a fresh tensor by an existing one would
+// then alias the two.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Transforms/OpUtils.h"
+#include "kb/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace kb {
+#define GEN_PASS_DEF_SIMPLIFY
+#include "kb/Transforms/Passes.h.inc"
+} // namespace kb
+
+using namespace mlir;
+using namespace kb;
+
+namespace {
+
+bool isFloatTensor(Type t) {
+  auto tt = dyn_cast<TensorType>(t);
+  return tt && (tt.getElementType().isF32() || tt.getElementType().isF64());
+}
+
+/// Plain (non-inplace) aten op `name` with one result, no in-place users.
+AtenOp matchPure(Value v, llvm::StringRef name) {
+  auto op = v ? v.getDefiningOp<AtenOp>() : nullptr;
+  if (!op || op.getName() != name || op.getInplace() ||
+      op->getNumResults() != 1 || hasMutatingUse(op->getResult(0)))
+    return nullptr;
+  return op;
+}
+
+bool safeToForward(AtenOp op, Value replacement) {
+  return !op.getInplace() && op->getNumResults() == 1 &&
+         op->getResult(0).getType() == replacement.getType() &&
+         !hasMutatingUse(op->getResult(0)) && !hasMutatingUse(replacement);
+}
+
+/// The constant scalar operand of a binary op: a Scalar or a 0-d tensor
+/// literal such as `{2}` (the tracer wraps Python numbers that way).
+std::optional<double> scalarOperand(AtenOp op, llvm::StringRef arg) {
+  return getConstantNumber(op.getArg(arg));
+}
+
+void eraseIfDead(PatternRewriter &rewriter, Operation *op) {
+  if (op && op->use_empty())
+    rewriter.eraseOp(op);
+}
+
+/// Identities. Proofs:
+///  - dropout(x, p=0 or train=False) is x: ATen returns the input unchanged
+///    when nothing is dropped (scale 1/(1-0) = 1, mask all ones).
+///  - detach(x) has x's values.
+///  - x * 1 and x / 1 are x for every IEEE value (NaN, +-0, +-inf included).
+///  - x - alpha*c with alpha*c == +0 is x: x - (+0) == x for every x,
+///    including -0 (-0 - +0 = -0). x + alpha*c with alpha*c == -0 likewise.
+///    x + (+0) is NOT x: -0 + +0 = +0, so it is left alone.
+struct FoldIdentity : OpRewritePattern<AtenOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getArgs().empty())
+      return failure();
+    Value x = op.getArgs()[0];
+    if (!safeToForward(op, x))
+      return failure();
+    llvm::StringRef name = op.getName();
+    bool identity = false;
+    if (op.getInfo()->style == OpStyle::Dropout)
+      identity = computeKind(op) == OpKind::Injective;
+    else if (name == "detach")
+      identity = true;
+    else if ((name == "mul" || name == "div") && isFloatTensor(x.getType()))
+      identity = scalarOperand(op, "other") == 1.0;
+    else if ((name == "sub" || name == "add") && isFloatTensor(x.getType())) {
+      auto other = scalarOperand(op, "other");
+      auto alpha = getConstantNumber(op.getArg("alpha"));
+      if (other && alpha && std::isfinite(*alpha)) {
+        double product = *alpha * *other;
+        bool negZero = std::signbit(product);
+        identity = product == 0.0 && (name == "sub" ? !negZero : negZero);
+      }
+    }
+    if (!identity)
+      return failure();
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
+
+/// relu(relu(x)) = relu(x): relu is idempotent (its output is >= 0, +0 or
+/// NaN, all fixed points). leaky_relu(relu(x), s) = relu(x) for 0 <= s < inf:
+/// y = relu(x) is NaN, +0 or positive; y > 0 returns y; +0 * s = +0 for
+/// finite s >= 0 (a negative s would give -0); NaN * s = NaN.
+struct FoldAfterRelu : OpRewritePattern<AtenOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getArgs().empty())
+      return failure();
+    AtenOp inner = matchPure(op.getArgs()[0], "relu");
+    if (!inner || !safeToForward(op, inner->getResult(0)))
+      return failure();
+    if (op.getName() == "relu") {
+      rewriter.replaceOp(op, inner->getResult(0));
+      return success();
+    }
+    if (op.getName() == "leaky_relu") {
+      auto s = getConstantNumber(op.getArg("negative_slope"));
+      if (s && *s >= 0.0 && std::isfinite(*s)) {
+        rewriter.replaceOp(op, inner->getResult(0));
+        return success();
+      }
+    }
+    return failure();
+  }
+};
+
+/// Bounds of a clamp-family op; nullopt members mean "absent".
+struct Bounds {
+  std::optional<double> lo, hi;
+};
+
+std::optional<Bounds> clampBounds(AtenOp op) {
+  auto bound = [&](llvm::StringRef arg, std::optional<double> &out) {
+    Value v = op.getArg(arg);
+    if (!v || isNone(v))
+      return true;
+    out = getConstantNumber(v);
+    return out.has_value() && !std::isnan(*out);
+  };
+  Bounds b;
+  llvm::StringRef n = op.getName();
+  bool ok = false;
+  if (n == "clamp" && op.getOverload().empty())
+    ok = bound("min", b.lo) && bound("max", b.hi);
+  else if (n == "hardtanh")
+    ok = bound("min_val", b.lo) && bound("max_val", b.hi);
+  else if (n == "clamp_min")
+    ok = bound("min", b.lo);
+  else if (n == "clamp_max")
+    ok = bound("max", b.hi);
+  // ATen clamps to max when min > max; only well-formed intervals compose.
+  if (!ok || (b.lo && b.hi && *b.lo > *b.hi))
+    return std::nullopt;
+  return b;
+}
+
+Value makeNumber(PatternRewriter &rewriter, Location loc,
+                 std::optional<double> v) {
+  if (!v)
+    return ConstantOp::create(rewriter, loc, rewriter.getNoneType(),
+                              rewriter.getUnitAttr());
+  return ConstantOp::create(rewriter, loc, rewriter.getF64Type(),
+                            rewriter.getF64FloatAttr(*v));
+}
+
+Value makeClamp(PatternRewriter &rewriter, Location loc, Value x, Bounds b,
+                Type resultType) {
+  Value lo = makeNumber(rewriter, loc, b.lo);
+  Value hi = makeNumber(rewriter, loc, b.hi);
+  return AtenOp::create(rewriter, loc, TypeRange{resultType},
+                        rewriter.getStringAttr("clamp"),
+                        rewriter.getStringAttr(""), nullptr,
+                        rewriter.getStringAttr(kindName(OpKind::Elementwise)),
+                        ValueRange{x, lo, hi})
+      ->getResult(0);
+}
+
+/// clamp(clamp(x, a, b), c, d) = clamp(x, max(a, c), min(b, d)) when both
+/// intervals are well formed and overlap. ATen's clamp is
+/// isnan(v) ? v : min(max(v, lo), hi) with std::min/max, which return their
+/// first argument on ties, so a signed zero passes through either form the
+/// same way; for ordered x both sides are the projection onto the
+/// intersection. Bounds are rounded to the tensor dtype by ATen in both
+/// forms, and rounding is monotone, so max/min commute with it.
+struct MergeClamps : OpRewritePattern<AtenOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenOp op,
+                                PatternRewriter &rewriter) const override {
+    auto outer = clampBounds(op);
+    if (!outer || op.getInplace() || op.getArgs().empty())
+      return failure();
+    auto inner = op.getArgs()[0].getDefiningOp<AtenOp>();
+    if (!inner || inner.getInplace() || !inner->hasOneUse() ||
+        !isFloatTensor(inner->getResult(0).getType()))
+      return failure();
+    auto in = clampBounds(inner);
+    if (!in || hasMutatingUse(op->getResult(0)))
+      return failure();
+    Bounds merged;
+    merged.lo = !in->lo ? outer->lo
+                : !outer->lo ? in->lo
+                             : std::optional<double>(std::max(*in->lo, *outer->lo));
+    merged.hi = !in->hi ? outer->hi
+                : !outer->hi ? in->hi
+                             : std::optional<double>(std::min(*in->hi, *outer->hi));
+    if (merged.lo && merged.hi && *merged.lo > *merged.hi)
+      return failure(); // disjoint: the result is a constant, leave it
+    Value x = inner.getArgs()[0];
+    Value merged_ = makeClamp(rewriter, op.getLoc(), x, merged,
+                              op->getResult(0).getType());
+    rewriter.replaceOp(op, merged_);
+    eraseIfDead(rewriter, inner);
+    return success();
+  }
+};
+
+/// x / 2 or x * 0.5: both are the correctly rounded x/2 (0.5 is a power of
+/// two), so the two spellings are the same function.
+bool isHalving(AtenOp op) {
+  if (op.getInplace())
+    return false;
+  if (op.getName() == "div" && op.getOverload() != "Tensor_mode")
+    return scalarOperand(op, "other") == 2.0;
+  if (op.getName() == "mul")
+    return scalarOperand(op, "other") == 0.5;
+  return false;
+}
+
+/// Bound b halved exactly in the tensor's float type, or nullopt.
+std::optional<double> halveExactly(double b, Type elem) {
+  if (!std::isfinite(b))
+    return std::nullopt;
+  if (elem.isF32()) {
+    float f = static_cast<float>(b), h = f / 2.0f;
+    if (h * 2.0f != f)
+      return std::nullopt;
+    return static_cast<double>(h);
+  }
+  double h = b / 2.0;
+  if (h * 2.0 != b)
+    return std::nullopt;
+  return h;
+}
+
+/// clamp(y * 2, lo, hi) / 2 = clamp(y, lo/2, hi/2) for finite lo <= hi whose
+/// halves are exact. Proof: when 2y does not overflow it is exact (doubling
+/// only changes the exponent, subnormals included) and scaling by 2 is
+/// monotone, so clamp(2y, lo, hi) = 2 * clamp(y, lo/2, hi/2) and the final
+/// halving of a doubled value is exact. When 2y overflows to +-inf, |y| >
+/// FLT_MAX/2 >= |hi/2|, |lo/2|, so both sides give the same bound. NaN
+/// propagates through every step. Signed zero: 2*(-0) = -0 and the clamp
+/// keeps it on ties as above.
+struct CancelScaleAroundClamp : OpRewritePattern<AtenOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isHalving(op) || !isFloatTensor(op->getResult(0).getType()) ||
+        hasMutatingUse(op->getResult(0)))
+      return failure();
+    auto clamp = op.getArgs()[0].getDefiningOp<AtenOp>();
+    if (!clamp || clamp.getInplace() || !clamp->hasOneUse())
+      return failure();
+    auto b = clampBounds(clamp);
+    if (!b || !b->lo || !b->hi)
+      return failure();
+    auto mul = clamp.getArgs()[0].getDefiningOp<AtenOp>();
+    if (!mul || mul.getName() != "mul" || mul.getInplace() ||
+        !mul->hasOneUse() || scalarOperand(mul, "other") != 2.0)
+      return failure();
+    Value y = mul.getArgs()[0];
+    Type elem = cast<TensorType>(y.getType()).getElementType();
+    if (y.getType() != op->getResult(0).getType())
+      return failure();
+    auto lo = halveExactly(*b->lo, elem), hi = halveExactly(*b->hi, elem);
+    if (!lo || !hi)
+      return failure();
+    Value result = makeClamp(rewriter, op.getLoc(), y, Bounds{lo, hi},
+                             op->getResult(0).getType());
+    rewriter.replaceOp(op, result);
+    eraseIfDead(rewriter, clamp);
+    eraseIfDead(rewriter, mul);
+    return success();
+  }
+};
+
+struct SimplifyPass : kb::impl::SimplifyBase<SimplifyPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldIdentity, FoldAfterRelu, MergeClamps,
+                 CancelScaleAroundClamp>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

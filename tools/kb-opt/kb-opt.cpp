@@ -1,0 +1,15 @@
+//===- kb-opt.cpp - Runs kb passes on MLIR for lit tests ------------------===//
+
+#include "kb/Import/TorchScriptImporter.h"
+#include "kb/Transforms/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  kb::registerKbDialects(registry);
+  kb::registerKbPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "kb pass driver\n", registry));
+}

@@ -1,0 +1,150 @@
+//===- kb-rewrite.cpp - The kb-rewrite driver -----------------------------===//
+//
+// Subcommands:
+//   analyze <graph.txt> [--json] [--params F]   fusion report
+//   import  <graph.txt> [--params F]            the kb dialect, as MLIR
+//   ops     [--markdown]                        the op-semantics table
+//
+// Exit codes (docs/cli.md): 0 success; 1 usage or I/O error; 2 malformed or
+// unsupported input (the message names file:line:col); 3 internal failure
+// (a pass or the verifier failed; please report it).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Emit/AnalysisReport.h"
+#include "kb/IR/OpSemantics.h"
+#include "kb/Import/TorchScriptImporter.h"
+#include "kb/Transforms/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace {
+
+enum ExitCode { Ok = 0, UsageError = 1, InputError = 2, InternalError = 3 };
+
+cl::SubCommand analyzeCmd("analyze", "Report fusable regions of a graph");
+cl::SubCommand importCmd("import", "Print a graph as kb-dialect MLIR");
+cl::SubCommand opsCmd("ops", "Print the op-semantics table");
+
+cl::opt<std::string> analyzeInput(cl::Positional, cl::Required,
+                                  cl::desc("<graph.txt>"),
+                                  cl::sub(analyzeCmd));
+cl::opt<std::string> importInput(cl::Positional, cl::Required,
+                                 cl::desc("<graph.txt>"), cl::sub(importCmd));
+cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"),
+                      cl::sub(analyzeCmd));
+cl::opt<std::string>
+    paramsPath("params",
+               cl::desc("kb-export params.json (default: <stem>.params.json "
+                        "beside <stem>.graph.txt)"),
+               cl::sub(analyzeCmd), cl::sub(importCmd));
+cl::opt<bool> noSimplify("no-simplify",
+                         cl::desc("Skip the exact algebraic simplifications"),
+                         cl::sub(analyzeCmd));
+cl::opt<bool> markdown("markdown", cl::desc("Markdown (docs/op-semantics.md)"),
+                       cl::sub(opsCmd));
+
+int fail(ExitCode code, const Twine &msg) {
+  std::string text = msg.str();
+  // Errors from the parser already carry "file:line:col: error:".
+  if (StringRef(text).contains(": error:") || StringRef(text).starts_with("error:"))
+    errs() << text;
+  else
+    WithColor::error(errs(), "kb-rewrite") << text;
+  if (!StringRef(text).ends_with("\n"))
+    errs() << "\n";
+  return code;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> *loadOrReport(mlir::MLIRContext &ctx,
+                                                StringRef input, int &code,
+                                                mlir::OwningOpRef<mlir::ModuleOp> &storage) {
+  auto module = kb::importGraphFile(ctx, input, paramsPath);
+  if (!module) {
+    std::string msg = toString(module.takeError());
+    code = fail(StringRef(msg).contains("cannot read") ? UsageError : InputError,
+                msg);
+    return nullptr;
+  }
+  storage = std::move(*module);
+  if (mlir::failed(mlir::verify(*storage))) {
+    code = fail(InternalError, "imported IR failed to verify");
+    return nullptr;
+  }
+  return &storage;
+}
+
+int runAnalyze() {
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  int code = Ok;
+  if (!loadOrReport(ctx, analyzeInput, code, module))
+    return code;
+  mlir::PassManager pm(&ctx);
+  if (noSimplify) {
+    pm.addPass(kb::createClassify());
+    pm.addPass(kb::createFormRegions());
+  } else {
+    kb::buildAnalysisPipeline(pm);
+  }
+  if (mlir::failed(pm.run(*module)))
+    return fail(InternalError, "the analysis pipeline failed on '" +
+                                   analyzeInput + "'");
+  kb::AnalysisReport report = kb::buildAnalysisReport(*module, analyzeInput);
+  if (jsonOut)
+    outs() << formatv("{0:2}", report.toJSON()) << "\n";
+  else
+    report.printTable(outs());
+  return Ok;
+}
+
+int runImport() {
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  int code = Ok;
+  if (!loadOrReport(ctx, importInput, code, module))
+    return code;
+  module->print(outs());
+  outs() << "\n";
+  return Ok;
+}
+
+int runOps() {
+  if (markdown) {
+    outs() << kb::renderOpSemanticsMarkdown();
+    return Ok;
+  }
+  for (const kb::OpInfo &info : kb::allOps())
+    outs() << formatv("{0,-40} {1,-12} {2}\n", info.qualifiedName(),
+                      kb::kindName(info.kind), info.schema);
+  return Ok;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::SetVersionPrinter(
+      [](raw_ostream &os) { os << "kb-rewrite 0.1.0 (LLVM/MLIR 22)\n"; });
+  if (!cl::ParseCommandLineOptions(argc, argv, "kb-rewrite: fuse memory-bound "
+                                               "epilogues of PyTorch models\n",
+                                   &errs()))
+    return UsageError;
+  if (analyzeCmd)
+    return runAnalyze();
+  if (importCmd)
+    return runImport();
+  if (opsCmd)
+    return runOps();
+  errs() << "kb-rewrite: a subcommand is required (analyze, import, ops); "
+            "see kb-rewrite --help\n";
+  return UsageError;
+}
