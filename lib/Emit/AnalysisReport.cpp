@@ -105,9 +105,17 @@ std::string shapeStr(const std::vector<int64_t> &s) {
   return s.empty() ? "scalar" : out;
 }
 
-std::string mb(int64_t bytes) {
+std::string humanBytes(int64_t bytes) {
   std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.1f", bytes / 1.0e6);
+  llvm::raw_string_ostream os(s);
+  if (bytes >= 1000000000)
+    os << llvm::format("%.2f GB", bytes / 1.0e9);
+  else if (bytes >= 1000000)
+    os << llvm::format("%.1f MB", bytes / 1.0e6);
+  else if (bytes >= 1000)
+    os << llvm::format("%.1f KB", bytes / 1.0e3);
+  else
+    os << bytes << " B";
   return s;
 }
 
@@ -189,7 +197,7 @@ void AnalysisReport::printTable(llvm::raw_ostream &os) const {
   if (!regions.empty()) {
     os << llvm::format("%-4s %-26s %-40s %-22s %12s %10s\n", "id",
                        "anchor (cuBLAS/cuDNN)", "fused ops", "output shape",
-                       "unfused MB", "fused MB");
+                       "unfused", "fused");
     for (const RegionReport &r : regions) {
       std::string ops;
       for (size_t i = 0; i < r.ops.size(); ++i) {
@@ -204,13 +212,13 @@ void AnalysisReport::printTable(llvm::raw_ostream &os) const {
       os << llvm::format("%-4s %-26s %-40s %-22s %12s %10s\n",
                          ("r" + std::to_string(r.id)).c_str(),
                          r.anchor ? r.anchor->c_str() : "-", ops.c_str(),
-                         shape.c_str(), mb(r.bytesUnfused).c_str(),
-                         mb(r.bytesFused).c_str());
+                         shape.c_str(), humanBytes(r.bytesUnfused).c_str(),
+                         humanBytes(r.bytesFused).c_str());
       totalUnfused += r.bytesUnfused;
       totalFused += r.bytesFused;
     }
-    os << "\nmemory traffic of fused ops: " << mb(totalUnfused)
-       << " MB unfused -> " << mb(totalFused) << " MB fused";
+    os << "\nmemory traffic of fused ops: " << humanBytes(totalUnfused)
+       << " unfused -> " << humanBytes(totalFused) << " fused";
     if (totalUnfused > 0)
       os << llvm::format(" (%.0f%% saved)",
                          100.0 * (totalUnfused - totalFused) / totalUnfused);

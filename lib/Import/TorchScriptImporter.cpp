@@ -291,6 +291,9 @@ private:
                              ? std::get<std::string>(nameAttr->value.v)
                              : obj->second + "." +
                                    std::get<std::string>(nameAttr->value.v);
+      if (!opts.modulePrefix.empty() &&
+          StringRef(path).starts_with(opts.modulePrefix))
+        path = path.substr(opts.modulePrefix.size());
       const ts::ValueDef &out = node.outputs[0];
       if (out.type.kind == ts::Type::Kind::Class) {
         objects[out.name] = path;
@@ -433,6 +436,7 @@ llvm::Expected<ImportOptions> kb::loadParamsJson(StringRef path) {
   if (!root)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    path + ": error: expected a JSON object");
+  opts.modulePrefix = root->getString("module_prefix").value_or("").str();
   for (StringRef section : {"parameters", "buffers"}) {
     const llvm::json::Array *arr = root->getArray(section);
     if (!arr)

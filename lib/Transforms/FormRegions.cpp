@@ -93,6 +93,9 @@ std::string unfusedReason(Operation *op, OpKind kind) {
       return "control flow (prim::If/prim::Loop) is kept as is";
     return "not in the op-semantics table";
   default:
+    if (op->getNumResults() && hasStaticShape(op->getResult(0).getType()) &&
+        cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 0)
+      return "0-d tensor arithmetic: not worth a kernel";
     return "shape or dtype not static";
   }
 }
@@ -110,7 +113,8 @@ public:
 
 private:
   bool isCandidate(Operation *op, OpKind kind) {
-    return allResultsStatic(op) &&
+    // 0-d tensors are host-style scalar arithmetic (traced size math).
+    return allResultsStatic(op) && !resultShape(op).empty() &&
            (kind == OpKind::Elementwise || kind == OpKind::Broadcast ||
             kind == OpKind::Reduction || kind == OpKind::Anchor);
   }

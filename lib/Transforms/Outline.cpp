@@ -61,6 +61,18 @@ struct OutlinePass : kb::impl::OutlineBase<OutlinePass> {
       outline(region, symbols);
   }
 
+  /// Appends `op` after the constants it is built from (a kb.list of
+  /// kb.constant), each once.
+  static void collectConstant(Operation *op,
+                              llvm::SmallPtrSetImpl<Operation *> &seen,
+                              SmallVectorImpl<Operation *> &out) {
+    if (!seen.insert(op).second)
+      return;
+    for (Value operand : op->getOperands())
+      collectConstant(operand.getDefiningOp(), seen, out);
+    out.push_back(op);
+  }
+
   void outline(RegionOp region, SymbolTable &symbols) {
     MLIRContext *ctx = &getContext();
     Block &body = region.getBody().front();
@@ -78,8 +90,7 @@ struct OutlinePass : kb::impl::OutlineBase<OutlinePass> {
         if (region->isAncestor(v.getParentBlock()->getParentOp()))
           continue;
         if (isConstantLike(v)) {
-          if (seenConstants.insert(v.getDefiningOp()).second)
-            constants.push_back(v.getDefiningOp());
+          collectConstant(v.getDefiningOp(), seenConstants, constants);
           continue;
         }
         inputs.insert(v);
@@ -91,7 +102,6 @@ struct OutlinePass : kb::impl::OutlineBase<OutlinePass> {
     for (Operation &op : body.without_terminator())
       if (op.getNumResults())
         if (auto rt = dyn_cast<RankedTensorType>(op.getResult(0).getType())) {
-          Value in;
           if (getKind(&op) == OpKind::Reduction)
             for (Value v : op.getOperands())
               if (auto it = dyn_cast<RankedTensorType>(v.getType())) {

@@ -86,7 +86,7 @@ def Kb_RegionOp : Kb_Op<"region", [SingleBlockImplicitTerminator<"YieldOp">]> {
   let arguments = (ins I64Attr:$id, OptionalAttr<StrAttr>:$anchor);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "attr-dict-with-keyword (`->` type($results)^)? $body";
+  let assemblyFormat = "attr-dict-with-keyword (`->` `(` type($results)^ `)`)? $body";
   let hasVerifier = 1;
 }
 

@@ -19,6 +19,9 @@ struct ParamInfo {
 
 struct ImportOptions {
   std::map<std::string, ParamInfo> params;
+  /// Stripped from parameter paths: kb-export wraps models whose forward
+  /// takes non-tensor arguments in a module holding the model as "model".
+  std::string modulePrefix;
 };
 
 /// Reads kb-export's params.json (see docs/graph-format.md).

@@ -1,0 +1,137 @@
+// RUN: kb-opt %s --kb-classify --kb-form-regions --split-input-file | FileCheck %s
+
+// An anchor takes its elementwise/broadcast epilogue.
+// CHECK-LABEL: func.func @anchor_epilogue
+// CHECK:       %[[R:.*]] = kb.region attributes {anchor = "aten::_convolution", id = 0 : i64} -> (tensor<2x8x6x6xf32>) {
+// CHECK-NEXT:    kb.aten "_convolution"
+// CHECK-NEXT:    kb.aten "relu"
+// CHECK-NEXT:    %[[ADD:.*]] = kb.aten "add"
+// CHECK-NEXT:    kb.yield %[[ADD]]
+// CHECK:       return %[[R]]
+func.func @anchor_epilogue(%x: tensor<2x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8x1x1xf32>) -> tensor<2x8x6x6xf32> {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %s = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "_convolution"(%x, %w, %none, %s, %p, %s, %f, %p, %one, %f, %f, %f, %f) : (tensor<2x4x8x8xf32>, tensor<8x4x3x3xf32>, none, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, !kb.list<i64>, i64, i1, i1, i1, i1) -> tensor<2x8x6x6xf32>
+  %1 = kb.aten "relu"(%0) : (tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32>
+  %2 = kb.aten "add"(%1, %b, %one) {overload = "Tensor"} : (tensor<2x8x6x6xf32>, tensor<8x1x1xf32>, i64) -> tensor<2x8x6x6xf32>
+  return %2 : tensor<2x8x6x6xf32>
+}
+
+// -----
+
+// A lone anchor stays in the library and is reported.
+// CHECK-LABEL: func.func @lone_anchor
+// CHECK-NOT:   kb.region
+// CHECK:       kb.aten "mm"{{.*}}kb.unfused = "anchor without a fusable consumer: stays in cuBLAS/cuDNN"
+func.func @lone_anchor(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  %0 = kb.aten "mm"(%a, %b) : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// A reduction may join and ends the pre-reduction part; pointwise ops on the
+// reduced value follow it (mean -> tanh); a second reduction opens a new
+// region.
+// CHECK-LABEL: func.func @reduction_epilogue
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<2x4xf32>) {
+// CHECK-NEXT:    kb.aten "hardtanh"
+// CHECK-NEXT:    kb.aten "mean"
+// CHECK-NEXT:    %[[T:.*]] = kb.aten "tanh"
+// CHECK-NEXT:    kb.yield %[[T]]
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<2xf32>) {
+// CHECK-NEXT:    kb.aten "sum"
+func.func @reduction_epilogue(%x: tensor<2x4x8x8xf32>) -> tensor<2xf32> {
+  %lo = kb.constant {value = -1.000000e+00 : f64} : f64
+  %hi = kb.constant {value = 1.000000e+00 : f64} : f64
+  %two = kb.constant {value = 2 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %none = kb.constant {value} : none
+  %dims = kb.list(%two, %three) : (i64, i64) -> !kb.list<i64>
+  %d1 = kb.list(%one) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "hardtanh"(%x, %lo, %hi) : (tensor<2x4x8x8xf32>, f64, f64) -> tensor<2x4x8x8xf32>
+  %1 = kb.aten "mean"(%0, %dims, %f, %none) {overload = "dim"} : (tensor<2x4x8x8xf32>, !kb.list<i64>, i1, none) -> tensor<2x4xf32>
+  %2 = kb.aten "tanh"(%1) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %3 = kb.aten "sum"(%2, %d1, %f, %none) {overload = "dim_IntList"} : (tensor<2x4xf32>, !kb.list<i64>, i1, none) -> tensor<2xf32>
+  return %3 : tensor<2xf32>
+}
+
+// -----
+
+// A value used inside and outside the region is yielded as well.
+// CHECK-LABEL: func.func @multi_use
+// CHECK:       %[[R:.*]]:2 = kb.region attributes {anchor = "aten::linear", id = 0 : i64} -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+// CHECK:         %[[L:.*]] = kb.aten "linear"
+// CHECK-NEXT:    %[[S:.*]] = kb.aten "sigmoid"(%[[L]])
+// CHECK-NEXT:    %[[M:.*]] = kb.aten "mul"(%[[L]], %[[S]])
+// CHECK-NEXT:    kb.yield %[[S]], %[[M]]
+// CHECK:       return %[[R]]#1, %[[R]]#0
+func.func @multi_use(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %none = kb.constant {value} : none
+  %0 = kb.aten "linear"(%x, %w, %none) : (tensor<4x8xf32>, tensor<16x8xf32>, none) -> tensor<4x16xf32>
+  %1 = kb.aten "sigmoid"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %2 = kb.aten "mul"(%0, %1) {overload = "Tensor"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %2, %1 : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// %2 uses %0 (in region 0) and %1, which depends on region 0 through an op
+// outside it: joining would make the region depend on itself, so %2 starts
+// its own region after the opaque op.
+// CHECK-LABEL: func.func @no_cycle
+// CHECK:       %[[R0:.*]] = kb.region attributes {id = 0 : i64}
+// CHECK-NEXT:    kb.aten "exp"
+// CHECK:       %[[O:.*]] = kb.opaque "aten::my_op"(%[[R0]])
+// CHECK:       kb.region attributes {id = 1 : i64}
+// CHECK-NEXT:    kb.aten "add"(%[[R0]], %[[O]]
+func.func @no_cycle(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %0 = kb.aten "exp"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = kb.opaque "aten::my_op"(%0) : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = kb.aten "add"(%0, %1, %one) {overload = "Tensor"} : (tensor<8xf32>, tensor<8xf32>, i64) -> tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
+
+// -----
+
+// An unrelated op between two members that uses the first one is moved after
+// the region, keeping the block in a valid order.
+// CHECK-LABEL: func.func @interleaved
+// CHECK:       %[[R:.*]]:2 = kb.region
+// CHECK-NEXT:    kb.aten "relu"
+// CHECK-NEXT:    kb.aten "neg"
+// CHECK:       kb.opaque "aten::my_op"(%[[R]]#0)
+func.func @interleaved(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = kb.aten "relu"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = kb.opaque "aten::my_op"(%0) : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = kb.aten "neg"(%0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %1, %2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Ops of different iteration spaces do not share a region; views and control
+// flow are reported.
+// CHECK-LABEL: func.func @boundaries
+// CHECK:       kb.aten "view"{{.*}}kb.unfused = "view/identity: no data to fuse"
+// CHECK:       kb.aten "relu"{{.*}}kb.unfused = "inside control flow"
+// CHECK:       kb.unfused = "control flow (prim::If/prim::Loop) is kept as is"
+func.func @boundaries(%x: tensor<2x8xf32>, %c: i1) -> (tensor<16xf32>, tensor<2x8xf32>) {
+  %n = kb.constant {value = 16 : i64} : i64
+  %shape = kb.list(%n) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "view"(%x, %shape) : (tensor<2x8xf32>, !kb.list<i64>) -> tensor<16xf32>
+  %1 = kb.opaque "prim::If"(%c) {
+    %r = kb.aten "relu"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    kb.yield %r : tensor<2x8xf32>
+  }, {
+    kb.yield %x : tensor<2x8xf32>
+  } : (i1) -> tensor<2x8xf32>
+  return %0, %1 : tensor<16xf32>, tensor<2x8xf32>
+}

@@ -1,0 +1,146 @@
+// RUN: kb-opt %s --kb-simplify --split-input-file | FileCheck %s
+
+// relu is idempotent; leaky_relu with a finite slope >= 0 after relu is the
+// identity.
+// CHECK-LABEL: func.func @after_relu
+// CHECK:      %[[R:.*]] = kb.aten "relu"(%arg0)
+// CHECK-NOT:  kb.aten
+// CHECK:      return %[[R]], %[[R]]
+func.func @after_relu(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %s = kb.constant {value = 1.000000e-02 : f64} : f64
+  %0 = kb.aten "relu"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = kb.aten "relu"(%0) : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = kb.aten "leaky_relu"(%0, %s) : (tensor<8xf32>, f64) -> tensor<8xf32>
+  return %1, %2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A negative slope would turn relu's +0 into -0: not an identity.
+// CHECK-LABEL: func.func @negative_slope_kept
+// CHECK: kb.aten "leaky_relu"
+func.func @negative_slope_kept(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %s = kb.constant {value = -1.000000e-01 : f64} : f64
+  %0 = kb.aten "relu"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = kb.aten "leaky_relu"(%0, %s) : (tensor<8xf32>, f64) -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @merge_clamps
+// CHECK-DAG:  %[[LO:.*]] = kb.constant {value = 0.000000e+00 : f64} : f64
+// CHECK-DAG:  %[[HI:.*]] = kb.constant {value = 3.000000e+00 : f64} : f64
+// CHECK:      %[[C:.*]] = kb.aten "clamp"(%arg0, %[[LO]], %[[HI]])
+// CHECK-NOT:  kb.aten
+// CHECK:      return %[[C]]
+func.func @merge_clamps(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = kb.constant {value = -2.000000e+00 : f64} : f64
+  %b = kb.constant {value = 5.000000e+00 : f64} : f64
+  %c = kb.constant {value = 0.000000e+00 : f64} : f64
+  %d = kb.constant {value = 3.000000e+00 : f64} : f64
+  %0 = kb.aten "clamp"(%x, %a, %b) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %1 = kb.aten "clamp"(%0, %c, %d) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+// Disjoint intervals give a constant; that is left alone.
+// CHECK-LABEL: func.func @disjoint_clamps_kept
+// CHECK-COUNT-2: kb.aten "clamp"
+func.func @disjoint_clamps_kept(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = kb.constant {value = 0.000000e+00 : f64} : f64
+  %b = kb.constant {value = 1.000000e+00 : f64} : f64
+  %c = kb.constant {value = 2.000000e+00 : f64} : f64
+  %d = kb.constant {value = 3.000000e+00 : f64} : f64
+  %0 = kb.aten "clamp"(%x, %a, %b) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %1 = kb.aten "clamp"(%0, %c, %d) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+// KernelBench level 2 task 2: clamp(0,1), *2, clamp(0,1), /2 is clamp(0, 0.5).
+// The scale factor arrives as a 0-d tensor literal, as the tracer wraps it.
+// CHECK-LABEL: func.func @scale_around_clamp
+// CHECK-DAG:  %[[LO:.*]] = kb.constant {value = 0.000000e+00 : f64} : f64
+// CHECK-DAG:  %[[HI:.*]] = kb.constant {value = 5.000000e-01 : f64} : f64
+// CHECK:      %[[C:.*]] = kb.aten "clamp"(%arg0, %[[LO]], %[[HI]])
+// CHECK-NOT:  kb.aten
+// CHECK:      return %[[C]]
+func.func @scale_around_clamp(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %lo = kb.constant {value = 0.000000e+00 : f64} : f64
+  %hi = kb.constant {value = 1.000000e+00 : f64} : f64
+  %two = kb.constant {value = 2.000000e+00 : f64} : tensor<f64>
+  %0 = kb.aten "clamp"(%x, %lo, %hi) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %1 = kb.aten "mul"(%0, %two) {overload = "Tensor"} : (tensor<8xf32>, tensor<f64>) -> tensor<8xf32>
+  %2 = kb.aten "clamp"(%1, %lo, %hi) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %3 = kb.aten "div"(%2, %two) {overload = "Tensor"} : (tensor<8xf32>, tensor<f64>) -> tensor<8xf32>
+  return %3 : tensor<8xf32>
+}
+
+// -----
+
+// A bound whose half is not exact in fp32 blocks the rewrite.
+// CHECK-LABEL: func.func @scale_inexact_bound_kept
+// CHECK: kb.aten "mul"
+// CHECK: kb.aten "div"
+func.func @scale_inexact_bound_kept(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %lo = kb.constant {value = 1.401298464324817e-45 : f64} : f64
+  %hi = kb.constant {value = 1.000000e+00 : f64} : f64
+  %two = kb.constant {value = 2.000000e+00 : f64} : f64
+  %1 = kb.aten "mul"(%x, %two) {overload = "Scalar"} : (tensor<8xf32>, f64) -> tensor<8xf32>
+  %2 = kb.aten "clamp"(%1, %lo, %hi) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %3 = kb.aten "div"(%2, %two) {overload = "Scalar"} : (tensor<8xf32>, f64) -> tensor<8xf32>
+  return %3 : tensor<8xf32>
+}
+
+// -----
+
+// x*1, x/1, x-0 and x+(-0) are x for every IEEE value; x+0 is not (-0+0=+0).
+// CHECK-LABEL: func.func @identities
+// CHECK-NOT:  kb.aten "mul"
+// CHECK-NOT:  kb.aten "div"
+// CHECK-NOT:  kb.aten "sub"
+// CHECK:      %[[ADD:.*]] = kb.aten "add"(%arg0, %{{.*}}, %{{.*}}) {overload = "Scalar"}
+// CHECK-NOT:  kb.aten
+// CHECK:      return %arg0, %arg0, %arg0, %arg0, %[[ADD]]
+func.func @identities(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %one = kb.constant {value = 1.000000e+00 : f64} : f64
+  %zero = kb.constant {value = 0.000000e+00 : f64} : f64
+  %nzero = kb.constant {value = -0.000000e+00 : f64} : f64
+  %alpha = kb.constant {value = 1 : i64} : i64
+  %0 = kb.aten "mul"(%x, %one) {overload = "Scalar"} : (tensor<8xf32>, f64) -> tensor<8xf32>
+  %1 = kb.aten "div"(%x, %one) {overload = "Scalar"} : (tensor<8xf32>, f64) -> tensor<8xf32>
+  %2 = kb.aten "sub"(%x, %zero, %alpha) {overload = "Scalar"} : (tensor<8xf32>, f64, i64) -> tensor<8xf32>
+  %3 = kb.aten "add"(%x, %nzero, %alpha) {overload = "Scalar"} : (tensor<8xf32>, f64, i64) -> tensor<8xf32>
+  %4 = kb.aten "add"(%x, %zero, %alpha) {overload = "Scalar"} : (tensor<8xf32>, f64, i64) -> tensor<8xf32>
+  return %0, %1, %2, %3, %4 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Forwarding x would alias it with a tensor that is later mutated in place.
+// CHECK-LABEL: func.func @inplace_blocks_identity
+// CHECK: kb.aten "mul"
+// CHECK: kb.aten "relu"{{.*}}inplace
+func.func @inplace_blocks_identity(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %one = kb.constant {value = 1.000000e+00 : f64} : f64
+  %0 = kb.aten "mul"(%x, %one) {overload = "Scalar"} : (tensor<8xf32>, f64) -> tensor<8xf32>
+  %1 = kb.aten "relu"(%0) {inplace} : (tensor<8xf32>) -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+// dropout with p = 0 in training mode drops nothing.
+// CHECK-LABEL: func.func @dropout_zero
+// CHECK-NOT: kb.aten "dropout"
+// CHECK: return %arg0
+func.func @dropout_zero(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %p = kb.constant {value = 0.000000e+00 : f64} : f64
+  %t = kb.constant {value = true} : i1
+  %0 = kb.aten "dropout"(%x, %p, %t) : (tensor<8xf32>, f64, i1) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -1,0 +1,37 @@
+# lit configuration for kb-rewrite.
+import os
+import shutil
+import subprocess
+
+import lit.formats
+
+config.name = "kb-rewrite"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".txt", ".test", ".cpp"]
+config.excludes = ["fixtures", "Inputs", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kb_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.kb_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%kb_src", config.kb_src_root))
+config.substitutions.append(("%fixtures", os.path.join(config.kb_src_root, "test", "fixtures")))
+config.substitutions.append(("%kb_export",
+                             os.path.join(config.kb_src_root, "tools", "kb-export", "kb-export")
+                             + " --python " + config.kb_python))
+
+
+def _works(cmd):
+    try:
+        return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+# GPU tests run only where a GPU answers; elsewhere lit reports them UNSUPPORTED.
+if shutil.which("nvidia-smi") and _works(["nvidia-smi", "-L"]):
+    config.available_features.add("gpu")
+if _works([config.kb_python, "-c", "import torch"]):
+    config.available_features.add("torch")
