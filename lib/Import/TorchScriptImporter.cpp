@@ -109,6 +109,12 @@ public:
       results.push_back(*v);
     }
     func::ReturnOp::create(builder, top, results);
+    // Tuples only built to be returned were flattened above; drop them.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+      if (auto opaque = dyn_cast<OpaqueOp>(op);
+          opaque && opaque.getName() == "prim::TupleConstruct" &&
+          opaque->use_empty())
+        opaque->erase();
     func.setFunctionType(
         builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
     return std::move(module);

@@ -137,7 +137,10 @@ public:
         } else if (buf[pos] == ':' && peekChar(1) == ':') {
           advance();
           advance();
-        } else if (buf[pos] == '.' && isIdentStart(peekChar(1))) {
+        } else if (buf[pos] == '.' &&
+                   (isIdentStart(peekChar(1)) || llvm::isDigit(peekChar(1)))) {
+          // Class paths may hold module names that start with a digit
+          // (__torch__.10_ConvTranspose2d.Model).
           advance();
         } else {
           break;

@@ -1,15 +1,19 @@
 //===- FormRegions.cpp - --kb-form-regions --------------------------------===//
 //
 // Greedy, order-preserving grouping in the spirit of TVM's FuseOps and IREE's
-// dispatch-region formation:
+// dispatch-region formation (rules in docs/passes.md):
 //  * a library anchor (GEMM/conv) opens a group; its elementwise/broadcast
 //    consumers join it (the anchor stays in cuBLAS/cuDNN, the rest becomes
 //    one epilogue kernel);
 //  * elementwise/broadcast ops without a fusable producer open anchorless
 //    groups; a consumer joins the group of one of its producers;
-//  * one reduction may join a group; after it only pointwise ops on the
-//    reduced value may follow (a reduction epilogue such as mean -> tanh);
-//  * every member of a group iterates over the same shape;
+//  * a reduction may join a group and starts a new stage; after it only
+//    pointwise ops on values of the new stage may follow (a reduction
+//    epilogue such as mean -> tanh). Only a window pooling may be followed by
+//    another reduction (max_pool -> mean), since each element of its output
+//    is computed from a window of the previous stage; shape-preserving
+//    reductions (softmax, norms) keep the previous stage's values usable;
+//  * every member of a stage iterates over the same shape;
 //  * a consumer never joins a group it also reaches through an op outside
 //    the group (that would make the region depend on itself);
 //  * values used outside a region are yielded (multi-use is correct, just
@@ -43,10 +47,11 @@ struct Group {
   int id;
   Operation *anchor = nullptr;
   SmallVector<Operation *> ops; // in block order, anchor first
-  ArrayRef<int64_t> space;      // iteration shape before any reduction
-  Operation *reduction = nullptr;
-  ArrayRef<int64_t> reducedShape;
-  llvm::SmallPtrSet<Operation *, 8> postReduction; // reduction + its epilogue
+  // The group runs in stages separated by reductions. `stage` holds the ops
+  // whose results live in the current iteration space `shape`.
+  ArrayRef<int64_t> shape;
+  llvm::SmallPtrSet<Operation *, 8> stage;
+  Operation *lastReduction = nullptr;
 };
 
 ArrayRef<int64_t> resultShape(Operation *op) {
@@ -91,6 +96,9 @@ std::string unfusedReason(Operation *op, OpKind kind) {
         return "random dropout (p > 0 in training) is not fused";
     if (isa<OpaqueOp>(op) && op->getNumRegions() > 0)
       return "control flow (prim::If/prim::Loop) is kept as is";
+    if (auto opaque = dyn_cast<OpaqueOp>(op);
+        opaque && opaque.getName().starts_with("prim::"))
+      return "TorchScript structural or scalar op, kept as is";
     return "not in the op-semantics table";
   default:
     if (op->getNumResults() && hasStaticShape(op->getResult(0).getType()) &&
@@ -160,18 +168,12 @@ private:
     Group g;
     g.id = groups.size();
     g.ops.push_back(op);
-    g.space = resultShape(op);
-    if (kind == OpKind::Anchor) {
+    g.shape = resultShape(op);
+    g.stage.insert(op);
+    if (kind == OpKind::Anchor)
       g.anchor = op;
-    } else if (kind == OpKind::Reduction) {
-      auto in = dyn_cast_or_null<RankedTensorType>(
-          reducedInput(op) ? reducedInput(op).getType() : Type());
-      if (in)
-        g.space = in.getShape();
-      g.reduction = op;
-      g.reducedShape = resultShape(op);
-      g.postReduction.insert(op);
-    }
+    else if (kind == OpKind::Reduction)
+      g.lastReduction = op;
     groupOf[op] = g.id;
     groups.push_back(std::move(g));
   }
@@ -192,39 +194,37 @@ private:
           it->second.test(g.id))
         return false;
     }
-    // Operands from inside the group must all be pre- or all post-reduction.
-    bool usesPre = false, usesPost = false;
+    // Operands from inside the group must belong to its current stage.
     for (Value v : op->getOperands()) {
       Operation *p = v.getDefiningOp();
       if (!p)
         continue;
       auto gi = groupOf.find(p);
-      if (gi == groupOf.end() || gi->second != g.id)
-        continue;
-      if (g.postReduction.count(p))
-        usesPost = true;
-      else
-        usesPre = true;
+      if (gi != groupOf.end() && gi->second == g.id && !g.stage.count(p))
+        return false;
     }
     ArrayRef<int64_t> shape = resultShape(op);
     if (kind == OpKind::Reduction) {
       Value in = reducedInput(op);
       Operation *p = in ? in.getDefiningOp() : nullptr;
       auto gi = p ? groupOf.find(p) : groupOf.end();
-      if (g.reduction || usesPost || gi == groupOf.end() ||
+      bool afterPool =
+          g.lastReduction &&
+          cast<AtenOp>(g.lastReduction).getInfo()->style == OpStyle::Pool;
+      if ((g.lastReduction && !afterPool) || gi == groupOf.end() ||
           gi->second != g.id ||
-          cast<RankedTensorType>(in.getType()).getShape() != g.space)
+          cast<RankedTensorType>(in.getType()).getShape() != g.shape)
         return false;
-      g.reduction = op;
-      g.reducedShape = shape;
-      g.postReduction.insert(op);
-    } else if (g.reduction) {
-      if (usesPre || shape != g.reducedShape)
-        return false;
-      g.postReduction.insert(op);
-    } else if (shape != g.space) {
+      g.lastReduction = op;
+      // A shape-preserving reduction (softmax, a norm) keeps the previous
+      // stage's values addressable at the same index.
+      if (shape != g.shape)
+        g.stage.clear();
+      g.shape = shape;
+    } else if (shape != g.shape) {
       return false;
     }
+    g.stage.insert(op);
     g.ops.push_back(op);
     groupOf[op] = g.id;
     return true;

@@ -135,3 +135,35 @@ func.func @boundaries(%x: tensor<2x8xf32>, %c: i1) -> (tensor<16xf32>, tensor<2x
   } : (i1) -> tensor<2x8xf32>
   return %0, %1 : tensor<16xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// A window pooling may feed another reduction in the same region (each pooled
+// element is computed from a window of the previous stage): max_pool2d ->
+// hardtanh -> mean -> tanh is one region after the anchor.
+// CHECK-LABEL: func.func @pool_then_mean
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<1x1x1x1xf32>) {
+// CHECK-NEXT:    kb.aten "max_pool2d"
+// CHECK-NEXT:    kb.aten "hardtanh"
+// CHECK-NEXT:    kb.aten "mean"
+// CHECK-NEXT:    kb.aten "tanh"
+func.func @pool_then_mean(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x1x1xf32> {
+  %two = kb.constant {value = 2 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %t = kb.constant {value = true} : i1
+  %f = kb.constant {value = false} : i1
+  %none = kb.constant {value} : none
+  %lo = kb.constant {value = -1.000000e+00 : f64} : f64
+  %hi = kb.constant {value = 1.000000e+00 : f64} : f64
+  %k = kb.list(%two, %two) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %d = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %dims = kb.list(%two, %three) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "max_pool2d"(%x, %k, %k, %p, %d, %f) : (tensor<1x1x4x4xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1) -> tensor<1x1x2x2xf32>
+  %1 = kb.aten "hardtanh"(%0, %lo, %hi) : (tensor<1x1x2x2xf32>, f64, f64) -> tensor<1x1x2x2xf32>
+  %2 = kb.aten "mean"(%1, %dims, %t, %none) {overload = "dim"} : (tensor<1x1x2x2xf32>, !kb.list<i64>, i1, none) -> tensor<1x1x1x1xf32>
+  %3 = kb.aten "tanh"(%2) : (tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+  return %3 : tensor<1x1x1x1xf32>
+}
