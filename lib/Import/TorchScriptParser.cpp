@@ -80,7 +80,11 @@ public:
     }
     if (c == '%') {
       advance();
-      while (pos < buf.size() && isNameChar(buf[pos]))
+      // Debug names come from Python identifiers and module paths, which may
+      // hold '-' (regnet's "block1-0").
+      while (pos < buf.size() &&
+             (isNameChar(buf[pos]) ||
+              (buf[pos] == '-' && llvm::isAlnum(peekChar(1)))))
         advance();
       t.kind = Tok::Value;
       t.text = buf.slice(start + 1, pos);

@@ -1,0 +1,80 @@
+//===- OpSemanticsTest.cpp - The op-semantics table -----------------------===//
+
+#include "kb/IR/OpSemantics.h"
+
+#include <gtest/gtest.h>
+#include <set>
+
+using namespace kb;
+
+TEST(OpSemantics, EveryRowParsesAndIsUnique) {
+  std::set<std::string> seen;
+  ASSERT_GT(allOps().size(), 100u);
+  for (const OpInfo &info : allOps()) {
+    EXPECT_FALSE(info.args.empty()) << info.qualifiedName();
+    EXPECT_TRUE(seen.insert(info.qualifiedName()).second)
+        << "duplicate row " << info.qualifiedName();
+    EXPECT_FALSE(info.aten.empty()) << info.qualifiedName();
+  }
+}
+
+TEST(OpSemantics, PointwiseRowsHaveACudaExpressionNamingTheirOperands) {
+  for (const OpInfo &info : allOps()) {
+    if (info.kind != OpKind::Elementwise || info.style == OpStyle::Dropout)
+      continue;
+    ASSERT_FALSE(info.cuda.empty()) << info.qualifiedName();
+    // Every {placeholder} must be a schema operand.
+    llvm::StringRef rest = info.cuda;
+    while (true) {
+      size_t open = rest.find('{');
+      if (open == llvm::StringRef::npos)
+        break;
+      size_t close = rest.find('}', open);
+      ASSERT_NE(close, llvm::StringRef::npos) << info.qualifiedName();
+      llvm::StringRef name = rest.slice(open + 1, close);
+      EXPECT_TRUE(info.argIndex(name).has_value())
+          << info.qualifiedName() << " uses unknown operand {" << name.str()
+          << "}";
+      rest = rest.drop_front(close + 1);
+    }
+  }
+}
+
+TEST(OpSemantics, OverloadsResolveByOperandTypes) {
+  using V = ValueClass;
+  EXPECT_EQ(resolveOverload("add", {V::Tensor, V::Tensor, V::Int})->overload,
+            "Tensor");
+  EXPECT_EQ(resolveOverload("add", {V::Tensor, V::Float, V::Int})->overload,
+            "Scalar");
+  EXPECT_EQ(resolveOverload("max", {V::Tensor, V::Int, V::Bool})->overload,
+            "dim");
+  EXPECT_EQ(resolveOverload("max", {V::Tensor, V::Tensor})->overload, "other");
+  EXPECT_EQ(resolveOverload("max", {V::Tensor})->overload, "");
+  EXPECT_EQ(resolveOverload("mean", {V::Tensor, V::IntList, V::Bool, V::None})
+                ->overload,
+            "dim");
+  EXPECT_EQ(resolveOverload("mean", {V::Tensor, V::None})->overload, "");
+  EXPECT_EQ(resolveOverload("gelu", {V::Tensor, V::Str})->overload, "");
+  EXPECT_EQ(resolveOverload("gelu", {V::Tensor})->overload, "legacy");
+  // A None bound is accepted by the Scalar? clamp.
+  EXPECT_EQ(resolveOverload("clamp", {V::Tensor, V::None, V::Float})->overload,
+            "");
+  EXPECT_EQ(resolveOverload("relu", {V::Tensor, V::Tensor}), nullptr);
+  EXPECT_EQ(resolveOverload("no_such_op", {V::Tensor}), nullptr);
+}
+
+TEST(OpSemantics, InPlaceNames) {
+  EXPECT_EQ(stripInPlace("aten::relu_"), std::make_pair(llvm::StringRef("relu"), true));
+  EXPECT_EQ(stripInPlace("aten::relu"), std::make_pair(llvm::StringRef("relu"), false));
+  EXPECT_EQ(stripInPlace("aten::__and__"),
+            std::make_pair(llvm::StringRef("__and__"), false));
+  EXPECT_EQ(stripInPlace("aten::_convolution"),
+            std::make_pair(llvm::StringRef("_convolution"), false));
+}
+
+TEST(OpSemantics, MarkdownListsEveryRow) {
+  std::string md = renderOpSemanticsMarkdown();
+  for (const OpInfo &info : allOps())
+    EXPECT_NE(md.find("`" + info.qualifiedName() + "`"), std::string::npos)
+        << info.qualifiedName();
+}
