@@ -93,8 +93,17 @@ RegionReport reportRegion(RegionOp region) {
         r.dtype = dtypeName(rt);
     }
   }
+  // The graph line of the first op; the Python line of the first op written
+  // in the user's code rather than inside torch itself.
   Operation *first = anchor ? anchor : &body.front();
   std::tie(r.location, r.sourceLocation) = describeLocation(first->getLoc());
+  for (Operation &op : body.without_terminator()) {
+    std::string src = describeLocation(op.getLoc()).second;
+    if (!src.empty() && !llvm::StringRef(src).contains("/torch/")) {
+      r.sourceLocation = src;
+      break;
+    }
+  }
   return r;
 }
 
@@ -121,16 +130,20 @@ std::string humanBytes(int64_t bytes) {
 
 } // namespace
 
+int64_t kb::countOps(ModuleOp module) {
+  int64_t n = 0;
+  module.walk([&](Operation *op) { n += isa<AtenOp, OpaqueOp>(op); });
+  return n;
+}
+
 AnalysisReport kb::buildAnalysisReport(ModuleOp module,
                                        llvm::StringRef graphName) {
   AnalysisReport rep;
   rep.graph = graphName.str();
+  rep.numOpsAfterSimplify = countOps(module);
   module.walk([&](Operation *op) {
-    if (isa<AtenOp, OpaqueOp>(op)) {
-      ++rep.numOps;
-      if (getKind(op) == OpKind::Anchor)
-        ++rep.numAnchors;
-    }
+    if (isa<AtenOp, OpaqueOp>(op) && getKind(op) == OpKind::Anchor)
+      ++rep.numAnchors;
     if (auto region = dyn_cast<RegionOp>(op))
       rep.regions.push_back(reportRegion(region));
     if (auto note = op->getAttrOfType<StringAttr>("kb.unfused")) {
@@ -181,6 +194,7 @@ llvm::json::Value AnalysisReport::toJSON() const {
       {"schema_version", 1},
       {"graph", graph},
       {"ops", numOps},
+      {"ops_after_simplify", numOpsAfterSimplify},
       {"anchors", numAnchors},
       {"regions", std::move(regs)},
       {"unfused", std::move(unf)},
@@ -191,7 +205,10 @@ llvm::json::Value AnalysisReport::toJSON() const {
 
 void AnalysisReport::printTable(llvm::raw_ostream &os) const {
   os << "kb-rewrite analyze: " << graph << "\n"
-     << numOps << " ops, " << numAnchors << " library anchors, "
+     << numOps << " ops";
+  if (numOpsAfterSimplify != numOps)
+    os << " (" << numOpsAfterSimplify << " after exact simplification)";
+  os << ", " << numAnchors << " library anchors, "
      << regions.size() << " fusion regions\n\n";
   int64_t totalUnfused = 0, totalFused = 0;
   if (!regions.empty()) {

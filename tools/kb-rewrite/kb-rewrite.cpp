@@ -88,6 +88,7 @@ int runAnalyze() {
   int code = Ok;
   if (!loadOrReport(ctx, analyzeInput, code, module))
     return code;
+  int64_t importedOps = kb::countOps(*module);
   mlir::PassManager pm(&ctx);
   if (noSimplify) {
     pm.addPass(kb::createClassify());
@@ -99,6 +100,7 @@ int runAnalyze() {
     return fail(InternalError, "the analysis pipeline failed on '" +
                                    analyzeInput + "'");
   kb::AnalysisReport report = kb::buildAnalysisReport(*module, analyzeInput);
+  report.numOps = importedOps;
   if (jsonOut)
     outs() << formatv("{0:2}", report.toJSON()) << "\n";
   else

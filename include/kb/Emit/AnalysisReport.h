@@ -28,7 +28,9 @@ struct UnfusedReport {
 
 struct AnalysisReport {
   std::string graph;
-  int64_t numOps = 0, numAnchors = 0;
+  int64_t numOps = 0;              // as imported
+  int64_t numOpsAfterSimplify = 0; // what regions were formed from
+  int64_t numAnchors = 0;
   std::vector<RegionReport> regions;
   std::vector<UnfusedReport> unfused;
 
@@ -36,7 +38,11 @@ struct AnalysisReport {
   void printTable(llvm::raw_ostream &os) const;
 };
 
+/// kb.aten and kb.opaque ops in `module`.
+int64_t countOps(mlir::ModuleOp module);
+
 /// Reads kb.region ops (after --kb-form-regions) and kb.unfused notes.
+/// `numOps` is filled in by the caller from the module before the passes.
 AnalysisReport buildAnalysisReport(mlir::ModuleOp module,
                                    llvm::StringRef graphName);
 
