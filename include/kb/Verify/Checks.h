@@ -1,0 +1,104 @@
+//===- Checks.h - Host-side checks of kb-verify ------------------*- C++ -*-===//
+//
+// Everything kb-verify decides without a GPU: comparison against the float64
+// truth, poison and canary detection, static source checks, launch
+// expressions, random inputs and extra shapes, cache keys. Unit-tested in CI.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_VERIFY_CHECKS_H
+#define KB_VERIFY_CHECKS_H
+
+#include "kb/Verify/Job.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kb::verify {
+
+// ---- comparison -----------------------------------------------------------
+
+/// Output poison patterns: a quiet NaN with a payload, then a finite value.
+constexpr uint32_t kPoisonA = 0x7FC0DEADu;
+constexpr uint32_t kPoisonB = 0x5EADBEEFu;
+constexpr uint8_t kCanaryByte = 0xA5;
+constexpr size_t kCanaryBytes = 256;
+
+struct Comparison {
+  std::string status = "accepted"; // or unwritten_output / nan_mismatch /
+                                   // wrong_result
+  std::string detail;
+  double maxAbsError = 0, eagerMaxAbsError = 0, bound = 0, relL2 = 0;
+  bool allclose1e4 = true, allclose1e2 = true;
+};
+
+/// Checks `cand` against the float64 truth `ref64`, with eager fp32 `eager32`
+/// defining the fp32 error budget and where NaN/Inf must appear.
+/// Rule (docs/verify.md): every element whose eager value is NaN/+Inf/-Inf
+/// must be the same in `cand`; over the other elements
+///   max|cand - ref64| <= factor * max(max|eager32 - ref64|, 2^-23 * scale)
+/// where scale = max |ref64| over them. `poison` is the bit pattern the output
+/// was filled with before the launch: any element still holding it was never
+/// written.
+Comparison compareOutput(const float *cand, const float *eager32,
+                         const double *ref64, size_t n, double factor,
+                         uint32_t poison);
+
+/// True when every byte of the guard regions still holds kCanaryByte.
+bool canaryIntact(const uint8_t *guard, size_t n);
+
+// ---- static checks ----------------------------------------------------------
+
+/// Rejects what a device-only kernel must not contain: host code entry points
+/// (main, cudaMalloc/cudaLaunch* host API), device-side launches (dynamic
+/// parallelism, side streams), device heap allocation, includes outside the
+/// allow-list, inline PTX traps are allowed (they crash, and are caught).
+struct Rejection {
+  std::string status; // forbidden_construct | entry_point_missing
+  std::string detail;
+};
+/// Returns the rejection, or nullopt when the source is acceptable.
+std::optional<Rejection> staticCheck(const std::string &source,
+                                     const std::string &entry);
+
+// ---- launch expressions -------------------------------------------------------
+
+/// Evaluates an integer expression over named sizes: + - * / % ( ),
+/// ceil_div(a, b), min(a, b), max(a, b), integer literals. Throws JobError.
+int64_t evalExpr(const std::string &expr,
+                 const std::map<std::string, int64_t> &vars);
+
+/// Variables for launch expressions given the concrete shapes:
+/// numel_<t>, <t>_<k> (dim k), rank_<t>, sm_count.
+std::map<std::string, int64_t>
+sizeVariables(const std::vector<TensorSpec> &tensors, int64_t smCount);
+
+// ---- inputs and shapes -------------------------------------------------------
+
+/// Fills `out` with values of the tensor's distribution. Trial kinds:
+/// 0 = ordinary, 1 = large magnitudes (x 1e3), 2 = special values mixed in
+/// (NaN, +-Inf, +-0, tiny, huge) at ~3% of the elements.
+void fillInput(std::vector<float> &out, const TensorSpec &spec, uint64_t seed,
+               int trialKind);
+
+/// Extra shapes with the same broadcast pattern as the job's shapes: every
+/// non-1 output dim is resized (odd sizes, not multiples of vector widths),
+/// and each input dim follows the output dim it broadcasts against. Returns
+/// nothing when some input does not broadcast against the first output
+/// (a reduction), in which case only explicit extra_shapes are used.
+std::vector<ShapeSet> deriveExtraShapes(const Job &job, int count);
+
+int64_t numel(const std::vector<int64_t> &shape);
+
+// ---- cache -------------------------------------------------------------------
+
+std::string sha256Hex(const std::string &data);
+std::string cacheKey(const Job &job, const std::string &gpu,
+                     const std::string &driver, const std::string &cuda,
+                     const std::string &torch);
+
+} // namespace kb::verify
+
+#endif // KB_VERIFY_CHECKS_H

@@ -1,0 +1,131 @@
+//===- Job.h - kb-verify job and verdict protocol ---------------*- C++ -*-===//
+//
+// The JSON protocol between kb-rewrite (or any client) and kb-verify,
+// schema_version 1, documented in docs/verify.md. Plain C++ (nlohmann-json):
+// no LLVM, no CUDA, no torch, so every side can link it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_VERIFY_JOB_H
+#define KB_VERIFY_JOB_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kb::verify {
+
+constexpr int kSchemaVersion = 1;
+
+/// Thrown for a job that does not follow the schema; the message names the
+/// JSON path ("inputs[1].shape: expected an array of integers").
+struct JobError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype = "float32"; // float32 only for now (float64 reference)
+  std::string role = "activation"; // activation | parameter
+  /// normal | uniform:LO:HI | positive (|normal| + 0.1)
+  std::string distribution = "normal";
+};
+
+/// One launch argument: a tensor pointer, or an integer / float scalar whose
+/// value is an expression over sizes (docs/verify.md).
+struct ArgSpec {
+  enum class Kind { Tensor, Int64, Int32, Float32 } kind;
+  std::string value; // tensor name, or expression / number
+};
+
+struct LaunchSpec {
+  std::vector<std::string> grid{"1", "1", "1"};
+  std::vector<std::string> block{"256", "1", "1"};
+  std::string sharedBytes = "0";
+};
+
+struct Candidate {
+  std::string source;
+  std::string entry;
+  std::vector<ArgSpec> args;
+  LaunchSpec launch;
+  bool shapeGeneric = false;
+  std::string origin = "unknown"; // codegen | model | corpus ...
+};
+
+struct Checks {
+  int trials = 5;
+  uint64_t seed = 1;
+  bool specialValues = true;
+  int extraShapes = 2; // auto-derived when the candidate is shape-generic
+  bool timing = true;
+  int timingRuns = 20;
+  int warmup = 3;
+  double toleranceFactor = 8.0;
+  std::string sanitizer = "none"; // none | memcheck | racecheck
+};
+
+/// Explicit extra shapes: tensor name -> shape, one map per variant.
+using ShapeSet = std::map<std::string, std::vector<int64_t>>;
+
+struct Job {
+  int schemaVersion = kSchemaVersion;
+  std::string id;
+  std::string reference; // TorchScript IR text; graph inputs = `inputs`
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<ShapeSet> extraShapes; // empty: derive from broadcasting
+  Candidate candidate;
+  std::string arch = "native"; // "native" or "sm_XY"
+  Checks checks;
+  double timeoutSeconds = 20.0;
+
+  const TensorSpec *findTensor(const std::string &name) const;
+};
+
+struct Timing {
+  double medianMs = 0, minMs = 0, maxMs = 0;
+  int runs = 0;
+};
+
+struct Verdict {
+  int schemaVersion = kSchemaVersion;
+  std::string id;
+  /// accepted | compile_error | forbidden_construct | entry_point_missing |
+  /// launch_error | unwritten_output | out_of_bounds_write | input_mutated |
+  /// nan_mismatch | wrong_result | shape_specific | timing_recheck_failed |
+  /// implausible_speed | crashed | timeout | oom | invalid_job
+  std::string status;
+  std::string detail; // human-readable evidence, truncated
+  bool cached = false;
+  // Evidence.
+  double maxAbsError = 0, eagerMaxAbsError = 0, bound = 0, relL2Error = 0;
+  bool allclose1e4 = false, allclose1e2 = false;
+  bool deterministic = true;
+  int trialsRun = 0;
+  std::vector<std::vector<int64_t>> shapesChecked;
+  std::optional<Timing> candidateTiming, eagerTiming;
+  double rooflineMs = 0, copyBandwidthGBs = 0;
+  std::string gpu, driver, cuda, torch;
+  std::string compileLog;
+
+  bool accepted() const { return status == "accepted"; }
+};
+
+Job parseJob(const std::string &json);
+std::string toJson(const Job &job);
+Verdict parseVerdict(const std::string &json);
+std::string toJson(const Verdict &verdict);
+
+/// Canonical job text (sorted keys, no timing/cache-irrelevant fields) used
+/// in cache keys.
+std::string canonicalJob(const Job &job);
+
+/// Truncates long logs keeping head and tail, so feedback stays readable.
+std::string truncateMiddle(const std::string &text, size_t maxBytes);
+
+} // namespace kb::verify
+
+#endif // KB_VERIFY_JOB_H

@@ -1,0 +1,479 @@
+#!/usr/bin/env python3
+"""The kb-verify adversarial corpus: good kernels that must be accepted and
+bad kernels, one per category, that must be rejected with a given status.
+
+    corpus.py write DIR            writes one job JSON per entry (+ "expect")
+    corpus.py run KB_VERIFY [--repeat N] [--only NAME]
+                                   runs every job through `kb-verify --serve`
+    corpus.py compile KB_VERIFY --arch sm_75,sm_90
+                                   static checks + NVRTC only (no GPU)
+
+Exit status 0 when every verdict matches its expectation.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+# ---- reference graphs and tensors (templates) --------------------------------
+
+ELEMENTWISE_ARGS = [{"tensor": "x"}, {"tensor": "y"}, {"int64": "numel_y"}]
+GRID_1D = {"grid": ["ceil_div(numel_y, 256)"], "block": ["256"]}
+
+
+def unary(op_lines, shape=(1031, 517), dist="normal"):
+    ref = ("graph(%x : Tensor):\n" + op_lines + "  return (%y)\n")
+    return {
+        "reference": ref,
+        "inputs": [{"name": "x", "shape": list(shape), "distribution": dist}],
+        "outputs": [{"name": "y", "shape": list(shape)}],
+        "args": ELEMENTWISE_ARGS, "launch": GRID_1D,
+    }
+
+
+RELU = unary("  %y : Tensor = aten::relu(%x)\n")
+RELU_POW2 = unary("  %y : Tensor = aten::relu(%x)\n", shape=(1024, 512))
+EXP = unary("  %y : Tensor = aten::exp(%x)\n")
+SILU = unary("  %s : Tensor = aten::sigmoid(%x)\n  %y : Tensor = aten::mul(%x, %s)\n")
+CLAMP = unary("  %lo : float = prim::Constant[value=-0.5]()\n"
+              "  %hi : float = prim::Constant[value=0.5]()\n"
+              "  %y : Tensor = aten::clamp(%x, %lo, %hi)\n")
+BIAS_RELU = {
+    "reference": ("graph(%x : Tensor, %b : Tensor):\n"
+                  "  %one : int = prim::Constant[value=1]()\n"
+                  "  %s : Tensor = aten::add(%x, %b, %one)\n"
+                  "  %y : Tensor = aten::relu(%s)\n  return (%y)\n"),
+    "inputs": [{"name": "x", "shape": [8, 37, 19, 23]},
+               {"name": "b", "shape": [37, 1, 1], "role": "parameter"}],
+    "outputs": [{"name": "y", "shape": [8, 37, 19, 23]}],
+    "args": [{"tensor": "x"}, {"tensor": "b"}, {"tensor": "y"},
+             {"int64": "numel_y"}, {"int64": "y_1"}, {"int64": "y_2 * y_3"}],
+    "launch": GRID_1D,
+}
+ROW_SUM = {
+    "reference": ("graph(%x : Tensor):\n"
+                  "  %d : int = prim::Constant[value=1]()\n"
+                  "  %dims : int[] = prim::ListConstruct(%d)\n"
+                  "  %k : bool = prim::Constant[value=0]()\n"
+                  "  %n : NoneType = prim::Constant()\n"
+                  "  %y : Tensor = aten::sum(%x, %dims, %k, %n)\n  return (%y)\n"),
+    "inputs": [{"name": "x", "shape": [1031, 4099]}],
+    "outputs": [{"name": "y", "shape": [1031]}],
+    "args": [{"tensor": "x"}, {"tensor": "y"}, {"int64": "x_0"}, {"int64": "x_1"}],
+    "launch": {"grid": ["x_0"], "block": ["256"]},
+}
+SOFTMAX = {
+    "reference": ("graph(%x : Tensor):\n"
+                  "  %d : int = prim::Constant[value=1]()\n"
+                  "  %n : NoneType = prim::Constant()\n"
+                  "  %y : Tensor = aten::softmax(%x, %d, %n)\n  return (%y)\n"),
+    "inputs": [{"name": "x", "shape": [517, 1031]}],
+    "outputs": [{"name": "y", "shape": [517, 1031]}],
+    "args": [{"tensor": "x"}, {"tensor": "y"}, {"int64": "x_0"}, {"int64": "x_1"}],
+    "launch": {"grid": ["x_0"], "block": ["256"]},
+}
+MEAN_HW = {
+    "reference": ("graph(%x : Tensor):\n"
+                  "  %two : int = prim::Constant[value=2]()\n"
+                  "  %three : int = prim::Constant[value=3]()\n"
+                  "  %dims : int[] = prim::ListConstruct(%two, %three)\n"
+                  "  %k : bool = prim::Constant[value=0]()\n"
+                  "  %n : NoneType = prim::Constant()\n"
+                  "  %y : Tensor = aten::mean(%x, %dims, %k, %n)\n  return (%y)\n"),
+    "inputs": [{"name": "x", "shape": [16, 33, 61, 47]}],
+    "outputs": [{"name": "y", "shape": [16, 33]}],
+    "args": [{"tensor": "x"}, {"tensor": "y"}, {"int64": "y_0 * y_1"},
+             {"int64": "x_2 * x_3"}],
+    "launch": {"grid": ["y_0 * y_1"], "block": ["256"]},
+}
+
+# ---- kernels -------------------------------------------------------------------
+
+ELEMENTWISE = r'''
+extern "C" __global__ void kernel(const float* __restrict__ x, float* __restrict__ y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float v = x[i]; %s }
+}
+'''
+
+BLOCK_REDUCE = r'''
+__device__ float block_sum(float v, float* smem) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < (blockDim.x >> 5) ? smem[lane] : 0.f;
+  if (warp == 0)
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  __syncthreads();
+  return v;
+}
+__device__ float block_max(float v, float* smem) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, o));
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < (blockDim.x >> 5) ? smem[lane] : __int_as_float(0xff800000);
+  if (warp == 0)
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, o));
+  __syncthreads();
+  return v;
+}
+'''
+
+
+def ew(body):
+    return ELEMENTWISE % body
+
+
+RELU_OK = "y[i] = (v > 0.f || v != v) ? v : 0.f;"
+
+ENTRIES = [
+    # ---- must be accepted --------------------------------------------------------
+    ("good_relu", "accepted", RELU, ew(RELU_OK), {}),
+    ("good_relu_vec4", "accepted", RELU, r'''
+extern "C" __global__ void kernel(const float* __restrict__ x, float* __restrict__ y, long long n) {
+  long long i4 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long nvec = n / 4;
+  if (i4 < nvec) {
+    float4 v = reinterpret_cast<const float4*>(x)[i4];
+    float4 r;
+    r.x = (v.x > 0.f || v.x != v.x) ? v.x : 0.f; r.y = (v.y > 0.f || v.y != v.y) ? v.y : 0.f;
+    r.z = (v.z > 0.f || v.z != v.z) ? v.z : 0.f; r.w = (v.w > 0.f || v.w != v.w) ? v.w : 0.f;
+    reinterpret_cast<float4*>(y)[i4] = r;
+  }
+  long long t = nvec * 4 + i4;  // scalar tail
+  if (i4 < n - nvec * 4) { float v = x[t]; y[t] = (v > 0.f || v != v) ? v : 0.f; }
+}''', {"launch": {"grid": ["ceil_div(numel_y, 1024)"], "block": ["256"]}}),
+    ("good_relu_grid_stride", "accepted", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f;
+  }
+}''', {"launch": {"grid": ["sm_count * 4"], "block": ["256"]}}),
+    ("good_bias_relu", "accepted", BIAS_RELU, r'''
+extern "C" __global__ void kernel(const float* x, const float* b, float* y, long long n,
+                                  long long C, long long HW) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float v = x[i] + b[(i / HW) % C]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
+}''', {}),
+    ("good_exp", "accepted", EXP, ew("y[i] = expf(v);"), {}),
+    ("good_silu", "accepted", SILU, ew("y[i] = v / (1.f + expf(-v));"), {}),
+    ("good_clamp", "accepted", CLAMP,
+     ew("y[i] = (v != v) ? v : fminf(fmaxf(v, -0.5f), 0.5f);"), {}),
+    ("good_row_sum", "accepted", ROW_SUM, BLOCK_REDUCE + r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
+  __shared__ float smem[32];
+  const float* row = x + blockIdx.x * cols;
+  float acc = 0.f;
+  for (long long c = threadIdx.x; c < cols; c += blockDim.x) acc += row[c];
+  acc = block_sum(acc, smem);
+  if (threadIdx.x == 0) y[blockIdx.x] = acc;
+}''', {}),
+    ("good_row_sum_warp_per_row", "accepted", ROW_SUM, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
+  long long r = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  if (r >= rows) return;
+  float acc = 0.f;
+  for (long long c = threadIdx.x % 32; c < cols; c += 32) acc += x[r * cols + c];
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+  if (threadIdx.x % 32 == 0) y[r] = acc;
+}''', {"launch": {"grid": ["ceil_div(x_0, 8)"], "block": ["256"]}}),
+    ("good_softmax", "accepted", SOFTMAX, BLOCK_REDUCE + r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
+  __shared__ float smem[32];
+  const float* in = x + blockIdx.x * cols; float* out = y + blockIdx.x * cols;
+  float m = __int_as_float(0xff800000);
+  for (long long c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, in[c]);
+  m = block_max(m, smem);
+  __shared__ float bm; if (threadIdx.x == 0) bm = m; __syncthreads(); m = bm;
+  float s = 0.f;
+  for (long long c = threadIdx.x; c < cols; c += blockDim.x) s += expf(in[c] - m);
+  s = block_sum(s, smem);
+  __shared__ float bs; if (threadIdx.x == 0) bs = s; __syncthreads(); s = bs;
+  for (long long c = threadIdx.x; c < cols; c += blockDim.x) out[c] = expf(in[c] - m) / s;
+}''', {"special_values": False}),
+    ("good_mean_hw", "accepted", MEAN_HW, BLOCK_REDUCE + r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long planes, long long hw) {
+  __shared__ float smem[32];
+  const float* p = x + blockIdx.x * hw;
+  float acc = 0.f;
+  for (long long i = threadIdx.x; i < hw; i += blockDim.x) acc += p[i];
+  acc = block_sum(acc, smem);
+  if (threadIdx.x == 0) y[blockIdx.x] = acc / (float)hw;
+}''', {}),
+    ("good_relu_cpp_entry", "accepted", RELU, r'''
+// A C++ (mangled) entry point is found through NVRTC name expressions.
+__global__ void kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
+}''', {}),
+
+    # ---- must be rejected, one category each --------------------------------------
+    ("bad_wrong_math", "wrong_result", RELU, ew("y[i] = fmaxf(v, 0.1f);"), {}),
+    ("bad_tail_skipped", "unwritten_output", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n - 1) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
+}''', {}),
+    ("bad_partial_write", "unwritten_output", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n / 2) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
+}''', {}),
+    ("bad_stale_output", "nan_mismatch", RELU,
+     ew("y[i] += (v > 0.f || v != v) ? v : 0.f; /* assumes y starts at 0 */"), {}),
+    ("bad_input_mutation", "input_mutated", RELU, r'''
+extern "C" __global__ void kernel(float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; x[i] = 0.f; }
+}''', {}),
+    ("bad_race_missing_syncthreads", "wrong_result", ROW_SUM, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
+  __shared__ float part[256];
+  const float* row = x + blockIdx.x * cols;
+  float acc = 0.f;
+  for (long long c = threadIdx.x; c < cols; c += blockDim.x) acc += row[c];
+  part[threadIdx.x] = acc;
+  // missing __syncthreads() between the tree levels
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+  }
+  if (threadIdx.x == 0) y[blockIdx.x] = part[0];
+}''', {}),
+    ("bad_out_of_bounds_write", "out_of_bounds_write", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
+  if (i == 0) y[n + 3] = 1.f;  // past the end
+}''', {}),
+    ("bad_side_stream_launch", "forbidden_construct", RELU, r'''
+__global__ void child(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = fmaxf(x[i], 0.f);
+}
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    child<<<(n + 255) / 256, 256, 0, cudaStreamFireAndForget>>>(x, y, n);
+}''', {}),
+    ("bad_shape_hardcoded", "shape_specific", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < 1031LL * 517LL) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
+}''', {"shape_generic": True}),
+    ("bad_cache_by_input_pointer", "unwritten_output", RELU, r'''
+__device__ const float* last_input;
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  if (last_input == x) return;  // "already computed for this input"
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
+  __syncthreads();
+  if (threadIdx.x == 0) last_input = x;
+}''', {}),
+    ("bad_constant_output", "wrong_result", RELU, ew("y[i] = 0.5f;"), {}),
+    ("bad_nan_output", "nan_mismatch", RELU, ew("y[i] = __int_as_float(0x7fffffff);"), {}),
+    ("bad_fp16_intermediate", "wrong_result", EXP, r'''
+#include <cuda_fp16.h>
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __half2float(hexp(__float2half(x[i])));
+}''', {"special_values": False}),
+    ("bad_fp16_accumulator", "wrong_result", ROW_SUM, r'''
+#include <cuda_fp16.h>
+extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
+  if (threadIdx.x != 0) return;
+  __half acc = __float2half(0.f);
+  for (long long c = 0; c < cols; ++c) acc = __hadd(acc, __float2half(x[blockIdx.x * cols + c]));
+  y[blockIdx.x] = __half2float(acc);
+}''', {"special_values": False}),
+    ("bad_nan_propagation", "nan_mismatch", RELU, ew("y[i] = fmaxf(v, 0.f);"), {}),
+    ("bad_softmax_no_max_subtraction", "nan_mismatch", SOFTMAX, BLOCK_REDUCE + r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
+  __shared__ float smem[32];
+  const float* in = x + blockIdx.x * cols; float* out = y + blockIdx.x * cols;
+  float s = 0.f;
+  for (long long c = threadIdx.x; c < cols; c += blockDim.x) s += expf(in[c]);
+  s = block_sum(s, smem);
+  __shared__ float bs; if (threadIdx.x == 0) bs = s; __syncthreads(); s = bs;
+  for (long long c = threadIdx.x; c < cols; c += blockDim.x) out[c] = expf(in[c]) / s;
+}''', {"special_values": False}),
+    ("bad_infinite_loop", "timeout", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  volatile int spin = 1;
+  while (spin) { }
+}''', {"timeout_s": 8}),
+    ("bad_trap", "crashed", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  if (blockIdx.x == 3) asm volatile("trap;");
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}''', {}),
+    ("bad_illegal_address", "crashed", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i + (1LL << 40)] = x[i];
+}''', {}),
+    ("bad_huge_allocation", "forbidden_construct", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  float* scratch = (float*)malloc(1ULL << 40);
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { scratch[0] = x[i]; y[i] = scratch[0]; }
+}''', {}),
+    ("bad_compile_error", "compile_error", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  long long i = blockIdx.x * blockDim.x + threadIdx.x
+  y[i] = x[i];
+}''', {}),
+    ("bad_wrong_entry_point", "entry_point_missing", RELU, r'''
+extern "C" __global__ void relu_kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;
+}''', {}),
+    ("bad_launch_misses_tail", "shape_specific", RELU_POW2, ew(RELU_OK),
+     {"shape_generic": True, "launch": {"grid": ["numel_y / 256"], "block": ["256"]}}),
+    ("bad_skips_work_when_timed", "timing_recheck_failed", RELU, r'''
+__device__ unsigned long long launches;
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  __shared__ bool skip;
+  if (threadIdx.x == 0) skip = atomicAdd(&launches, 1ULL) > 40ULL * gridDim.x;
+  __syncthreads();
+  if (skip) return;  // stops working once the timing loop starts
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
+}''', {}),
+    ("bad_host_code", "forbidden_construct", RELU, ew(RELU_OK) + r'''
+int main() { return 0; }''', {}),
+    ("bad_include_outside_allow_list", "forbidden_construct", RELU,
+     "#include <cstdio>\n" + ew(RELU_OK), {}),
+    ("bad_reads_clock", "forbidden_construct", RELU, ew(
+        "y[i] = (clock64() & 1) ? v : ((v > 0.f || v != v) ? v : 0.f);"), {}),
+]
+
+
+def make_job(name, expect, template, source, extra):
+    job = {
+        "schema_version": 1,
+        "id": name,
+        "expect": expect,
+        "reference": template["reference"],
+        "inputs": template["inputs"],
+        "outputs": template["outputs"],
+        "candidate": {
+            "source": source,
+            "entry": "kernel",
+            "args": template["args"],
+            "launch": extra.get("launch", template["launch"]),
+            "shape_generic": extra.get("shape_generic", False),
+            "origin": "corpus",
+        },
+        "arch": "native",
+        "checks": {"trials": 5, "seed": 1,
+                   "special_values": extra.get("special_values", True),
+                   "timing": True, "timing_runs": 20, "warmup": 3},
+        "timeout_s": extra.get("timeout_s", 30),
+    }
+    return job
+
+
+def jobs():
+    return [make_job(*e) for e in ENTRIES]
+
+
+def gpu_present():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def run_serve(kb_verify, batch, cache_dir):
+    proc = subprocess.run([kb_verify, "--serve", "--no-cache"],
+                          input="".join(json.dumps(j) + "\n" for j in batch),
+                          capture_output=True, text=True, timeout=3600)
+    verdicts = [json.loads(l) for l in proc.stdout.splitlines() if l.strip()]
+    if len(verdicts) != len(batch):
+        sys.stderr.write(proc.stderr[-4000:])
+        raise SystemExit(f"corpus: expected {len(batch)} verdicts, got {len(verdicts)}")
+    return verdicts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write"); w.add_argument("dir")
+    r = sub.add_parser("run"); r.add_argument("kb_verify")
+    r.add_argument("--repeat", type=int, default=1); r.add_argument("--only")
+    r.add_argument("--report", help="write per-entry results as JSON here")
+    c = sub.add_parser("compile"); c.add_argument("kb_verify")
+    c.add_argument("--arch", default="sm_75,sm_90")
+    args = ap.parse_args()
+
+    all_jobs = jobs()
+    good = sum(j["expect"] == "accepted" for j in all_jobs)
+    if args.cmd == "write":
+        os.makedirs(args.dir, exist_ok=True)
+        for j in all_jobs:
+            with open(os.path.join(args.dir, j["id"] + ".json"), "w") as f:
+                json.dump(j, f, indent=1)
+        print(f"wrote {len(all_jobs)} jobs ({good} good, {len(all_jobs) - good} bad)")
+        return 0
+
+    if args.cmd == "compile":
+        # Without a GPU: what the static checks and NVRTC decide must match.
+        compile_stage = {"compile_error", "forbidden_construct", "entry_point_missing"}
+        passed = failed = 0
+        with tempfile.TemporaryDirectory() as tmp:
+            for j in all_jobs:
+                path = os.path.join(tmp, j["id"] + ".json")
+                with open(path, "w") as f:
+                    json.dump(j, f)
+                for arch in args.arch.split(","):
+                    p = subprocess.run([args.kb_verify, "--compile", path, "--arch", arch],
+                                       capture_output=True, text=True)
+                    status = json.loads(p.stdout)["status"] if p.stdout else "no-output"
+                    want = j["expect"] if j["expect"] in compile_stage else "compiled"
+                    ok = status == want
+                    passed += ok; failed += not ok
+                    if not ok:
+                        print(f"FAIL {j['id']} [{arch}]: {status}, expected {want}\n{p.stdout}{p.stderr}")
+        print(f"{passed} passed, {failed} failed")
+        return 1 if failed else 0
+
+    if not gpu_present():
+        print("corpus: no GPU answers (nvidia-smi -L): skipped")
+        return 77  # ctest SKIP_RETURN_CODE
+    selected = [j for j in all_jobs if not args.only or j["id"] == args.only]
+    results = {j["id"]: [] for j in selected}
+    start = time.time()
+    for rep in range(args.repeat):
+        for j, v in zip(selected, run_serve(args.kb_verify, selected, None)):
+            results[j["id"]].append(v)
+    passed = failed = 0
+    print(f"{'entry':36} {'expected':22} {'got (all repetitions)':28} detail")
+    for j in selected:
+        statuses = sorted({v["status"] for v in results[j["id"]]})
+        ok = statuses == [j["expect"]]
+        passed += ok; failed += not ok
+        v = results[j["id"]][0]
+        t = v.get("candidate_timing") or {}
+        e = v.get("eager_timing") or {}
+        extra = (f"{t.get('median_ms', 0):.3f} ms vs eager {e.get('median_ms', 0):.3f} ms"
+                 if v["status"] == "accepted" else v["detail"][:90].replace("\n", " "))
+        print(f"{j['id']:36} {j['expect']:22} {','.join(statuses):28} {'ok ' if ok else 'BAD'} {extra}")
+    print(f"{len(selected)} entries x {args.repeat} repetitions in {time.time() - start:.1f} s")
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump(results, f, indent=1)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

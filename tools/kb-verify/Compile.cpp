@@ -1,0 +1,72 @@
+//===- Compile.cpp - NVRTC compilation of candidates ----------------------===//
+
+#include "Compile.h"
+#include "CudaCompat.h"
+
+#include "kb/Verify/Checks.h"
+
+#include <nvrtc.h>
+#include <vector>
+
+using namespace kb::verify;
+
+CompileResult kb::verify::compileCandidate(const std::string &source,
+                                           const std::string &entry,
+                                           const std::string &arch) {
+  CompileResult r;
+  if (auto rej = staticCheck(source, entry)) {
+    r.status = rej->status;
+    r.log = rej->detail;
+    return r;
+  }
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, source.c_str(), "candidate.cu", 0, nullptr,
+                         nullptr) != NVRTC_SUCCESS) {
+    r.status = "compile_error";
+    r.log = "nvrtcCreateProgram failed";
+    return r;
+  }
+  // The entry may be extern "C" or a C++ name; a name expression resolves
+  // both to the symbol in the cubin.
+  std::string nameExpr = "&" + entry;
+  nvrtcAddNameExpression(prog, nameExpr.c_str());
+  std::string archOpt = "--gpu-architecture=" + arch;
+  std::vector<std::string> opts = {archOpt, "--std=c++17", "-default-device",
+                                   "-I" KB_CUDA_INCLUDE_DIR,
+                                   "-I" KB_CUDA_INCLUDE_DIR "/cccl"};
+  std::vector<const char *> argv;
+  for (const std::string &o : opts)
+    argv.push_back(o.c_str());
+  nvrtcResult res = nvrtcCompileProgram(prog, argv.size(), argv.data());
+  size_t logSize = 0;
+  nvrtcGetProgramLogSize(prog, &logSize);
+  std::string log(logSize, '\0');
+  if (logSize)
+    nvrtcGetProgramLog(prog, log.data());
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+    log.pop_back();
+  r.log = truncateMiddle(log, 2000);
+  if (res != NVRTC_SUCCESS) {
+    r.status = "compile_error";
+    if (r.log.empty())
+      r.log = nvrtcGetErrorString(res);
+    nvrtcDestroyProgram(&prog);
+    return r;
+  }
+  const char *lowered = nullptr;
+  if (nvrtcGetLoweredName(prog, nameExpr.c_str(), &lowered) != NVRTC_SUCCESS ||
+      !lowered) {
+    r.status = "entry_point_missing";
+    r.log = "no __global__ function '" + entry + "' in the compiled program";
+    nvrtcDestroyProgram(&prog);
+    return r;
+  }
+  r.loweredEntry = lowered;
+  size_t cubinSize = 0;
+  nvrtcGetCUBINSize(prog, &cubinSize);
+  r.cubin.resize(cubinSize);
+  nvrtcGetCUBIN(prog, r.cubin.data());
+  nvrtcDestroyProgram(&prog);
+  r.ok = true;
+  return r;
+}

@@ -1,0 +1,58 @@
+//===- TorchCompat.h - libtorch version shims -------------------*- C++ -*-===//
+//
+// The one place that knows which libtorch kb-verify was built against:
+// Debian's 1.13 (CPU only) in CI, the torch 2.x wheel (with CUDA) on GPU
+// hosts. KB_HAVE_TORCH_CUDA is set by CMake when libtorch links CUDA.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_VERIFY_TORCHCOMPAT_H
+#define KB_VERIFY_TORCHCOMPAT_H
+
+#include <torch/csrc/jit/ir/irparser.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#if KB_HAVE_TORCH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace kb::verify::compat {
+
+inline bool torchHasCuda() {
+#if KB_HAVE_TORCH_CUDA
+  return torch::cuda::is_available();
+#else
+  return false;
+#endif
+}
+
+/// Makes `stream` torch's current stream on `device` for the scope.
+class StreamScope {
+public:
+  StreamScope(void *stream, int device) {
+#if KB_HAVE_TORCH_CUDA
+    prev = c10::cuda::getCurrentCUDAStream(device);
+    c10::cuda::setCurrentCUDAStream(c10::cuda::getStreamFromExternal(
+        static_cast<cudaStream_t>(stream), device));
+#else
+    (void)stream;
+    (void)device;
+#endif
+  }
+  ~StreamScope() {
+#if KB_HAVE_TORCH_CUDA
+    if (prev)
+      c10::cuda::setCurrentCUDAStream(*prev);
+#endif
+  }
+
+private:
+#if KB_HAVE_TORCH_CUDA
+  std::optional<c10::cuda::CUDAStream> prev;
+#endif
+};
+
+} // namespace kb::verify::compat
+
+#endif // KB_VERIFY_TORCHCOMPAT_H

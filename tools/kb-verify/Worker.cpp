@@ -1,0 +1,560 @@
+//===- Worker.cpp - Runs jobs on the GPU inside the worker process --------===//
+//
+// Order of checks per launch (docs/verify.md): CUDA errors, guard canaries,
+// inputs unchanged, poison left in the output, NaN/Inf positions, values
+// against the float64 truth. Every trial uses fresh random inputs at fresh
+// addresses (the previous buffers stay alive while new ones are allocated),
+// and every trial launches twice with two different output poisons.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Worker.h"
+#include "Compile.h"
+#include "CudaCompat.h"
+#include "Reference.h"
+
+#include "kb/Verify/Checks.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+using namespace kb::verify;
+
+namespace {
+
+void check(cudaError_t e, const char *what) {
+  if (e == cudaSuccess)
+    return;
+  std::string msg = std::string(what) + ": " + cudaGetErrorName(e) + " (" +
+                    cudaGetErrorString(e) + ")";
+  if (e == cudaErrorMemoryAllocation)
+    throw CudaFailure("oom", msg, false);
+  throw CudaFailure(compat::isStickyError(e) ? "crashed" : "launch_error", msg,
+                    compat::isStickyError(e));
+}
+
+/// A device buffer with guard bytes on both sides.
+struct GuardedBuffer {
+  uint8_t *base = nullptr;
+  size_t bytes = 0;
+  GuardedBuffer() = default;
+  explicit GuardedBuffer(size_t n) : bytes(n) {
+    check(cudaMalloc(&base, n + 2 * kCanaryBytes), "cudaMalloc");
+    check(cudaMemset(base, kCanaryByte, n + 2 * kCanaryBytes), "cudaMemset");
+  }
+  GuardedBuffer(const GuardedBuffer &) = delete;
+  GuardedBuffer &operator=(const GuardedBuffer &) = delete;
+  GuardedBuffer(GuardedBuffer &&o) noexcept { *this = std::move(o); }
+  GuardedBuffer &operator=(GuardedBuffer &&o) noexcept {
+    std::swap(base, o.base);
+    std::swap(bytes, o.bytes);
+    return *this;
+  }
+  ~GuardedBuffer() {
+    if (base)
+      cudaFree(base);
+  }
+  void *data() const { return base + kCanaryBytes; }
+  bool guardsIntact() const {
+    std::vector<uint8_t> g(kCanaryBytes);
+    check(cudaMemcpy(g.data(), base, kCanaryBytes, cudaMemcpyDeviceToHost),
+          "copy guard");
+    if (!canaryIntact(g.data(), g.size()))
+      return false;
+    check(cudaMemcpy(g.data(), base + kCanaryBytes + bytes, kCanaryBytes,
+                     cudaMemcpyDeviceToHost),
+          "copy guard");
+    return canaryIntact(g.data(), g.size());
+  }
+};
+
+struct Failure {
+  std::string status, detail;
+};
+
+std::string shapeStr(const std::vector<int64_t> &s) {
+  std::string o = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    o += (i ? ", " : "") + std::to_string(s[i]);
+  return o + "]";
+}
+
+/// 0 ordinary, 1 large magnitudes, 2 special values. The job's own shapes
+/// get all three; each extra shape an ordinary and a special trial.
+int trialKind(size_t shapeIndex, int t, bool special) {
+  if (shapeIndex == 0)
+    return t == 1 ? 1 : (t == 2 && special) ? 2 : 0;
+  return t == 0 ? 0 : special ? 2 : 1;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+} // namespace
+
+struct GpuWorker::Impl {
+  WorkerInfo info;
+  cudaStream_t stream = nullptr;
+  void *flushBuf = nullptr;
+  size_t flushBytes = 0;
+
+  static void flush(void *self) {
+    auto *impl = static_cast<Impl *>(self);
+    cudaMemsetAsync(impl->flushBuf, 0x5A, impl->flushBytes, impl->stream);
+  }
+
+  void measureCopyBandwidth() {
+    const size_t bytes = size_t(1) << 30;
+    void *a, *b;
+    check(cudaMalloc(&a, bytes), "cudaMalloc (bandwidth probe)");
+    check(cudaMalloc(&b, bytes), "cudaMalloc (bandwidth probe)");
+    cudaEvent_t s, e;
+    cudaEventCreate(&s);
+    cudaEventCreate(&e);
+    std::vector<double> ms;
+    for (int i = 0; i < 7; ++i) {
+      cudaEventRecord(s, stream);
+      cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream);
+      cudaEventRecord(e, stream);
+      check(cudaEventSynchronize(e), "bandwidth probe");
+      float t;
+      cudaEventElapsedTime(&t, s, e);
+      if (i >= 2)
+        ms.push_back(t);
+    }
+    // Bytes read plus bytes written, as benchmark-tasks.md counts them.
+    info.copyGBs = 2.0 * bytes / (median(ms) * 1e-3) / 1e9;
+    cudaEventDestroy(s);
+    cudaEventDestroy(e);
+    cudaFree(a);
+    cudaFree(b);
+  }
+
+  struct Launch {
+    cudaKernel_t fn;
+    const Job *job;
+    std::vector<TensorSpec> tensors; // inputs then outputs, concrete shapes
+  };
+
+  void launch(const Launch &l, const std::map<std::string, void *> &ptrs) {
+    auto vars = sizeVariables(l.tensors, info.smCount);
+    const Candidate &c = l.job->candidate;
+    // Argument storage must outlive cuLaunchKernel.
+    std::vector<void *> dptr;
+    std::vector<int64_t> i64;
+    std::vector<int32_t> i32;
+    std::vector<float> f32;
+    dptr.reserve(c.args.size());
+    i64.reserve(c.args.size());
+    i32.reserve(c.args.size());
+    f32.reserve(c.args.size());
+    std::vector<void *> params;
+    for (const ArgSpec &a : c.args) {
+      switch (a.kind) {
+      case ArgSpec::Kind::Tensor:
+        dptr.push_back(ptrs.at(a.value));
+        params.push_back(&dptr.back());
+        break;
+      case ArgSpec::Kind::Int64:
+        i64.push_back(evalExpr(a.value, vars));
+        params.push_back(&i64.back());
+        break;
+      case ArgSpec::Kind::Int32:
+        i32.push_back(static_cast<int32_t>(evalExpr(a.value, vars)));
+        params.push_back(&i32.back());
+        break;
+      case ArgSpec::Kind::Float32:
+        f32.push_back(std::stof(a.value));
+        params.push_back(&f32.back());
+        break;
+      }
+    }
+    int64_t g[3], b[3];
+    for (int k = 0; k < 3; ++k) {
+      g[k] = evalExpr(c.launch.grid[k], vars);
+      b[k] = evalExpr(c.launch.block[k], vars);
+      if (g[k] < 1 || b[k] < 1 || g[k] > 0x7fffffff || b[k] > 1024)
+        throw CudaFailure("launch_error",
+                          "launch rule gives grid/block dimension " +
+                              std::to_string(k) + " = " +
+                              std::to_string(g[k]) + "/" + std::to_string(b[k]),
+                          false);
+    }
+    int64_t shared = evalExpr(c.launch.sharedBytes, vars);
+    const void *fn = reinterpret_cast<const void *>(l.fn);
+    if (shared > 48 * 1024)
+      check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(shared)),
+            "dynamic shared memory");
+    check(cudaLaunchKernel(fn, dim3(g[0], g[1], g[2]), dim3(b[0], b[1], b[2]),
+                           params.data(), static_cast<size_t>(shared), stream),
+          "cudaLaunchKernel");
+  }
+
+  /// One trial at one shape: fresh inputs, two launches, all checks.
+  std::optional<Failure> trial(const Launch &l, const Reference &ref,
+                               uint64_t seed, int kind,
+                               std::vector<GuardedBuffer> &liveInputs,
+                               Verdict &v) {
+    const Job &job = *l.job;
+    size_t nIn = job.inputs.size();
+    std::vector<HostTensor> host(nIn);
+    for (size_t i = 0; i < nIn; ++i) {
+      host[i].shape = l.tensors[i].shape;
+      host[i].data.resize(numel(host[i].shape));
+      fillInput(host[i].data, l.tensors[i], seed + 7919 * i, kind);
+    }
+    ReferenceOutputs expect = ref.run(host);
+    if (expect.truth64.size() != job.outputs.size())
+      return Failure{"invalid_job", "the reference returns " +
+                                        std::to_string(expect.truth64.size()) +
+                                        " outputs, the job names " +
+                                        std::to_string(job.outputs.size())};
+    for (size_t o = 0; o < job.outputs.size(); ++o)
+      if (expect.shapes[o] != l.tensors[nIn + o].shape)
+        return Failure{"invalid_job",
+                       "the reference output " + job.outputs[o].name +
+                           " has shape " + shapeStr(expect.shapes[o]) +
+                           ", the job says " +
+                           shapeStr(l.tensors[nIn + o].shape)};
+
+    // New addresses: allocate before the previous trial's buffers are freed.
+    std::vector<GuardedBuffer> inputs;
+    std::map<std::string, void *> ptrs;
+    for (size_t i = 0; i < nIn; ++i) {
+      inputs.emplace_back(host[i].data.size() * sizeof(float));
+      check(cudaMemcpy(inputs.back().data(), host[i].data.data(),
+                       inputs.back().bytes, cudaMemcpyHostToDevice),
+            "upload input");
+      ptrs[job.inputs[i].name] = inputs.back().data();
+    }
+    liveInputs = std::move(inputs);
+
+    std::vector<std::vector<float>> firstRun;
+    for (uint32_t poison : {kPoisonA, kPoisonB}) {
+      std::vector<GuardedBuffer> outs;
+      for (size_t o = 0; o < job.outputs.size(); ++o) {
+        size_t n = expect.eager32[o].size();
+        outs.emplace_back(n * sizeof(float));
+        std::vector<uint32_t> fill(n, poison);
+        check(cudaMemcpy(outs.back().data(), fill.data(), n * 4,
+                         cudaMemcpyHostToDevice),
+              "poison output");
+        ptrs[job.outputs[o].name] = outs.back().data();
+      }
+      check(cudaDeviceSynchronize(), "before launch");
+      launch(l, ptrs);
+      check(cudaStreamSynchronize(stream), "candidate kernel");
+      check(cudaDeviceSynchronize(), "candidate kernel (device)");
+      for (size_t o = 0; o < outs.size(); ++o)
+        if (!outs[o].guardsIntact())
+          return Failure{"out_of_bounds_write",
+                         "the guard bytes around output " +
+                             job.outputs[o].name + " were overwritten"};
+      for (size_t i = 0; i < nIn; ++i) {
+        std::vector<float> back(host[i].data.size());
+        check(cudaMemcpy(back.data(), liveInputs[i].data(), back.size() * 4,
+                         cudaMemcpyDeviceToHost),
+              "download input");
+        if (!liveInputs[i].guardsIntact() ||
+            std::memcmp(back.data(), host[i].data.data(), back.size() * 4))
+          return Failure{"input_mutated",
+                         "input " + job.inputs[i].name +
+                             " changed during the launch"};
+      }
+      std::vector<std::vector<float>> got;
+      for (size_t o = 0; o < outs.size(); ++o) {
+        got.emplace_back(expect.eager32[o].size());
+        check(cudaMemcpy(got.back().data(), outs[o].data(),
+                         got.back().size() * 4, cudaMemcpyDeviceToHost),
+              "download output");
+        Comparison c = compareOutput(got.back().data(), expect.eager32[o].data(),
+                                     expect.truth64[o].data(), got.back().size(),
+                                     job.checks.toleranceFactor, poison);
+        v.maxAbsError = std::max(v.maxAbsError, c.maxAbsError);
+        v.eagerMaxAbsError = std::max(v.eagerMaxAbsError, c.eagerMaxAbsError);
+        v.bound = std::max(v.bound, c.bound);
+        v.relL2Error = std::max(v.relL2Error, c.relL2);
+        v.allclose1e4 = v.allclose1e4 && c.allclose1e4;
+        v.allclose1e2 = v.allclose1e2 && c.allclose1e2;
+        if (c.status != "accepted")
+          return Failure{c.status, "output " + job.outputs[o].name + ": " +
+                                       c.detail};
+      }
+      if (firstRun.empty())
+        firstRun = std::move(got);
+      else
+        for (size_t o = 0; o < got.size(); ++o)
+          if (std::memcmp(got[o].data(), firstRun[o].data(), got[o].size() * 4))
+            v.deterministic = false;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Failure> timing(const Launch &l, const Reference &ref,
+                                Verdict &v) {
+    const Job &job = *l.job;
+    size_t nIn = job.inputs.size();
+    std::vector<HostTensor> host(nIn);
+    std::map<std::string, void *> ptrs;
+    std::vector<GuardedBuffer> bufs;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < nIn; ++i) {
+      host[i].shape = l.tensors[i].shape;
+      host[i].data.resize(numel(host[i].shape));
+      fillInput(host[i].data, l.tensors[i], job.checks.seed + 7919 * i, 0);
+      bufs.emplace_back(host[i].data.size() * 4);
+      check(cudaMemcpy(bufs.back().data(), host[i].data.data(),
+                       bufs.back().bytes, cudaMemcpyHostToDevice),
+            "upload input");
+      ptrs[job.inputs[i].name] = bufs.back().data();
+      bytes += bufs.back().bytes;
+    }
+    ReferenceOutputs expect = ref.run(host);
+    std::vector<size_t> outIdx;
+    for (size_t o = 0; o < job.outputs.size(); ++o) {
+      size_t n = expect.eager32[o].size();
+      bufs.emplace_back(n * 4);
+      std::vector<uint32_t> fill(n, kPoisonA);
+      check(cudaMemcpy(bufs.back().data(), fill.data(), n * 4,
+                       cudaMemcpyHostToDevice),
+            "poison output");
+      ptrs[job.outputs[o].name] = bufs.back().data();
+      outIdx.push_back(bufs.size() - 1);
+      bytes += n * 4;
+    }
+    cudaEvent_t s, e;
+    cudaEventCreate(&s);
+    cudaEventCreate(&e);
+    std::vector<double> ms;
+    for (int i = 0; i < job.checks.warmup + job.checks.timingRuns; ++i) {
+      flush(this);
+      check(cudaEventRecord(s, stream), "event");
+      launch(l, ptrs);
+      check(cudaEventRecord(e, stream), "event");
+      check(cudaEventSynchronize(e), "timed launch");
+      float t;
+      cudaEventElapsedTime(&t, s, e);
+      if (i >= job.checks.warmup)
+        ms.push_back(t);
+    }
+    cudaEventDestroy(s);
+    cudaEventDestroy(e);
+    check(cudaDeviceSynchronize(), "after timing");
+    // Every timed launch must have done the work: the output, poisoned
+    // before the loop, must be right after it.
+    for (size_t o = 0; o < outIdx.size(); ++o) {
+      std::vector<float> got(expect.eager32[o].size());
+      check(cudaMemcpy(got.data(), bufs[outIdx[o]].data(), got.size() * 4,
+                       cudaMemcpyDeviceToHost),
+            "download output");
+      Comparison c = compareOutput(got.data(), expect.eager32[o].data(),
+                                   expect.truth64[o].data(), got.size(),
+                                   job.checks.toleranceFactor, kPoisonA);
+      if (c.status != "accepted")
+        return Failure{"timing_recheck_failed",
+                       "after the timing loop, output " + job.outputs[o].name +
+                           ": " + c.detail};
+    }
+    Timing t;
+    std::sort(ms.begin(), ms.end());
+    t.medianMs = ms[ms.size() / 2];
+    t.minMs = ms.front();
+    t.maxMs = ms.back();
+    t.runs = static_cast<int>(ms.size());
+    v.candidateTiming = t;
+    std::vector<double> eager =
+        ref.timeEager(host, stream, 0, job.checks.warmup, job.checks.timingRuns,
+                      &Impl::flush, this);
+    if (!eager.empty()) {
+      std::sort(eager.begin(), eager.end());
+      v.eagerTiming = Timing{eager[eager.size() / 2], eager.front(),
+                             eager.back(), static_cast<int>(eager.size())};
+    }
+    v.copyBandwidthGBs = info.copyGBs;
+    v.rooflineMs = bytes / (info.copyGBs * 1e9) * 1e3;
+    // Below half the time the bytes need at copy bandwidth is not a fast
+    // kernel, it is skipped work (tiny problems are launch-bound, exempt).
+    if (bytes >= (int64_t(8) << 20) && t.medianMs < 0.5 * v.rooflineMs)
+      return Failure{"implausible_speed",
+                     "median " + std::to_string(t.medianMs) +
+                         " ms is below half the roofline time " +
+                         std::to_string(v.rooflineMs) + " ms for " +
+                         std::to_string(bytes) + " bytes"};
+    return std::nullopt;
+  }
+};
+
+GpuWorker::GpuWorker() : impl(new Impl) {
+  WorkerInfo &info = impl->info;
+  check(cudaSetDevice(0), "cudaSetDevice");
+  check(cudaFree(nullptr), "CUDA context");
+  cudaDeviceProp prop;
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  info.gpu = prop.name;
+  info.smCount = prop.multiProcessorCount;
+  info.cc = prop.major * 10 + prop.minor;
+  info.l2Bytes = prop.l2CacheSize;
+  int drv = 0, rt = 0;
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  info.driver = std::to_string(drv);
+  info.cuda = std::to_string(rt);
+  info.torch = Reference::torchVersion();
+  check(cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking),
+        "cudaStreamCreate");
+  impl->flushBytes = std::max<size_t>(2 * info.l2Bytes, 64 << 20);
+  check(cudaMalloc(&impl->flushBuf, impl->flushBytes), "cudaMalloc (L2 flush)");
+  impl->measureCopyBandwidth();
+}
+
+GpuWorker::~GpuWorker() = default;
+
+const WorkerInfo &GpuWorker::info() const { return impl->info; }
+
+Verdict GpuWorker::run(const Job &job) {
+  Verdict v;
+  v.id = job.id;
+  v.gpu = impl->info.gpu;
+  v.driver = impl->info.driver;
+  v.cuda = impl->info.cuda;
+  v.torch = impl->info.torch;
+  v.allclose1e4 = v.allclose1e2 = true;
+  auto fail = [&](const std::string &status, const std::string &detail) {
+    v.status = status;
+    v.detail = truncateMiddle(detail, 2000);
+    return v;
+  };
+  std::unique_ptr<Reference> ref;
+  try {
+    ref = std::make_unique<Reference>(job.reference);
+  } catch (const std::exception &e) {
+    return fail("invalid_job", std::string("reference IR: ") + e.what());
+  }
+  std::string arch =
+      job.arch == "native" ? "sm_" + std::to_string(impl->info.cc) : job.arch;
+  CompileResult cr = compileCandidate(job.candidate.source, job.candidate.entry,
+                                      arch);
+  v.compileLog = cr.log;
+  if (!cr.ok)
+    return fail(cr.status, cr.log);
+
+  cudaLibrary_t module = nullptr;
+  try {
+    check(cudaLibraryLoadData(&module, cr.cubin.data(), nullptr, nullptr, 0,
+                              nullptr, nullptr, 0),
+          "cudaLibraryLoadData");
+    cudaKernel_t fn;
+    if (cudaLibraryGetKernel(&fn, module, cr.loweredEntry.c_str()) !=
+        cudaSuccess) {
+      cudaGetLastError();
+      cudaLibraryUnload(module);
+      return fail("entry_point_missing",
+                  "no kernel '" + job.candidate.entry + "' in the module");
+    }
+    std::vector<ShapeSet> extras = job.extraShapes;
+    if (extras.empty() && job.candidate.shapeGeneric)
+      extras = deriveExtraShapes(job, job.checks.extraShapes);
+    std::vector<ShapeSet> shapes(1);
+    shapes.insert(shapes.end(), extras.begin(), extras.end());
+    std::optional<Failure> failure;
+    std::vector<GuardedBuffer> live;
+    for (size_t si = 0; si < shapes.size() && !failure; ++si) {
+      Impl::Launch l{fn, &job, {}};
+      for (const auto *list : {&job.inputs, &job.outputs})
+        for (TensorSpec t : *list) {
+          auto it = shapes[si].find(t.name);
+          if (it != shapes[si].end())
+            t.shape = it->second;
+          l.tensors.push_back(t);
+        }
+      int trials = si == 0 ? job.checks.trials : 2;
+      for (int t = 0; t < trials && !failure; ++t) {
+        int kind = trialKind(si, t, job.checks.specialValues);
+        uint64_t seed = job.checks.seed * 1000003 + si * 1009 + t * 31;
+        failure = impl->trial(l, *ref, seed, kind, live, v);
+        if (!failure)
+          ++v.trialsRun;
+      }
+      if (failure && si > 0 && failure->status != "invalid_job") {
+        failure->detail = "passes at the job's shapes but fails at " +
+                          shapeStr(l.tensors[job.inputs.size()].shape) + " (" +
+                          failure->status + "): " + failure->detail;
+        failure->status = "shape_specific";
+      }
+      if (!failure)
+        v.shapesChecked.push_back(l.tensors[job.inputs.size()].shape);
+    }
+    live.clear();
+    if (!failure && job.checks.timing) {
+      Impl::Launch l{fn, &job, {}};
+      for (const auto *list : {&job.inputs, &job.outputs})
+        for (const TensorSpec &t : *list)
+          l.tensors.push_back(t);
+      failure = impl->timing(l, *ref, v);
+    }
+    cudaLibraryUnload(module);
+    if (failure)
+      return fail(failure->status, failure->detail);
+  } catch (const CudaFailure &e) {
+    if (e.sticky)
+      throw;
+    if (module)
+      cudaLibraryUnload(module);
+    return fail(e.status, e.what());
+  } catch (const JobError &e) {
+    if (module)
+      cudaLibraryUnload(module);
+    return fail("invalid_job", e.what());
+  } catch (const std::exception &e) {
+    if (module)
+      cudaLibraryUnload(module);
+    return fail("invalid_job", std::string("reference failed: ") + e.what());
+  }
+  v.status = "accepted";
+  return v;
+}
+
+int kb::verify::workerMain() {
+  std::unique_ptr<GpuWorker> worker;
+  try {
+    worker = std::make_unique<GpuWorker>();
+  } catch (const std::exception &e) {
+    std::cout << nlohmann::json{{"worker_error", e.what()}}.dump() << std::endl;
+    return 2;
+  }
+  const WorkerInfo &i = worker->info();
+  std::cout << nlohmann::json{{"gpu", i.gpu},
+                              {"driver", i.driver},
+                              {"cuda", i.cuda},
+                              {"torch", i.torch},
+                              {"copy_gbs", i.copyGBs},
+                              {"sm_count", i.smCount},
+                              {"cc", i.cc}}
+                   .dump()
+            << std::endl;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    Verdict v;
+    try {
+      Job job = parseJob(line);
+      v = worker->run(job);
+    } catch (const JobError &e) {
+      v.status = "invalid_job";
+      v.detail = e.what();
+    } catch (const CudaFailure &e) {
+      v.status = "crashed";
+      v.detail = e.what();
+      std::cout << toJson(v) << std::endl;
+      return 3; // the context is poisoned: the supervisor starts a new worker
+    }
+    std::cout << toJson(v) << std::endl;
+  }
+  return 0;
+}

@@ -1,0 +1,263 @@
+//===- VerifyCoreTest.cpp - kb-verify's host-side logic -------------------===//
+
+#include "kb/Verify/Checks.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace kb::verify;
+
+namespace {
+
+const char *kJob = R"JSON({
+  "schema_version": 1, "id": "relu",
+  "reference": "graph(%x : Tensor):\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n",
+  "inputs": [{"name": "x", "shape": [4, 6]}],
+  "outputs": [{"name": "y", "shape": [4, 6]}],
+  "candidate": {"source": "extern \"C\" __global__ void k(const float* x, float* y, long long n) {}",
+                "entry": "k",
+                "args": [{"tensor": "x"}, {"tensor": "y"}, {"int64": "numel_y"}],
+                "launch": {"grid": ["ceil_div(numel_y, 256)"], "block": [256]},
+                "shape_generic": true}
+})JSON";
+
+float fromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+} // namespace
+
+TEST(Job, ParsesAndRoundTrips) {
+  Job job = parseJob(kJob);
+  EXPECT_EQ(job.id, "relu");
+  EXPECT_EQ(job.inputs[0].shape, (std::vector<int64_t>{4, 6}));
+  EXPECT_EQ(job.candidate.args.size(), 3u);
+  EXPECT_EQ(job.candidate.args[2].kind, ArgSpec::Kind::Int64);
+  EXPECT_EQ(job.candidate.launch.block, (std::vector<std::string>{"256", "1", "1"}));
+  EXPECT_EQ(job.checks.trials, 5);
+  Job again = parseJob(toJson(job));
+  EXPECT_EQ(toJson(again), toJson(job));
+}
+
+TEST(Job, ErrorsNameThePath) {
+  auto message = [](const std::string &text) {
+    try {
+      parseJob(text);
+    } catch (const JobError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("{").find("invalid JSON"), std::string::npos);
+  EXPECT_NE(message(R"({"schema_version": 2})").find("unsupported version 2"),
+            std::string::npos);
+  std::string badShape = kJob;
+  badShape.replace(badShape.find("[4, 6]"), 6, "[4, -6]");
+  EXPECT_NE(message(badShape).find("job.inputs[0].shape[1]"), std::string::npos);
+  std::string badArg = kJob;
+  badArg.replace(badArg.find(R"({"tensor": "x"})"), 15, R"({"tensor": "q"})");
+  EXPECT_NE(message(badArg).find("names no input or output 'q'"),
+            std::string::npos);
+  std::string fewTrials = kJob;
+  fewTrials.insert(fewTrials.rfind('}'), R"(, "checks": {"trials": 2})");
+  EXPECT_NE(message(fewTrials).find("at least 5 trials"), std::string::npos);
+}
+
+TEST(Verdict, RoundTrips) {
+  Verdict v;
+  v.id = "x";
+  v.status = "wrong_result";
+  v.detail = "max error";
+  v.candidateTiming = Timing{1.5, 1.2, 2.0, 20};
+  v.shapesChecked = {{3, 4}, {5}};
+  Verdict w = parseVerdict(toJson(v));
+  EXPECT_EQ(w.status, "wrong_result");
+  EXPECT_FALSE(w.accepted());
+  ASSERT_TRUE(w.candidateTiming.has_value());
+  EXPECT_EQ(w.candidateTiming->runs, 20);
+  EXPECT_FALSE(w.eagerTiming.has_value());
+  EXPECT_EQ(w.shapesChecked, v.shapesChecked);
+}
+
+class CompareTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    for (int i = 0; i < 64; ++i) {
+      double r = std::sin(i * 0.37) * 3.0;
+      ref.push_back(r);
+      eager.push_back(static_cast<float>(r));
+    }
+    cand = eager;
+  }
+  Comparison run(uint32_t poison = kPoisonA) {
+    return compareOutput(cand.data(), eager.data(), ref.data(), ref.size(), 8.0,
+                         poison);
+  }
+  std::vector<double> ref;
+  std::vector<float> eager, cand;
+};
+
+TEST_F(CompareTest, IdenticalToEagerPasses) {
+  Comparison c = run();
+  EXPECT_EQ(c.status, "accepted");
+  EXPECT_TRUE(c.allclose1e4);
+}
+
+TEST_F(CompareTest, AFewUlpsPass) {
+  for (float &x : cand)
+    x = std::nextafter(std::nextafter(x, 1e9f), 1e9f);
+  EXPECT_EQ(run().status, "accepted");
+}
+
+TEST_F(CompareTest, HalfPrecisionErrorFails) {
+  // fp16 keeps 11 bits: a relative error of 2^-11 is far past 8x fp32's.
+  cand[17] = static_cast<float>(ref[17] * (1 + std::ldexp(1.0, -11)));
+  Comparison c = run();
+  EXPECT_EQ(c.status, "wrong_result");
+  EXPECT_NE(c.detail.find("index 17"), std::string::npos) << c.detail;
+  EXPECT_TRUE(c.allclose1e2);
+}
+
+TEST_F(CompareTest, PoisonLeftIsUnwritten) {
+  cand[63] = fromBits(kPoisonB);
+  Comparison c = run(kPoisonB);
+  EXPECT_EQ(c.status, "unwritten_output");
+  EXPECT_NE(c.detail.find("first at index 63"), std::string::npos);
+  cand[63] = fromBits(kPoisonA);
+  EXPECT_EQ(run(kPoisonA).status, "unwritten_output");
+}
+
+TEST_F(CompareTest, NanAndInfPositionsMustMatchEager) {
+  eager[5] = std::numeric_limits<float>::quiet_NaN();
+  cand[5] = 0.f;
+  EXPECT_EQ(run().status, "nan_mismatch");
+  cand[5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(run().status, "accepted");
+  eager[6] = -std::numeric_limits<float>::infinity();
+  cand[6] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(run().status, "nan_mismatch");
+  cand[6] = -std::numeric_limits<float>::infinity();
+  EXPECT_EQ(run().status, "accepted");
+  cand[7] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(run().status, "nan_mismatch");
+}
+
+TEST_F(CompareTest, ConstantOutputFails) {
+  for (float &x : cand)
+    x = 0.5f;
+  EXPECT_EQ(run().status, "wrong_result");
+}
+
+TEST(Canary, DetectsOneChangedByte) {
+  std::vector<uint8_t> g(kCanaryBytes, kCanaryByte);
+  EXPECT_TRUE(canaryIntact(g.data(), g.size()));
+  g[200] = 0;
+  EXPECT_FALSE(canaryIntact(g.data(), g.size()));
+}
+
+TEST(StaticCheck, AcceptsPlainKernelsRejectsEscapes) {
+  std::string ok = "extern \"C\" __global__ void k(float* y) { y[0] = 1; }";
+  EXPECT_FALSE(staticCheck(ok, "k").has_value());
+  // Words inside comments and strings do not count.
+  EXPECT_FALSE(staticCheck("// malloc( here is fine\n" + ok, "k").has_value());
+  auto status = [](const std::string &src, const std::string &entry = "k") {
+    auto r = staticCheck(src, entry);
+    return r ? r->status : std::string("ok");
+  };
+  EXPECT_EQ(status(ok + " __global__ void c(){} __global__ void d(){ c<<<1,1>>>(); }"),
+            "forbidden_construct");
+  EXPECT_EQ(status("__global__ void k(){ float* p = (float*)malloc(4); }"),
+            "forbidden_construct");
+  EXPECT_EQ(status("#include <cstdio>\n" + ok), "forbidden_construct");
+  EXPECT_EQ(status("#include <cuda_fp16.h>\n" + ok), "ok");
+  EXPECT_EQ(status(ok + "\nint main() { return 0; }"), "forbidden_construct");
+  EXPECT_EQ(status(ok, "other"), "entry_point_missing");
+}
+
+TEST(Expr, EvaluatesLaunchRules) {
+  std::map<std::string, int64_t> v = {{"numel_y", 1000}, {"sm_count", 132}};
+  EXPECT_EQ(evalExpr("ceil_div(numel_y, 256)", v), 4);
+  EXPECT_EQ(evalExpr("numel_y / 256", v), 3);
+  EXPECT_EQ(evalExpr("min(sm_count * 4, ceil_div(numel_y, 128)) + -1", v), 7);
+  EXPECT_EQ(evalExpr("(2 + 3) * 4 % 7", v), 6);
+  EXPECT_THROW(evalExpr("numel_q", v), JobError);
+  EXPECT_THROW(evalExpr("1 / 0", v), JobError);
+  EXPECT_THROW(evalExpr("foo(1, 2)", v), JobError);
+  EXPECT_THROW(evalExpr("(1", v), JobError);
+}
+
+TEST(Shapes, ExtraShapesKeepTheBroadcastPattern) {
+  Job job = parseJob(kJob);
+  job.inputs.push_back(TensorSpec{"b", {4, 1}});
+  std::vector<ShapeSet> sets = deriveExtraShapes(job, 2);
+  ASSERT_EQ(sets.size(), 2u);
+  for (const ShapeSet &s : sets) {
+    EXPECT_NE(s.at("y"), (std::vector<int64_t>{4, 6}));
+    EXPECT_EQ(s.at("x"), s.at("y"));
+    EXPECT_EQ(s.at("b")[1], 1);            // broadcast dim stays 1
+    EXPECT_EQ(s.at("b")[0], s.at("y")[0]); // others follow the output
+  }
+  // A reduction's input does not broadcast against its output: no guess.
+  job.inputs[1].shape = {4, 7};
+  EXPECT_TRUE(deriveExtraShapes(job, 2).empty());
+}
+
+TEST(Inputs, DistributionsAndSpecialValues) {
+  TensorSpec t{"x", {4096}};
+  std::vector<float> a(4096), b(4096);
+  fillInput(a, t, 7, 0);
+  fillInput(b, t, 7, 0);
+  EXPECT_EQ(a, b); // seeded
+  fillInput(b, t, 8, 0);
+  EXPECT_NE(a, b);
+  int negatives = 0;
+  for (float v : a)
+    negatives += v < 0;
+  EXPECT_GT(negatives, 1000);
+  fillInput(a, t, 7, 2);
+  int nans = 0, infs = 0;
+  for (float v : a) {
+    nans += std::isnan(v);
+    infs += std::isinf(v);
+  }
+  EXPECT_GT(nans, 0);
+  EXPECT_GT(infs, 0);
+  t.distribution = "uniform:2:3";
+  fillInput(a, t, 7, 0);
+  for (float v : a)
+    ASSERT_TRUE(v >= 2 && v <= 3);
+}
+
+TEST(Cache, Sha256KnownVectorsAndKeys) {
+  EXPECT_EQ(sha256Hex(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256Hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256Hex(std::string(1000, 'a')).size(), 64u);
+  Job job = parseJob(kJob);
+  std::string k = cacheKey(job, "H200", "580", "13000", "2.11.0");
+  EXPECT_EQ(k, cacheKey(job, "H200", "580", "13000", "2.11.0"));
+  EXPECT_NE(k, cacheKey(job, "V100", "580", "13000", "2.11.0"));
+  EXPECT_NE(k, cacheKey(job, "H200", "580", "13000", "2.10.0"));
+  Job renamed = job;
+  renamed.id = "other-id"; // the id does not change what is verified
+  EXPECT_EQ(k, cacheKey(renamed, "H200", "580", "13000", "2.11.0"));
+  Job edited = job;
+  edited.candidate.source += " ";
+  EXPECT_NE(k, cacheKey(edited, "H200", "580", "13000", "2.11.0"));
+}
+
+TEST(Truncate, KeepsHeadAndTail) {
+  std::string s(5000, 'x');
+  s.replace(0, 4, "HEAD");
+  s.replace(4996, 4, "TAIL");
+  std::string t = truncateMiddle(s, 300);
+  EXPECT_LT(t.size(), 400u);
+  EXPECT_EQ(t.substr(0, 4), "HEAD");
+  EXPECT_EQ(t.substr(t.size() - 4), "TAIL");
+}
