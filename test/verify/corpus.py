@@ -392,15 +392,23 @@ def gpu_present():
         return False
 
 
-def run_serve(kb_verify, batch, cache_dir):
-    proc = subprocess.run([kb_verify, "--serve", "--no-cache"],
-                          input="".join(json.dumps(j) + "\n" for j in batch),
-                          capture_output=True, text=True, timeout=3600)
-    verdicts = [json.loads(l) for l in proc.stdout.splitlines() if l.strip()]
-    if len(verdicts) != len(batch):
-        sys.stderr.write(proc.stderr[-4000:])
-        raise SystemExit(f"corpus: expected {len(batch)} verdicts, got {len(verdicts)}")
-    return verdicts
+def run_serve(kb_verify, batch):
+    """One `kb-verify --serve` session; returns (verdict, seconds) per job,
+    timed from writing the job to reading its verdict."""
+    proc = subprocess.Popen([kb_verify, "--serve", "--no-cache"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, bufsize=1)
+    out = []
+    for j in batch:
+        start = time.time()
+        proc.stdin.write(json.dumps(j) + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"corpus: kb-verify --serve ended at {j['id']}")
+        out.append((json.loads(line), time.time() - start))
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    return out
 
 
 def main():
@@ -411,6 +419,8 @@ def main():
     r = sub.add_parser("run"); r.add_argument("kb_verify")
     r.add_argument("--repeat", type=int, default=1); r.add_argument("--only")
     r.add_argument("--report", help="write per-entry results as JSON here")
+    r.add_argument("--jobs", type=int, default=1,
+                   help="kb-verify sessions run side by side (repetitions are split)")
     c = sub.add_parser("compile"); c.add_argument("kb_verify")
     c.add_argument("--arch", default="sm_75,sm_90")
     args = ap.parse_args()
@@ -451,12 +461,17 @@ def main():
         return 77  # ctest SKIP_RETURN_CODE
     selected = [j for j in all_jobs if not args.only or j["id"] == args.only]
     results = {j["id"]: [] for j in selected}
+    seconds = {j["id"]: [] for j in selected}
     start = time.time()
-    for rep in range(args.repeat):
-        for j, v in zip(selected, run_serve(args.kb_verify, selected, None)):
-            results[j["id"]].append(v)
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for session in pool.map(lambda _: run_serve(args.kb_verify, selected),
+                                range(args.repeat)):
+            for j, (v, sec) in zip(selected, session):
+                results[j["id"]].append(v)
+                seconds[j["id"]].append(sec)
     passed = failed = 0
-    print(f"{'entry':36} {'expected':22} {'got (all repetitions)':28} detail")
+    print(f"{'entry':36} {'expected':22} {'got (all repetitions)':24} {'med s':>6} detail")
     for j in selected:
         statuses = sorted({v["status"] for v in results[j["id"]]})
         ok = statuses == [j["expect"]]
@@ -466,7 +481,9 @@ def main():
         e = v.get("eager_timing") or {}
         extra = (f"{t.get('median_ms', 0):.3f} ms vs eager {e.get('median_ms', 0):.3f} ms"
                  if v["status"] == "accepted" else v["detail"][:90].replace("\n", " "))
-        print(f"{j['id']:36} {j['expect']:22} {','.join(statuses):28} {'ok ' if ok else 'BAD'} {extra}")
+        med = sorted(seconds[j["id"]])[len(seconds[j["id"]]) // 2]
+        print(f"{j['id']:36} {j['expect']:22} {','.join(statuses):24} {med:6.2f} "
+              f"{'ok ' if ok else 'BAD'} {extra}")
     print(f"{len(selected)} entries x {args.repeat} repetitions in {time.time() - start:.1f} s")
     if args.report:
         with open(args.report, "w") as f:
