@@ -15,6 +15,7 @@
 
 #if KB_HAVE_TORCH_CUDA
 #include <c10/cuda/CUDAStream.h>
+#include <torch/cuda.h>
 #endif
 
 namespace kb::verify::compat {
