@@ -304,9 +304,11 @@ extern "C" __global__ void kernel(const float* x, float* y, long long rows, long
 }''', {"special_values": False}),
     ("bad_infinite_loop", "timeout", RELU, r'''
 extern "C" __global__ void kernel(const float* x, float* y, long long n) {
-  volatile int spin = 1;
-  while (spin) { }
-}''', {"timeout_s": 8}),
+  // Reading volatile memory is observable, so the loop cannot be removed;
+  // y holds the NaN poison, which never equals 1.
+  volatile float* p = y;
+  while (p[0] != 1.f) { }
+}''', {"timeout_s": 5}),
     ("bad_trap", "crashed", RELU, r'''
 extern "C" __global__ void kernel(const float* x, float* y, long long n) {
   if (blockIdx.x == 3) asm volatile("trap;");
@@ -340,7 +342,7 @@ extern "C" __global__ void relu_kernel(const float* x, float* y, long long n) {
 __device__ unsigned long long launches;
 extern "C" __global__ void kernel(const float* x, float* y, long long n) {
   __shared__ bool skip;
-  if (threadIdx.x == 0) skip = atomicAdd(&launches, 1ULL) > 40ULL * gridDim.x;
+  if (threadIdx.x == 0) skip = atomicAdd(&launches, 1ULL) >= 16ULL * gridDim.x;
   __syncthreads();
   if (skip) return;  // stops working once the timing loop starts
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;

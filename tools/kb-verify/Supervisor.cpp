@@ -256,8 +256,12 @@ Verdict Supervisor::verify(const std::string &jobText) {
       v.status = "internal_error";
       v.detail = std::string("unreadable verdict: ") + e.what();
     }
+    // A worker that reports a crash exits right after: wait for it, so the
+    // next job cannot be written to a dying process.
+    if (v.status == "crashed")
+      stopWorker();
     // A sanitizer worker serves one job: its report comes at exit.
-    if (job.checks.sanitizer != "none") {
+    if (job.checks.sanitizer != "none" && pid > 0) {
       close(toWorker);
       toWorker = -1;
       int status = 0;
