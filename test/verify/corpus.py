@@ -348,6 +348,19 @@ extern "C" __global__ void kernel(const float* x, float* y, long long n) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
 }''', {}),
+    # compute-sanitizer (optional check): slow, so these run in the first
+    # repetition only.
+    ("good_relu_memcheck", "accepted", RELU, ew(RELU_OK),
+     {"sanitizer": "memcheck", "once": True, "timeout_s": 180}),
+    ("bad_far_read_memcheck", "sanitizer_error", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float v = x[i];
+    if (i == n - 1 && x[i + 65536] == 12345.f) v = 0.f;  // reads far past x
+    y[i] = (v > 0.f || v != v) ? v : 0.f;
+  }
+}''', {"sanitizer": "memcheck", "once": True, "timeout_s": 180}),
     ("bad_host_code", "forbidden_construct", RELU, ew(RELU_OK) + r'''
 int main() { return 0; }''', {}),
     ("bad_include_outside_allow_list", "forbidden_construct", RELU,
@@ -376,8 +389,10 @@ def make_job(name, expect, template, source, extra):
         "arch": "native",
         "checks": {"trials": 5, "seed": 1,
                    "special_values": extra.get("special_values", True),
-                   "timing": True, "timing_runs": 20, "warmup": 3},
+                   "timing": "sanitizer" not in extra, "timing_runs": 20,
+                   "warmup": 3, "sanitizer": extra.get("sanitizer", "none")},
         "timeout_s": extra.get("timeout_s", 30),
+        "once": extra.get("once", False),
     }
     return job
 
@@ -467,9 +482,11 @@ def main():
     start = time.time()
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for session in pool.map(lambda _: run_serve(args.kb_verify, selected),
-                                range(args.repeat)):
-            for j, (v, sec) in zip(selected, session):
+        batches = [[j for j in selected if rep == 0 or not j["once"]]
+                   for rep in range(args.repeat)]
+        for batch, session in zip(batches, pool.map(
+                lambda b: run_serve(args.kb_verify, b), batches)):
+            for j, (v, sec) in zip(batch, session):
                 results[j["id"]].append(v)
                 seconds[j["id"]].append(sec)
     passed = failed = 0
