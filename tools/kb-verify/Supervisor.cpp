@@ -47,6 +47,7 @@ Supervisor::Supervisor(std::string self, std::string cacheDir)
 Supervisor::~Supervisor() {
   stopWorker();
   unlink(logPath.c_str());
+  unlink((logPath + ".sanitizer").c_str());
 }
 
 void Supervisor::stopWorker() {
@@ -64,9 +65,12 @@ void Supervisor::stopWorker() {
 }
 
 std::string Supervisor::workerLogTail() const {
-  std::ifstream in(logPath);
   std::stringstream ss;
-  ss << in.rdbuf();
+  for (const std::string &p : {logPath + ".sanitizer", logPath}) {
+    std::ifstream in(p);
+    if (in)
+      ss << in.rdbuf();
+  }
   std::string s = ss.str();
   return s.size() > 1500 ? s.substr(s.size() - 1500) : s;
 }
@@ -139,10 +143,13 @@ bool Supervisor::ensureWorker(const std::string &sanitizer, std::string &error) 
       exe = selfPath;
     }
     if (sanitizer != "none") {
+      // The sanitizer's report goes to the worker log, not to the verdict
+      // stream on stdout.
       std::string tool = "--tool=" + sanitizer;
+      std::string logOpt = "--log-file=" + logPath + ".sanitizer";
       execlp("compute-sanitizer", "compute-sanitizer", tool.c_str(),
-             "--error-exitcode=97", "--print-limit=20", exe.c_str(), "--worker",
-             (char *)nullptr);
+             logOpt.c_str(), "--error-exitcode=97", "--print-limit=20",
+             exe.c_str(), "--worker", (char *)nullptr);
       _exit(127);
     }
     execl(exe.c_str(), "kb-verify", "--worker", (char *)nullptr);
@@ -154,8 +161,11 @@ bool Supervisor::ensureWorker(const std::string &sanitizer, std::string &error) 
   fromWorker = out[0];
   workerSanitizer = sanitizer;
   std::string line;
-  bool timedOut;
-  if (!readLine(line, 120, timedOut)) {
+  bool timedOut = false;
+  // Skip anything a wrapper (compute-sanitizer) prints before the greeting.
+  while (readLine(line, 120, timedOut) && (line.empty() || line[0] != '{'))
+    ;
+  if (line.empty() || line[0] != '{') {
     error = "the worker did not start" +
             std::string(timedOut ? " (timeout)" : "") + ": " + workerLogTail();
     stopWorker();
@@ -227,7 +237,11 @@ Verdict Supervisor::verify(const std::string &jobText) {
   }
   std::string reply;
   bool timedOut = false;
-  if (!readLine(reply, job.timeoutSeconds, timedOut)) {
+  bool got;
+  while ((got = readLine(reply, job.timeoutSeconds, timedOut)) &&
+         (reply.empty() || reply[0] != '{'))
+    ; // a wrapper's chatter, not a verdict
+  if (!got) {
     int status = 0;
     if (timedOut) {
       kill(pid, SIGKILL);
