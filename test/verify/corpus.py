@@ -437,7 +437,9 @@ def main():
     r.add_argument("--repeat", type=int, default=1); r.add_argument("--only")
     r.add_argument("--report", help="write per-entry results as JSON here")
     r.add_argument("--jobs", type=int, default=1,
-                   help="kb-verify sessions run side by side (repetitions are split)")
+                   help="kb-verify sessions run side by side (repetitions are split); "
+                        "keep 1 on shared GPUs: crash and hang entries side by side "
+                        "once made the device disappear (bench/NOTES.md)")
     c = sub.add_parser("compile"); c.add_argument("kb_verify")
     c.add_argument("--arch", default="sm_75,sm_90")
     args = ap.parse_args()
@@ -486,9 +488,14 @@ def main():
                    for rep in range(args.repeat)]
         for batch, session in zip(batches, pool.map(
                 lambda b: run_serve(args.kb_verify, b), batches)):
+            bad = []
             for j, (v, sec) in zip(batch, session):
                 results[j["id"]].append(v)
                 seconds[j["id"]].append(sec)
+                if v["status"] != j["expect"]:
+                    bad.append(f"{j['id']}={v['status']}")
+            print(f"session done at {time.time() - start:.0f} s: {len(batch)} jobs, "
+                  f"{len(bad)} unexpected {' '.join(bad)}", flush=True)
     passed = failed = 0
     print(f"{'entry':36} {'expected':22} {'got (all repetitions)':24} {'med s':>6} detail")
     for j in selected:
