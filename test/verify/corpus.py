@@ -233,7 +233,10 @@ extern "C" __global__ void kernel(float* x, float* y, long long n) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; x[i] = 0.f; }
 }''', {}),
-    ("bad_race_missing_syncthreads", "wrong_result", ROW_SUM, r'''
+    # A race reads whatever another warp has not yet written: finite garbage
+    # (wrong_result) or bit patterns that are NaN/Inf (nan_mismatch), varying
+    # from run to run. Either rejection is right; acceptance never is.
+    ("bad_race_missing_syncthreads", "wrong_result|nan_mismatch", ROW_SUM, r'''
 extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
   __shared__ float part[256];
   const float* row = x + blockIdx.x * cols;
@@ -446,6 +449,8 @@ def main():
 
     all_jobs = jobs()
     good = sum(j["expect"] == "accepted" for j in all_jobs)
+    assert all("accepted" not in j["expect"].split("|") or j["expect"] == "accepted"
+               for j in all_jobs), "a bad entry may never list accepted"
     if args.cmd == "write":
         os.makedirs(args.dir, exist_ok=True)
         for j in all_jobs:
@@ -492,7 +497,7 @@ def main():
             for j, (v, sec) in zip(batch, session):
                 results[j["id"]].append(v)
                 seconds[j["id"]].append(sec)
-                if v["status"] != j["expect"]:
+                if v["status"] not in j["expect"].split("|"):
                     bad.append(f"{j['id']}={v['status']}")
             print(f"session done at {time.time() - start:.0f} s: {len(batch)} jobs, "
                   f"{len(bad)} unexpected {' '.join(bad)}", flush=True)
@@ -500,7 +505,7 @@ def main():
     print(f"{'entry':36} {'expected':22} {'got (all repetitions)':24} {'med s':>6} detail")
     for j in selected:
         statuses = sorted({v["status"] for v in results[j["id"]]})
-        ok = statuses == [j["expect"]]
+        ok = set(statuses) <= set(j["expect"].split("|"))
         passed += ok; failed += not ok
         v = results[j["id"]][0]
         t = v.get("candidate_timing") or {}

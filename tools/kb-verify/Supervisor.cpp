@@ -270,24 +270,26 @@ Verdict Supervisor::verify(const std::string &jobText) {
       v.status = "internal_error";
       v.detail = std::string("unreadable verdict: ") + e.what();
     }
-    // A worker that reports a crash exits right after: wait for it, so the
-    // next job cannot be written to a dying process.
-    if (v.status == "crashed")
-      stopWorker();
-    // A sanitizer worker serves one job: its report comes at exit.
+    // A sanitizer worker serves one job: its report comes at exit (also
+    // after a crash, which the sanitizer itself may have caused).
     if (job.checks.sanitizer != "none" && pid > 0) {
       close(toWorker);
       toWorker = -1;
       int status = 0;
       waitpid(pid, &status, 0);
       pid = -1;
-      if (WIFEXITED(status) && WEXITSTATUS(status) == 97 && v.accepted()) {
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 97 &&
+          (v.accepted() || v.status == "crashed")) {
         v.status = "sanitizer_error";
         v.detail = "compute-sanitizer (" + job.checks.sanitizer +
                    ") reported errors: " + workerLogTail();
       }
       stopWorker();
     }
+    // A worker that reports a crash exits right after: wait for it, so the
+    // next job cannot be written to a dying process.
+    if (v.status == "crashed")
+      stopWorker();
   }
   v.id = job.id;
   bool environmental = v.status == "timeout" || v.status == "oom" ||
