@@ -483,7 +483,7 @@ def main():
     if not gpu_present():
         print("corpus: no GPU answers (nvidia-smi -L): skipped")
         return 77  # ctest SKIP_RETURN_CODE
-    selected = [j for j in all_jobs if not args.only or j["id"] == args.only]
+    selected = [j for j in all_jobs if not args.only or j["id"] in args.only.split(",")]
     results = {j["id"]: [] for j in selected}
     seconds = {j["id"]: [] for j in selected}
     start = time.time()
