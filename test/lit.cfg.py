@@ -35,3 +35,6 @@ if shutil.which("nvidia-smi") and _works(["nvidia-smi", "-L"]):
     config.available_features.add("gpu")
 if _works([config.kb_python, "-c", "import torch"]):
     config.available_features.add("torch")
+
+if os.path.exists(os.path.join(config.kb_tools_dir, "kb-verify")):
+    config.available_features.add("kb-verify")
