@@ -8,7 +8,7 @@ import lit.formats
 config.name = "kb-rewrite"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".txt", ".test", ".cpp"]
-config.excludes = ["fixtures", "Inputs", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["fixtures", "Inputs", "verify", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py.in"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kb_obj_root, "test")

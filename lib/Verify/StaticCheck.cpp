@@ -94,11 +94,16 @@ std::optional<Rejection> kb::verify::staticCheck(const std::string &source,
   if (!std::regex_match(entry, ident))
     return Rejection{"entry_point_missing",
                      "entry point '" + entry + "' is not an identifier"};
-  static const std::regex global(R"(__global__[^;{]*?\b([A-Za-z_]\w*)\s*\()");
+  // The declarator between __global__ and the body may hold attributes
+  // such as __launch_bounds__(256) before the name.
+  static const std::regex global(R"(__global__[^;{]*)");
+  const std::regex name("\\b" + entry + "\\s*\\(");
   for (std::sregex_iterator it(code.begin(), code.end(), global), end;
-       it != end; ++it)
-    if ((*it)[1].str() == entry)
+       it != end; ++it) {
+    std::string decl = it->str();
+    if (std::regex_search(decl, name))
       return std::nullopt;
+  }
   return Rejection{"entry_point_missing",
                    "the source defines no __global__ function named '" +
                        entry + "'"};

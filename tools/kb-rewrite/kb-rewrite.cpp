@@ -4,6 +4,7 @@
 //   analyze <graph.txt> [--json] [--params F]   fusion report
 //   import  <graph.txt> [--params F]            the kb dialect, as MLIR
 //   ops     [--markdown]                        the op-semantics table
+//   codegen <graph.txt> -o DIR [--params F]     CUDA + kb-verify job per region
 //
 // Exit codes (docs/cli.md): 0 success; 1 usage or I/O error; 2 malformed or
 // unsupported input (the message names file:line:col); 3 internal failure
@@ -11,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Emit/AnalysisReport.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Import/TorchScriptImporter.h"
@@ -20,6 +22,8 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,6 +37,12 @@ enum ExitCode { Ok = 0, UsageError = 1, InputError = 2, InternalError = 3 };
 cl::SubCommand analyzeCmd("analyze", "Report fusable regions of a graph");
 cl::SubCommand importCmd("import", "Print a graph as kb-dialect MLIR");
 cl::SubCommand opsCmd("ops", "Print the op-semantics table");
+cl::SubCommand codegenCmd("codegen",
+                          "Write a CUDA kernel and a kb-verify job per region");
+cl::opt<std::string> codegenInput(cl::Positional, cl::Required,
+                                  cl::desc("<graph.txt>"), cl::sub(codegenCmd));
+cl::opt<std::string> outDir("o", cl::desc("Output directory"), cl::Required,
+                            cl::sub(codegenCmd));
 
 cl::opt<std::string> analyzeInput(cl::Positional, cl::Required,
                                   cl::desc("<graph.txt>"),
@@ -45,7 +55,7 @@ cl::opt<std::string>
     paramsPath("params",
                cl::desc("kb-export params.json (default: <stem>.params.json "
                         "beside <stem>.graph.txt)"),
-               cl::sub(analyzeCmd), cl::sub(importCmd));
+               cl::sub(analyzeCmd), cl::sub(importCmd), cl::sub(codegenCmd));
 cl::opt<bool> noSimplify("no-simplify",
                          cl::desc("Skip the exact algebraic simplifications"),
                          cl::sub(analyzeCmd));
@@ -119,6 +129,46 @@ int runImport() {
   return Ok;
 }
 
+int runCodegen() {
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  int code = Ok;
+  if (!loadOrReport(ctx, codegenInput, code, module))
+    return code;
+  mlir::PassManager pm(&ctx);
+  kb::buildAnalysisPipeline(pm);
+  pm.addPass(kb::createOutline());
+  if (mlir::failed(pm.run(*module)))
+    return fail(InternalError, "the pipeline failed on '" + codegenInput + "'");
+  if (auto ec = sys::fs::create_directories(outDir))
+    return fail(UsageError, "cannot create '" + outDir + "': " + ec.message());
+  unsigned written = 0, skipped = 0;
+  for (kb::KernelOp kernel : module->getOps<kb::KernelOp>()) {
+    auto emitted = kb::emitKernel(kernel);
+    if (!emitted) {
+      outs() << "skipped " << toString(emitted.takeError()) << "\n";
+      ++skipped;
+      continue;
+    }
+    for (auto [ext, text] : {std::pair<StringRef, std::string>{".cu", emitted->source},
+                             {".job.json", kb::verifyJobJson(*emitted)}}) {
+      SmallString<256> path(outDir);
+      sys::path::append(path, emitted->name + ext.str());
+      std::error_code ec;
+      raw_fd_ostream f(path, ec);
+      if (ec)
+        return fail(UsageError, "cannot write '" + path + "': " + ec.message());
+      f << text;
+    }
+    outs() << "wrote " << emitted->name << ".cu and " << emitted->name
+           << ".job.json (" << emitted->kind << ")\n";
+    ++written;
+  }
+  outs() << written << " kernels written, " << skipped
+         << " regions not generated yet\n";
+  return Ok;
+}
+
 int runOps() {
   if (markdown) {
     outs() << kb::renderOpSemanticsMarkdown();
@@ -146,7 +196,10 @@ int main(int argc, char **argv) {
     return runImport();
   if (opsCmd)
     return runOps();
-  errs() << "kb-rewrite: a subcommand is required (analyze, import, ops); "
+  if (codegenCmd)
+    return runCodegen();
+  errs() << "kb-rewrite: a subcommand is required (analyze, import, ops, "
+            "codegen); "
             "see kb-rewrite --help\n";
   return UsageError;
 }

@@ -2,7 +2,7 @@
 //
 //   kb-verify --job job.json [--cache DIR | --no-cache]
 //   kb-verify --serve [--cache DIR | --no-cache]     JSON lines in and out
-//   kb-verify --compile job.json --arch sm_90        static checks + NVRTC
+//   kb-verify --compile job.json... --arch sm_75,sm_90  static checks + NVRTC
 //   kb-verify --worker                                (internal)
 //
 // The supervisor (this process) never touches the GPU: candidates run in a
@@ -32,7 +32,7 @@ namespace {
 void usage() {
   std::cerr << "usage: kb-verify --job FILE [--cache DIR | --no-cache]\n"
                "       kb-verify --serve [--cache DIR | --no-cache]\n"
-               "       kb-verify --compile FILE --arch sm_XY\n"
+               "       kb-verify --compile FILE... --arch sm_XY[,sm_XY...]\n"
                "       kb-verify --version\n"
                "Verdict and job schemas: docs/verify.md\n";
 }
@@ -47,35 +47,47 @@ bool readFile(const std::string &path, std::string &out) {
   return true;
 }
 
-int compileOnly(const std::string &path, const std::string &arch) {
-  std::string text;
-  if (!readFile(path, text)) {
-    std::cerr << "kb-verify: error: cannot read '" << path << "'\n";
-    return 2;
+/// One line per job and architecture; exit 0 when all compiled.
+int compileOnly(const std::vector<std::string> &paths,
+                const std::string &archList) {
+  int code = 0;
+  for (const std::string &path : paths) {
+    std::string text;
+    if (!readFile(path, text)) {
+      std::cerr << "kb-verify: error: cannot read '" << path << "'\n";
+      return 2;
+    }
+    Job job;
+    try {
+      job = parseJob(text);
+    } catch (const JobError &e) {
+      std::cerr << "kb-verify: error: " << path << ": " << e.what() << "\n";
+      return 2;
+    }
+    std::stringstream archs(archList);
+    for (std::string arch; std::getline(archs, arch, ',');) {
+      CompileResult r = compileCandidate(job.candidate.source,
+                                         job.candidate.entry, arch);
+      std::cout << nlohmann::json{{"id", job.id},
+                                  {"file", path},
+                                  {"arch", arch},
+                                  {"status", r.ok ? "compiled" : r.status},
+                                  {"cubin_bytes", r.cubin.size()},
+                                  {"log", r.log}}
+                       .dump()
+                << std::endl;
+      if (!r.ok)
+        code = 1;
+    }
   }
-  Job job;
-  try {
-    job = parseJob(text);
-  } catch (const JobError &e) {
-    std::cerr << "kb-verify: error: " << path << ": " << e.what() << "\n";
-    return 2;
-  }
-  CompileResult r = compileCandidate(job.candidate.source, job.candidate.entry,
-                                     arch);
-  std::cout << nlohmann::json{{"id", job.id},
-                              {"arch", arch},
-                              {"status", r.ok ? "compiled" : r.status},
-                              {"cubin_bytes", r.cubin.size()},
-                              {"log", r.log}}
-                   .dump()
-            << std::endl;
-  return r.ok ? 0 : 1;
+  return code;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string jobPath, compilePath, arch = "sm_90", cacheDir = defaultCacheDir();
+  std::string jobPath, arch = "sm_90", cacheDir = defaultCacheDir();
+  std::vector<std::string> compilePaths;
   bool serve = false, worker = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -92,8 +104,11 @@ int main(int argc, char **argv) {
       serve = true;
     else if (a == "--worker")
       worker = true;
-    else if (a == "--compile")
-      compilePath = value();
+    else if (a == "--compile") {
+      compilePaths.push_back(value());
+      while (i + 1 < argc && argv[i + 1][0] != '-')
+        compilePaths.push_back(argv[++i]);
+    }
     else if (a == "--arch")
       arch = value();
     else if (a == "--cache")
@@ -114,8 +129,8 @@ int main(int argc, char **argv) {
   }
   if (worker)
     return workerMain();
-  if (!compilePath.empty())
-    return compileOnly(compilePath, arch);
+  if (!compilePaths.empty())
+    return compileOnly(compilePaths, arch);
   Supervisor sup(argv[0], cacheDir);
   if (serve) {
     std::string line;

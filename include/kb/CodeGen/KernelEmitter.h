@@ -1,0 +1,38 @@
+//===- KernelEmitter.h - CUDA for outlined fusion regions -------*- C++ -*-===//
+#ifndef KB_CODEGEN_KERNELEMITTER_H
+#define KB_CODEGEN_KERNELEMITTER_H
+
+#include "kb/IR/KbDialect.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace kb {
+
+struct EmittedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+/// One kernel: a self-contained .cu and what kb-verify needs to check it.
+struct EmittedKernel {
+  std::string name;        // kb_region_<id>, also the entry point
+  std::string source;      // the .cu translation unit
+  std::string referenceIR; // the region's ops as TorchScript IR text
+  std::vector<EmittedTensor> inputs, outputs;
+  std::vector<std::string> grid, block; // launch rule (kb-verify expressions)
+  std::string kind;        // "pointwise"
+};
+
+/// Emits CUDA for an outlined kernel. Pointwise regions (elementwise and
+/// broadcast ops over one iteration space, float32) are supported; others
+/// give an error saying what is not generated yet.
+llvm::Expected<EmittedKernel> emitKernel(KernelOp kernel);
+
+/// The kb-verify job (docs/verify.md) for an emitted kernel.
+std::string verifyJobJson(const EmittedKernel &k);
+
+} // namespace kb
+
+#endif
