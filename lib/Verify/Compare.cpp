@@ -9,6 +9,8 @@
 using namespace kb::verify;
 
 namespace {
+constexpr double kHugeMagnitude = 1e30;
+
 uint32_t bitsOf(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof(u));
@@ -36,7 +38,7 @@ Comparison kb::verify::compareOutput(const float *cand, const float *eager32,
   }
 
   // NaN/Inf structure follows eager fp32 (fp32 overflows where fp64 does not).
-  size_t nanBad = 0, firstNanBad = 0;
+  size_t nanBad = 0, firstNanBad = 0, hugeBad = 0, firstHugeBad = 0;
   double scale = 0, eagerErr = 0, candErr = 0, sumSq = 0, refSq = 0;
   size_t worst = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -55,12 +57,21 @@ Comparison kb::verify::compareOutput(const float *cand, const float *eager32,
       continue;
     }
     double r = ref64[i];
-    scale = std::max(scale, std::fabs(r));
-    eagerErr = std::max(eagerErr, std::fabs(double(e) - r));
     double d = std::fabs(double(x) - r);
-    if (d > candErr) {
-      candErr = d;
-      worst = i;
+    if (std::fabs(r) > kHugeMagnitude) {
+      // Huge values (special-value trials put +-3e38 in) are checked
+      // relatively, so they cannot inflate the bound of everything else.
+      double tol = factor * std::max(std::fabs(double(e) - r),
+                                     std::ldexp(std::fabs(r), -23));
+      if (d > tol && !hugeBad++)
+        firstHugeBad = i;
+    } else {
+      scale = std::max(scale, std::fabs(r));
+      eagerErr = std::max(eagerErr, std::fabs(double(e) - r));
+      if (d > candErr) {
+        candErr = d;
+        worst = i;
+      }
     }
     sumSq += d * d;
     refSq += r * r;
@@ -86,6 +97,17 @@ Comparison kb::verify::compareOutput(const float *cand, const float *eager32,
        << "index " << firstNanBad << " (candidate " << cand[firstNanBad]
        << ", eager " << eager32[firstNanBad] << ")";
     c.status = "nan_mismatch";
+    c.detail = os.str();
+    return c;
+  }
+  if (hugeBad) {
+    std::ostringstream os;
+    os.precision(9);
+    os << hugeBad << " elements of magnitude > 1e30 are off by more than "
+       << factor << " x eager fp32's relative error; first at index "
+       << firstHugeBad << ": candidate " << cand[firstHugeBad]
+       << ", reference " << ref64[firstHugeBad];
+    c.status = "wrong_result";
     c.detail = os.str();
     return c;
   }

@@ -147,6 +147,23 @@ TEST_F(CompareTest, NanAndInfPositionsMustMatchEager) {
   EXPECT_EQ(run().status, "nan_mismatch");
 }
 
+TEST_F(CompareTest, HugeValuesDoNotWidenTheBoundOfOrdinaryOnes) {
+  // A special-value trial: one element near FLT_MAX must not let an error of
+  // 0.5 on an ordinary element pass.
+  ref[0] = 3e38;
+  eager[0] = 3e38f;
+  cand[0] = 3e38f;
+  EXPECT_EQ(run().status, "accepted");
+  cand[9] = eager[9] + 0.5f;
+  EXPECT_EQ(run().status, "wrong_result");
+  cand[9] = eager[9];
+  // And the huge element itself is held to a relative bound.
+  cand[0] = 2.9e38f;
+  Comparison c = run();
+  EXPECT_EQ(c.status, "wrong_result");
+  EXPECT_NE(c.detail.find("magnitude > 1e30"), std::string::npos) << c.detail;
+}
+
 TEST_F(CompareTest, ConstantOutputFails) {
   for (float &x : cand)
     x = 0.5f;

@@ -39,7 +39,10 @@ struct Comparison {
 /// Rule (docs/verify.md): every element whose eager value is NaN/+Inf/-Inf
 /// must be the same in `cand`; over the other elements
 ///   max|cand - ref64| <= factor * max(max|eager32 - ref64|, 2^-23 * scale)
-/// where scale = max |ref64| over them. `poison` is the bit pattern the output
+/// where scale = max |ref64| over them; elements with |ref64| > 1e30 (the
+/// special-value trials' +-3e38) are instead held to factor x eager's error
+/// or 2^-23 relative each, so they cannot widen the bound of the others.
+/// `poison` is the bit pattern the output
 /// was filled with before the launch: any element still holding it was never
 /// written.
 Comparison compareOutput(const float *cand, const float *eager32,
