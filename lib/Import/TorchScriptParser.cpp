@@ -341,6 +341,19 @@ private:
         .Default(false);
   }
 
+  static std::optional<Type::Kind> simpleType(StringRef name) {
+    return llvm::StringSwitch<std::optional<Type::Kind>>(name)
+        .Cases({"int", "SymInt"}, Type::Kind::Int)
+        .Case("float", Type::Kind::Float)
+        .Case("bool", Type::Kind::Bool)
+        .Case("str", Type::Kind::Str)
+        .Case("NoneType", Type::Kind::None)
+        .Case("Device", Type::Kind::Device)
+        .Case("number", Type::Kind::Number)
+        .Case("Scalar", Type::Kind::Scalar)
+        .Default(std::nullopt);
+  }
+
   llvm::Error parseType(Type &type, unsigned depth) {
     if (auto err = enter(depth))
       return err;
@@ -373,22 +386,8 @@ private:
       if (cur.kind == Tok::LParen)
         if (auto err = parseTensorDetails(type))
           return err;
-    } else if (name == "int" || name == "SymInt") {
-      type.kind = Type::Kind::Int;
-    } else if (name == "float") {
-      type.kind = Type::Kind::Float;
-    } else if (name == "bool") {
-      type.kind = Type::Kind::Bool;
-    } else if (name == "str") {
-      type.kind = Type::Kind::Str;
-    } else if (name == "NoneType") {
-      type.kind = Type::Kind::None;
-    } else if (name == "Device") {
-      type.kind = Type::Kind::Device;
-    } else if (name == "number") {
-      type.kind = Type::Kind::Number;
-    } else if (name == "Scalar") {
-      type.kind = Type::Kind::Scalar;
+    } else if (auto simple = simpleType(name)) {
+      type.kind = *simple;
     } else if (name == "Tuple" || name == "List" || name == "Optional" ||
                name == "Dict" || name == "Future" || name == "Union") {
       // Python-style spellings: Tuple[int, int], List[Tensor], Dict(str, T).

@@ -74,9 +74,9 @@ int fail(ExitCode code, const Twine &msg) {
   return code;
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> *loadOrReport(mlir::MLIRContext &ctx,
-                                                StringRef input, int &code,
-                                                mlir::OwningOpRef<mlir::ModuleOp> &storage) {
+/// Imports and verifies `input`; on failure reports and sets `code`.
+mlir::OwningOpRef<mlir::ModuleOp> load(mlir::MLIRContext &ctx, StringRef input,
+                                       int &code) {
   auto module = kb::importGraphFile(ctx, input, paramsPath);
   if (!module) {
     std::string msg = toString(module.takeError());
@@ -84,19 +84,18 @@ mlir::OwningOpRef<mlir::ModuleOp> *loadOrReport(mlir::MLIRContext &ctx,
                 msg);
     return nullptr;
   }
-  storage = std::move(*module);
-  if (mlir::failed(mlir::verify(*storage))) {
+  if (mlir::failed(mlir::verify(**module))) {
     code = fail(InternalError, "imported IR failed to verify");
     return nullptr;
   }
-  return &storage;
+  return std::move(*module);
 }
 
 int runAnalyze() {
   mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
   int code = Ok;
-  if (!loadOrReport(ctx, analyzeInput, code, module))
+  auto module = load(ctx, analyzeInput, code);
+  if (!module)
     return code;
   int64_t importedOps = kb::countOps(*module);
   mlir::PassManager pm(&ctx);
@@ -120,9 +119,9 @@ int runAnalyze() {
 
 int runImport() {
   mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
   int code = Ok;
-  if (!loadOrReport(ctx, importInput, code, module))
+  auto module = load(ctx, importInput, code);
+  if (!module)
     return code;
   module->print(outs());
   outs() << "\n";
@@ -131,9 +130,9 @@ int runImport() {
 
 int runCodegen() {
   mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
   int code = Ok;
-  if (!loadOrReport(ctx, codegenInput, code, module))
+  auto module = load(ctx, codegenInput, code);
+  if (!module)
     return code;
   mlir::PassManager pm(&ctx);
   kb::buildAnalysisPipeline(pm);
