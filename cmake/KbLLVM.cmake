@@ -21,7 +21,9 @@ include(HandleLLVMOptions)
 
 include_directories(SYSTEM ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
 include_directories(${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
-add_definitions(${LLVM_DEFINITIONS})
+# LLVM_DEFINITIONS is one space-separated string; split it into flags.
+separate_arguments(KB_LLVM_DEFINITIONS NATIVE_COMMAND "${LLVM_DEFINITIONS}")
+add_definitions(${KB_LLVM_DEFINITIONS})
 
 # Debian builds LLVM without exceptions but with RTTI; match it.
 if(NOT LLVM_ENABLE_RTTI)
