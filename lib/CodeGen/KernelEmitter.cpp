@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -113,6 +114,8 @@ public:
       if (v.getType() != spaceType)
         return unsupported(kernel, "outputs of different shapes");
 
+    if (auto r = findReduction(body))
+      return runReduction(*r, yield);
     // What is not generated yet is reported first, by op.
     for (Operation &op : body.without_terminator()) {
       if (isa<ConstantOp, ListOp>(op))
@@ -202,6 +205,272 @@ public:
   }
 
 private:
+  /// The region's single reduction, if it has one.
+  std::optional<AtenOp> findReduction(Block &body) {
+    std::optional<AtenOp> found;
+    for (Operation &op : body.without_terminator())
+      if (auto a = dyn_cast<AtenOp>(op); a && getKind(a) == OpKind::Reduction) {
+        if (found)
+          return found; // two stages: runReduction reports it
+        found = a;
+      }
+    return found;
+  }
+
+  /// Emits the pointwise `ops` as `const float` lines at index `idx` of the
+  /// iteration shape `shape`, loading block arguments on first use.
+  llvm::Error emitOps(ArrayRef<Operation *> ops, llvm::StringRef idx,
+                      ArrayRef<int64_t> shape, llvm::raw_ostream &os,
+                      llvm::StringRef indent) {
+    for (Operation *op : ops) {
+      auto aten = cast<AtenOp>(op);
+      for (Value v : aten.getArgs()) {
+        auto arg = dyn_cast<BlockArgument>(v);
+        if (!arg || names.count(v))
+          continue;
+        auto t = dyn_cast<RankedTensorType>(v.getType());
+        if (!t || !isF32Tensor(t) || t.getRank() > (int64_t)shape.size())
+          return unsupported(kernel, "input " + llvm::Twine(arg.getArgNumber()) +
+                                         " does not broadcast to its use");
+        std::string offset = broadcastOffset(t.getShape(), shape);
+        offset = offset == "i" ? idx.str() : offset;
+        if (idx != "i" && offset != idx)
+          for (size_t p; (p = offset.find("(i ")) != std::string::npos;)
+            offset.replace(p + 1, 1, idx.str());
+        std::string name = "v" + std::to_string(arg.getArgNumber()) + "_" +
+                           std::to_string(tmp);
+        os << indent << "const float " << name << " = in"
+           << arg.getArgNumber() << "[" << offset << "];\n";
+        names[v] = name;
+      }
+      std::string expr;
+      if (aten.getInfo()->style == OpStyle::Cast) {
+        expr = names.lookup(aten.getArgs()[0]);
+      } else {
+        auto e = substitute(aten, *aten.getInfo());
+        if (!e)
+          return e.takeError();
+        expr = *e;
+      }
+      std::string name = "t" + std::to_string(tmp++);
+      os << indent << "const float " << name << " = " << expr << "; // "
+         << displayName(aten) << "\n";
+      names[aten->getResult(0)] = name;
+    }
+    return llvm::Error::success();
+  }
+
+  /// Row reductions over trailing dims (sum, mean, amax, amin) and softmax /
+  /// log_softmax over the last dim, with pointwise ops before and after:
+  /// one block per row, values of the pointwise prologue recomputed on each
+  /// pass instead of stored.
+  llvm::Expected<EmittedKernel> runReduction(AtenOp red, YieldOp yield) {
+    Block &body = kernel.getBody().front();
+    EmittedKernel out;
+    out.name = kernel.getSymName().str();
+    out.kind = "reduction";
+    // The combine of each supported reduction (to move into
+    // OpSemantics.def when reductions are generated in general).
+    static const llvm::StringMap<const char *> kCombine = {
+        {"sum", "Sum"}, {"mean", "Sum"}, {"amax", "Max"}, {"amin", "Min"},
+        {"softmax", "Softmax"}, {"log_softmax", "LogSoftmax"}};
+    auto combine = kCombine.find(red.getName());
+    const OpInfo *info = red.getInfo();
+    if (combine == kCombine.end() || red->getNumResults() != 1)
+      return unsupported(kernel, "reduction op '" + displayName(red) +
+                                     "' is not generated yet");
+    bool softmax = info->style == OpStyle::Softmax;
+    Value input = red.getArgs()[0];
+    auto inType = dyn_cast<RankedTensorType>(input.getType());
+    auto outType = dyn_cast<RankedTensorType>(red->getResult(0).getType());
+    if (!inType || !outType || !isF32Tensor(inType) || !isF32Tensor(outType))
+      return unsupported(kernel, "reduction over a non-float32 tensor");
+    if (Value dt = red.getArg("dtype"); dt && !isNone(dt))
+      return unsupported(kernel, "reduction with a dtype argument");
+    ArrayRef<int64_t> space = inType.getShape();
+    int64_t rank = space.size();
+    // Which trailing dims are reduced.
+    int64_t first = 0;
+    if (softmax) {
+      auto d = getConstantNumber(red.getArg("dim"));
+      if (!d || ((int64_t)*d + rank) % rank != rank - 1)
+        return unsupported(kernel, "softmax over a dim other than the last");
+      first = rank - 1;
+    } else {
+      Value dimArg = red.getArg("dim");
+      std::vector<int64_t> dims;
+      if (dimArg && !isNone(dimArg)) {
+        auto list = getConstantIntList(dimArg);
+        if (!list)
+          return unsupported(kernel, "reduction dims are not constant");
+        dims.assign(list->begin(), list->end());
+      }
+      if (dims.empty())
+        for (int64_t d = 0; d < rank; ++d)
+          dims.push_back(d);
+      for (int64_t &d : dims)
+        d = (d + rank) % rank;
+      llvm::sort(dims);
+      first = rank - (int64_t)dims.size();
+      for (size_t k = 0; k < dims.size(); ++k)
+        if (dims[k] != first + (int64_t)k)
+          return unsupported(kernel, "reduction over dims that are not the "
+                                     "trailing ones");
+    }
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < first ? rows : cols) *= space[d];
+    // Prologue: pointwise ops before the reduction, over `space`; epilogue:
+    // after it, over the output shape.
+    SmallVector<Operation *> pre, post;
+    bool after = false;
+    for (Operation &op : body.without_terminator()) {
+      if (isa<ConstantOp, ListOp>(op))
+        continue;
+      if (&op == red.getOperation()) {
+        after = true;
+        continue;
+      }
+      OpKind kind = getKind(&op);
+      if (!isa<AtenOp>(op) ||
+          (kind != OpKind::Elementwise && kind != OpKind::Broadcast) ||
+          op.getNumResults() != 1)
+        return unsupported(kernel, llvm::Twine(kindName(kind)) + " op '" +
+                                       displayName(&op) +
+                                       "' is not generated yet");
+      (after ? post : pre).push_back(&op);
+    }
+    llvm::SmallPtrSet<Value, 8> preValues;
+    for (Operation *op : pre)
+      preValues.insert(op->getResult(0));
+    for (Operation *op : post)
+      for (Value v : op->getOperands())
+        if (preValues.count(v))
+          return unsupported(kernel, "an op after the reduction uses a value "
+                                     "from before it");
+    for (Value v : yield.getValues())
+      if (preValues.count(v) || v.getType() != outType)
+        return unsupported(kernel, "the region also writes values from "
+                                   "before its reduction");
+    if (auto arg = dyn_cast<BlockArgument>(input); !arg && !preValues.count(input))
+      return unsupported(kernel, "unexpected reduction input");
+
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    auto prologue = [&](llvm::StringRef indent) -> llvm::Error {
+      names.clear();
+      return emitOps(pre, "i", space, os, indent);
+    };
+    auto inputValue = [&]() -> std::string {
+      if (auto arg = dyn_cast<BlockArgument>(input)) {
+        std::string n = "v" + std::to_string(arg.getArgNumber()) + "_in";
+        os << "      const float " << n << " = in" << arg.getArgNumber()
+           << "[i];\n";
+        return n;
+      }
+      return names.lookup(input);
+    };
+    os << "  __shared__ float smem[33];\n"
+       << "  const long long rows = " << rows << "LL, cols = " << cols << "LL;\n"
+       << "  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {\n";
+    auto loopHead = [&] {
+      os << "    for (long long c = threadIdx.x; c < cols; c += blockDim.x) {\n"
+         << "      const long long i = r * cols + c;\n";
+    };
+    std::string outIdx = softmax ? "i" : "r";
+    auto writeOutputs = [&](llvm::StringRef indent) {
+      for (auto [k, v] : llvm::enumerate(yield.getValues()))
+        os << indent << "out" << k << "[" << outIdx << "] = " << names.lookup(v)
+           << ";\n";
+    };
+    if (!softmax) {
+      std::string op = combine->second;
+      std::string init = op == "Sum" ? "0.f" : op == "Max" ? "(-kb::inf())" : "kb::inf()";
+      std::string step = op == "Sum" ? "acc + x" : op == "Max" ? "kb::nanmax(acc, x)" : "kb::nanmin(acc, x)";
+      os << "    float acc = " << init << ";\n";
+      loopHead();
+      if (auto e = prologue("      "))
+        return std::move(e);
+      std::string x = inputValue();
+      os << "      const float x = " << x << ";\n      acc = " << step << ";\n    }\n"
+         << "    acc = kb::block_reduce(acc, " << init << ", smem, kb::" << op << "());\n"
+         << "    if (threadIdx.x == 0) {\n";
+      std::string redName = "red";
+      os << "      const float red = " << (red.getName() == "mean"
+                                               ? "acc / " + floatLiteral(cols)
+                                               : std::string("acc"))
+         << "; // " << displayName(red) << "\n";
+      names.clear();
+      names[red->getResult(0)] = redName;
+      if (auto e = emitOps(post, "r", outType.getShape(), os, "      "))
+        return std::move(e);
+      writeOutputs("      ");
+      os << "    }\n  }\n";
+    } else {
+      bool logSoftmax = combine->second == llvm::StringRef("LogSoftmax");
+      os << "    float m = -kb::inf();\n";
+      loopHead();
+      if (auto e = prologue("      "))
+        return std::move(e);
+      std::string x0 = inputValue(); // may emit a load line first
+      os << "      m = kb::nanmax(m, " << x0 << ");\n    }\n"
+         << "    m = kb::block_reduce(m, -kb::inf(), smem, kb::Max());\n"
+         << "    float s = 0.f;\n";
+      loopHead();
+      if (auto e = prologue("      "))
+        return std::move(e);
+      std::string x1 = inputValue();
+      os << "      s += expf(" << x1 << " - m);\n    }\n"
+         << "    s = kb::block_reduce(s, 0.f, smem, kb::Sum());\n";
+      loopHead();
+      if (auto e = prologue("      "))
+        return std::move(e);
+      std::string x = inputValue();
+      os << "      const float red = "
+         << (logSoftmax ? x + " - m - logf(s)" : "expf(" + x + " - m) / s")
+         << "; // " << displayName(red) << "\n";
+      names.clear();
+      names[red->getResult(0)] = "red";
+      if (auto e = emitOps(post, "i", space, os, "      "))
+        return std::move(e);
+      writeOutputs("      ");
+      os << "    }\n  }\n";
+    }
+
+    for (auto [k, arg] : llvm::enumerate(body.getArguments())) {
+      auto t = dyn_cast<RankedTensorType>(arg.getType());
+      if (!t || !isF32Tensor(t))
+        return unsupported(kernel, "input " + llvm::Twine(k) +
+                                       " is not a static float32 tensor");
+      out.inputs.push_back({"in" + std::to_string(k),
+                            {t.getShape().begin(), t.getShape().end()}});
+    }
+    for (auto [k, v] : llvm::enumerate(yield.getValues()))
+      out.outputs.push_back({"out" + std::to_string(k),
+                             {outType.getShape().begin(), outType.getShape().end()}});
+    std::string src;
+    llvm::raw_string_ostream sr(src);
+    sr << "// " << out.name << ": generated by kb-rewrite from "
+       << (kernel.getAnchor() ? "the epilogue of " + kernel.getAnchor()->str()
+                              : std::string("an anchorless chain"))
+       << "\n// " << displayName(red) << " of " << rows << " rows x " << cols
+       << " elements, one block per row; the pointwise prologue is recomputed "
+          "on each pass instead of stored.\n"
+       << cudaPrelude() << "\nextern \"C\" __global__ void __launch_bounds__(256)\n"
+       << out.name << "(";
+    for (size_t k = 0; k < out.inputs.size(); ++k)
+      sr << "const float* __restrict__ in" << k << ", ";
+    for (size_t k = 0; k < out.outputs.size(); ++k)
+      sr << "float* __restrict__ out" << k
+         << (k + 1 < out.outputs.size() ? ", " : "");
+    sr << ") {\n" << text << "}\n";
+    out.source = std::move(src);
+    out.grid = {"min(" + std::to_string(rows) + ", sm_count * 16)", "1", "1"};
+    out.block = {"256", "1", "1"};
+    out.referenceIR = referenceIR(yield);
+    return out;
+  }
+
   llvm::Expected<std::string> render(AtenOp op, const ArgSpec &arg, Value v) {
     auto it = names.find(v);
     if (it != names.end())
@@ -315,6 +584,7 @@ private:
   KernelOp kernel;
   ArrayRef<int64_t> space;
   llvm::DenseMap<Value, std::string> names;
+  unsigned tmp = 0;
 };
 
 } // namespace

@@ -74,6 +74,32 @@ __device__ __forceinline__ float floor_divide(float a, float b) {
   float f = floorf(d);
   return (d - f > 0.5f) ? f + 1.f : f;
 }
+// Reductions: NaN-propagating max/min as ATen's amax/amin; block-wide
+// combines return the result to every thread of the block.
+__device__ __forceinline__ float nanmax(float a, float b) {
+  return (a != a || b != b) ? __int_as_float(0x7fffffff) : (a < b ? b : a);
+}
+__device__ __forceinline__ float nanmin(float a, float b) {
+  return (a != a || b != b) ? __int_as_float(0x7fffffff) : (b < a ? b : a);
+}
+struct Sum { __device__ float operator()(float a, float b) const { return a + b; } };
+struct Max { __device__ float operator()(float a, float b) const { return nanmax(a, b); } };
+struct Min { __device__ float operator()(float a, float b) const { return nanmin(a, b); } };
+template <class Op>
+__device__ __forceinline__ float block_reduce(float v, float identity, float* smem, Op op) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  v = (threadIdx.x < ((blockDim.x + 31) >> 5)) ? smem[threadIdx.x] : identity;
+  if (warp == 0)
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  if (threadIdx.x == 0) smem[32] = v;
+  __syncthreads();
+  v = smem[32];
+  __syncthreads();
+  return v;
+}
 } // namespace kb
 // ---- end of kb prelude ----
 )CUDA";
