@@ -273,13 +273,16 @@ private:
     // OpSemantics.def when reductions are generated in general).
     static const llvm::StringMap<const char *> kCombine = {
         {"sum", "Sum"}, {"mean", "Sum"}, {"amax", "Max"}, {"amin", "Min"},
-        {"softmax", "Softmax"}, {"log_softmax", "LogSoftmax"}};
+        {"softmax", "Softmax"}, {"log_softmax", "LogSoftmax"},
+        {"layer_norm", "LayerNorm"}};
     auto combine = kCombine.find(red.getName());
     const OpInfo *info = red.getInfo();
     if (combine == kCombine.end() || red->getNumResults() != 1)
       return unsupported(kernel, "reduction op '" + displayName(red) +
                                      "' is not generated yet");
-    bool softmax = info->style == OpStyle::Softmax;
+    bool layerNorm = combine->second == llvm::StringRef("LayerNorm");
+    // Softmax and layer_norm keep the shape: outputs are written per element.
+    bool softmax = info->style == OpStyle::Softmax || layerNorm;
     Value input = red.getArgs()[0];
     auto inType = dyn_cast<RankedTensorType>(input.getType());
     auto outType = dyn_cast<RankedTensorType>(red->getResult(0).getType());
@@ -291,7 +294,12 @@ private:
     int64_t rank = space.size();
     // Which trailing dims are reduced.
     int64_t first = 0;
-    if (softmax) {
+    if (layerNorm) {
+      auto shape = getConstantIntList(red.getArg("normalized_shape"));
+      if (!shape || shape->empty() || (int64_t)shape->size() > rank)
+        return unsupported(kernel, "layer_norm with a non-constant shape");
+      first = rank - (int64_t)shape->size();
+    } else if (softmax) {
       auto d = getConstantNumber(red.getArg("dim"));
       if (!d || ((int64_t)*d + rank) % rank != rank - 1)
         return unsupported(kernel, "softmax over a dim other than the last");
@@ -403,6 +411,53 @@ private:
       names.clear();
       names[red->getResult(0)] = redName;
       if (auto e = emitOps(post, "r", outType.getShape(), os, "      "))
+        return std::move(e);
+      writeOutputs("      ");
+      os << "    }\n  }\n";
+    } else if (layerNorm) {
+      // Two passes for the moments (mean, then the biased variance around
+      // it), one for the output: (x - mean) * rsqrt(var + eps) * w + b.
+      auto eps = getConstantNumber(red.getArg("eps"));
+      if (!eps)
+        return unsupported(kernel, "layer_norm with a non-constant eps");
+      auto affine = [&](llvm::StringRef argName) -> std::optional<unsigned> {
+        Value v = red.getArg(argName);
+        if (auto a = dyn_cast_or_null<BlockArgument>(v))
+          return a.getArgNumber();
+        return std::nullopt;
+      };
+      for (llvm::StringRef a : {"weight", "bias"})
+        if (Value v = red.getArg(a); v && !isNone(v) && !affine(a))
+          return unsupported(kernel, "layer_norm " + a + " is not an input");
+      os << "    float s = 0.f;\n";
+      loopHead();
+      if (auto e = prologue("      "))
+        return std::move(e);
+      std::string x0 = inputValue();
+      os << "      s += " << x0 << ";\n    }\n"
+         << "    const float mean = kb::block_reduce(s, 0.f, smem, kb::Sum()) / "
+         << floatLiteral(cols) << ";\n    float q = 0.f;\n";
+      loopHead();
+      if (auto e = prologue("      "))
+        return std::move(e);
+      std::string x1 = inputValue();
+      os << "      const float d = " << x1 << " - mean;\n      q += d * d;\n    }\n"
+         << "    const float rstd = rsqrtf(kb::block_reduce(q, 0.f, smem, "
+            "kb::Sum()) / "
+         << floatLiteral(cols) << " + " << floatLiteral(*eps) << ");\n";
+      loopHead();
+      if (auto e = prologue("      "))
+        return std::move(e);
+      std::string x = inputValue();
+      std::string y = "(" + x + " - mean) * rstd";
+      if (auto w = affine("weight"))
+        y += " * in" + std::to_string(*w) + "[c]";
+      if (auto b = affine("bias"))
+        y += " + in" + std::to_string(*b) + "[c]";
+      os << "      const float red = " << y << "; // " << displayName(red) << "\n";
+      names.clear();
+      names[red->getResult(0)] = "red";
+      if (auto e = emitOps(post, "i", space, os, "      "))
         return std::move(e);
       writeOutputs("      ");
       os << "    }\n  }\n";

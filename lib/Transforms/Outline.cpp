@@ -136,15 +136,31 @@ struct OutlinePass : kb::impl::OutlineBase<OutlinePass> {
     b.setInsertionPointToEnd(kbody);
     for (Operation *c : constants)
       b.clone(*c, map);
-    for (Operation &op : body)
+    for (Operation &op : body.without_terminator())
       b.clone(op, map);
+    // The anchor's own result, when used outside too, is read from the
+    // anchor directly: the kernel only yields what it computes.
+    auto yield = cast<YieldOp>(body.getTerminator());
+    SmallVector<Value> kept;
+    SmallVector<unsigned> keptIndex;
+    for (auto [k, v] : llvm::enumerate(yield.getValues())) {
+      if (anchor && v.getDefiningOp() == anchor)
+        continue;
+      kept.push_back(map.lookup(v));
+      keptIndex.push_back(k);
+    }
+    YieldOp::create(b, yield.getLoc(), kept);
 
     b.setInsertionPoint(region);
     auto launch = LaunchOp::create(b, region.getLoc(),
-                                   region.getResultTypes(),
+                                   ValueRange(kept).getTypes(),
                                    SymbolRefAttr::get(kernel.getSymNameAttr()),
                                    inputs.getArrayRef());
-    region.replaceAllUsesWith(launch.getResults());
+    for (auto [k, v] : llvm::enumerate(yield.getValues()))
+      if (anchor && v.getDefiningOp() == anchor)
+        region.getResult(k).replaceAllUsesWith(v);
+    for (auto [slot, k] : llvm::enumerate(keptIndex))
+      region.getResult(k).replaceAllUsesWith(launch.getResult(slot));
     region.erase();
   }
 };

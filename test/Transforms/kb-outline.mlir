@@ -50,3 +50,22 @@ func.func @reduction(%x: tensor<2x4x8x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf3
   %1 = kb.aten "tanh"(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %1, %0 : tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// The anchor's result used outside as well (a residual) is read from the
+// anchor; the kernel yields only what it computes.
+// CHECK-LABEL: kb.kernel @kb_region_0
+// CHECK:         %[[R:.*]] = kb.aten "relu"
+// CHECK-NEXT:    kb.yield %[[R]] : tensor<4x16xf32>
+// CHECK-LABEL: func.func @anchor_also_used_outside
+// CHECK:         %[[L:.*]] = kb.aten "linear"
+// CHECK-NEXT:    %[[K:.*]] = kb.launch @kb_region_0(%[[L]]) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK:         kb.opaque "aten::my_op"(%[[L]], %[[K]])
+func.func @anchor_also_used_outside(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  %none = kb.constant {value} : none
+  %0 = kb.aten "linear"(%x, %w, %none) : (tensor<4x8xf32>, tensor<16x8xf32>, none) -> tensor<4x16xf32>
+  %1 = kb.aten "relu"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %2 = kb.opaque "aten::my_op"(%0, %1) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
