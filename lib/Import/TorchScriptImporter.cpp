@@ -56,8 +56,10 @@ RankedTensorType rankedTensor(MLIRContext *ctx, ArrayRef<int64_t> shape,
       if (!ShapedType::isDynamic(shape[i]))
         expect *= shape[i];
     }
+    // An ArrayAttr, not a DenseI64ArrayAttr: MLIR's parser cannot read an
+    // `array<...>` tensor encoding back, `[...]` round-trips.
     if (!contiguous)
-      encoding = DenseI64ArrayAttr::get(ctx, strides);
+      encoding = Builder(ctx).getI64ArrayAttr(strides);
   }
   return RankedTensorType::get(shape, elem, encoding);
 }
