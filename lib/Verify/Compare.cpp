@@ -2,6 +2,7 @@
 
 #include "kb/Verify/Checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -9,8 +10,6 @@
 using namespace kb::verify;
 
 namespace {
-constexpr double kHugeMagnitude = 1e30;
-
 uint32_t bitsOf(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof(u));
@@ -18,111 +17,158 @@ uint32_t bitsOf(float f) {
 }
 } // namespace
 
-Comparison kb::verify::compareOutput(const float *cand, const float *eager32,
-                                     const double *ref64, size_t n,
-                                     double factor, uint32_t poison) {
-  Comparison c;
-  // Unwritten elements first: they are the most specific evidence.
-  size_t unwritten = 0, firstUnwritten = 0;
-  for (size_t i = 0; i < n; ++i)
-    if (bitsOf(cand[i]) == poison && !unwritten++)
-      firstUnwritten = i;
-  if (unwritten) {
-    std::ostringstream os;
-    os << unwritten << " of " << n
-       << " output elements still hold the poison pattern (never written); "
-          "first at index "
-       << firstUnwritten;
-    c.status = "unwritten_output";
-    c.detail = os.str();
+void ComparisonStats::append(const ComparisonStats &o) {
+  auto firstOf = [&](uint64_t mine, uint64_t count, uint64_t theirs,
+                     uint64_t &out) {
+    if (!mine && count)
+      out = n + theirs;
+  };
+  firstOf(unwritten, o.unwritten, o.firstUnwritten, firstUnwritten);
+  unwritten += o.unwritten;
+  if (!nanBad && o.nanBad) {
+    firstNanBad = n + o.firstNanBad;
+    nanBadCand = o.nanBadCand;
+    nanBadEager = o.nanBadEager;
   }
+  nanBad += o.nanBad;
+  if (!hugeBad && o.hugeBad) {
+    firstHugeBad = n + o.firstHugeBad;
+    hugeBadCand = o.hugeBadCand;
+    hugeBadRef = o.hugeBadRef;
+  }
+  hugeBad += o.hugeBad;
+  scale = std::max(scale, o.scale);
+  eagerErr = std::max(eagerErr, o.eagerErr);
+  if (o.candErr > candErr) { // strictly: the first worst element wins
+    candErr = o.candErr;
+    worst = n + o.worst;
+    worstCand = o.worstCand;
+    worstRef = o.worstRef;
+  }
+  sumSq += o.sumSq;
+  refSq += o.refSq;
+  allclose1e4 = allclose1e4 && o.allclose1e4;
+  allclose1e2 = allclose1e2 && o.allclose1e2;
+  n += o.n;
+}
 
-  // NaN/Inf structure follows eager fp32 (fp32 overflows where fp64 does not).
-  size_t nanBad = 0, firstNanBad = 0, hugeBad = 0, firstHugeBad = 0;
-  double scale = 0, eagerErr = 0, candErr = 0, sumSq = 0, refSq = 0;
-  size_t worst = 0;
+ComparisonStats kb::verify::compareStats(const float *cand,
+                                         const float *eager32,
+                                         const double *ref64, size_t n,
+                                         double factor, uint32_t poison) {
+  ComparisonStats s;
+  s.n = n;
+  for (size_t i = 0; i < n; ++i)
+    if (bitsOf(cand[i]) == poison && !s.unwritten++)
+      s.firstUnwritten = i;
+  // NaN/Inf structure follows eager fp32 (fp32 overflows where fp64 does
+  // not), except where eager's NaN/Inf is an overflow of its own algorithm:
+  // the float64 truth is finite and fits in float32, so a candidate that
+  // computes it (a two-pass variance where eager's Welford merge overflowed)
+  // is held to the truth instead.
   for (size_t i = 0; i < n; ++i) {
     float e = eager32[i], x = cand[i];
-    bool special = std::isnan(e) || std::isinf(e);
-    if (special) {
-      bool same = std::isnan(e) ? std::isnan(x)
-                                : (std::isinf(x) && std::signbit(x) == std::signbit(e));
-      if (!same && !nanBad++)
-        firstNanBad = i;
-      continue;
-    }
-    if (std::isnan(x) || std::isinf(x)) {
-      if (!nanBad++)
-        firstNanBad = i;
-      continue;
-    }
     double r = ref64[i];
+    bool special = std::isnan(e) || std::isinf(e);
+    bool xSpecial = std::isnan(x) || std::isinf(x);
+    bool bad = false, same = false;
+    if (special) {
+      same = std::isnan(e) ? std::isnan(x)
+                           : (std::isinf(x) && std::signbit(x) == std::signbit(e));
+      bool overflowed = std::isfinite(r) && std::fabs(r) <= kFloatMax;
+      bad = !same && (!overflowed || xSpecial);
+    } else {
+      bad = xSpecial;
+    }
+    if (bad && !s.nanBad++) {
+      s.firstNanBad = i;
+      s.nanBadCand = x;
+      s.nanBadEager = e;
+    }
+    if (same || bad)
+      continue;
+    // Eager's error is unknown where it overflowed: 0, not Inf, in the bound.
+    double eErr = special ? 0.0 : std::fabs(double(e) - r);
     double d = std::fabs(double(x) - r);
     if (std::fabs(r) > kHugeMagnitude) {
       // Huge values (special-value trials put +-3e38 in) are checked
       // relatively, so they cannot inflate the bound of everything else.
-      double tol = factor * std::max(std::fabs(double(e) - r),
-                                     std::ldexp(std::fabs(r), -23));
-      if (d > tol && !hugeBad++)
-        firstHugeBad = i;
+      double tol = factor * std::max(eErr, std::ldexp(std::fabs(r), -23));
+      if (d > tol && !s.hugeBad++) {
+        s.firstHugeBad = i;
+        s.hugeBadCand = x;
+        s.hugeBadRef = r;
+      }
     } else {
-      scale = std::max(scale, std::fabs(r));
-      eagerErr = std::max(eagerErr, std::fabs(double(e) - r));
-      if (d > candErr) {
-        candErr = d;
-        worst = i;
+      s.scale = std::max(s.scale, std::fabs(r));
+      s.eagerErr = std::max(s.eagerErr, eErr);
+      if (d > s.candErr) {
+        s.candErr = d;
+        s.worst = i;
+        s.worstCand = x;
+        s.worstRef = r;
       }
     }
-    sumSq += d * d;
-    refSq += r * r;
+    s.sumSq += d * d;
+    s.refSq += r * r;
     // KernelBench's check: allclose(candidate, eager) in fp32.
+    // Where eager overflowed to NaN/Inf, allclose against it fails.
     double ad = std::fabs(double(x) - double(e));
-    if (ad > 1e-4 + 1e-4 * std::fabs(double(e)))
-      c.allclose1e4 = false;
-    if (ad > 1e-2 + 1e-2 * std::fabs(double(e)))
-      c.allclose1e2 = false;
+    if (special || ad > 1e-4 + 1e-4 * std::fabs(double(e)))
+      s.allclose1e4 = false;
+    if (special || ad > 1e-2 + 1e-2 * std::fabs(double(e)))
+      s.allclose1e2 = false;
   }
-  if (nanBad) {
-    c.allclose1e4 = c.allclose1e2 = false;
-  }
-  c.maxAbsError = candErr;
-  c.eagerMaxAbsError = eagerErr;
-  c.bound = factor * std::max(eagerErr, std::ldexp(scale, -23));
-  c.relL2 = refSq > 0 ? std::sqrt(sumSq / refSq) : std::sqrt(sumSq);
-  if (c.status != "accepted")
-    return c;
-  if (nanBad) {
-    std::ostringstream os;
-    os << nanBad << " elements differ in NaN/Inf from eager fp32; first at "
-       << "index " << firstNanBad << " (candidate " << cand[firstNanBad]
-       << ", eager " << eager32[firstNanBad] << ")";
+  return s;
+}
+
+Comparison kb::verify::judgeComparison(const ComparisonStats &s,
+                                       double factor) {
+  Comparison c;
+  c.allclose1e4 = s.allclose1e4 && !s.nanBad;
+  c.allclose1e2 = s.allclose1e2 && !s.nanBad;
+  c.maxAbsError = s.candErr;
+  c.eagerMaxAbsError = s.eagerErr;
+  c.bound = factor * std::max(s.eagerErr, std::ldexp(s.scale, -23));
+  c.relL2 = s.refSq > 0 ? std::sqrt(s.sumSq / s.refSq) : std::sqrt(s.sumSq);
+  std::ostringstream os;
+  os.precision(9);
+  // Unwritten elements first: they are the most specific evidence.
+  if (s.unwritten) {
+    os << s.unwritten << " of " << s.n
+       << " output elements still hold the poison pattern (never written); "
+          "first at index "
+       << s.firstUnwritten;
+    c.status = "unwritten_output";
+  } else if (s.nanBad) {
+    os.precision(6);
+    os << s.nanBad << " elements differ in NaN/Inf from eager fp32; first at "
+       << "index " << s.firstNanBad << " (candidate " << s.nanBadCand
+       << ", eager " << s.nanBadEager << ")";
     c.status = "nan_mismatch";
-    c.detail = os.str();
-    return c;
-  }
-  if (hugeBad) {
-    std::ostringstream os;
-    os.precision(9);
-    os << hugeBad << " elements of magnitude > 1e30 are off by more than "
+  } else if (s.hugeBad) {
+    os << s.hugeBad << " elements of magnitude > 1e30 are off by more than "
        << factor << " x eager fp32's relative error; first at index "
-       << firstHugeBad << ": candidate " << cand[firstHugeBad]
-       << ", reference " << ref64[firstHugeBad];
+       << s.firstHugeBad << ": candidate " << s.hugeBadCand << ", reference "
+       << s.hugeBadRef;
     c.status = "wrong_result";
-    c.detail = os.str();
-    return c;
-  }
-  if (candErr > c.bound) {
-    std::ostringstream os;
-    os.precision(9);
-    os << "max |candidate - float64 reference| = " << candErr
+  } else if (s.candErr > c.bound) {
+    os << "max |candidate - float64 reference| = " << s.candErr
        << " exceeds the bound " << c.bound << " (" << factor
-       << " x eager fp32 error " << eagerErr << "); worst at index " << worst
-       << ": candidate " << cand[worst] << ", reference " << ref64[worst]
-       << "; relative L2 error " << c.relL2;
+       << " x eager fp32 error " << s.eagerErr << "); worst at index "
+       << s.worst << ": candidate " << s.worstCand << ", reference "
+       << s.worstRef << "; relative L2 error " << c.relL2;
     c.status = "wrong_result";
-    c.detail = os.str();
   }
+  c.detail = os.str();
   return c;
+}
+
+Comparison kb::verify::compareOutput(const float *cand, const float *eager32,
+                                     const double *ref64, size_t n,
+                                     double factor, uint32_t poison) {
+  return judgeComparison(compareStats(cand, eager32, ref64, n, factor, poison),
+                         factor);
 }
 
 bool kb::verify::canaryIntact(const uint8_t *guard, size_t n) {

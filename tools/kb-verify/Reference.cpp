@@ -35,19 +35,6 @@ struct Reference::Impl {
     return out;
   }
 
-  std::vector<at::Tensor> toTorch(const std::vector<HostTensor> &inputs,
-                                  at::ScalarType type) const {
-    at::Device dev = Reference::usesCuda() ? at::Device(at::kCUDA, 0)
-                                           : at::Device(at::kCPU);
-    std::vector<at::Tensor> out;
-    for (const HostTensor &t : inputs) {
-      at::Tensor host = torch::from_blob(const_cast<float *>(t.data.data()),
-                                         t.shape, torch::kFloat32)
-                            .clone();
-      out.push_back(host.to(dev).to(type));
-    }
-    return out;
-  }
 };
 
 Reference::Reference(const std::string &irText) : impl(new Impl) {
@@ -58,24 +45,27 @@ Reference::Reference(const std::string &irText) : impl(new Impl) {
 
 Reference::~Reference() = default;
 
-ReferenceOutputs Reference::run(const std::vector<HostTensor> &inputs) const {
+ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs) const {
   torch::NoGradGuard noGrad;
+  auto copies = [&](at::ScalarType type) {
+    std::vector<at::Tensor> out;
+    for (const at::Tensor &t : inputs)
+      out.push_back(t.to(type, /*non_blocking=*/false, /*copy=*/true));
+    return out;
+  };
   ReferenceOutputs r;
-  auto out64 = impl->runWith(impl->toTorch(inputs, torch::kFloat64));
-  auto out32 = impl->runWith(impl->toTorch(inputs, torch::kFloat32));
-  if (out64.size() != out32.size())
+  std::vector<at::Tensor> out64 = impl->runWith(copies(torch::kFloat64));
+  for (const at::Tensor &t : out64)
+    r.truth64.push_back(t.to(torch::kFloat64).contiguous());
+  out64.clear(); // the float64 temporaries go before the float32 run
+  for (const at::Tensor &t : impl->runWith(copies(torch::kFloat32)))
+    r.eager32.push_back(t.to(torch::kFloat32).contiguous());
+  if (r.truth64.size() != r.eager32.size())
     throw std::runtime_error("reference returned different output counts");
-  for (size_t i = 0; i < out64.size(); ++i) {
-    at::Tensor a = out64[i].to(torch::kCPU, torch::kFloat64).contiguous();
-    at::Tensor b = out32[i].to(torch::kCPU, torch::kFloat32).contiguous();
-    r.truth64.emplace_back(a.data_ptr<double>(), a.data_ptr<double>() + a.numel());
-    r.eager32.emplace_back(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
-    r.shapes.emplace_back(a.sizes().begin(), a.sizes().end());
-  }
   return r;
 }
 
-std::vector<double> Reference::timeEager(const std::vector<HostTensor> &inputs,
+std::vector<double> Reference::timeEager(const std::vector<at::Tensor> &inputs,
                                          void *stream, int device, int warmup,
                                          int runs, void (*flush)(void *),
                                          void *flushArg) const {
@@ -83,7 +73,7 @@ std::vector<double> Reference::timeEager(const std::vector<HostTensor> &inputs,
   if (!usesCuda())
     return times;
   torch::NoGradGuard noGrad;
-  auto in = impl->toTorch(inputs, torch::kFloat32);
+  const std::vector<at::Tensor> &in = inputs;
   cudaDeviceSynchronize();
   compat::StreamScope scope(stream, device);
   auto s = static_cast<cudaStream_t>(stream);

@@ -1,11 +1,13 @@
 //===- Reference.h - The region's original ops, run by libtorch -*- C++ -*-===//
 //
-// Torch-free interface so that only Reference.cpp includes libtorch headers
-// (they cost ~1 minute of compile time per translation unit).
+// The interface needs only ATen's tensor type; the TorchScript headers
+// (the costly ones) stay inside Reference.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KB_VERIFY_REFERENCE_H
 #define KB_VERIFY_REFERENCE_H
+
+#include <ATen/ATen.h>
 
 #include <cstdint>
 #include <memory>
@@ -14,15 +16,9 @@
 
 namespace kb::verify {
 
-struct HostTensor {
-  std::vector<int64_t> shape;
-  std::vector<float> data;
-};
-
 struct ReferenceOutputs {
-  std::vector<std::vector<double>> truth64; // float64 reference
-  std::vector<std::vector<float>> eager32;  // eager fp32 (the error budget)
-  std::vector<std::vector<int64_t>> shapes;
+  std::vector<at::Tensor> truth64; // float64 reference, contiguous
+  std::vector<at::Tensor> eager32; // eager fp32 (the error budget), contiguous
 };
 
 class Reference {
@@ -32,13 +28,13 @@ public:
   explicit Reference(const std::string &irText);
   ~Reference();
 
-  /// Runs the graph in float64 and in float32, on the GPU when libtorch has
-  /// CUDA (else on the CPU).
-  ReferenceOutputs run(const std::vector<HostTensor> &inputs) const;
+  /// Runs the graph in float64 and in float32 on the inputs' device (float32
+  /// tensors; the graph gets copies, so in-place ops cannot change them).
+  ReferenceOutputs run(const std::vector<at::Tensor> &inputs) const;
 
   /// Eager fp32 time of the graph on `stream` (CUDA events, L2 flushed
   /// before each run by `flush`); empty when libtorch has no CUDA.
-  std::vector<double> timeEager(const std::vector<HostTensor> &inputs,
+  std::vector<double> timeEager(const std::vector<at::Tensor> &inputs,
                                 void *stream, int device, int warmup,
                                 int runs, void (*flush)(void *),
                                 void *flushArg) const;

@@ -12,13 +12,13 @@
 #include "Compile.h"
 #include "CudaCompat.h"
 #include "Reference.h"
+#include "TensorChecks.h"
 
 #include "kb/Verify/Checks.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <iostream>
 #include <sstream>
 
@@ -197,6 +197,56 @@ struct GpuWorker::Impl {
           "cudaLaunchKernel");
   }
 
+  /// A float32 tensor over a device buffer the worker owns.
+  static at::Tensor view(const GuardedBuffer &b,
+                         const std::vector<int64_t> &shape) {
+    return at::from_blob(b.data(), shape,
+                         at::TensorOptions().dtype(at::kFloat).device(
+                             at::kCUDA, 0));
+  }
+
+  /// Fresh inputs (generated on the GPU) copied into guarded buffers at new
+  /// addresses: the previous trial's buffers are still alive while these are
+  /// allocated. Returns the pristine tensors the checks compare against.
+  std::vector<at::Tensor> placeInputs(const Launch &l, uint64_t seed, int kind,
+                                      std::vector<GuardedBuffer> &live,
+                                      std::map<std::string, void *> &ptrs) {
+    const Job &job = *l.job;
+    std::vector<at::Tensor> pristine;
+    std::vector<GuardedBuffer> bufs;
+    for (size_t i = 0; i < job.inputs.size(); ++i) {
+      const std::vector<int64_t> &shape = l.tensors[i].shape;
+      pristine.push_back(makeInput(l.tensors[i], shape, seed + 7919 * i, kind,
+                                   at::Device(at::kCUDA, 0)));
+      bufs.emplace_back(numel(shape) * sizeof(float));
+      view(bufs.back(), shape).copy_(pristine.back());
+      ptrs[job.inputs[i].name] = bufs.back().data();
+    }
+    live = std::move(bufs);
+    return pristine;
+  }
+
+  std::optional<Failure> checkShapes(const Launch &l,
+                                     const ReferenceOutputs &expect) {
+    const Job &job = *l.job;
+    size_t nIn = job.inputs.size();
+    if (expect.truth64.size() != job.outputs.size())
+      return Failure{"invalid_job", "the reference returns " +
+                                        std::to_string(expect.truth64.size()) +
+                                        " outputs, the job names " +
+                                        std::to_string(job.outputs.size())};
+    for (size_t o = 0; o < job.outputs.size(); ++o) {
+      std::vector<int64_t> got(expect.truth64[o].sizes().begin(),
+                               expect.truth64[o].sizes().end());
+      if (got != l.tensors[nIn + o].shape)
+        return Failure{"invalid_job",
+                       "the reference output " + job.outputs[o].name +
+                           " has shape " + shapeStr(got) + ", the job says " +
+                           shapeStr(l.tensors[nIn + o].shape)};
+    }
+    return std::nullopt;
+  }
+
   /// One trial at one shape: fresh inputs, two launches, all checks.
   std::optional<Failure> trial(const Launch &l, const Reference &ref,
                                uint64_t seed, int kind,
@@ -204,48 +254,21 @@ struct GpuWorker::Impl {
                                Verdict &v) {
     const Job &job = *l.job;
     size_t nIn = job.inputs.size();
-    std::vector<HostTensor> host(nIn);
-    for (size_t i = 0; i < nIn; ++i) {
-      host[i].shape = l.tensors[i].shape;
-      host[i].data.resize(numel(host[i].shape));
-      fillInput(host[i].data, l.tensors[i], seed + 7919 * i, kind);
-    }
-    ReferenceOutputs expect = ref.run(host);
-    if (expect.truth64.size() != job.outputs.size())
-      return Failure{"invalid_job", "the reference returns " +
-                                        std::to_string(expect.truth64.size()) +
-                                        " outputs, the job names " +
-                                        std::to_string(job.outputs.size())};
-    for (size_t o = 0; o < job.outputs.size(); ++o)
-      if (expect.shapes[o] != l.tensors[nIn + o].shape)
-        return Failure{"invalid_job",
-                       "the reference output " + job.outputs[o].name +
-                           " has shape " + shapeStr(expect.shapes[o]) +
-                           ", the job says " +
-                           shapeStr(l.tensors[nIn + o].shape)};
-
-    // New addresses: allocate before the previous trial's buffers are freed.
-    std::vector<GuardedBuffer> inputs;
     std::map<std::string, void *> ptrs;
-    for (size_t i = 0; i < nIn; ++i) {
-      inputs.emplace_back(host[i].data.size() * sizeof(float));
-      check(cudaMemcpy(inputs.back().data(), host[i].data.data(),
-                       inputs.back().bytes, cudaMemcpyHostToDevice),
-            "upload input");
-      ptrs[job.inputs[i].name] = inputs.back().data();
-    }
-    liveInputs = std::move(inputs);
+    std::vector<at::Tensor> pristine =
+        placeInputs(l, seed, kind, liveInputs, ptrs);
+    ReferenceOutputs expect = ref.run(pristine);
+    if (auto f = checkShapes(l, expect))
+      return f;
 
-    std::vector<std::vector<float>> firstRun;
+    std::vector<at::Tensor> firstRun;
     for (uint32_t poison : {kPoisonA, kPoisonB}) {
       std::vector<GuardedBuffer> outs;
       for (size_t o = 0; o < job.outputs.size(); ++o) {
-        size_t n = expect.eager32[o].size();
-        outs.emplace_back(n * sizeof(float));
-        std::vector<uint32_t> fill(n, poison);
-        check(cudaMemcpy(outs.back().data(), fill.data(), n * 4,
-                         cudaMemcpyHostToDevice),
-              "poison output");
+        outs.emplace_back(expect.eager32[o].numel() * sizeof(float));
+        view(outs.back(), {expect.eager32[o].numel()})
+            .view(at::kInt)
+            .fill_(static_cast<int32_t>(poison));
         ptrs[job.outputs[o].name] = outs.back().data();
       }
       check(cudaDeviceSynchronize(), "before launch");
@@ -257,26 +280,19 @@ struct GpuWorker::Impl {
           return Failure{"out_of_bounds_write",
                          "the guard bytes around output " +
                              job.outputs[o].name + " were overwritten"};
-      for (size_t i = 0; i < nIn; ++i) {
-        std::vector<float> back(host[i].data.size());
-        check(cudaMemcpy(back.data(), liveInputs[i].data(), back.size() * 4,
-                         cudaMemcpyDeviceToHost),
-              "download input");
+      for (size_t i = 0; i < nIn; ++i)
         if (!liveInputs[i].guardsIntact() ||
-            std::memcmp(back.data(), host[i].data.data(), back.size() * 4))
+            !sameBits(view(liveInputs[i], l.tensors[i].shape), pristine[i]))
           return Failure{"input_mutated",
                          "input " + job.inputs[i].name +
                              " changed during the launch"};
-      }
-      std::vector<std::vector<float>> got;
+      std::vector<at::Tensor> got;
       for (size_t o = 0; o < outs.size(); ++o) {
-        got.emplace_back(expect.eager32[o].size());
-        check(cudaMemcpy(got.back().data(), outs[o].data(),
-                         got.back().size() * 4, cudaMemcpyDeviceToHost),
-              "download output");
-        Comparison c = compareOutput(got.back().data(), expect.eager32[o].data(),
-                                     expect.truth64[o].data(), got.back().size(),
-                                     job.checks.toleranceFactor, poison);
+        got.push_back(view(outs[o], l.tensors[nIn + o].shape));
+        Comparison c = judgeComparison(
+            tensorStats(got.back(), expect.eager32[o], expect.truth64[o],
+                        job.checks.toleranceFactor, poison),
+            job.checks.toleranceFactor);
         v.maxAbsError = std::max(v.maxAbsError, c.maxAbsError);
         v.eagerMaxAbsError = std::max(v.eagerMaxAbsError, c.eagerMaxAbsError);
         v.bound = std::max(v.bound, c.bound);
@@ -287,12 +303,14 @@ struct GpuWorker::Impl {
           return Failure{c.status, "output " + job.outputs[o].name + ": " +
                                        c.detail};
       }
-      if (firstRun.empty())
-        firstRun = std::move(got);
-      else
+      if (firstRun.empty()) {
+        for (const at::Tensor &t : got)
+          firstRun.push_back(t.clone());
+      } else {
         for (size_t o = 0; o < got.size(); ++o)
-          if (std::memcmp(got[o].data(), firstRun[o].data(), got[o].size() * 4))
+          if (!sameBits(got[o], firstRun[o]))
             v.deterministic = false;
+      }
     }
     return std::nullopt;
   }
@@ -301,39 +319,28 @@ struct GpuWorker::Impl {
                                 Verdict &v) {
     const Job &job = *l.job;
     size_t nIn = job.inputs.size();
-    std::vector<HostTensor> host(nIn);
     std::map<std::string, void *> ptrs;
     std::vector<GuardedBuffer> bufs;
+    std::vector<at::Tensor> pristine =
+        placeInputs(l, job.checks.seed, 0, bufs, ptrs);
     int64_t bytes = 0;
-    for (size_t i = 0; i < nIn; ++i) {
-      host[i].shape = l.tensors[i].shape;
-      host[i].data.resize(numel(host[i].shape));
-      fillInput(host[i].data, l.tensors[i], job.checks.seed + 7919 * i, 0);
-      bufs.emplace_back(host[i].data.size() * 4);
-      check(cudaMemcpy(bufs.back().data(), host[i].data.data(),
-                       bufs.back().bytes, cudaMemcpyHostToDevice),
-            "upload input");
-      ptrs[job.inputs[i].name] = bufs.back().data();
-      bytes += bufs.back().bytes;
-    }
-    ReferenceOutputs expect = ref.run(host);
+    for (const GuardedBuffer &b : bufs)
+      bytes += b.bytes;
+    ReferenceOutputs expect = ref.run(pristine);
+    if (auto f = checkShapes(l, expect))
+      return f;
     std::vector<size_t> outIdx;
     for (size_t o = 0; o < job.outputs.size(); ++o) {
-      size_t n = expect.eager32[o].size();
-      bufs.emplace_back(n * 4);
-      std::vector<uint32_t> fill(n, kPoisonA);
-      check(cudaMemcpy(bufs.back().data(), fill.data(), n * 4,
-                       cudaMemcpyHostToDevice),
-            "poison output");
+      bufs.emplace_back(expect.eager32[o].numel() * 4);
       ptrs[job.outputs[o].name] = bufs.back().data();
       outIdx.push_back(bufs.size() - 1);
-      bytes += n * 4;
+      bytes += bufs.back().bytes;
     }
+    check(cudaDeviceSynchronize(), "before timing");
     cudaEvent_t s, e;
     cudaEventCreate(&s);
     cudaEventCreate(&e);
     std::vector<double> ms;
-    std::vector<uint32_t> probe;
     for (int i = 0; i < job.checks.warmup + job.checks.timingRuns; ++i) {
       // Outside the timed region: flush L2 and re-poison every output (all
       // bytes 0xFF, a NaN pattern), so each timed launch must write it all.
@@ -350,11 +357,9 @@ struct GpuWorker::Impl {
       if (i >= job.checks.warmup)
         ms.push_back(t);
       for (size_t o = 0; o < outIdx.size(); ++o) {
-        probe.resize(bufs[outIdx[o]].bytes / 4);
-        check(cudaMemcpy(probe.data(), bufs[outIdx[o]].data(), probe.size() * 4,
-                         cudaMemcpyDeviceToHost),
-              "download output");
-        size_t left = std::count(probe.begin(), probe.end(), 0xFFFFFFFFu);
+        int64_t left = countPattern(
+            view(bufs[outIdx[o]], {int64_t(bufs[outIdx[o]].bytes / 4)}),
+            0xFFFFFFFFu);
         if (left)
           return Failure{"timing_recheck_failed",
                          "timed launch " + std::to_string(i) + " left " +
@@ -367,18 +372,17 @@ struct GpuWorker::Impl {
     check(cudaDeviceSynchronize(), "after timing");
     // And the values of the last timed launch must be right.
     for (size_t o = 0; o < outIdx.size(); ++o) {
-      std::vector<float> got(expect.eager32[o].size());
-      check(cudaMemcpy(got.data(), bufs[outIdx[o]].data(), got.size() * 4,
-                       cudaMemcpyDeviceToHost),
-            "download output");
-      Comparison c = compareOutput(got.data(), expect.eager32[o].data(),
-                                   expect.truth64[o].data(), got.size(),
-                                   job.checks.toleranceFactor, 0xFFFFFFFFu);
+      Comparison c = judgeComparison(
+          tensorStats(view(bufs[outIdx[o]], l.tensors[nIn + o].shape),
+                      expect.eager32[o], expect.truth64[o],
+                      job.checks.toleranceFactor, 0xFFFFFFFFu),
+          job.checks.toleranceFactor);
       if (c.status != "accepted")
         return Failure{"timing_recheck_failed",
                        "after the timing loop, output " + job.outputs[o].name +
                            ": " + c.detail};
     }
+    expect = ReferenceOutputs(); // free the float64 truth before eager timing
     Timing t;
     std::sort(ms.begin(), ms.end());
     t.medianMs = ms[ms.size() / 2];
@@ -387,8 +391,8 @@ struct GpuWorker::Impl {
     t.runs = static_cast<int>(ms.size());
     v.candidateTiming = t;
     std::vector<double> eager =
-        ref.timeEager(host, stream, 0, job.checks.warmup, job.checks.timingRuns,
-                      &Impl::flush, this);
+        ref.timeEager(pristine, stream, 0, job.checks.warmup,
+                      job.checks.timingRuns, &Impl::flush, this);
     if (!eager.empty()) {
       std::sort(eager.begin(), eager.end());
       v.eagerTiming = Timing{eager[eager.size() / 2], eager.front(),
@@ -410,6 +414,9 @@ struct GpuWorker::Impl {
 
 GpuWorker::GpuWorker() : impl(new Impl) {
   WorkerInfo &info = impl->info;
+  if (!Reference::usesCuda())
+    throw std::runtime_error("kb-verify was built against a libtorch without "
+                             "CUDA; rebuild it against the GPU host's torch");
   check(cudaSetDevice(0), "cudaSetDevice");
   check(cudaFree(nullptr), "CUDA context");
   cudaDeviceProp prop;

@@ -16,18 +16,32 @@ TEST(Reference, RunsTheGraphInFloat64AndFloat32) {
                 "  %y : Tensor = aten::relu(%s)\n"
                 "  %z : Tensor = aten::exp(%x)\n"
                 "  return (%y, %z)\n");
-  HostTensor x{{2, 3}, {-1, 0.5, 2, -3, 0.25, 1}};
-  HostTensor b{{3}, {0.5, 0.5, -4}};
+  std::vector<float> xs = {-1, 0.5, 2, -3, 0.25, 1};
+  at::Tensor x = at::tensor(xs).view({2, 3});
+  at::Tensor b = at::tensor(std::vector<float>{0.5, 0.5, -4});
   ReferenceOutputs out = ref.run({x, b});
   ASSERT_EQ(out.truth64.size(), 2u);
-  EXPECT_EQ(out.shapes[0], (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(out.truth64[0].sizes(), at::IntArrayRef({2, 3}));
+  EXPECT_EQ(out.truth64[0].scalar_type(), at::kDouble);
+  EXPECT_EQ(out.eager32[0].scalar_type(), at::kFloat);
   const std::vector<double> expectY = {0, 1, 0, 0, 0.75, 0};
-  for (size_t i = 0; i < 6; ++i) {
-    EXPECT_EQ(out.truth64[0][i], expectY[i]);
-    EXPECT_EQ(out.eager32[0][i], static_cast<float>(expectY[i]));
-    EXPECT_DOUBLE_EQ(out.truth64[1][i], std::exp(double(x.data[i])));
-    EXPECT_EQ(out.eager32[1][i], std::exp(x.data[i]));
+  at::Tensor y64 = out.truth64[0].view(-1), y32 = out.eager32[0].view(-1);
+  at::Tensor z64 = out.truth64[1].view(-1), z32 = out.eager32[1].view(-1);
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(y64[i].item<double>(), expectY[i]);
+    EXPECT_EQ(y32[i].item<float>(), static_cast<float>(expectY[i]));
+    EXPECT_DOUBLE_EQ(z64[i].item<double>(), std::exp(double(xs[i])));
+    EXPECT_EQ(z32[i].item<float>(), std::exp(xs[i]));
   }
+}
+
+TEST(Reference, InPlaceOpsDoNotChangeTheCallersInputs) {
+  Reference ref("graph(%x : Tensor):\n"
+                "  %y : Tensor = aten::relu_(%x)\n"
+                "  return (%y)\n");
+  at::Tensor x = at::tensor(std::vector<float>{-1, 2});
+  ref.run({x});
+  EXPECT_EQ(x[0].item<float>(), -1.f);
 }
 
 TEST(Reference, MalformedIRIsAnError) {

@@ -133,6 +133,8 @@ TEST_F(CompareTest, PoisonLeftIsUnwritten) {
 }
 
 TEST_F(CompareTest, NanAndInfPositionsMustMatchEager) {
+  ref[5] = std::numeric_limits<double>::quiet_NaN();
+  ref[6] = -std::numeric_limits<double>::infinity();
   eager[5] = std::numeric_limits<float>::quiet_NaN();
   cand[5] = 0.f;
   EXPECT_EQ(run().status, "nan_mismatch");
@@ -222,32 +224,6 @@ TEST(Shapes, ExtraShapesKeepTheBroadcastPattern) {
   // A reduction's input does not broadcast against its output: no guess.
   job.inputs[1].shape = {4, 7};
   EXPECT_TRUE(deriveExtraShapes(job, 2).empty());
-}
-
-TEST(Inputs, DistributionsAndSpecialValues) {
-  TensorSpec t{"x", {4096}};
-  std::vector<float> a(4096), b(4096);
-  fillInput(a, t, 7, 0);
-  fillInput(b, t, 7, 0);
-  EXPECT_EQ(a, b); // seeded
-  fillInput(b, t, 8, 0);
-  EXPECT_NE(a, b);
-  int negatives = 0;
-  for (float v : a)
-    negatives += v < 0;
-  EXPECT_GT(negatives, 1000);
-  fillInput(a, t, 7, 2);
-  int nans = 0, infs = 0;
-  for (float v : a) {
-    nans += std::isnan(v);
-    infs += std::isinf(v);
-  }
-  EXPECT_GT(nans, 0);
-  EXPECT_GT(infs, 0);
-  t.distribution = "uniform:2:3";
-  fillInput(a, t, 7, 0);
-  for (float v : a)
-    ASSERT_TRUE(v >= 2 && v <= 3);
 }
 
 TEST(Cache, Sha256KnownVectorsAndKeys) {

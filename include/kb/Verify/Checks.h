@@ -34,10 +34,35 @@ struct Comparison {
   bool allclose1e4 = true, allclose1e2 = true;
 };
 
+/// What a comparison measured, before judging it. Computed over host
+/// buffers by compareOutput and over device tensors (chunk by chunk) by
+/// kb-verify's worker; both then call judgeComparison, so the rule and its
+/// messages exist once.
+struct ComparisonStats {
+  uint64_t n = 0;
+  uint64_t unwritten = 0, firstUnwritten = 0;
+  uint64_t nanBad = 0, firstNanBad = 0;
+  float nanBadCand = 0, nanBadEager = 0; // values at firstNanBad
+  uint64_t hugeBad = 0, firstHugeBad = 0;
+  float hugeBadCand = 0;
+  double hugeBadRef = 0;
+  double scale = 0, eagerErr = 0, candErr = 0;
+  uint64_t worst = 0;
+  float worstCand = 0;
+  double worstRef = 0;
+  double sumSq = 0, refSq = 0;
+  bool allclose1e4 = true, allclose1e2 = true;
+
+  /// Folds in the stats of the elements that follow (indices offset by n).
+  void append(const ComparisonStats &next);
+};
+
 /// Checks `cand` against the float64 truth `ref64`, with eager fp32 `eager32`
 /// defining the fp32 error budget and where NaN/Inf must appear.
 /// Rule (docs/verify.md): every element whose eager value is NaN/+Inf/-Inf
-/// must be the same in `cand`; over the other elements
+/// must be the same in `cand` (unless the float64 truth there is finite and
+/// within float32 range: eager's own overflow, where `cand` may instead be
+/// checked against the truth); over the other elements
 ///   max|cand - ref64| <= factor * max(max|eager32 - ref64|, 2^-23 * scale)
 /// where scale = max |ref64| over them; elements with |ref64| > 1e30 (the
 /// special-value trials' +-3e38) are instead held to factor x eager's error
@@ -45,9 +70,18 @@ struct Comparison {
 /// `poison` is the bit pattern the output
 /// was filled with before the launch: any element still holding it was never
 /// written.
+ComparisonStats compareStats(const float *cand, const float *eager32,
+                             const double *ref64, size_t n, double factor,
+                             uint32_t poison);
+Comparison judgeComparison(const ComparisonStats &s, double factor);
 Comparison compareOutput(const float *cand, const float *eager32,
                          const double *ref64, size_t n, double factor,
                          uint32_t poison);
+
+/// Magnitude beyond which an element is checked relatively (see above).
+constexpr double kHugeMagnitude = 1e30;
+/// FLT_MAX: a float64 truth up to this magnitude is representable in fp32.
+constexpr double kFloatMax = 3.4028234663852886e38;
 
 /// True when every byte of the guard regions still holds kCanaryByte.
 bool canaryIntact(const uint8_t *guard, size_t n);
@@ -79,12 +113,6 @@ std::map<std::string, int64_t>
 sizeVariables(const std::vector<TensorSpec> &tensors, int64_t smCount);
 
 // ---- inputs and shapes -------------------------------------------------------
-
-/// Fills `out` with values of the tensor's distribution. Trial kinds:
-/// 0 = ordinary, 1 = large magnitudes (x 1e3), 2 = special values mixed in
-/// (NaN, +-Inf, +-0, tiny, huge) at ~3% of the elements.
-void fillInput(std::vector<float> &out, const TensorSpec &spec, uint64_t seed,
-               int trialKind);
 
 /// Extra shapes with the same broadcast pattern as the job's shapes: every
 /// non-1 output dim is resized (odd sizes, not multiples of vector widths),

@@ -1,0 +1,149 @@
+//===- TensorChecks.cpp - Inputs and comparisons on device tensors --------===//
+
+#include "TensorChecks.h"
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+using namespace kb::verify;
+
+namespace {
+
+at::Generator seededGenerator(at::Device device, uint64_t seed) {
+  at::Generator gen = at::globalContext().defaultGenerator(device);
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_current_seed(seed); // also rewinds the Philox offset on CUDA
+  return gen;
+}
+
+int64_t firstTrue(const at::Tensor &mask) {
+  return mask.to(at::kInt).argmax().item<int64_t>();
+}
+
+ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
+                           const at::Tensor &r, double factor,
+                           uint32_t poison) {
+  ComparisonStats s;
+  s.n = x.numel();
+  at::Tensor unwritten = x.view(at::kInt).eq(static_cast<int32_t>(poison));
+  s.unwritten = unwritten.sum().item<int64_t>();
+  if (s.unwritten)
+    s.firstUnwritten = firstTrue(unwritten);
+
+  at::Tensor eNan = e.isnan(), xNan = x.isnan(), xInf = x.isinf();
+  at::Tensor eSpecial = eNan | e.isinf(), xSpecial = xNan | xInf;
+  at::Tensor same =
+      eSpecial & at::where(eNan, xNan, xInf & (x.signbit() == e.signbit()));
+  at::Tensor ar = r.abs();
+  at::Tensor overflowed = r.isfinite() & ar.le(kFloatMax);
+  at::Tensor bad = at::where(
+      eSpecial, same.logical_not() & (overflowed.logical_not() | xSpecial),
+      xSpecial);
+  s.nanBad = bad.sum().item<int64_t>();
+  if (s.nanBad) {
+    s.firstNanBad = firstTrue(bad);
+    s.nanBadCand = x[s.firstNanBad].item<float>();
+    s.nanBadEager = e[s.firstNanBad].item<float>();
+  }
+  at::Tensor ok = (same | bad).logical_not();
+  at::Tensor xd = x.to(at::kDouble), ed = e.to(at::kDouble);
+  at::Tensor zero = at::zeros({}, r.options());
+  at::Tensor d = (xd - r).abs();
+  at::Tensor eErr = at::where(eSpecial, zero, (ed - r).abs());
+  at::Tensor huge = ok & ar.gt(kHugeMagnitude);
+  at::Tensor tol = at::maximum(eErr, ar * std::ldexp(1.0, -23)) * factor;
+  at::Tensor hugeBad = huge & d.gt(tol);
+  s.hugeBad = hugeBad.sum().item<int64_t>();
+  if (s.hugeBad) {
+    s.firstHugeBad = firstTrue(hugeBad);
+    s.hugeBadCand = x[s.firstHugeBad].item<float>();
+    s.hugeBadRef = r[s.firstHugeBad].item<double>();
+  }
+  // A NaN truth next to a finite eager value is skipped by the host loop's
+  // comparisons (NaN compares false); mask it the same way here.
+  at::Tensor normal = ok & huge.logical_not() & r.isnan().logical_not();
+  s.scale = at::where(normal, ar, zero).max().item<double>();
+  s.eagerErr = at::where(normal, eErr, zero).max().item<double>();
+  at::Tensor dn = at::where(normal, d, zero);
+  s.candErr = dn.max().item<double>();
+  if (s.candErr > 0) {
+    s.worst = dn.argmax().item<int64_t>();
+    s.worstCand = x[s.worst].item<float>();
+    s.worstRef = r[s.worst].item<double>();
+  }
+  s.sumSq = at::where(ok, d * d, zero).sum().item<double>();
+  s.refSq = at::where(ok, r * r, zero).sum().item<double>();
+  at::Tensor ad = (xd - ed).abs(), ae = ed.abs();
+  // Where eager overflowed to NaN/Inf, allclose against it fails.
+  at::Tensor vsEager = ok & eSpecial;
+  s.allclose1e4 = !(vsEager | (ok & ad.gt(ae * 1e-4 + 1e-4))).any().item<bool>();
+  s.allclose1e2 = !(vsEager | (ok & ad.gt(ae * 1e-2 + 1e-2))).any().item<bool>();
+  return s;
+}
+
+} // namespace
+
+at::Tensor kb::verify::makeInput(const TensorSpec &spec,
+                                 const std::vector<int64_t> &shape,
+                                 uint64_t seed, int trialKind,
+                                 at::Device device) {
+  at::Generator gen = seededGenerator(device, seed);
+  auto opts = at::TensorOptions().dtype(at::kFloat).device(device);
+  at::Tensor x;
+  const std::string &dist = spec.distribution;
+  if (dist.rfind("uniform:", 0) == 0) {
+    size_t a = dist.find(':'), b = dist.rfind(':');
+    double lo = std::stod(dist.substr(a + 1, b - a - 1));
+    double hi = std::stod(dist.substr(b + 1));
+    x = at::rand(shape, gen, opts) * (hi - lo) + lo;
+  } else {
+    x = at::randn(shape, gen, opts);
+    if (dist == "positive")
+      x = x.abs() + 0.1;
+  }
+  if (trialKind == 1)
+    x = x * 1e3;
+  if (trialKind != 2)
+    return x.contiguous();
+  // Special values where the reference defines them: the reference runs on
+  // the same inputs, so whatever it does with them is the truth.
+  const float inf = std::numeric_limits<float>::infinity();
+  at::Tensor specials =
+      at::tensor(std::vector<float>{std::numeric_limits<float>::quiet_NaN(),
+                                    inf, -inf, 0.0f, -0.0f, 1e-40f, -3e38f,
+                                    3e38f})
+          .to(device);
+  at::Tensor pick = at::randint(0, specials.numel(), shape, gen,
+                                opts.dtype(at::kLong));
+  at::Tensor coin = at::rand(shape, gen, opts);
+  return at::where(coin.lt(0.03), specials.take(pick), x).contiguous();
+}
+
+ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
+                                        const at::Tensor &eager32,
+                                        const at::Tensor &truth64,
+                                        double factor, uint32_t poison,
+                                        int64_t chunk) {
+  at::NoGradGuard noGrad;
+  at::Tensor x = cand.contiguous().view(-1), e = eager32.contiguous().view(-1),
+             r = truth64.contiguous().view(-1);
+  ComparisonStats total;
+  for (int64_t off = 0; off < x.numel(); off += chunk) {
+    int64_t len = std::min(chunk, x.numel() - off);
+    total.append(chunkStats(x.narrow(0, off, len), e.narrow(0, off, len),
+                            r.narrow(0, off, len), factor, poison));
+  }
+  return total;
+}
+
+int64_t kb::verify::countPattern(const at::Tensor &t, uint32_t pattern) {
+  return t.contiguous().view(at::kInt).eq(static_cast<int32_t>(pattern))
+      .sum()
+      .item<int64_t>();
+}
+
+bool kb::verify::sameBits(const at::Tensor &a, const at::Tensor &b) {
+  return a.sizes() == b.sizes() &&
+         at::equal(a.contiguous().view(at::kInt), b.contiguous().view(at::kInt));
+}

@@ -1,0 +1,41 @@
+//===- TensorChecks.h - Inputs and comparisons on device tensors -*- C++ -*-===//
+//
+// The worker keeps every element-wise step on the GPU: a 2 GB output is
+// generated, compared and checksummed there in milliseconds, where the same
+// work through host buffers takes tens of seconds. The verdict logic is the
+// host one (judgeComparison); only the statistics are computed here. The
+// functions work on CPU tensors too, which is how CI tests them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_VERIFY_TENSORCHECKS_H
+#define KB_VERIFY_TENSORCHECKS_H
+
+#include "kb/Verify/Checks.h"
+
+#include <ATen/ATen.h>
+
+namespace kb::verify {
+
+/// A fresh input of the tensor's distribution, generated on `device` from
+/// `seed` (the same seed gives the same values on the same device kind).
+/// Trial kinds: 0 = ordinary, 1 = large magnitudes (x 1e3), 2 = special
+/// values (NaN, +-Inf, +-0, denormal, +-3e38) at ~3% of the elements.
+at::Tensor makeInput(const TensorSpec &spec, const std::vector<int64_t> &shape,
+                     uint64_t seed, int trialKind, at::Device device);
+
+/// compareStats over tensors (any shape, contiguous float32 `cand` and
+/// `eager32`, float64 `truth64`), processed in chunks of `chunk` elements so
+/// temporaries stay bounded.
+ComparisonStats tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
+                            const at::Tensor &truth64, double factor,
+                            uint32_t poison, int64_t chunk = int64_t(1) << 26);
+
+/// Number of 32-bit words of `t` equal to `pattern`.
+int64_t countPattern(const at::Tensor &t, uint32_t pattern);
+
+/// True when the two tensors hold the same bits (NaN payloads included).
+bool sameBits(const at::Tensor &a, const at::Tensor &b);
+
+} // namespace kb::verify
+
+#endif

@@ -1,0 +1,195 @@
+//===- TensorChecksTest.cpp - Tensor statistics equal the host rule -------===//
+//
+// The worker judges device tensors with tensorStats; these tests run the same
+// code on CPU tensors and hold it to the host loop (compareStats), chunked
+// and unchunked, on planted errors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorChecks.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace kb::verify;
+
+namespace {
+
+struct Planted {
+  at::Tensor cand, eager, truth;
+  std::vector<float> c, e;
+  std::vector<double> r;
+  explicit Planted(int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      double v = std::sin(i * 0.37) * 3.0 + std::cos(i * 0.011) * 1e-3;
+      r.push_back(v);
+      e.push_back(static_cast<float>(v));
+    }
+    c = e;
+  }
+  void tensors() {
+    cand = at::tensor(c);
+    eager = at::tensor(e);
+    truth = at::tensor(r);
+  }
+};
+
+void expectSame(const ComparisonStats &a, const ComparisonStats &b) {
+  EXPECT_EQ(a.n, b.n);
+  EXPECT_EQ(a.unwritten, b.unwritten);
+  EXPECT_EQ(a.firstUnwritten, b.firstUnwritten);
+  EXPECT_EQ(a.nanBad, b.nanBad);
+  EXPECT_EQ(a.firstNanBad, b.firstNanBad);
+  EXPECT_EQ(a.hugeBad, b.hugeBad);
+  EXPECT_EQ(a.firstHugeBad, b.firstHugeBad);
+  EXPECT_EQ(a.scale, b.scale);
+  EXPECT_EQ(a.eagerErr, b.eagerErr);
+  EXPECT_EQ(a.candErr, b.candErr);
+  EXPECT_EQ(a.worst, b.worst);
+  EXPECT_EQ(a.worstCand, b.worstCand);
+  // Summation order differs (chunks, tree reductions): equal to rounding.
+  EXPECT_NEAR(a.sumSq, b.sumSq, 1e-12 * std::max(1.0, a.sumSq));
+  EXPECT_EQ(a.allclose1e4, b.allclose1e4);
+  EXPECT_EQ(a.allclose1e2, b.allclose1e2);
+}
+
+void checkAgainstHost(Planted &p, uint32_t poison) {
+  p.tensors();
+  ComparisonStats host = compareStats(p.c.data(), p.e.data(), p.r.data(),
+                                      p.r.size(), 8.0, poison);
+  for (int64_t chunk : {int64_t(1) << 26, int64_t(7), int64_t(100)}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    ComparisonStats t =
+        tensorStats(p.cand, p.eager, p.truth, 8.0, poison, chunk);
+    expectSame(host, t);
+    Comparison a = judgeComparison(host, 8.0), b = judgeComparison(t, 8.0);
+    EXPECT_EQ(a.status, b.status);
+  }
+}
+
+float poisonFloat(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+} // namespace
+
+TEST(TensorStats, CleanOutputMatchesHost) {
+  Planted p(1000);
+  checkAgainstHost(p, kPoisonA);
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
+                            8)
+                .status,
+            "accepted");
+}
+
+TEST(TensorStats, PlantedErrorsMatchHost) {
+  Planted p(1000);
+  p.c[613] += 0.5f;  // wrong value
+  p.c[17] += 0.01f;  // a smaller one first: the worst must be 613
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  Comparison c =
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
+  EXPECT_EQ(c.status, "wrong_result");
+  EXPECT_NE(c.detail.find("index 613"), std::string::npos) << c.detail;
+}
+
+TEST(TensorStats, UnwrittenNanAndHugeMatchHost) {
+  Planted p(500);
+  p.c[450] = poisonFloat(kPoisonB);
+  p.c[460] = poisonFloat(kPoisonB);
+  p.e[10] = p.r[10] = std::numeric_limits<float>::quiet_NaN();
+  p.c[11] = std::numeric_limits<float>::infinity();
+  p.r[300] = 3e38;
+  p.e[300] = 3e38f;
+  p.c[300] = 1e38f;
+  checkAgainstHost(p, kPoisonB);
+  p.tensors();
+  Comparison c =
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonB), 8);
+  EXPECT_EQ(c.status, "unwritten_output");
+  EXPECT_NE(c.detail.find("2 of 500"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("index 450"), std::string::npos) << c.detail;
+  p.c[450] = p.e[450];
+  p.c[460] = p.e[460];
+  checkAgainstHost(p, kPoisonB);
+  p.c[11] = p.e[11];
+  p.c[10] = 0; // NaN expected
+  checkAgainstHost(p, kPoisonB);
+  p.c[10] = p.e[10];
+  checkAgainstHost(p, kPoisonB); // only the huge element is wrong now
+  p.tensors();
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonB),
+                            8)
+                .status,
+            "wrong_result");
+}
+
+TEST(TensorInputs, SeededDistributionsAndSpecialValues) {
+  TensorSpec t{"x", {4096}};
+  at::Device cpu(at::kCPU);
+  at::Tensor a = makeInput(t, {64, 64}, 7, 0, cpu);
+  EXPECT_EQ(a.sizes(), at::IntArrayRef({64, 64}));
+  EXPECT_TRUE(sameBits(a, makeInput(t, {64, 64}, 7, 0, cpu)));
+  EXPECT_FALSE(sameBits(a, makeInput(t, {64, 64}, 8, 0, cpu)));
+  EXPECT_GT(a.lt(0).sum().item<int64_t>(), 1000);
+  at::Tensor big = makeInput(t, {4096}, 7, 1, cpu);
+  EXPECT_GT(big.abs().max().item<float>(), 100.f);
+  at::Tensor sp = makeInput(t, {4096}, 7, 2, cpu);
+  EXPECT_GT(sp.isnan().sum().item<int64_t>(), 0);
+  EXPECT_GT(sp.isinf().sum().item<int64_t>(), 0);
+  EXPECT_GT(sp.eq(3e38f).sum().item<int64_t>(), 0);
+  t.distribution = "uniform:2:3";
+  at::Tensor u = makeInput(t, {4096}, 7, 0, cpu);
+  EXPECT_TRUE(u.ge(2).all().item<bool>() && u.le(3).all().item<bool>());
+  t.distribution = "positive";
+  EXPECT_TRUE(makeInput(t, {4096}, 7, 0, cpu).gt(0).all().item<bool>());
+}
+
+TEST(TensorInputs, CountPatternAndSameBits) {
+  at::Tensor x = at::zeros({10}, at::kFloat);
+  x.view(at::kInt).narrow(0, 2, 3).fill_(-1);
+  EXPECT_EQ(countPattern(x, 0xFFFFFFFFu), 3);
+  at::Tensor y = x.clone();
+  EXPECT_TRUE(sameBits(x, y)); // NaN patterns compare by bits
+  y.view(at::kInt)[9].fill_(1);
+  EXPECT_FALSE(sameBits(x, y));
+}
+
+TEST(TensorStats, EagerOverflowIsHeldToTheTruth) {
+  // Eager fp32 overflowed to NaN where the float64 truth is finite: the
+  // candidate may compute the truth, or reproduce eager's NaN; a wrong
+  // finite value or a NaN where the truth is NaN too is still rejected.
+  Planted p(300);
+  p.e[40] = std::numeric_limits<float>::quiet_NaN();
+  p.c[40] = static_cast<float>(p.r[40]);
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  Comparison c =
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
+  EXPECT_EQ(c.status, "accepted") << c.detail;
+  EXPECT_FALSE(c.allclose1e4);
+  p.c[40] = p.e[40];
+  checkAgainstHost(p, kPoisonA);
+  p.c[40] = static_cast<float>(p.r[40]) + 1.f;
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
+                            8)
+                .status,
+            "wrong_result");
+  p.r[40] = std::numeric_limits<double>::quiet_NaN();
+  p.c[40] = 1.f;
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
+                            8)
+                .status,
+            "nan_mismatch");
+}
