@@ -125,7 +125,6 @@ ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
                                         const at::Tensor &truth64,
                                         double factor, uint32_t poison,
                                         int64_t chunk) {
-  at::NoGradGuard noGrad;
   at::Tensor x = cand.contiguous().view(-1), e = eager32.contiguous().view(-1),
              r = truth64.contiguous().view(-1);
   ComparisonStats total;
