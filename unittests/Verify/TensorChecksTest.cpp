@@ -44,6 +44,9 @@ void expectSame(const ComparisonStats &a, const ComparisonStats &b) {
   EXPECT_EQ(a.firstUnwritten, b.firstUnwritten);
   EXPECT_EQ(a.nanBad, b.nanBad);
   EXPECT_EQ(a.firstNanBad, b.firstNanBad);
+  if (a.nanBad) {
+    EXPECT_EQ(a.nanBadCand, b.nanBadCand);
+  }
   EXPECT_EQ(a.hugeBad, b.hugeBad);
   EXPECT_EQ(a.firstHugeBad, b.firstHugeBad);
   EXPECT_EQ(a.scale, b.scale);
@@ -192,4 +195,24 @@ TEST(TensorStats, EagerOverflowIsHeldToTheTruth) {
                             8)
                 .status,
             "nan_mismatch");
+}
+
+TEST(TensorStats, TruthInfAcceptedWhereEagerIsNan) {
+  Planted p(200);
+  p.e[7] = std::numeric_limits<float>::quiet_NaN();
+  p.r[7] = -std::numeric_limits<double>::infinity();
+  p.c[7] = -std::numeric_limits<float>::infinity();
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
+                            8)
+                .status,
+            "accepted");
+  p.c[7] = std::numeric_limits<float>::infinity(); // wrong sign
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  Comparison c =
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
+  EXPECT_EQ(c.status, "nan_mismatch");
+  EXPECT_NE(c.detail.find("float64 -inf"), std::string::npos) << c.detail;
 }

@@ -43,6 +43,7 @@ struct ComparisonStats {
   uint64_t unwritten = 0, firstUnwritten = 0;
   uint64_t nanBad = 0, firstNanBad = 0;
   float nanBadCand = 0, nanBadEager = 0; // values at firstNanBad
+  double nanBadRef = 0;
   uint64_t hugeBad = 0, firstHugeBad = 0;
   float hugeBadCand = 0;
   double hugeBadRef = 0;
@@ -62,7 +63,8 @@ struct ComparisonStats {
 /// Rule (docs/verify.md): every element whose eager value is NaN/+Inf/-Inf
 /// must be the same in `cand` (unless the float64 truth there is finite and
 /// within float32 range: eager's own overflow, where `cand` may instead be
-/// checked against the truth); over the other elements
+/// checked against the truth; where the truth is +-Inf and eager's NaN, the
+/// truth's Inf is accepted too); over the other elements
 ///   max|cand - ref64| <= factor * max(max|eager32 - ref64|, 2^-23 * scale)
 /// where scale = max |ref64| over them; elements with |ref64| > 1e30 (the
 /// special-value trials' +-3e38) are instead held to factor x eager's error
