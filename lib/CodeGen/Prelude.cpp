@@ -39,7 +39,14 @@ __device__ __forceinline__ float gelu(float x, const char* approximate) {
 __device__ __forceinline__ float softplus(float x, float beta, float threshold) {
   return (x * beta) > threshold ? x : log1pf(expf(x * beta)) / beta;
 }
-__device__ __forceinline__ float mish(float x) { return x * tanhf(log1pf(expf(x))); }
+// mish = x tanh(log1p(e^x)) = x n / (n + 2) with n = e^x (e^x + 2): one expf
+// instead of expf, log1pf and tanhf. Past x = 20 the factor is 1 in fp32 (and
+// n would overflow); e^x underflowing to 0 gives x * 0 as ATen does.
+__device__ __forceinline__ float mish(float x) {
+  if (x > 20.f) return x;
+  const float e = expf(x), n = e * (e + 2.f);
+  return x * n / (n + 2.f);
+}
 __device__ __forceinline__ float hardsigmoid(float x) { return min_(max_(x + 3.f, 0.f), 6.f) / 6.f; }
 __device__ __forceinline__ float hardswish(float x) { return x * min_(max_(x + 3.f, 0.f), 6.f) / 6.f; }
 __device__ __forceinline__ float elu(float x, float alpha, float scale, float input_scale) {
