@@ -432,7 +432,7 @@ private:
       }
       return names.lookup(input);
     };
-    os << "  __shared__ float smem[33];\n"
+    os << "  __shared__ " << (layerNorm ? "double" : "float") << " smem[33];\n"
        << "  const long long rows = " << rows << "LL, cols = " << cols << "LL;\n"
        << "  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {\n";
     auto loopHead = [&] {
@@ -470,7 +470,11 @@ private:
       os << "    }\n  }\n";
     } else if (layerNorm) {
       // Two passes for the moments (mean, then the biased variance around
-      // it), one for the output: (x - mean) * rsqrt(var + eps) * w + b.
+      // it), one for the output: (x - mean) * rsqrt(var + eps) * w + b. The
+      // statistics are accumulated in double: a row holding 3e38 overflows
+      // fp32 sums of squares (eager's Welford merge turns it into NaN), and
+      // the float64 truth is finite; the passes are memory-bound, so the
+      // double arithmetic is free.
       auto eps = getConstantNumber(red.getArg("eps"));
       if (!eps)
         return unsupported(kernel, "layer_norm with a non-constant eps");
@@ -483,27 +487,27 @@ private:
       for (llvm::StringRef a : {"weight", "bias"})
         if (Value v = red.getArg(a); v && !isNone(v) && !affine(a))
           return unsupported(kernel, "layer_norm " + a + " is not an input");
-      os << "    float s = 0.f;\n";
+      os << "    double s = 0.0;\n";
       loopHead();
       if (auto e = prologue("      "))
         return std::move(e);
       std::string x0 = inputValue();
       os << "      s += " << x0 << ";\n    }\n"
-         << "    const float mean = kb::block_reduce(s, 0.f, smem, kb::Sum()) / "
-         << floatLiteral(cols) << ";\n    float q = 0.f;\n";
+         << "    const double mean = kb::block_reduce(s, 0.0, smem, kb::Sum()) / "
+         << cols << ".0;\n    double q = 0.0;\n";
       loopHead();
       if (auto e = prologue("      "))
         return std::move(e);
       std::string x1 = inputValue();
-      os << "      const float d = " << x1 << " - mean;\n      q += d * d;\n    }\n"
-         << "    const float rstd = rsqrtf(kb::block_reduce(q, 0.f, smem, "
+      os << "      const double d = " << x1 << " - mean;\n      q += d * d;\n    }\n"
+         << "    const double rstd = 1.0 / sqrt(kb::block_reduce(q, 0.0, smem, "
             "kb::Sum()) / "
-         << floatLiteral(cols) << " + " << floatLiteral(*eps) << ");\n";
+         << cols << ".0 + " << floatLiteral(*eps) << ");\n";
       loopHead();
       if (auto e = prologue("      "))
         return std::move(e);
       std::string x = inputValue();
-      std::string y = "(" + x + " - mean) * rstd";
+      std::string y = "(float)((" + x + " - mean) * rstd)";
       if (auto w = affine("weight"))
         y += " * in" + std::to_string(*w) + "[c]";
       if (auto b = affine("bias"))

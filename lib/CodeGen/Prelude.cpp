@@ -89,11 +89,14 @@ __device__ __forceinline__ float nanmax(float a, float b) {
 __device__ __forceinline__ float nanmin(float a, float b) {
   return (a != a || b != b) ? __int_as_float(0x7fffffff) : (b < a ? b : a);
 }
-struct Sum { __device__ float operator()(float a, float b) const { return a + b; } };
+struct Sum {
+  template <class T> __device__ T operator()(T a, T b) const { return a + b; }
+};
 struct Max { __device__ float operator()(float a, float b) const { return nanmax(a, b); } };
 struct Min { __device__ float operator()(float a, float b) const { return nanmin(a, b); } };
-template <class Op>
-__device__ __forceinline__ float block_reduce(float v, float identity, float* smem, Op op) {
+// T is float, or double for norm statistics (see the layer_norm emitter).
+template <class T, class Op>
+__device__ __forceinline__ T block_reduce(T v, T identity, T* smem, Op op) {
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane == 0) smem[warp] = v;
