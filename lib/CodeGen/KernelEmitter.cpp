@@ -533,14 +533,19 @@ private:
       if (auto e = prologue("      "))
         return std::move(e);
       std::string x1 = inputValue();
-      os << "      s += expf(" << x1 << " - m);\n    }\n"
+      // __fsub_rn: never contracted into an FMA with a multiply in the
+      // prologue. fma(v, c, -m) would use the unrounded v * c, so the row's
+      // maximum minus m would be its rounding error (up to 1e30 at 2.6e37),
+      // and expf of it Inf, not 1.
+      os << "      s += expf(__fsub_rn(" << x1 << ", m));\n    }\n"
          << "    s = kb::block_reduce(s, 0.f, smem, kb::Sum());\n";
       loopHead();
       if (auto e = prologue("      "))
         return std::move(e);
       std::string x = inputValue();
       os << "      const float red = "
-         << (logSoftmax ? x + " - m - logf(s)" : "expf(" + x + " - m) / s")
+         << (logSoftmax ? "__fsub_rn(" + x + ", m) - logf(s)"
+                        : "expf(__fsub_rn(" + x + ", m)) / s")
          << "; // " << displayName(red) << "\n";
       names.clear();
       names[red->getResult(0)] = "red";
