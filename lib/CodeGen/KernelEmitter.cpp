@@ -432,11 +432,29 @@ private:
       }
       return names.lookup(input);
     };
-    os << "  __shared__ " << (layerNorm ? "double" : "float") << " smem[33];\n"
-       << "  const long long rows = " << rows << "LL, cols = " << cols << "LL;\n"
-       << "  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {\n";
+    // Rows of up to 1024 elements get one warp each (8 rows per block,
+    // shuffles only); longer rows one block each. A block per 64-element
+    // row leaves 3/4 of its threads idle and pays two barriers per reduction.
+    const bool warpRow = cols <= 1024;
+    auto reduce = [&](llvm::StringRef v, llvm::StringRef init,
+                      llvm::StringRef op) {
+      return warpRow ? "kb::warp_reduce(" + v.str() + ", kb::" + op.str() + "())"
+                     : "kb::block_reduce(" + v.str() + ", " + init.str() +
+                           ", smem, kb::" + op.str() + "())";
+    };
+    if (warpRow)
+      os << "  const int lane = threadIdx.x & 31;\n"
+         << "  const long long rows = " << rows << "LL, cols = " << cols << "LL;\n"
+         << "  for (long long r = (long long)blockIdx.x * 8 + (threadIdx.x >> 5); "
+            "r < rows;\n       r += (long long)gridDim.x * 8) {\n";
+    else
+      os << "  __shared__ " << (layerNorm ? "double" : "float") << " smem[33];\n"
+         << "  const long long rows = " << rows << "LL, cols = " << cols << "LL;\n"
+         << "  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {\n";
     auto loopHead = [&] {
-      os << "    for (long long c = threadIdx.x; c < cols; c += blockDim.x) {\n"
+      os << (warpRow ? "    for (long long c = lane; c < cols; c += 32) {\n"
+                     : "    for (long long c = threadIdx.x; c < cols; c += "
+                       "blockDim.x) {\n")
          << "      const long long i = r * cols + c;\n";
     };
     std::string outIdx = softmax ? "i" : "r";
@@ -455,8 +473,8 @@ private:
         return std::move(e);
       std::string x = inputValue();
       os << "      const float x = " << x << ";\n      acc = " << step << ";\n    }\n"
-         << "    acc = kb::block_reduce(acc, " << init << ", smem, kb::" << op << "());\n"
-         << "    if (threadIdx.x == 0) {\n";
+         << "    acc = " << reduce("acc", init, op) << ";\n"
+         << (warpRow ? "    if (lane == 0) {\n" : "    if (threadIdx.x == 0) {\n");
       std::string redName = "red";
       os << "      const float red = " << (red.getName() == "mean"
                                                ? "acc / " + floatLiteral(cols)
@@ -493,15 +511,15 @@ private:
         return std::move(e);
       std::string x0 = inputValue();
       os << "      s += " << x0 << ";\n    }\n"
-         << "    const double mean = kb::block_reduce(s, 0.0, smem, kb::Sum()) / "
+         << "    const double mean = " << reduce("s", "0.0", "Sum") << " / "
          << cols << ".0;\n    double q = 0.0;\n";
       loopHead();
       if (auto e = prologue("      "))
         return std::move(e);
       std::string x1 = inputValue();
       os << "      const double d = " << x1 << " - mean;\n      q += d * d;\n    }\n"
-         << "    const double rstd = 1.0 / sqrt(kb::block_reduce(q, 0.0, smem, "
-            "kb::Sum()) / "
+         << "    const double rstd = 1.0 / sqrt(" << reduce("q", "0.0", "Sum")
+         << " / "
          << cols << ".0 + " << floatLiteral(*eps) << ");\n";
       loopHead();
       if (auto e = prologue("      "))
@@ -527,7 +545,7 @@ private:
         return std::move(e);
       std::string x0 = inputValue(); // may emit a load line first
       os << "      m = kb::nanmax(m, " << x0 << ");\n    }\n"
-         << "    m = kb::block_reduce(m, -kb::inf(), smem, kb::Max());\n"
+         << "    m = " << reduce("m", "-kb::inf()", "Max") << ";\n"
          << "    float s = 0.f;\n";
       loopHead();
       if (auto e = prologue("      "))
@@ -538,7 +556,7 @@ private:
       // maximum minus m would be its rounding error (up to 1e30 at 2.6e37),
       // and expf of it Inf, not 1.
       os << "      s += expf(__fsub_rn(" << x1 << ", m));\n    }\n"
-         << "    s = kb::block_reduce(s, 0.f, smem, kb::Sum());\n";
+         << "    s = " << reduce("s", "0.f", "Sum") << ";\n";
       loopHead();
       if (auto e = prologue("      "))
         return std::move(e);
@@ -572,7 +590,8 @@ private:
        << (kernel.getAnchor() ? "the epilogue of " + kernel.getAnchor()->str()
                               : std::string("an anchorless chain"))
        << "\n// " << displayName(red) << " of " << rows << " rows x " << cols
-       << " elements, one block per row; the pointwise prologue is recomputed "
+       << " elements, one " << (warpRow ? "warp" : "block")
+       << " per row; the pointwise prologue is recomputed "
           "on each pass instead of stored.\n"
        << cudaPrelude() << "\nextern \"C\" __global__ void __launch_bounds__(256)\n"
        << out.name << "(";
@@ -583,7 +602,10 @@ private:
          << (k + 1 < out.outputs.size() ? ", " : "");
     sr << ") {\n" << text << "}\n";
     out.source = std::move(src);
-    out.grid = {"min(" + std::to_string(rows) + ", sm_count * 16)", "1", "1"};
+    out.grid = {warpRow ? "min(ceil_div(" + std::to_string(rows) +
+                              ", 8), sm_count * 16)"
+                        : "min(" + std::to_string(rows) + ", sm_count * 16)",
+                "1", "1"};
     out.block = {"256", "1", "1"};
     out.referenceIR = referenceIR(yield);
     return out;

@@ -94,6 +94,11 @@ struct Sum {
 };
 struct Max { __device__ float operator()(float a, float b) const { return nanmax(a, b); } };
 struct Min { __device__ float operator()(float a, float b) const { return nanmin(a, b); } };
+template <class T, class Op>
+__device__ __forceinline__ T warp_reduce(T v, Op op) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
 // T is float, or double for norm statistics (see the layer_norm emitter).
 template <class T, class Op>
 __device__ __forceinline__ T block_reduce(T v, T identity, T* smem, Op op) {
