@@ -204,7 +204,7 @@ std::string kb::renderOpSemanticsMarkdown() {
      << "Kinds follow TVM's pattern order (elementwise < broadcast < "
         "injective < reduction < anchor); `host` ops compute shapes and "
         "scalars on the CPU; anything not listed imports as an opaque op.\n\n"
-     << "| op | kind | style | operands | CUDA expression | ATen behaviour |\n"
+     << "| op | kind | style | operands | CUDA expression or codegen recipe | ATen behaviour |\n"
      << "|---|---|---|---|---|---|\n";
   for (const OpInfo &info : table()) {
     std::string cuda = info.cuda.str();

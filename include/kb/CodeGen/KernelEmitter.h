@@ -13,6 +13,7 @@ namespace kb {
 struct EmittedTensor {
   std::string name;
   std::vector<int64_t> shape;
+  std::string distribution = "normal"; // kb-verify's input distribution
 };
 
 /// One kernel: a self-contained .cu and what kb-verify needs to check it.
@@ -22,12 +23,17 @@ struct EmittedKernel {
   std::string referenceIR; // the region's ops as TorchScript IR text
   std::vector<EmittedTensor> inputs, outputs;
   std::vector<std::string> grid, block; // launch rule (kb-verify expressions)
-  std::string kind;        // "pointwise"
+  std::string kind; // pointwise | reduction | softmax | norm | pool
+  /// {output, input}: the output holds the input's new value, which the
+  /// original op writes in place (batch_norm's running statistics); the host
+  /// wrapper passes the input's buffer for that output.
+  std::vector<std::pair<int, int>> updates;
 };
 
-/// Emits CUDA for an outlined kernel. Pointwise regions (elementwise and
-/// broadcast ops over one iteration space, float32) are supported; others
-/// give an error saying what is not generated yet.
+/// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,
+/// norms and poolings with pointwise ops before and after them (float32,
+/// static shapes). Anything else gives an error naming what is not
+/// generated yet.
 llvm::Expected<EmittedKernel> emitKernel(KernelOp kernel);
 
 /// The kb-verify job (docs/verify.md) for an emitted kernel.

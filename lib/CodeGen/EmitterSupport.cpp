@@ -1,0 +1,437 @@
+//===- EmitterSupport.cpp - valueAt and the helpers every emitter uses ----===//
+
+#include "EmitterSupport.h"
+
+#include "kb/Transforms/OpUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kb;
+using namespace kb::codegen;
+
+std::string codegen::floatLiteral(double v) {
+  if (std::isinf(v))
+    return v > 0 ? "kb::inf()" : "(-kb::inf())";
+  if (std::isnan(v))
+    return "__int_as_float(0x7fffffff)";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.9g", v);
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s + "f";
+}
+
+std::string codegen::doubleLiteral(double v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.17g", v);
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+std::string codegen::cString(llvm::StringRef s) {
+  std::string out = "\"";
+  for (char c : s)
+    out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+bool codegen::isF32Tensor(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && rt.hasStaticShape() && rt.getElementType().isF32() &&
+         !rt.getEncoding();
+}
+
+ArrayRef<int64_t> codegen::shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+int64_t codegen::product(ArrayRef<int64_t> s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    n *= d;
+  return n;
+}
+
+std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
+                                     ArrayRef<int64_t> space,
+                                     llvm::StringRef idx) {
+  if (in == space)
+    return idx.str();
+  int64_t rank = space.size(), off = rank - (int64_t)in.size();
+  auto broadcast = [&](int64_t d) {
+    int64_t id = d - off;
+    return id < 0 || (in[id] == 1 && space[d] != 1);
+  };
+  std::vector<int64_t> inStride(in.size(), 1);
+  for (int64_t k = (int64_t)in.size() - 2; k >= 0; --k)
+    inStride[k] = inStride[k + 1] * in[k + 1];
+  std::string expr;
+  int64_t inner = 1;
+  for (int64_t d = rank - 1; d >= 0;) {
+    if (broadcast(d)) {
+      inner *= space[d];
+      --d;
+      continue;
+    }
+    int64_t b = d, runSize = 1;
+    while (d >= 0 && !broadcast(d)) {
+      runSize *= space[d];
+      --d;
+    }
+    std::string coord =
+        inner == 1 ? idx.str()
+                   : "(" + idx.str() + " / " + std::to_string(inner) + "LL)";
+    if (d >= 0) // a run that reaches dim 0 needs no modulo
+      coord = "(" + coord + " % " + std::to_string(runSize) + "LL)";
+    int64_t stride = inStride[b - off];
+    std::string term =
+        stride == 1 ? coord : coord + " * " + std::to_string(stride) + "LL";
+    expr = expr.empty() ? term : expr + " + " + term;
+    inner *= runSize;
+  }
+  return expr.empty() ? "0" : expr;
+}
+
+std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
+                                    ArrayRef<int64_t> dims,
+                                    llvm::StringRef idx) {
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
+    stride[k] = stride[k + 1] * shape[k + 1];
+  // Merge runs of adjacent dims (innermost first): {size, stride}.
+  SmallVector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t k = (int64_t)dims.size() - 1; k >= 0; --k) {
+    int64_t d = dims[k];
+    if (shape[d] == 1)
+      continue;
+    // Contiguous with the run so far (a size-1 dim between is no gap).
+    if (!runs.empty() && stride[d] == runs.back().first * runs.back().second)
+      runs.back() = {runs.back().first * shape[d], runs.back().second};
+    else
+      runs.push_back({shape[d], stride[d]});
+  }
+  std::string expr;
+  int64_t inner = 1;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    auto [size, st] = runs[r];
+    std::string coord =
+        inner == 1 ? idx.str()
+                   : "(" + idx.str() + " / " + std::to_string(inner) + "LL)";
+    if (r + 1 < runs.size())
+      coord = "(" + coord + " % " + std::to_string(size) + "LL)";
+    std::string term =
+        st == 1 ? coord : coord + " * " + std::to_string(st) + "LL";
+    expr = expr.empty() ? term : term + " + " + expr;
+    inner *= size;
+  }
+  return expr.empty() ? "0" : expr;
+}
+
+llvm::Error RegionEmitter::unsupported(const llvm::Twine &why) const {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 kernel.getSymName() + ": " + why);
+}
+
+std::string RegionEmitter::provenance() const {
+  return kernel.getAnchor() ? "the epilogue of " + kernel.getAnchor()->str()
+                            : std::string("an anchorless chain");
+}
+
+llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
+                                                   llvm::raw_ostream &os,
+                                                   llvm::StringRef indent) {
+  auto key = std::make_pair(v.getAsOpaquePointer(), idx.str());
+  if (auto it = memo.find(key); it != memo.end())
+    return it->second;
+  if (!isF32Tensor(v.getType()))
+    return unsupported("a value that is not a static float32 tensor");
+  std::string name;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    name = fresh("ld");
+    os << indent << "const float " << name << " = in" << arg.getArgNumber()
+       << "[" << idx << "];\n";
+    memo[key] = name;
+    return name;
+  }
+  auto aten = dyn_cast<AtenOp>(v.getDefiningOp());
+  if (!aten)
+    return unsupported("op '" + displayName(v.getDefiningOp()) +
+                       "' is not generated yet");
+  const OpInfo *info = aten.getInfo();
+  if (info->kind == OpKind::Reduction) {
+    if (info->cuda == "batch_norm") {
+      auto e = affineNormAt(aten, idx, os, indent);
+      if (!e)
+        return e.takeError();
+      name = *e;
+    } else if (cooperative && aten != serialFinal &&
+               isSerialRecipe(info->cuda) &&
+               !analyzeStage(kernel, aten)->reduced.empty()) {
+      auto s = analyzeStage(kernel, aten);
+      name = fresh("t");
+      os << indent << "float " << name << "; // " << displayName(aten)
+         << ", reduced by the whole block\n"
+         << indent << "{\n";
+      if (auto e = emitBlockStage(*s, idx, name, os, indent.str() + "  "))
+        return std::move(e);
+      os << indent << "}\n";
+      newScope();
+    } else if (isSerialRecipe(info->cuda)) {
+      auto it = stageFns.find(aten);
+      if (it == stageFns.end()) {
+        auto s = analyzeStage(kernel, aten);
+        if (!s)
+          return s.takeError();
+        auto saved = std::move(memo);
+        memo.clear();
+        std::string body;
+        llvm::raw_string_ostream bs(body);
+        if (auto e = emitSerialStage(*s, bs, "    "))
+          return std::move(e);
+        memo = std::move(saved);
+        std::string fn = "s" + std::to_string(stageFns.size());
+        stageDefs += "  // " + displayName(aten) + ", evaluated per element\n" +
+                     "  auto " + fn + " = [&](long long o) -> float {\n" +
+                     body + "  };\n";
+        it = stageFns.try_emplace(aten, fn).first;
+      }
+      name = fresh("t");
+      os << indent << "const float " << name << " = " << it->second << "("
+         << idx << "); // " << displayName(aten) << "\n";
+    } else {
+      return unsupported(llvm::Twine(kindName(info->kind)) + " op '" +
+                         displayName(aten) +
+                         "' is generated only as the last stage of a region");
+    }
+    memo[key] = name;
+    return name;
+  }
+  if (info->kind != OpKind::Elementwise && info->kind != OpKind::Broadcast)
+    return unsupported(llvm::Twine(kindName(info->kind)) + " op '" +
+                       displayName(aten) + "' is not generated yet");
+  // Tensor operands at their own (broadcast) index, then the expression.
+  ArrayRef<int64_t> space = shapeOf(v);
+  llvm::DenseMap<Value, std::string> operands;
+  for (auto [k, spec] : llvm::enumerate(info->args)) {
+    Value operand = aten.getArgs()[k];
+    // Scalar constants (also 0-d tensor constants) are rendered as literals.
+    if (spec.type != ArgType::Tensor || isNone(operand) ||
+        !isa<RankedTensorType>(operand.getType()) ||
+        operand.getDefiningOp<ConstantOp>())
+      continue;
+    auto t = cast<RankedTensorType>(operand.getType());
+    if (t.getRank() > (int64_t)space.size())
+      return unsupported("operand '" + spec.name + "' of '" +
+                         displayName(aten) + "' does not broadcast");
+    std::string off = broadcastOffset(t.getShape(), space, idx);
+    std::string sub = idx.str();
+    if (off != idx) {
+      if (off == "0" || llvm::all_of(off, [](char c) { return isalnum(c); })) {
+        sub = off;
+      } else {
+        sub = fresh("i");
+        os << indent << "const long long " << sub << " = " << off << ";\n";
+      }
+    }
+    auto val = valueAt(operand, sub, os, indent);
+    if (!val)
+      return val.takeError();
+    operands[operand] = *val;
+  }
+  std::string expr;
+  if (info->style == OpStyle::Cast) {
+    expr = operands.lookup(aten.getArgs()[0]);
+  } else {
+    auto e = substitute(aten, operands);
+    if (!e)
+      return e.takeError();
+    expr = *e;
+  }
+  name = fresh("t");
+  os << indent << "const float " << name << " = " << expr << "; // "
+     << displayName(aten) << "\n";
+  memo[key] = name;
+  return name;
+}
+
+llvm::Expected<std::string>
+RegionEmitter::render(AtenOp op, const ArgSpec &arg, Value v,
+                      const llvm::DenseMap<Value, std::string> &operands) {
+  if (auto it = operands.find(v); it != operands.end())
+    return it->second;
+  if (isNone(v)) {
+    // An absent bound of a clamp-like op is unbounded on that side.
+    if (llvm::StringRef(arg.name).contains("max"))
+      return std::string("kb::inf()");
+    if (llvm::StringRef(arg.name).contains("min"))
+      return std::string("(-kb::inf())");
+    return unsupported("None for operand '" + arg.name + "' of '" +
+                       displayName(op) + "'");
+  }
+  if (auto c = v.getDefiningOp<ConstantOp>()) {
+    if (auto s = dyn_cast<StringAttr>(c.getValue()))
+      return cString(s.getValue());
+    if (auto n = getConstantNumber(v))
+      return floatLiteral(*n);
+  }
+  return unsupported("operand '" + arg.name + "' of '" + displayName(op) +
+                     "' is not a scalar constant");
+}
+
+llvm::Expected<std::string>
+RegionEmitter::substitute(AtenOp op,
+                          const llvm::DenseMap<Value, std::string> &operands) {
+  const OpInfo &info = *op.getInfo();
+  std::string expr = info.cuda.str();
+  if (expr.empty())
+    return unsupported("'" + displayName(op) + "' has no CUDA expression");
+  for (auto [idx, arg] : llvm::enumerate(info.args)) {
+    std::string key = "{" + arg.name + "}";
+    if (expr.find(key) == std::string::npos)
+      continue;
+    auto r = render(op, arg, op.getArgs()[idx], operands);
+    if (!r)
+      return r.takeError();
+    for (size_t p; (p = expr.find(key)) != std::string::npos;)
+      expr.replace(p, key.size(), *r);
+  }
+  return expr;
+}
+
+// batch_norm with training=false is a per-channel affine map of running
+// statistics: ATen computes invstd = 1 / sqrt(var + eps), then
+// (x - mean) * invstd * weight + bias.
+llvm::Expected<std::string>
+RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
+                            llvm::raw_ostream &os, llvm::StringRef indent) {
+  auto training = getConstantBool(op.getArg("training"));
+  auto eps = getConstantNumber(op.getArg("eps"));
+  if (!training || *training || !eps)
+    return unsupported("batch_norm in training mode is generated only as the "
+                       "last stage of a region");
+  ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
+  if (shape.size() < 2)
+    return unsupported("batch_norm of a tensor with fewer than 2 dims");
+  int64_t inner = product(shape.drop_front(2));
+  std::string ch = fresh("c");
+  os << indent << "const long long " << ch << " = "
+     << (inner == 1 ? idx.str()
+                    : "(" + idx.str() + " / " + std::to_string(inner) + "LL)")
+     << " % " << shape[1] << "LL;\n";
+  auto x = valueAt(op.getArg("input"), idx, os, indent);
+  if (!x)
+    return x.takeError();
+  auto channelValue = [&](llvm::StringRef name) -> llvm::Expected<std::string> {
+    Value t = op.getArg(name);
+    if (!t || isNone(t))
+      return std::string();
+    return valueAt(t, ch, os, indent);
+  };
+  auto mean = channelValue("running_mean"), var = channelValue("running_var");
+  auto w = channelValue("weight"), b = channelValue("bias");
+  for (auto *e : {&mean, &var, &w, &b})
+    if (!*e)
+      return e->takeError();
+  if (mean->empty() || var->empty())
+    return unsupported("batch_norm without running statistics in eval mode");
+  std::string y = "(" + *x + " - " + *mean + ") * (1.f / sqrtf(" + *var +
+                  " + " + floatLiteral(*eps) + "))";
+  if (!w->empty())
+    y += " * " + *w;
+  if (!b->empty())
+    y += " + " + *b;
+  std::string name = fresh("t");
+  os << indent << "const float " << name << " = " << y << "; // "
+     << displayName(op) << " (running statistics)\n";
+  return name;
+}
+
+std::string RegionEmitter::referenceIR(YieldOp yield,
+                                       ArrayRef<unsigned> extraReturns) {
+  Block &body = kernel.getBody().front();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DenseMap<Value, std::string> ir;
+  os << "graph(";
+  for (auto [k, arg] : llvm::enumerate(body.getArguments())) {
+    ir[arg] = "%in" + std::to_string(k);
+    os << (k ? ", " : "") << ir[arg] << " : Tensor";
+  }
+  os << "):\n";
+  unsigned id = 0;
+  auto next = [&] { return "%v" + std::to_string(id++); };
+  for (Operation &op : body.without_terminator()) {
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      std::string n = next();
+      ir[c] = n;
+      Attribute a = c.getValue();
+      if (isa<NoneType>(c.getType()))
+        os << "  " << n << " : NoneType = prim::Constant()\n";
+      else if (auto s = dyn_cast<StringAttr>(a))
+        os << "  " << n
+           << " : str = prim::Constant[value=" << cString(s.getValue())
+           << "]()\n";
+      else if (auto b = dyn_cast<BoolAttr>(a))
+        os << "  " << n
+           << " : bool = prim::Constant[value=" << (b.getValue() ? 1 : 0)
+           << "]()\n";
+      else if (auto i = dyn_cast<IntegerAttr>(a))
+        os << "  " << n << " : int = prim::Constant[value=" << i.getInt()
+           << "]()\n";
+      else if (auto f = dyn_cast<FloatAttr>(a)) {
+        std::string lit = floatLiteral(f.getValueAsDouble());
+        lit.pop_back(); // drop the 'f' suffix
+        os << "  " << n << " : float = prim::Constant[value=" << lit << "]()\n";
+      } else if (auto arr = dyn_cast<ArrayAttr>(a)) {
+        std::vector<std::string> elems;
+        for (Attribute e : arr) {
+          std::string en = next();
+          os << "  " << en << " : int = prim::Constant[value="
+             << cast<IntegerAttr>(e).getInt() << "]()\n";
+          elems.push_back(en);
+        }
+        os << "  " << n << " : int[] = prim::ListConstruct("
+           << llvm::join(elems, ", ") << ")\n";
+      }
+      continue;
+    }
+    if (auto l = dyn_cast<ListOp>(op)) {
+      std::string n = next();
+      ir[l] = n;
+      std::vector<std::string> elems;
+      for (Value e : l.getElements())
+        elems.push_back(ir.lookup(e));
+      os << "  " << n << " : int[] = prim::ListConstruct("
+         << llvm::join(elems, ", ") << ")\n";
+      continue;
+    }
+    auto aten = cast<AtenOp>(op);
+    std::vector<std::string> results;
+    for (Value r : aten->getResults()) {
+      ir[r] = next();
+      results.push_back(ir[r] + " : Tensor");
+    }
+    std::vector<std::string> args;
+    for (Value a : aten.getArgs())
+      args.push_back(ir.lookup(a));
+    os << "  " << llvm::join(results, ", ") << " = aten::" << aten.getName()
+       << "(" << llvm::join(args, ", ") << ")\n";
+  }
+  std::vector<std::string> rets;
+  for (Value v : yield.getValues())
+    rets.push_back(ir.lookup(v));
+  // Inputs an op updates in place (batch_norm's running statistics): the
+  // interpreter returns the updated tensors.
+  for (unsigned a : extraReturns)
+    rets.push_back(ir.lookup(body.getArgument(a)));
+  os << "  return (" << llvm::join(rets, ", ") << ")\n";
+  return text;
+}

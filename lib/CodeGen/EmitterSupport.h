@@ -1,0 +1,155 @@
+//===- EmitterSupport.h - Shared state of the region emitters ---*- C++ -*-===//
+//
+// A region is a chain of stages: pointwise ops, then at most a few
+// reductions or poolings, each followed by pointwise ops. The emitters build
+// CUDA from one primitive, valueAt(v, idx): the C++ that computes SSA value
+// `v` at linear index `idx` of its shape. Pointwise ops become expressions
+// (from the CUDA column of OpSemantics.def), block arguments become loads
+// with broadcast index math, and earlier reduction or pooling stages become
+// device lambdas evaluated per element, so no intermediate tensor is stored.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_LIB_CODEGEN_EMITTERSUPPORT_H
+#define KB_LIB_CODEGEN_EMITTERSUPPORT_H
+
+#include "kb/CodeGen/KernelEmitter.h"
+#include "kb/IR/KbDialect.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace kb::codegen {
+
+std::string floatLiteral(double v);
+std::string doubleLiteral(double v); // exact (17 digits), for double math
+std::string cString(llvm::StringRef s);
+bool isF32Tensor(mlir::Type t);
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
+int64_t product(llvm::ArrayRef<int64_t> s);
+
+/// Offset into a tensor of shape `in` (row-major, broadcast to `space` by
+/// numpy rules) of the element at linear index `idx` of `space`. Sizes are
+/// constants, so the divisions are by constants.
+std::string broadcastOffset(llvm::ArrayRef<int64_t> in,
+                            llvm::ArrayRef<int64_t> space, llvm::StringRef idx);
+
+/// Offset of linear index `idx` over the dims `dims` of a row-major tensor of
+/// shape `shape` (the other dims held at 0). Adjacent dims merge.
+std::string subspaceOffset(llvm::ArrayRef<int64_t> shape,
+                           llvm::ArrayRef<int64_t> dims, llvm::StringRef idx);
+
+/// What one reduction-like op computes, read from its operands and its row
+/// of OpSemantics.def (the CUDA column names the recipe).
+struct StageInfo {
+  AtenOp op;
+  std::string recipe; // sum, mean, amax, ..., max_pool, layer_norm
+  mlir::Value input;  // the tensor reduced or pooled
+  llvm::SmallVector<int64_t> inShape, outShape;
+  llvm::SmallVector<int64_t> reduced; // reduced dims (Reduce, Softmax)
+  double correction = 1;              // var / std
+  // Pooling: the number of spatial (trailing) dims, then per spatial dim.
+  int64_t spatial = 0;
+  llvm::SmallVector<int64_t> kernel, stride, padding, dilation;
+  bool countIncludePad = true;
+  std::optional<int64_t> divisor;
+};
+
+llvm::Expected<StageInfo> analyzeStage(KernelOp kernel, AtenOp op);
+
+/// True for reductions whose per-element value the serial lambda computes
+/// (Reduce and Pool recipes); softmax and norms are only final stages.
+bool isSerialRecipe(llvm::StringRef recipe);
+
+class RegionEmitter {
+public:
+  explicit RegionEmitter(KernelOp k) : kernel(k) {}
+
+  llvm::Error unsupported(const llvm::Twine &why) const;
+
+  /// The C++ computing `v` at linear index `idx` (a variable name) of v's
+  /// shape; lines it needs go to `os` at `indent`. Memoised per scope.
+  llvm::Expected<std::string> valueAt(mlir::Value v, llvm::StringRef idx,
+                                      llvm::raw_ostream &os,
+                                      llvm::StringRef indent);
+  /// Starts a new C++ scope for valueAt's memo (a loop body, a lambda).
+  void newScope() { memo.clear(); }
+  void seed(mlir::Value v, llvm::StringRef idx, llvm::StringRef name) {
+    memo[{v.getAsOpaquePointer(), idx.str()}] = name.str();
+  }
+
+  /// The body of a serial evaluation of a Reduce or Pool stage at output
+  /// index `o`, ending in `return <value>;`.
+  llvm::Error emitSerialStage(const StageInfo &s, llvm::raw_ostream &os,
+                              llvm::StringRef indent);
+
+  /// The region's ops as TorchScript IR text (what kb-verify runs with
+  /// libtorch); `extraReturns` are block arguments an op updates in place.
+  /// In a cooperative kernel every thread of a block evaluates the same
+  /// index; an earlier Reduce stage is then reduced by the whole block
+  /// instead of serially by one thread (emitBlockStage).
+  bool cooperative = false;
+  AtenOp serialFinal; // the final stage: serial in every thread, uniformly
+  llvm::Error emitBlockStage(const StageInfo &s, llvm::StringRef idx,
+                             llvm::StringRef result, llvm::raw_ostream &os,
+                             llvm::StringRef indent);
+
+  std::string referenceIR(YieldOp yield,
+                          llvm::ArrayRef<unsigned> extraReturns = {});
+  std::string provenance() const;
+  /// Lambdas for earlier stages, defined at the top of the kernel after the
+  /// preamble (shared memory they use).
+  std::string preamble, stageDefs;
+  mutable KernelOp kernel; // mlir op handles are non-const by design
+
+protected:
+  using OperandNames = llvm::DenseMap<mlir::Value, std::string>;
+  llvm::Expected<std::string> render(AtenOp op, const ArgSpec &arg,
+                                     mlir::Value v, const OperandNames &names);
+  llvm::Expected<std::string> substitute(AtenOp op, const OperandNames &names);
+  llvm::Expected<std::string> affineNormAt(AtenOp op, llvm::StringRef idx,
+                                           llvm::raw_ostream &os,
+                                           llvm::StringRef indent);
+  std::string fresh(llvm::StringRef prefix) {
+    return prefix.str() + std::to_string(tmp++);
+  }
+
+  std::map<std::pair<const void *, std::string>, std::string> memo;
+  llvm::DenseMap<mlir::Operation *, std::string> stageFns;
+  unsigned tmp = 0;
+};
+
+/// Per-recipe accumulation for Reduce stages, shared by the serial lambda and
+/// the warp/block row kernels.
+struct Accumulator {
+  std::string name, type, init, combine; // combine: Sum | Max | Min
+};
+struct ReducePass {
+  llvm::SmallVector<Accumulator, 2> accs;
+  std::string step;  // statement(s); {x} is the element value
+  std::string after; // statements once the pass is combined
+};
+struct ReduceProgram {
+  llvm::SmallVector<ReducePass, 2> passes;
+  std::string result; // expression of the reduced value
+};
+ReduceProgram reduceProgram(const StageInfo &s, int64_t count);
+
+/// The kernel's source and tensor lists: inputs are the region's block
+/// arguments, outputs its yielded values then `extraOutputs`.
+llvm::Error assembleKernel(RegionEmitter &e, EmittedKernel &out, YieldOp yield,
+                           llvm::StringRef comment, llvm::StringRef helpers,
+                           llvm::StringRef body, int blockSize,
+                           llvm::ArrayRef<EmittedTensor> extraOutputs = {},
+                           llvm::ArrayRef<unsigned> updatedInputs = {});
+
+/// Reductions over trailing dims, softmax over any dim, and the norms.
+llvm::Expected<EmittedKernel> emitRowKernel(RegionEmitter &e,
+                                            const StageInfo &f, YieldOp yield);
+
+} // namespace kb::codegen
+
+#endif

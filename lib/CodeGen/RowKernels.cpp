@@ -1,0 +1,405 @@
+//===- RowKernels.cpp - Reductions, softmax and norms over rows -----------===//
+//
+// Every row-shaped final stage is one plan: `rows` independent rows of
+// `cols` elements, element (r, c) at an input index given by the plan, a
+// few accumulation passes (each combined across the row), then either one
+// value per row (sum, mean, amax, ...) or one per element (softmax, norms).
+// Rows of up to 1024 elements get one warp each (8 per block, shuffles
+// only), longer rows one block; rows of at most 16 elements, and rows whose
+// elements are strided (softmax over a middle dim), one thread each, so
+// neighbouring threads read neighbouring addresses. The pointwise prologue
+// is recomputed on each pass instead of stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitterSupport.h"
+
+#include "kb/Transforms/OpUtils.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace kb;
+using namespace kb::codegen;
+
+namespace {
+
+enum class Mode { Thread, Warp, Block };
+
+struct RowPlan {
+  int64_t rows = 1, cols = 1;
+  Mode mode = Mode::Block;
+  std::function<std::string(llvm::StringRef r, llvm::StringRef c)> index;
+  ReduceProgram prog;
+  bool shiftFirst = false; // norms: k0 = the row's first element
+  std::function<llvm::Expected<std::string>(llvm::StringRef x,
+                                            llvm::raw_ostream &os,
+                                            llvm::StringRef indent)>
+      element; // null: one output per row
+  std::string leaderExtra;
+  std::string what;
+};
+
+Mode chooseMode(int64_t cols, bool contiguousRows) {
+  if (!contiguousRows || cols <= 16)
+    return Mode::Thread;
+  return cols <= 1024 ? Mode::Warp : Mode::Block;
+}
+
+int blockSize(const RowPlan &p) {
+  return p.mode == Mode::Block && p.cols >= 16384 ? 512 : 256;
+}
+
+std::string subst(std::string text, llvm::StringRef key, llvm::StringRef v) {
+  for (size_t p; (p = text.find(key.str())) != std::string::npos;)
+    text.replace(p, key.size(), v.str());
+  return text;
+}
+
+class RowEmitter {
+public:
+  RowEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y)
+      : e(e), f(f), yield(y) {}
+
+  llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
+    std::string R = std::to_string(p.rows) + "LL",
+                C = std::to_string(p.cols) + "LL";
+    bool dbl = false, flt = false;
+    for (const ReducePass &pass : p.prog.passes)
+      for (const Accumulator &a : pass.accs)
+        (a.type == "double" ? dbl : flt) = true;
+    std::string leader;
+    switch (p.mode) {
+    case Mode::Warp:
+      os << "  const int lane = threadIdx.x & 31;\n"
+         << "  for (long long r = (long long)blockIdx.x * 8 + (threadIdx.x >> "
+            "5); r < "
+         << R << "; r += (long long)gridDim.x * 8) {\n";
+      head = "    for (long long c = lane; c < " + C + "; c += 32) {\n";
+      leader = "    if (lane == 0) {\n";
+      break;
+    case Mode::Block:
+      if (flt)
+        os << "  __shared__ float smem[33];\n";
+      if (dbl)
+        os << "  __shared__ double smemd[33];\n";
+      os << "  for (long long r = blockIdx.x; r < " << R
+         << "; r += gridDim.x) {\n";
+      head = "    for (long long c = threadIdx.x; c < " + C +
+             "; c += blockDim.x) {\n";
+      leader = "    if (threadIdx.x == 0) {\n";
+      break;
+    case Mode::Thread:
+      os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
+            "threadIdx.x; r < "
+         << R << ";\n       r += (long long)gridDim.x * blockDim.x) {\n";
+      head = "    for (long long c = 0; c < " + C + "; ++c) {\n";
+      leader = "    {\n";
+      break;
+    }
+    if (p.shiftFirst) {
+      // Sums of x - k0 (k0 = the row's first element) in double: one pass
+      // for both moments without the cancellation of E[x^2] - E[x]^2.
+      e.newScope();
+      os << "    const long long ik = " << p.index("r", "0") << ";\n";
+      auto x = e.valueAt(f.input, "ik", os, "    ");
+      if (!x)
+        return x.takeError();
+      os << "    const double k0 = (double)" << *x << ";\n";
+      e.newScope();
+    }
+    for (const ReducePass &pass : p.prog.passes) {
+      for (const Accumulator &a : pass.accs)
+        os << "    " << a.type << " " << a.name << " = " << a.init << ";\n";
+      auto x = loopHead(p, os);
+      if (!x)
+        return x.takeError();
+      os << "      " << subst(pass.step, "{x}", *x) << "\n    }\n";
+      e.newScope();
+      for (const Accumulator &a : pass.accs) {
+        if (p.mode == Mode::Warp)
+          os << "    " << a.name << " = kb::warp_reduce(" << a.name
+             << ", kb::" << a.combine << "());\n";
+        else if (p.mode == Mode::Block)
+          os << "    " << a.name << " = kb::block_reduce(" << a.name << ", "
+             << a.init << ", " << (a.type == "double" ? "smemd" : "smem")
+             << ", kb::" << a.combine << "());\n";
+      }
+      if (!pass.after.empty())
+        os << "    " << pass.after << "\n";
+    }
+    if (p.element) {
+      auto x = loopHead(p, os);
+      if (!x)
+        return x.takeError();
+      auto red = p.element(*x, os, "      ");
+      if (!red)
+        return red.takeError();
+      os << "      const float red = " << *red << "; // " << displayName(f.op)
+         << "\n";
+      if (auto err = writeOutputs("i", os, "      "))
+        return err;
+      os << "    }\n";
+      e.newScope();
+      if (!p.leaderExtra.empty())
+        os << leader << p.leaderExtra << "    }\n";
+    } else {
+      e.newScope();
+      os << leader << "      const float red = " << p.prog.result << "; // "
+         << displayName(f.op) << "\n";
+      if (auto err = writeOutputs("r", os, "      "))
+        return err;
+      os << p.leaderExtra << "    }\n";
+      e.newScope();
+    }
+    os << "  }\n";
+    return llvm::Error::success();
+  }
+
+private:
+  llvm::Expected<std::string> loopHead(const RowPlan &p,
+                                       llvm::raw_ostream &os) {
+    os << head << "      const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    return e.valueAt(f.input, "i", os, "      ");
+  }
+
+  llvm::Error writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
+                           llvm::StringRef indent) {
+    e.seed(f.op->getResult(0), idx, "red");
+    for (auto [k, v] : llvm::enumerate(yield.getValues())) {
+      auto y = e.valueAt(v, idx, os, indent);
+      if (!y)
+        return y.takeError();
+      os << indent << "out" << k << "[" << idx << "] = " << *y << ";\n";
+    }
+    return llvm::Error::success();
+  }
+
+  RegionEmitter &e;
+  const StageInfo &f;
+  YieldOp yield;
+  std::string head;
+};
+
+std::string rowMajor(llvm::StringRef r, llvm::StringRef c, int64_t cols) {
+  return "(" + r.str() + ") * " + std::to_string(cols) + "LL + " + c.str();
+}
+
+} // namespace
+
+llvm::Expected<EmittedKernel>
+codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
+  EmittedKernel out;
+  RowPlan p;
+  ArrayRef<int64_t> in = f.inShape;
+  int64_t rank = in.size();
+  const std::string &recipe = f.recipe;
+  SmallVector<unsigned> updated; // inputs an op updates in place
+  if (recipe == "softmax" || recipe == "log_softmax") {
+    int64_t d = f.reduced.empty() ? 0 : f.reduced[0];
+    int64_t R = rank ? in[d] : 1, inner = product(in.drop_front(d + 1));
+    p.rows = product(in) / std::max<int64_t>(R, 1);
+    p.cols = R;
+    p.mode = chooseMode(R, inner == 1);
+    p.index = [=](llvm::StringRef r, llvm::StringRef c) {
+      if (inner == 1)
+        return rowMajor(r, c, R);
+      return "(" + r.str() + " / " + std::to_string(inner) + "LL) * " +
+             std::to_string(R * inner) + "LL + " + c.str() + " * " +
+             std::to_string(inner) + "LL + (" + r.str() + " % " +
+             std::to_string(inner) + "LL)";
+    };
+    // __fsub_rn: x - m is never contracted into an FMA with a multiply of
+    // the prologue (fma(v, c, -m) uses the unrounded v * c, so the row's
+    // maximum minus m would be its rounding error and expf of it Inf).
+    p.prog.passes.push_back({{{"m", "float", "(-kb::inf())", "Max"}},
+                             "m = kb::nanmax(m, {x});",
+                             ""});
+    p.prog.passes.push_back({{{"acc", "float", "0.f", "Sum"}},
+                             "acc += expf(__fsub_rn({x}, m));",
+                             ""});
+    bool log = recipe == "log_softmax";
+    p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
+                      llvm::StringRef) -> llvm::Expected<std::string> {
+      return log ? "__fsub_rn(" + x.str() + ", m) - logf(acc)"
+                 : "expf(__fsub_rn(" + x.str() + ", m)) / acc";
+    };
+    p.what = recipe + " over dim " + std::to_string(d);
+  } else if (recipe == "layer_norm" || recipe == "group_norm" ||
+             recipe == "instance_norm" || recipe == "batch_norm") {
+    AtenOp op = f.op;
+    auto eps = getConstantNumber(op.getArg("eps"));
+    if (!eps)
+      return e.unsupported(recipe + " with a non-constant eps");
+    if (rank < 2 && recipe != "layer_norm")
+      return e.unsupported(recipe + " of a tensor with fewer than 2 dims");
+    int64_t C = rank >= 2 ? in[1] : 1, N = in[0],
+            HW = rank >= 2 ? product(in.drop_front(2)) : 1;
+    // ch(r, c): the channel of element (r, c) for the per-channel affine.
+    std::function<std::string(llvm::StringRef, llvm::StringRef)> channel;
+    if (recipe == "layer_norm") {
+      auto shape = getConstantIntList(op.getArg("normalized_shape"));
+      if (!shape || shape->empty() || (int64_t)shape->size() > rank)
+        return e.unsupported("layer_norm with a non-constant shape");
+      int64_t first = rank - (int64_t)shape->size();
+      p.rows = product(in.take_front(first));
+      p.cols = product(in.drop_front(first));
+      int64_t cols = p.cols;
+      p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
+        return rowMajor(r, c, cols);
+      };
+      channel = [](llvm::StringRef, llvm::StringRef c) { return c.str(); };
+    } else if (recipe == "group_norm") {
+      auto groups = getConstantNumber(op.getArg("num_groups"));
+      if (!groups || *groups < 1 || C % (int64_t)*groups)
+        return e.unsupported("group_norm with groups that do not divide the "
+                             "channels");
+      int64_t G = *groups;
+      p.rows = N * G;
+      p.cols = C / G * HW;
+      int64_t cols = p.cols;
+      p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
+        return rowMajor(r, c, cols);
+      };
+      channel = [=](llvm::StringRef r, llvm::StringRef c) {
+        return "(" + r.str() + " % " + std::to_string(G) + "LL) * " +
+               std::to_string(C / G) + "LL + " + c.str() + " / " +
+               std::to_string(HW) + "LL";
+      };
+    } else if (recipe == "instance_norm") {
+      auto useInput = getConstantBool(op.getArg("use_input_stats"));
+      if (!useInput || !*useInput)
+        return e.unsupported("instance_norm with running statistics is not "
+                             "generated yet");
+      for (llvm::StringRef a : {"running_mean", "running_var"})
+        if (Value v = op.getArg(a); v && !isNone(v))
+          return e.unsupported("instance_norm updating running statistics is "
+                               "not generated yet");
+      p.rows = N * C;
+      p.cols = HW;
+      p.index = [HW](llvm::StringRef r, llvm::StringRef c) {
+        return rowMajor(r, c, HW);
+      };
+      channel = [C](llvm::StringRef r, llvm::StringRef) {
+        return "(" + r.str() + " % " + std::to_string(C) + "LL)";
+      };
+    } else { // batch_norm in training mode: one row per channel
+      p.rows = C;
+      p.cols = N * HW;
+      p.index = [=](llvm::StringRef r, llvm::StringRef c) {
+        if (HW == 1)
+          return c.str() + " * " + std::to_string(C) + "LL + " + r.str();
+        return "(" + c.str() + " / " + std::to_string(HW) + "LL) * " +
+               std::to_string(C * HW) + "LL + " + r.str() + " * " +
+               std::to_string(HW) + "LL + " + c.str() + " % " +
+               std::to_string(HW) + "LL";
+      };
+      channel = [](llvm::StringRef r, llvm::StringRef) { return r.str(); };
+      auto momentum = getConstantNumber(op.getArg("momentum"));
+      auto rm = dyn_cast_or_null<BlockArgument>(op.getArg("running_mean"));
+      auto rv = dyn_cast_or_null<BlockArgument>(op.getArg("running_var"));
+      bool track = !isNone(op.getArg("running_mean"));
+      if (track && (!rm || !rv || !momentum))
+        return e.unsupported("batch_norm running statistics are not inputs");
+      if (track) {
+        // ATen: running = momentum * batch + (1 - momentum) * running, with
+        // the unbiased variance; written to two extra outputs the host
+        // wrapper aliases to the buffers.
+        size_t o = yield.getValues().size();
+        std::string m = floatLiteral(*momentum);
+        std::string n = std::to_string(p.cols) + ".0";
+        p.leaderExtra = "      out" + std::to_string(o) + "[r] = " + m +
+                        " * (float)mean + (1.f - " + m + ") * in" +
+                        std::to_string(rm.getArgNumber()) + "[r];\n      out" +
+                        std::to_string(o + 1) + "[r] = " + m +
+                        " * (float)(var * " + n + " / (" + n +
+                        " - 1.0)) + (1.f - " + m + ") * in" +
+                        std::to_string(rv.getArgNumber()) + "[r];\n";
+        out.outputs.push_back({"out" + std::to_string(o), {C}});
+        out.outputs.push_back({"out" + std::to_string(o + 1), {C}});
+        out.updates = {{(int)o, (int)rm.getArgNumber()},
+                       {(int)o + 1, (int)rv.getArgNumber()}};
+        updated = {rm.getArgNumber(), rv.getArgNumber()};
+      }
+    }
+    p.mode = recipe == "batch_norm"
+                 ? (p.cols <= 1024 ? Mode::Warp : Mode::Block)
+                 : chooseMode(p.cols, true);
+    p.shiftFirst = true;
+    std::string n = std::to_string(p.cols) + ".0";
+    p.prog.passes.push_back(
+        {{{"sx", "double", "0.0", "Sum"}, {"sq", "double", "0.0", "Sum"}},
+         "{ const double d = (double){x} - k0; sx += d; sq += d * d; }",
+         "const double mean = k0 + sx / " + n + ", var = fmax(sq / " + n +
+             " - (sx / " + n + ") * (sx / " + n +
+             "), 0.0);\n    "
+             "const double rstd = 1.0 / sqrt(var + " +
+             doubleLiteral(*eps) + ");"});
+    Value weight = op.getArg("weight"), bias = op.getArg("bias");
+    p.element = [&e, weight, bias, channel](
+                    llvm::StringRef x, llvm::raw_ostream &os,
+                    llvm::StringRef indent) -> llvm::Expected<std::string> {
+      std::string y = "(float)(((double)" + x.str() + " - mean) * rstd)";
+      bool w = weight && !isNone(weight), b = bias && !isNone(bias);
+      if (w || b)
+        os << indent << "const long long ch = " << channel("r", "c") << ";\n";
+      if (w) {
+        auto v = e.valueAt(weight, "ch", os, indent);
+        if (!v)
+          return v.takeError();
+        y += " * " + *v;
+      }
+      if (b) {
+        auto v = e.valueAt(bias, "ch", os, indent);
+        if (!v)
+          return v.takeError();
+        y += " + " + *v;
+      }
+      return y;
+    };
+    p.what = displayName(op);
+  } else { // Reduce recipes over trailing dims
+    int64_t first = rank - (int64_t)f.reduced.size();
+    p.rows = product(in.take_front(first));
+    p.cols = product(in.drop_front(first));
+    p.mode = chooseMode(p.cols, true);
+    int64_t cols = p.cols;
+    p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
+      return rowMajor(r, c, cols);
+    };
+    p.prog = reduceProgram(f, p.cols);
+    p.what = displayName(f.op);
+  }
+
+  std::string body;
+  llvm::raw_string_ostream os(body);
+  RowEmitter re(e, f, yield);
+  if (auto err = re.emit(p, os))
+    return std::move(err);
+  SmallVector<EmittedTensor> extra(out.outputs.begin(), out.outputs.end());
+  out.outputs.clear();
+  const char *modeName[] = {"thread", "warp", "block"};
+  std::string comment = p.what + " of " + std::to_string(p.rows) + " rows x " +
+                        std::to_string(p.cols) + " elements, one " +
+                        modeName[(int)p.mode] +
+                        " per row; the pointwise prologue is recomputed on "
+                        "each pass instead of stored.";
+  int block = blockSize(p);
+  std::string R = std::to_string(p.rows);
+  std::string grid =
+      p.mode == Mode::Warp ? "min(ceil_div(" + R + ", 8), sm_count * 16)"
+      : p.mode == Mode::Block
+          ? "min(" + R + ", sm_count * " + std::to_string(2048 / block) + ")"
+          : "min(ceil_div(" + R + ", " + std::to_string(block) +
+                "), sm_count * 32)";
+  if (auto err = assembleKernel(e, out, yield, comment, "", body, block, extra,
+                                updated))
+    return std::move(err);
+  out.kind = recipe == "softmax" || recipe == "log_softmax" ? "softmax"
+             : llvm::StringRef(recipe).ends_with("_norm")   ? "norm"
+                                                            : "reduction";
+  out.grid = {grid, "1", "1"};
+  out.block = {std::to_string(block), "1", "1"};
+  return out;
+}

@@ -1,0 +1,413 @@
+//===- Stages.cpp - Reductions and poolings: operands and serial code -----===//
+//
+// analyzeStage reads a reduction-like op's operands (dims, windows, ...) the
+// way ATen interprets them; reduceProgram is the accumulation each Reduce
+// recipe needs (shared by the warp/block row kernels); emitSerialStage
+// computes one output element in one thread, which is how a reduction or
+// pooling feeds a later stage, and how poolings and reductions over
+// non-trailing dims are generated.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitterSupport.h"
+
+#include "kb/Transforms/OpUtils.h"
+
+using namespace mlir;
+using namespace kb;
+using namespace kb::codegen;
+
+namespace {
+
+bool isReduceRecipe(llvm::StringRef r) {
+  return llvm::is_contained(
+      {"sum", "mean", "amax", "amin", "logsumexp", "var", "std"}, r);
+}
+
+bool isPoolRecipe(llvm::StringRef r) {
+  return r == "max_pool" || r == "avg_pool" || r == "adaptive_avg_pool";
+}
+
+/// ATen's int[] pooling operands: one value stands for every spatial dim.
+std::optional<SmallVector<int64_t>> spatialList(Value v, int64_t k,
+                                                SmallVector<int64_t> dflt) {
+  if (!v || isNone(v))
+    return dflt;
+  auto l = getConstantIntList(v);
+  if (!l)
+    return std::nullopt;
+  if (l->empty())
+    return dflt;
+  if (l->size() == 1)
+    return SmallVector<int64_t>(k, (*l)[0]);
+  if ((int64_t)l->size() != k)
+    return std::nullopt;
+  return *l;
+}
+
+} // namespace
+
+bool codegen::isSerialRecipe(llvm::StringRef recipe) {
+  return isReduceRecipe(recipe) || isPoolRecipe(recipe);
+}
+
+llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
+  auto fail = [&](const llvm::Twine &why) -> llvm::Error {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   kernel.getSymName() + ": " + why);
+  };
+  StageInfo s;
+  s.op = op;
+  s.recipe = op.getInfo()->cuda.str();
+  std::string name = displayName(op);
+  if (s.recipe.empty())
+    return fail("reduction op '" + name + "' is not generated yet");
+  s.input = op.getArgs()[0];
+  if (!isF32Tensor(s.input.getType()) ||
+      !isF32Tensor(op->getResult(0).getType()))
+    return fail("'" + name + "' of a tensor that is not static float32");
+  for (Value r : op->getResults().drop_front())
+    if (!r.use_empty())
+      return fail("'" + name + "' indices are used; only values are generated");
+  if (Value dt = op.getArg("dtype"); dt && !isNone(dt))
+    return fail("'" + name + "' with a dtype argument");
+  if (auto h = getConstantBool(op.getArg("half_to_float")); h && *h)
+    return fail("'" + name + "' with half_to_float");
+  auto in = shapeOf(s.input), out = shapeOf(op->getResult(0));
+  s.inShape.assign(in.begin(), in.end());
+  s.outShape.assign(out.begin(), out.end());
+  int64_t rank = in.size();
+  auto normDim = [&](int64_t d) {
+    return rank ? ((d % rank) + rank) % rank : 0;
+  };
+
+  if (isReduceRecipe(s.recipe) || s.recipe == "softmax" ||
+      s.recipe == "log_softmax") {
+    Value dimArg = op.getArg("dim");
+    SmallVector<int64_t> dims;
+    if (dimArg && !isNone(dimArg)) {
+      if (auto l = getConstantIntList(dimArg))
+        dims = *l;
+      else if (auto n = getConstantNumber(dimArg))
+        dims.push_back((int64_t)*n);
+      else
+        return fail("'" + name + "' over dims that are not constant");
+    }
+    if (dims.empty())
+      for (int64_t d = 0; d < rank; ++d)
+        dims.push_back(d);
+    for (int64_t &d : dims)
+      d = normDim(d);
+    llvm::sort(dims);
+    dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+    s.reduced = dims;
+    if (s.recipe == "var" || s.recipe == "std") {
+      if (Value c = op.getArg("correction"); c && !isNone(c)) {
+        auto n = getConstantNumber(c);
+        if (!n)
+          return fail("'" + name + "' with a non-constant correction");
+        s.correction = *n;
+      } else if (Value u = op.getArg("unbiased")) {
+        auto b = getConstantBool(u);
+        if (!b)
+          return fail("'" + name + "' with a non-constant unbiased flag");
+        s.correction = *b ? 1 : 0;
+      }
+    }
+    int64_t kept = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(dims, d))
+        kept *= in[d];
+    bool shapePreserving = s.recipe == "softmax" || s.recipe == "log_softmax";
+    if (product(out) != (shapePreserving ? product(in) : kept))
+      return fail("'" + name + "' has an unexpected result shape");
+    return s;
+  }
+
+  if (isPoolRecipe(s.recipe)) {
+    llvm::StringRef n = op.getName();
+    int64_t k = n.ends_with("1d") ? 1 : n.ends_with("2d") ? 2 : 3;
+    if (rank < k || (int64_t)out.size() != rank)
+      return fail("'" + name + "' of a tensor of unexpected rank");
+    s.spatial = k;
+    for (int64_t d = 0; d < rank - k; ++d)
+      if (in[d] != out[d])
+        return fail("'" + name + "' changes a leading dim");
+    if (s.recipe == "adaptive_avg_pool") {
+      // Global average pooling is a mean over the trailing dims: it gets the
+      // parallel row kernels instead of one thread per output.
+      if (llvm::all_of(out.take_back(k), [](int64_t d) { return d == 1; })) {
+        s.recipe = "mean";
+        for (int64_t d = rank - k; d < rank; ++d)
+          s.reduced.push_back(d);
+      }
+      return s;
+    }
+    auto kernelSize = spatialList(op.getArg("kernel_size"), k, {});
+    if (!kernelSize || kernelSize->empty())
+      return fail("'" + name + "' with a non-constant kernel_size");
+    auto stride = spatialList(op.getArg("stride"), k, *kernelSize);
+    auto padding =
+        spatialList(op.getArg("padding"), k, SmallVector<int64_t>(k, 0));
+    auto dilation =
+        spatialList(op.getArg("dilation"), k, SmallVector<int64_t>(k, 1));
+    if (!stride || !padding || !dilation)
+      return fail("'" + name + "' with non-constant window operands");
+    s.kernel = *kernelSize;
+    s.stride = *stride;
+    s.padding = *padding;
+    s.dilation = *dilation;
+    if (Value c = op.getArg("count_include_pad")) {
+      auto b = getConstantBool(c);
+      if (!b)
+        return fail("'" + name + "' with a non-constant count_include_pad");
+      s.countIncludePad = *b;
+    }
+    if (Value d = op.getArg("divisor_override"); d && !isNone(d)) {
+      auto v = getConstantNumber(d);
+      if (!v)
+        return fail("'" + name + "' with a non-constant divisor_override");
+      s.divisor = (int64_t)*v;
+    }
+    return s;
+  }
+  // Norms: the norm emitter reads their operands.
+  return s;
+}
+
+ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
+  ReduceProgram p;
+  std::string n = std::to_string(count);
+  const std::string &r = s.recipe;
+  if (r == "sum" || r == "mean") {
+    p.passes.push_back({{{"acc", "float", "0.f", "Sum"}}, "acc += {x};", ""});
+    p.result = r == "sum" ? "acc" : "acc / " + floatLiteral(count);
+  } else if (r == "amax" || r == "amin") {
+    bool mx = r == "amax";
+    p.passes.push_back(
+        {{{"acc", "float", mx ? "(-kb::inf())" : "kb::inf()",
+           mx ? "Max" : "Min"}},
+         std::string("acc = kb::nan") + (mx ? "max" : "min") + "(acc, {x});",
+         ""});
+    p.result = "acc";
+  } else if (r == "logsumexp") {
+    // ATen: the max is replaced by 0 where it is infinite, so all -inf rows
+    // give -inf and +inf rows +inf instead of NaN.
+    p.passes.push_back({{{"m", "float", "(-kb::inf())", "Max"}},
+                        "m = kb::nanmax(m, {x});",
+                        "const float mz = isinf(m) ? 0.f : m;"});
+    p.passes.push_back({{{"acc", "float", "0.f", "Sum"}},
+                        "acc += expf(__fsub_rn({x}, mz));",
+                        ""});
+    p.result = "logf(acc) + mz";
+  } else if (r == "var" || r == "std") {
+    // Two passes in double: the mean, then squared deviations from it.
+    p.passes.push_back({{{"acc", "double", "0.0", "Sum"}},
+                        "acc += (double){x};",
+                        "const double mu = acc / " + n + ".0;"});
+    p.passes.push_back({{{"q", "double", "0.0", "Sum"}},
+                        "{ const double d = (double){x} - mu; q += d * d; }",
+                        ""});
+    std::string var =
+        "q / fmax(" + n + ".0 - " + std::to_string(s.correction) + ", 0.0)";
+    p.result = r == "var" ? "(float)(" + var + ")" : "(float)sqrt(" + var + ")";
+  }
+  return p;
+}
+
+static std::string subst(std::string text, llvm::StringRef key,
+                         llvm::StringRef value) {
+  for (size_t p; (p = text.find(key.str())) != std::string::npos;)
+    text.replace(p, key.size(), value.str());
+  return text;
+}
+
+llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
+                                           llvm::raw_ostream &os,
+                                           llvm::StringRef indent) {
+  std::string in2 = indent.str() + "  ";
+  if (isReduceRecipe(s.recipe)) {
+    SmallVector<int64_t> kept;
+    int64_t count = 1;
+    for (int64_t d = 0; d < (int64_t)s.inShape.size(); ++d)
+      if (llvm::is_contained(s.reduced, d))
+        count *= s.inShape[d];
+      else
+        kept.push_back(d);
+    os << indent
+       << "const long long base = " << subspaceOffset(s.inShape, kept, "o")
+       << ";\n";
+    ReduceProgram p = reduceProgram(s, count);
+    for (const ReducePass &pass : p.passes) {
+      for (const Accumulator &a : pass.accs)
+        os << indent << a.type << " " << a.name << " = " << a.init << ";\n";
+      os << indent << "for (long long j = 0; j < " << count << "LL; ++j) {\n"
+         << in2 << "const long long i = base + "
+         << subspaceOffset(s.inShape, s.reduced, "j") << ";\n";
+      newScope();
+      auto x = valueAt(s.input, "i", os, in2);
+      if (!x)
+        return x.takeError();
+      os << in2 << subst(pass.step, "{x}", *x) << "\n" << indent << "}\n";
+      newScope();
+      if (!pass.after.empty())
+        os << indent << pass.after << "\n";
+    }
+    os << indent << "return " << p.result << "; // " << displayName(s.op)
+       << "\n";
+    return llvm::Error::success();
+  }
+  if (!isPoolRecipe(s.recipe))
+    return unsupported("'" + displayName(s.op) +
+                       "' is generated only as the last stage of a region");
+  int64_t k = s.spatial;
+  ArrayRef<int64_t> inSp = ArrayRef<int64_t>(s.inShape).take_back(k);
+  ArrayRef<int64_t> outSp = ArrayRef<int64_t>(s.outShape).take_back(k);
+  int64_t planeIn = product(inSp), planeOut = product(outSp);
+  os << indent << "const long long plane = o / " << planeOut << "LL;\n";
+  std::vector<int64_t> inStride(k, 1), outStride(k, 1);
+  for (int64_t d = k - 2; d >= 0; --d) {
+    inStride[d] = inStride[d + 1] * inSp[d + 1];
+    outStride[d] = outStride[d + 1] * outSp[d + 1];
+  }
+  for (int64_t d = 0; d < k; ++d) {
+    os << indent << "const int p" << d << " = (int)(";
+    os << (outStride[d] == 1 ? std::string("o")
+                             : "(o / " + std::to_string(outStride[d]) + "LL)")
+       << " % " << outSp[d] << "LL);\n";
+  }
+  auto elementIndex = [&] {
+    std::string e = "plane * " + std::to_string(planeIn) + "LL";
+    for (int64_t d = 0; d < k; ++d)
+      e += " + (long long)x" + std::to_string(d) +
+           (inStride[d] == 1 ? "" : " * " + std::to_string(inStride[d]) + "LL");
+    return e;
+  };
+  std::string ind = indent.str();
+  if (s.recipe == "max_pool") {
+    // ATen: a NaN in the window wins (val > max || isnan(val)); windows
+    // never include padding.
+    os << ind << "float acc = -kb::inf();\n";
+    for (int64_t d = 0; d < k; ++d) {
+      std::string D = std::to_string(d);
+      os << ind << "for (int k" << D << " = 0; k" << D << " < " << s.kernel[d]
+         << "; ++k" << D << ") {\n";
+      ind += "  ";
+      os << ind << "const int x" << D << " = p" << D << " * " << s.stride[d]
+         << " - " << s.padding[d] << " + k" << D << " * " << s.dilation[d]
+         << ";\n"
+         << ind << "if (x" << D << " < 0 || x" << D << " >= " << inSp[d]
+         << ") continue;\n";
+    }
+    os << ind << "const long long i = " << elementIndex() << ";\n";
+    newScope();
+    auto x = valueAt(s.input, "i", os, ind);
+    if (!x)
+      return x.takeError();
+    os << ind << "if (" << *x << " > acc || " << *x << " != " << *x
+       << ") acc = " << *x << ";\n";
+    newScope();
+    for (int64_t d = 0; d < k; ++d) {
+      ind.resize(ind.size() - 2);
+      os << ind << "}\n";
+    }
+    os << ind << "return acc; // " << displayName(s.op) << "\n";
+    return llvm::Error::success();
+  }
+  bool adaptive = s.recipe == "adaptive_avg_pool";
+  for (int64_t d = 0; d < k; ++d) {
+    std::string D = std::to_string(d);
+    if (adaptive) {
+      // Windows [floor(p*I/O), ceil((p+1)*I/O)).
+      os << ind << "const int b" << D << " = (p" << D << " * " << inSp[d]
+         << ") / " << outSp[d] << ", e" << D << " = ((p" << D << " + 1) * "
+         << inSp[d] << " + " << outSp[d] - 1 << ") / " << outSp[d] << ";\n";
+    } else {
+      // ATen's avg_pool: the pool size counts padding, the window is then
+      // clipped to the input.
+      os << ind << "int b" << D << " = p" << D << " * " << s.stride[d] << " - "
+         << s.padding[d] << ", e" << D << " = min(b" << D << " + "
+         << s.kernel[d] << ", " << inSp[d] + s.padding[d] << ");\n"
+         << ind << "const int n" << D << " = e" << D << " - b" << D << ";\n"
+         << ind << "b" << D << " = max(b" << D << ", 0);\n"
+         << ind << "e" << D << " = min(e" << D << ", " << inSp[d] << ");\n";
+    }
+  }
+  std::string count, padded;
+  for (int64_t d = 0; d < k; ++d) {
+    std::string D = std::to_string(d);
+    count += (d ? " * " : "") + std::string("(e") + D + " - b" + D + ")";
+    padded += (d ? " * " : "") + std::string("n") + D;
+  }
+  if (!adaptive) {
+    os << ind << "if (";
+    for (int64_t d = 0; d < k; ++d)
+      os << (d ? " || " : "") << "b" << d << " >= e" << d;
+    os << ") return 0.f;\n";
+  }
+  os << ind << "float acc = 0.f;\n";
+  for (int64_t d = 0; d < k; ++d) {
+    std::string D = std::to_string(d);
+    os << ind << "for (int x" << D << " = b" << D << "; x" << D << " < e" << D
+       << "; ++x" << D << ") {\n";
+    ind += "  ";
+  }
+  os << ind << "const long long i = " << elementIndex() << ";\n";
+  newScope();
+  auto x = valueAt(s.input, "i", os, ind);
+  if (!x)
+    return x.takeError();
+  os << ind << "acc += " << *x << ";\n";
+  newScope();
+  for (int64_t d = 0; d < k; ++d) {
+    ind.resize(ind.size() - 2);
+    os << ind << "}\n";
+  }
+  std::string divisor = adaptive            ? count
+                        : s.divisor         ? std::to_string(*s.divisor)
+                        : s.countIncludePad ? padded
+                                            : count;
+  os << ind << "return acc / (float)(" << divisor << "); // "
+     << displayName(s.op) << "\n";
+  return llvm::Error::success();
+}
+
+llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
+                                          llvm::StringRef idx,
+                                          llvm::StringRef result,
+                                          llvm::raw_ostream &os,
+                                          llvm::StringRef indent) {
+  SmallVector<int64_t> kept;
+  int64_t count = 1;
+  for (int64_t d = 0; d < (int64_t)s.inShape.size(); ++d)
+    if (llvm::is_contained(s.reduced, d))
+      count *= s.inShape[d];
+    else
+      kept.push_back(d);
+  std::string in2 = indent.str() + "  ";
+  os << indent << "const long long base = "
+     << subspaceOffset(s.inShape, kept, idx) << ";\n";
+  ReduceProgram p = reduceProgram(s, count);
+  for (const ReducePass &pass : p.passes) {
+    for (const Accumulator &a : pass.accs)
+      os << indent << a.type << " " << a.name << " = " << a.init << ";\n";
+    os << indent << "for (long long j = threadIdx.x; j < " << count
+       << "LL; j += blockDim.x) {\n"
+       << in2 << "const long long i = base + "
+       << subspaceOffset(s.inShape, s.reduced, "j") << ";\n";
+    newScope();
+    auto x = valueAt(s.input, "i", os, in2);
+    if (!x)
+      return x.takeError();
+    os << in2 << subst(pass.step, "{x}", *x) << "\n" << indent << "}\n";
+    newScope();
+    for (const Accumulator &a : pass.accs)
+      os << indent << a.name << " = kb::block_reduce(" << a.name << ", "
+         << a.init << ", " << (a.type == "double" ? "smemd" : "smem")
+         << ", kb::" << a.combine << "());\n";
+    if (!pass.after.empty())
+      os << indent << pass.after << "\n";
+  }
+  os << indent << result << " = " << p.result << ";\n";
+  return llvm::Error::success();
+}
