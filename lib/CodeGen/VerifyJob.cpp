@@ -7,8 +7,10 @@ std::string kb::verifyJobJson(const EmittedKernel &k) {
   verify::Job job;
   job.id = k.name;
   job.reference = k.referenceIR;
-  for (const EmittedTensor &t : k.inputs)
+  for (const EmittedTensor &t : k.inputs) {
     job.inputs.push_back({t.name, t.shape});
+    job.inputs.back().distribution = t.distribution;
+  }
   for (const EmittedTensor &t : k.outputs)
     job.outputs.push_back({t.name, t.shape});
   job.candidate.source = k.source;
