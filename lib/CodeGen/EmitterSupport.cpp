@@ -151,7 +151,10 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   auto key = std::make_pair(v.getAsOpaquePointer(), idx.str());
   if (auto it = memo.find(key); it != memo.end())
     return it->second;
-  if (!isF32Tensor(v.getType()))
+  // float32 values, and the bool results of comparisons feeding where.
+  auto rt = dyn_cast<RankedTensorType>(v.getType());
+  bool isBool = rt && rt.hasStaticShape() && rt.getElementType().isInteger(1);
+  if (!isF32Tensor(v.getType()) && !(isBool && !isa<BlockArgument>(v)))
     return unsupported("a value that is not a static float32 tensor");
   std::string name;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
@@ -256,8 +259,8 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     expr = *e;
   }
   name = fresh("t");
-  os << indent << "const float " << name << " = " << expr << "; // "
-     << displayName(aten) << "\n";
+  os << indent << (isBool ? "const bool " : "const float ") << name << " = "
+     << expr << "; // " << displayName(aten) << "\n";
   memo[key] = name;
   return name;
 }

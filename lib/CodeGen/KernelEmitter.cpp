@@ -110,6 +110,9 @@ public:
     auto stage = analyzeStage(kernel, *last);
     if (!stage)
       return stage.takeError();
+    if (shapeOf(yield.getValues()[0]) != ArrayRef<int64_t>(stage->outShape))
+      return unsupported("the result of '" + displayName(*last) +
+                         "' is broadcast back to a larger shape");
     if (stage->recipe != "softmax" && stage->recipe != "log_softmax" &&
         !llvm::StringRef(stage->recipe).ends_with("_norm")) {
       // Reduce and pool recipes.
