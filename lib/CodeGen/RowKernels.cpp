@@ -105,7 +105,9 @@ public:
       auto x = e.valueAt(f.input, "ik", os, "    ");
       if (!x)
         return x.takeError();
-      os << "    const double k0 = (double)" << *x << ";\n";
+      // A non-finite first element would make every difference Inf/NaN.
+      os << "    const double k0 = isfinite(" << *x << ") ? (double)" << *x
+         << " : 0.0;\n";
       e.newScope();
     }
     for (const ReducePass &pass : p.prog.passes) {
@@ -331,9 +333,11 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     p.prog.passes.push_back(
         {{{"sx", "double", "0.0", "Sum"}, {"sq", "double", "0.0", "Sum"}},
          "{ const double d = (double){x} - k0; sx += d; sq += d * d; }",
-         "const double mean = k0 + sx / " + n + ", var = fmax(sq / " + n +
-             " - (sx / " + n + ") * (sx / " + n +
-             "), 0.0);\n    "
+         "const double mean = k0 + sx / " + n + ", m2 = sq / " + n +
+             " - (sx / " + n + ") * (sx / " + n + ");\n    "
+             // Rounding can make m2 slightly negative; NaN (an Inf in the
+             // row) must stay NaN, which fmax would drop.
+             "const double var = m2 < 0.0 ? 0.0 : m2;\n    "
              "const double rstd = 1.0 / sqrt(var + " +
              doubleLiteral(*eps) + ");"});
     Value weight = op.getArg("weight"), bias = op.getArg("bias");

@@ -180,7 +180,10 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
   std::string n = std::to_string(count);
   const std::string &r = s.recipe;
   if (r == "sum" || r == "mean") {
-    p.passes.push_back({{{"acc", "float", "0.f", "Sum"}}, "acc += {x};", ""});
+    // __fadd_rn: never contracted into an FMA with a multiply of the
+    // prologue, so overflow happens where eager's rounded product overflows.
+    p.passes.push_back(
+        {{{"acc", "float", "0.f", "Sum"}}, "acc = __fadd_rn(acc, {x});", ""});
     p.result = r == "sum" ? "acc" : "acc / " + floatLiteral(count);
   } else if (r == "amax" || r == "amin") {
     bool mx = r == "amax";
@@ -357,7 +360,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
   auto x = valueAt(s.input, "i", os, ind);
   if (!x)
     return x.takeError();
-  os << ind << "acc += " << *x << ";\n";
+  os << ind << "acc = __fadd_rn(acc, " << *x << ");\n";
   newScope();
   for (int64_t d = 0; d < k; ++d) {
     ind.resize(ind.size() - 2);
