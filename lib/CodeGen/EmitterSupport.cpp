@@ -65,6 +65,10 @@ std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
                                      llvm::StringRef idx) {
   if (in == space)
     return idx.str();
+  std::string I = llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
+                      ? idx.str()
+                      : "(" + idx.str() + ")";
+  idx = I;
   int64_t rank = space.size(), off = rank - (int64_t)in.size();
   auto broadcast = [&](int64_t d) {
     int64_t id = d - off;
@@ -158,6 +162,8 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     return unsupported("a value that is not a static float32 tensor");
   std::string name;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (auto it = argNames.find(v); it != argNames.end())
+      return it->second;
     name = fresh("ld");
     os << indent << "const float " << name << " = in" << arg.getArgNumber()
        << "[" << idx << "];\n";
@@ -234,6 +240,10 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     if (t.getRank() > (int64_t)space.size())
       return unsupported("operand '" + spec.name + "' of '" +
                          displayName(aten) + "' does not broadcast");
+    if (argNames.count(operand)) {
+      operands[operand] = argNames.lookup(operand);
+      continue;
+    }
     std::string off = broadcastOffset(t.getShape(), space, idx);
     std::string sub = idx.str();
     if (off != idx) {

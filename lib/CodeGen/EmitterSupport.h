@@ -77,6 +77,8 @@ public:
                                       llvm::StringRef indent);
   /// Starts a new C++ scope for valueAt's memo (a loop body, a lambda).
   void newScope() { memo.clear(); }
+  /// Block arguments passed to the code by value (pointwise kernels).
+  llvm::DenseMap<mlir::Value, std::string> argNames;
   void seed(mlir::Value v, llvm::StringRef idx, llvm::StringRef name) {
     memo[{v.getAsOpaquePointer(), idx.str()}] = name.str();
   }

@@ -148,19 +148,34 @@ public:
   }
 
 private:
-  /// One float4 grid-stride pass. The per-element body is a device function
-  /// the vector loop calls for the four lanes of a float4 and the scalar
-  /// tail for the rest; full-size inputs arrive as values (loaded 16 bytes at
-  /// a time), broadcast ones as pointers indexed inside.
+  /// One float4 grid-stride pass, four float4 per thread per iteration
+  /// (all loads issued before any math, as ATen's vectorised loop does).
+  /// The per-element body is a device function called for each lane of a
+  /// float4 and by the scalar tail. Full-size inputs arrive as values;
+  /// broadcast inputs constant over each aligned group of 4 elements (a
+  /// per-channel bias when H*W % 4 == 0) are loaded once per float4 and
+  /// arrive as values too; other broadcast inputs as pointers.
   llvm::Expected<EmittedKernel> pointwise(YieldOp yield) {
     Block &body = kernel.getBody().front();
     ArrayRef<int64_t> space = shapeOf(yield.getValues()[0]);
     EmittedKernel out;
-    SmallVector<bool> full;
+    enum Pass { Full, Uniform, Pointer };
+    SmallVector<Pass> pass;
     for (BlockArgument arg : body.getArguments()) {
-      full.push_back(isF32Tensor(arg.getType()) && shapeOf(arg) == space);
-      if (full.back())
-        seed(arg, "i", "v" + std::to_string(arg.getArgNumber()));
+      Pass p = Pointer;
+      if (isF32Tensor(arg.getType())) {
+        ArrayRef<int64_t> in = shapeOf(arg);
+        int64_t rank = space.size(), lead = rank - (int64_t)in.size(), p4 = 1;
+        int64_t d = rank - 1;
+        for (; d >= 0 && (d < lead || (in[d - lead] == 1 && space[d] != 1));
+             --d)
+          p4 *= space[d];
+        p = in == space ? Full : (d < 0 || p4 % 4 == 0) ? Uniform : Pointer;
+      }
+      pass.push_back(p);
+      // One value per output element, whatever index an op maps it to.
+      if (p != Pointer)
+        argNames[arg] = "v" + std::to_string(arg.getArgNumber());
     }
     std::string fn;
     llvm::raw_string_ostream os(fn);
@@ -170,26 +185,38 @@ private:
         return y.takeError();
       os << "  o" << k << " = " << *y << ";\n";
     }
-    size_t nIn = full.size(), nOut = yield.getValues().size();
+    size_t nIn = pass.size(), nOut = yield.getValues().size();
     std::string name = kernel.getSymName().str();
     std::string helpers;
     llvm::raw_string_ostream hs(helpers);
     hs << "\nstatic __device__ __forceinline__ void " << name
        << "_element(long long i";
     for (size_t k = 0; k < nIn; ++k)
-      hs << (full[k] ? ", float v" : ", const float* __restrict__ in") << k;
+      hs << (pass[k] != Pointer ? ", float v" : ", const float* __restrict__ in")
+         << k;
     for (size_t k = 0; k < nOut; ++k)
       hs << ", float& o" << k;
     hs << ") {\n" << fn << "}\n";
 
-    // Call arguments of the element function for lane `lane` (".x", ...)
-    // or, with an empty lane, for the scalar tail.
-    auto callArgs = [&](llvm::StringRef idx, llvm::StringRef lane) {
+    auto at = [&](size_t k, llvm::StringRef idx) {
+      return "in" + std::to_string(k) + "[" +
+             broadcastOffset(shapeOf(body.getArgument(k)), space, idx) + "]";
+    };
+    // Call arguments for lane `lane` of unrolled float4 `u`, or (empty lane)
+    // for the scalar tail.
+    auto callArgs = [&](llvm::StringRef idx, llvm::StringRef lane,
+                        llvm::StringRef u) {
       std::string a = idx.str();
-      for (size_t k = 0; k < nIn; ++k)
-        a += full[k] ? (lane.empty() ? ", in" + std::to_string(k) + "[i]"
-                                     : ", a" + std::to_string(k) + lane.str())
-                     : ", in" + std::to_string(k);
+      for (size_t k = 0; k < nIn; ++k) {
+        std::string K = std::to_string(k);
+        if (pass[k] == Full)
+          a += lane.empty() ? ", in" + K + "[i]"
+                            : ", a" + K + "[" + u.str() + "]" + lane.str();
+        else if (pass[k] == Uniform)
+          a += lane.empty() ? ", " + at(k, "i") : ", b" + K + "[" + u.str() + "]";
+        else
+          a += ", in" + K;
+      }
       for (size_t k = 0; k < nOut; ++k)
         a += lane.empty() ? ", o" + std::to_string(k)
                           : ", r" + std::to_string(k) + lane.str();
@@ -199,43 +226,59 @@ private:
     std::string text;
     llvm::raw_string_ostream s(text);
     s << "  const long long n = " << n << "LL, nv = n / 4;\n"
-      << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
-      << "  for (long long q = (long long)blockIdx.x * blockDim.x + "
-         "threadIdx.x; q < nv; q += stride) {\n";
+      << "  const long long stride = (long long)gridDim.x * 1024;\n"
+      << "  for (long long q0 = (long long)blockIdx.x * 1024 + threadIdx.x; "
+         "q0 < nv; q0 += stride) {\n";
     for (size_t k = 0; k < nIn; ++k)
-      if (full[k])
-        s << "    const float4 a" << k
-          << " = reinterpret_cast<const float4*>(in" << k << ")[q];\n";
+      if (pass[k] == Full)
+        s << "    float4 a" << k << "[4];\n";
+      else if (pass[k] == Uniform)
+        s << "    float b" << k << "[4];\n";
+    s << "#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n"
+      << "      const long long q = q0 + u * 256;\n"
+      << "      if (q >= nv) break;\n";
+    for (size_t k = 0; k < nIn; ++k)
+      if (pass[k] == Full)
+        s << "      a" << k << "[u] = reinterpret_cast<const float4*>(in" << k
+          << ")[q];\n";
+      else if (pass[k] == Uniform)
+        s << "      b" << k << "[u] = " << at(k, "4 * q") << ";\n";
+    s << "    }\n#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n"
+      << "      const long long q = q0 + u * 256;\n"
+      << "      if (q >= nv) break;\n";
     for (size_t k = 0; k < nOut; ++k)
-      s << "    float4 r" << k << ";\n";
+      s << "      float4 r" << k << ";\n";
     const char *lanes[] = {".x", ".y", ".z", ".w"};
     for (int l = 0; l < 4; ++l)
-      s << "    " << name << "_element("
-        << callArgs("4 * q + " + std::to_string(l), lanes[l]) << ");\n";
+      s << "      " << name << "_element("
+        << callArgs("4 * q + " + std::to_string(l), lanes[l], "u") << ");\n";
     for (size_t k = 0; k < nOut; ++k)
-      s << "    reinterpret_cast<float4*>(out" << k << ")[q] = r" << k << ";\n";
-    s << "  }\n";
+      s << "      reinterpret_cast<float4*>(out" << k << ")[q] = r" << k
+        << ";\n";
+    s << "    }\n  }\n";
     if (n % 4) {
       s << "  for (long long i = nv * 4 + (long long)blockIdx.x * blockDim.x + "
-           "threadIdx.x; i < n; i += stride) {\n";
+           "threadIdx.x; i < n;\n       i += (long long)gridDim.x * "
+           "blockDim.x) {\n";
       for (size_t k = 0; k < nOut; ++k)
         s << "    float o" << k << ";\n";
-      s << "    " << name << "_element(" << callArgs("i", "") << ");\n";
+      s << "    " << name << "_element(" << callArgs("i", "", "") << ");\n";
       for (size_t k = 0; k < nOut; ++k)
         s << "    out" << k << "[i] = o" << k << ";\n";
       s << "  }\n";
     }
     std::string comment =
         "One grid-stride pass over " + std::to_string(n) +
-        " elements, float4 loads and stores (a scalar loop takes the tail);\n"
-        "inputs are read once, outputs written once. Tensors must be 16-byte "
-        "aligned.";
+        " elements: 4 float4 loads per thread in flight, then the math and\n"
+        "float4 stores (a scalar loop takes the tail); inputs are read once,\n"
+        "outputs written once. Tensors must be 16-byte aligned.";
     if (auto err =
             assembleKernel(*this, out, yield, comment, helpers, text, 256))
       return std::move(err);
     out.kind = "pointwise";
     int64_t nv = std::max<int64_t>(n / 4, 1);
-    out.grid = {"min(ceil_div(" + std::to_string(nv) + ", 256), sm_count * 32)",
+    out.grid = {"min(ceil_div(" + std::to_string(nv) +
+                    ", 1024), sm_count * 32)",
                 "1", "1"};
     out.block = {"256", "1", "1"};
     return out;

@@ -99,6 +99,12 @@ __device__ __forceinline__ T warp_reduce(T v, Op op) {
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
+// A reduction within aligned groups of W lanes (W a power of two <= 32).
+template <int W, class T, class Op>
+__device__ __forceinline__ T group_reduce(T v, Op op) {
+  for (int o = W / 2; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
 // T is float, or double for norm statistics (see the layer_norm emitter).
 template <class T, class Op>
 __device__ __forceinline__ T block_reduce(T v, T identity, T* smem, Op op) {

@@ -46,6 +46,16 @@ Mode chooseMode(int64_t cols, bool contiguousRows) {
   return cols <= 1024 ? Mode::Warp : Mode::Block;
 }
 
+/// Lanes per row in warp mode: about 8 elements per lane, a power of two
+/// (so xor shuffles stay inside the group), at most 32. Each lane keeps its
+/// ceil(cols / lanes) <= 32 elements in registers.
+int64_t lanesPerRow(int64_t cols) {
+  int64_t l = 2;
+  while (l < 32 && l * 8 < cols)
+    l *= 2;
+  return l;
+}
+
 int blockSize(const RowPlan &p) {
   return p.mode == Mode::Block && p.cols >= 16384 ? 512 : 256;
 }
@@ -62,6 +72,8 @@ public:
       : e(e), f(f), yield(y) {}
 
   llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
+    if (p.mode == Mode::Warp)
+      return emitRegisterRows(p, os);
     std::string R = std::to_string(p.rows) + "LL",
                 C = std::to_string(p.cols) + "LL";
     bool dbl = false, flt = false;
@@ -148,6 +160,84 @@ public:
     } else {
       e.newScope();
       os << leader << "      const float red = " << p.prog.result << "; // "
+         << displayName(f.op) << "\n";
+      if (auto err = writeOutputs("r", os, "      "))
+        return err;
+      os << p.leaderExtra << "    }\n";
+      e.newScope();
+    }
+    os << "  }\n";
+    return llvm::Error::success();
+  }
+
+  /// Warp mode: a group of L lanes per row (L a power of two), the row's
+  /// elements loaded once into registers (the pointwise prologue evaluated
+  /// once per element), every pass and the output pass reading registers;
+  /// combines are xor shuffles within the group. The loop runs per warp, so
+  /// all 32 lanes reach every shuffle; rows past the end are dead lanes.
+  llvm::Error emitRegisterRows(const RowPlan &p, llvm::raw_ostream &os) {
+    int64_t L = lanesPerRow(p.cols), K = (p.cols + L - 1) / L;
+    std::string Ls = std::to_string(L), Ks = std::to_string(K),
+                C = std::to_string(p.cols) + "LL";
+    os << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
+       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x & "
+          "~31)) / "
+       << Ls << "; r0 < " << p.rows << "LL;\n       r0 += (long long)gridDim.x * "
+       << 256 / L << ") {\n"
+       << "    const long long r = r0 + (threadIdx.x & 31) / " << Ls << ";\n"
+       << "    const bool live = r < " << p.rows << "LL;\n"
+       << "    float xs[" << Ks << "];\n"
+       << "#pragma unroll\n    for (int k = 0; k < " << Ks << "; ++k) {\n"
+       << "      const long long c = lane + k * " << Ls << ";\n"
+       << "      xs[k] = 0.f;\n"
+       << "      if (live && c < " << C << ") {\n"
+       << "        const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "        ");
+    if (!x)
+      return x.takeError();
+    os << "        xs[k] = " << *x << ";\n      }\n    }\n";
+    e.newScope();
+    std::string each = "#pragma unroll\n    for (int k = 0; k < " + Ks +
+                       "; ++k) {\n      const long long c = lane + k * " + Ls +
+                       ";\n      if (live && c < " + C + ") {\n";
+    if (p.shiftFirst)
+      os << "    const float x0 = __shfl_sync(0xffffffffu, xs[0], (threadIdx.x "
+            "& 31) & ~"
+         << L - 1 << ");\n"
+         << "    // A non-finite first element would make every difference "
+            "Inf/NaN.\n"
+         << "    const double k0 = isfinite(x0) ? (double)x0 : 0.0;\n";
+    for (const ReducePass &pass : p.prog.passes) {
+      for (const Accumulator &a : pass.accs)
+        os << "    " << a.type << " " << a.name << " = " << a.init << ";\n";
+      os << each << "        " << subst(pass.step, "{x}", "xs[k]")
+         << "\n      }\n    }\n";
+      for (const Accumulator &a : pass.accs)
+        os << "    " << a.name << " = kb::group_reduce<" << Ls << ">(" << a.name
+           << ", kb::" << a.combine << "());\n";
+      if (!pass.after.empty())
+        os << "    " << pass.after << "\n";
+    }
+    if (p.element) {
+      os << each << "        const long long i = " << p.index("r", "c")
+         << ";\n";
+      e.newScope();
+      auto red = p.element("xs[k]", os, "        ");
+      if (!red)
+        return red.takeError();
+      os << "        const float red = " << *red << "; // "
+         << displayName(f.op) << "\n";
+      if (auto err = writeOutputs("i", os, "        "))
+        return err;
+      os << "      }\n    }\n";
+      e.newScope();
+      if (!p.leaderExtra.empty())
+        os << "    if (live && lane == 0) {\n" << p.leaderExtra << "    }\n";
+    } else {
+      e.newScope();
+      os << "    if (live && lane == 0) {\n"
+         << "      const float red = " << p.prog.result << "; // "
          << displayName(f.op) << "\n";
       if (auto err = writeOutputs("r", os, "      "))
         return err;
@@ -333,10 +423,13 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     p.prog.passes.push_back(
         {{{"sx", "double", "0.0", "Sum"}, {"sq", "double", "0.0", "Sum"}},
          "{ const double d = (double){x} - k0; sx += d; sq += d * d; }",
-         "const double mean = k0 + sx / " + n + ", m2 = sq / " + n +
-             " - (sx / " + n + ") * (sx / " + n + ");\n    "
-             // Rounding can make m2 slightly negative; NaN (an Inf in the
-             // row) must stay NaN, which fmax would drop.
+         // ATen's Welford turns an Inf in the row into a NaN mean and
+         // variance (Inf - Inf on the next update); sx - sx is NaN exactly
+         // then, 0 otherwise. Rounding can make m2 slightly negative; NaN
+         // must stay NaN, which fmax would drop.
+         "const double nf = sx - sx, mean = k0 + sx / " + n +
+             " + nf, m2 = sq / " + n + " - (sx / " + n + ") * (sx / " + n +
+             ") + nf;\n    "
              "const double var = m2 < 0.0 ? 0.0 : m2;\n    "
              "const double rstd = 1.0 / sqrt(var + " +
              doubleLiteral(*eps) + ");"});
@@ -383,16 +476,23 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     return std::move(err);
   SmallVector<EmittedTensor> extra(out.outputs.begin(), out.outputs.end());
   out.outputs.clear();
-  const char *modeName[] = {"thread", "warp", "block"};
+  std::string modeName[] = {
+      "thread", std::to_string(lanesPerRow(p.cols)) + "-lane group", "block"};
   std::string comment = p.what + " of " + std::to_string(p.rows) + " rows x " +
                         std::to_string(p.cols) + " elements, one " +
                         modeName[(int)p.mode] +
-                        " per row; the pointwise prologue is recomputed on "
-                        "each pass instead of stored.";
+                        " per row; " +
+                        (p.mode == Mode::Warp
+                             ? "the row is held in registers (the pointwise "
+                               "prologue evaluated once per element)."
+                             : "the pointwise prologue is recomputed on each "
+                               "pass instead of stored.");
   int block = blockSize(p);
   std::string R = std::to_string(p.rows);
   std::string grid =
-      p.mode == Mode::Warp ? "min(ceil_div(" + R + ", 8), sm_count * 16)"
+      p.mode == Mode::Warp ? "min(ceil_div(" + R + ", " +
+                                 std::to_string(256 / lanesPerRow(p.cols)) +
+                                 "), sm_count * 16)"
       : p.mode == Mode::Block
           ? "min(" + R + ", sm_count * " + std::to_string(2048 / block) + ")"
           : "min(ceil_div(" + R + ", " + std::to_string(block) +
