@@ -139,6 +139,13 @@ struct ReduceProgram {
   std::string result; // expression of the reduced value
 };
 ReduceProgram reduceProgram(const StageInfo &s, int64_t count);
+/// The declaration of an accumulator (a CSum one has a compensation term
+/// <name>c next to it).
+std::string declareAcc(const Accumulator &a);
+/// The statement combining an accumulator across a lane group of `lanes`
+/// (<= 32), or across the block (lanes == 0); CSum needs `smemc[66]`,
+/// others `smem[33]` / `smemd[33]`.
+std::string combineAcc(const Accumulator &a, int64_t lanes);
 
 /// The kernel's source and tensor lists: inputs are the region's block
 /// arguments, outputs its yielded values then `extraOutputs`.

@@ -305,7 +305,8 @@ private:
     EmittedKernel out;
     cooperative = true;
     serialFinal = f.op;
-    preamble = "  __shared__ float smem[33];\n  __shared__ double smemd[33];\n";
+    preamble = "  __shared__ float smem[33], smemc[66];\n"
+               "  __shared__ double smemd[33];\n";
     int64_t n = product(f.outShape);
     std::string text;
     llvm::raw_string_ostream s(text);

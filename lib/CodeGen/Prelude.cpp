@@ -105,6 +105,39 @@ __device__ __forceinline__ T group_reduce(T v, Op op) {
   for (int o = W / 2; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
+// Compensated (Neumaier) summation: s + c is the sum up to one rounding
+// even when huge terms cancel. An infinite or NaN partial sum is left to
+// IEEE rules (the compensation would turn Inf into NaN).
+__device__ __forceinline__ void csum_add(float& s, float& c, float x) {
+  const float t = __fadd_rn(s, x); // never fused with x's producer
+  if (isfinite(t)) c += fabsf(s) >= fabsf(x) ? (s - t) + x : (x - t) + s;
+  s = t;
+}
+template <int W>
+__device__ __forceinline__ void group_csum(float& s, float& c) {
+  for (int o = W / 2; o > 0; o >>= 1) {
+    const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+    const float c2 = __shfl_xor_sync(0xffffffffu, c, o);
+    csum_add(s, c, s2);
+    c += c2;
+  }
+}
+// smem: 66 floats. Every thread gets the block's (s, c).
+__device__ __forceinline__ void block_csum(float& s, float& c, float* smem) {
+  group_csum<32>(s, c);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) { smem[warp] = s; smem[33 + warp] = c; }
+  __syncthreads();
+  const bool in = threadIdx.x < ((blockDim.x + 31) >> 5);
+  s = in ? smem[threadIdx.x] : 0.f;
+  c = in ? smem[33 + threadIdx.x] : 0.f;
+  if (warp == 0) group_csum<32>(s, c);
+  if (threadIdx.x == 0) { smem[32] = s; smem[65] = c; }
+  __syncthreads();
+  s = smem[32];
+  c = smem[65];
+  __syncthreads();
+}
 // T is float, or double for norm statistics (see the layer_norm emitter).
 template <class T, class Op>
 __device__ __forceinline__ T block_reduce(T v, T identity, T* smem, Op op) {

@@ -76,10 +76,10 @@ public:
       return emitRegisterRows(p, os);
     std::string R = std::to_string(p.rows) + "LL",
                 C = std::to_string(p.cols) + "LL";
-    bool dbl = false, flt = false;
+    bool dbl = false, flt = false, csum = false;
     for (const ReducePass &pass : p.prog.passes)
       for (const Accumulator &a : pass.accs)
-        (a.type == "double" ? dbl : flt) = true;
+        (a.combine == "CSum" ? csum : a.type == "double" ? dbl : flt) = true;
     std::string leader;
     switch (p.mode) {
     case Mode::Warp:
@@ -95,6 +95,8 @@ public:
         os << "  __shared__ float smem[33];\n";
       if (dbl)
         os << "  __shared__ double smemd[33];\n";
+      if (csum)
+        os << "  __shared__ float smemc[66];\n";
       os << "  for (long long r = blockIdx.x; r < " << R
          << "; r += gridDim.x) {\n";
       head = "    for (long long c = threadIdx.x; c < " + C +
@@ -124,21 +126,15 @@ public:
     }
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
-        os << "    " << a.type << " " << a.name << " = " << a.init << ";\n";
+        os << "    " << declareAcc(a) << "\n";
       auto x = loopHead(p, os);
       if (!x)
         return x.takeError();
       os << "      " << subst(pass.step, "{x}", *x) << "\n    }\n";
       e.newScope();
-      for (const Accumulator &a : pass.accs) {
-        if (p.mode == Mode::Warp)
-          os << "    " << a.name << " = kb::warp_reduce(" << a.name
-             << ", kb::" << a.combine << "());\n";
-        else if (p.mode == Mode::Block)
-          os << "    " << a.name << " = kb::block_reduce(" << a.name << ", "
-             << a.init << ", " << (a.type == "double" ? "smemd" : "smem")
-             << ", kb::" << a.combine << "());\n";
-      }
+      if (p.mode != Mode::Thread)
+        for (const Accumulator &a : pass.accs)
+          os << "    " << combineAcc(a, p.mode == Mode::Warp ? 32 : 0) << "\n";
       if (!pass.after.empty())
         os << "    " << pass.after << "\n";
     }
@@ -210,12 +206,11 @@ public:
          << "    const double k0 = isfinite(x0) ? (double)x0 : 0.0;\n";
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
-        os << "    " << a.type << " " << a.name << " = " << a.init << ";\n";
+        os << "    " << declareAcc(a) << "\n";
       os << each << "        " << subst(pass.step, "{x}", "xs[k]")
          << "\n      }\n    }\n";
       for (const Accumulator &a : pass.accs)
-        os << "    " << a.name << " = kb::group_reduce<" << Ls << ">(" << a.name
-           << ", kb::" << a.combine << "());\n";
+        os << "    " << combineAcc(a, L) << "\n";
       if (!pass.after.empty())
         os << "    " << pass.after << "\n";
     }

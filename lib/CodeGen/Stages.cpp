@@ -180,10 +180,13 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
   std::string n = std::to_string(count);
   const std::string &r = s.recipe;
   if (r == "sum" || r == "mean") {
-    // __fadd_rn: never contracted into an FMA with a multiply of the
-    // prologue, so overflow happens where eager's rounded product overflows.
-    p.passes.push_back(
-        {{{"acc", "float", "0.f", "Sum"}}, "acc = __fadd_rn(acc, {x});", ""});
+    // Compensated (Neumaier) sums: with +-3e38 in a row, plain fp32
+    // partial sums lose the ordinary elements in an order-dependent way
+    // (kb-verify's special-value trials caught one); the compensation term
+    // keeps them, so the result is the sum up to one rounding.
+    p.passes.push_back({{{"acc", "float", "0.f", "CSum"}},
+                        "kb::csum_add(acc, accc, {x});",
+                        "acc += accc;"});
     p.result = r == "sum" ? "acc" : "acc / " + floatLiteral(count);
   } else if (r == "amax" || r == "amin") {
     bool mx = r == "amax";
@@ -218,6 +221,24 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
   return p;
 }
 
+std::string codegen::declareAcc(const Accumulator &a) {
+  return a.type + " " + a.name + " = " + a.init +
+         (a.combine == "CSum" ? ", " + a.name + "c = 0.f;" : ";");
+}
+
+std::string codegen::combineAcc(const Accumulator &a, int64_t lanes) {
+  if (a.combine == "CSum")
+    return lanes ? "kb::group_csum<" + std::to_string(lanes) + ">(" + a.name +
+                       ", " + a.name + "c);"
+                 : "kb::block_csum(" + a.name + ", " + a.name + "c, smemc);";
+  if (lanes)
+    return a.name + " = kb::group_reduce<" + std::to_string(lanes) + ">(" +
+           a.name + ", kb::" + a.combine + "());";
+  return a.name + " = kb::block_reduce(" + a.name + ", " + a.init + ", " +
+         (a.type == "double" ? "smemd" : "smem") + ", kb::" + a.combine +
+         "());";
+}
+
 static std::string subst(std::string text, llvm::StringRef key,
                          llvm::StringRef value) {
   for (size_t p; (p = text.find(key.str())) != std::string::npos;)
@@ -243,7 +264,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     ReduceProgram p = reduceProgram(s, count);
     for (const ReducePass &pass : p.passes) {
       for (const Accumulator &a : pass.accs)
-        os << indent << a.type << " " << a.name << " = " << a.init << ";\n";
+        os << indent << declareAcc(a) << "\n";
       os << indent << "for (long long j = 0; j < " << count << "LL; ++j) {\n"
          << in2 << "const long long i = base + "
          << subspaceOffset(s.inShape, s.reduced, "j") << ";\n";
@@ -348,7 +369,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
       os << (d ? " || " : "") << "b" << d << " >= e" << d;
     os << ") return 0.f;\n";
   }
-  os << ind << "float acc = 0.f;\n";
+  os << ind << "float acc = 0.f, accc = 0.f;\n";
   for (int64_t d = 0; d < k; ++d) {
     std::string D = std::to_string(d);
     os << ind << "for (int x" << D << " = b" << D << "; x" << D << " < e" << D
@@ -360,7 +381,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
   auto x = valueAt(s.input, "i", os, ind);
   if (!x)
     return x.takeError();
-  os << ind << "acc = __fadd_rn(acc, " << *x << ");\n";
+  os << ind << "kb::csum_add(acc, accc, " << *x << ");\n";
   newScope();
   for (int64_t d = 0; d < k; ++d) {
     ind.resize(ind.size() - 2);
@@ -370,7 +391,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
                         : s.divisor         ? std::to_string(*s.divisor)
                         : s.countIncludePad ? padded
                                             : count;
-  os << ind << "return acc / (float)(" << divisor << "); // "
+  os << ind << "return (acc + accc) / (float)(" << divisor << "); // "
      << displayName(s.op) << "\n";
   return llvm::Error::success();
 }
@@ -393,7 +414,7 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
   ReduceProgram p = reduceProgram(s, count);
   for (const ReducePass &pass : p.passes) {
     for (const Accumulator &a : pass.accs)
-      os << indent << a.type << " " << a.name << " = " << a.init << ";\n";
+      os << indent << declareAcc(a) << "\n";
     os << indent << "for (long long j = threadIdx.x; j < " << count
        << "LL; j += blockDim.x) {\n"
        << in2 << "const long long i = base + "
@@ -405,9 +426,7 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
     os << in2 << subst(pass.step, "{x}", *x) << "\n" << indent << "}\n";
     newScope();
     for (const Accumulator &a : pass.accs)
-      os << indent << a.name << " = kb::block_reduce(" << a.name << ", "
-         << a.init << ", " << (a.type == "double" ? "smemd" : "smem")
-         << ", kb::" << a.combine << "());\n";
+      os << indent << combineAcc(a, 0) << "\n";
     if (!pass.after.empty())
       os << indent << pass.after << "\n";
   }

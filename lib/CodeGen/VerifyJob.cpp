@@ -24,5 +24,10 @@ std::string kb::verifyJobJson(const EmittedKernel &k) {
   // Sizes are compiled in: the kernel is exactly for these shapes.
   job.candidate.shapeGeneric = false;
   job.candidate.origin = "codegen";
+  // Reductions: with Inf of both signs, or Inf inside ATen's Welford
+  // updates, NaN or Inf depends on the order of the sum (also between eager
+  // and its float64 run); pointwise kernels must match exactly.
+  if (k.kind != "pointwise")
+    job.checks.nonfinite = "any";
   return verify::toJson(job);
 }

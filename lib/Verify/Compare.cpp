@@ -56,7 +56,8 @@ void ComparisonStats::append(const ComparisonStats &o) {
 ComparisonStats kb::verify::compareStats(const float *cand,
                                          const float *eager32,
                                          const double *ref64, size_t n,
-                                         double factor, uint32_t poison) {
+                                         double factor, uint32_t poison,
+                                         bool anyNonfinite) {
   ComparisonStats s;
   s.n = n;
   for (size_t i = 0; i < n; ++i)
@@ -80,7 +81,8 @@ ComparisonStats kb::verify::compareStats(const float *cand,
       // eager NaN where the truth is +-Inf: the truth's Inf is right too.
       bool truthInf = std::isinf(r) && std::isinf(x) &&
                       std::signbit(x) == std::signbit(r);
-      same = same || truthInf;
+      same = same || truthInf ||
+             (anyNonfinite && !std::isfinite(r) && xSpecial);
       bad = !same && (!overflowed || xSpecial);
     } else {
       bad = xSpecial;
@@ -172,9 +174,11 @@ Comparison kb::verify::judgeComparison(const ComparisonStats &s,
 
 Comparison kb::verify::compareOutput(const float *cand, const float *eager32,
                                      const double *ref64, size_t n,
-                                     double factor, uint32_t poison) {
-  return judgeComparison(compareStats(cand, eager32, ref64, n, factor, poison),
-                         factor);
+                                     double factor, uint32_t poison,
+                                     bool anyNonfinite) {
+  return judgeComparison(
+      compareStats(cand, eager32, ref64, n, factor, poison, anyNonfinite),
+      factor);
 }
 
 bool kb::verify::canaryIntact(const uint8_t *guard, size_t n) {

@@ -126,7 +126,7 @@ json checksJson(const Checks &c) {
           {"extra_shapes", c.extraShapes}, {"timing", c.timing},
           {"timing_runs", c.timingRuns},   {"warmup", c.warmup},
           {"tolerance_factor", c.toleranceFactor},
-          {"sanitizer", c.sanitizer}};
+          {"nonfinite", c.nonfinite},      {"sanitizer", c.sanitizer}};
 }
 
 json timingJson(const std::optional<Timing> &t) {
@@ -243,6 +243,9 @@ Job kb::verify::parseJob(const std::string &text) {
     ch.warmup = k.value("warmup", ch.warmup);
     ch.toleranceFactor = k.value("tolerance_factor", ch.toleranceFactor);
     ch.sanitizer = k.value("sanitizer", ch.sanitizer);
+    ch.nonfinite = k.value("nonfinite", ch.nonfinite);
+    if (ch.nonfinite != "exact" && ch.nonfinite != "any")
+      bad("job.checks.nonfinite", "expected exact or any");
     if (ch.trials < 5)
       bad("job.checks.trials", "at least 5 trials are required");
     if (ch.timingRuns < 1 || ch.warmup < 0)

@@ -23,7 +23,7 @@ int64_t firstTrue(const at::Tensor &mask) {
 
 ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
                            const at::Tensor &r, double factor,
-                           uint32_t poison) {
+                           uint32_t poison, bool anyNonfinite) {
   ComparisonStats s;
   s.n = x.numel();
   at::Tensor unwritten = x.view(at::kInt).eq(static_cast<int32_t>(poison));
@@ -38,6 +38,8 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   at::Tensor same =
       eSpecial & (at::where(eNan, xNan, xInf & (x.signbit() == e.signbit())) |
                   (r.isinf() & xInf & (x.signbit() == r.signbit())));
+  if (anyNonfinite)
+    same = same | (eSpecial & xSpecial & r.isfinite().logical_not());
   at::Tensor overflowed = r.isfinite() & ar.le(kFloatMax);
   at::Tensor bad = at::where(
       eSpecial, same.logical_not() & (overflowed.logical_not() | xSpecial),
@@ -127,14 +129,15 @@ ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
                                         const at::Tensor &eager32,
                                         const at::Tensor &truth64,
                                         double factor, uint32_t poison,
-                                        int64_t chunk) {
+                                        bool anyNonfinite, int64_t chunk) {
   at::Tensor x = cand.contiguous().view(-1), e = eager32.contiguous().view(-1),
              r = truth64.contiguous().view(-1);
   ComparisonStats total;
   for (int64_t off = 0; off < x.numel(); off += chunk) {
     int64_t len = std::min(chunk, x.numel() - off);
     total.append(chunkStats(x.narrow(0, off, len), e.narrow(0, off, len),
-                            r.narrow(0, off, len), factor, poison));
+                            r.narrow(0, off, len), factor, poison,
+                            anyNonfinite));
   }
   return total;
 }

@@ -28,7 +28,8 @@ at::Tensor makeInput(const TensorSpec &spec, const std::vector<int64_t> &shape,
 /// temporaries stay bounded.
 ComparisonStats tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
                             const at::Tensor &truth64, double factor,
-                            uint32_t poison, int64_t chunk = int64_t(1) << 26);
+                            uint32_t poison, bool anyNonfinite = false,
+                            int64_t chunk = int64_t(1) << 26);
 
 /// Number of 32-bit words of `t` equal to `pattern`.
 int64_t countPattern(const at::Tensor &t, uint32_t pattern);

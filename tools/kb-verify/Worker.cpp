@@ -291,7 +291,8 @@ struct GpuWorker::Impl {
         got.push_back(view(outs[o], l.tensors[nIn + o].shape));
         Comparison c = judgeComparison(
             tensorStats(got.back(), expect.eager32[o], expect.truth64[o],
-                        job.checks.toleranceFactor, poison),
+                        job.checks.toleranceFactor, poison,
+                        job.checks.nonfinite == "any"),
             job.checks.toleranceFactor);
         v.maxAbsError = std::max(v.maxAbsError, c.maxAbsError);
         v.eagerMaxAbsError = std::max(v.eagerMaxAbsError, c.eagerMaxAbsError);
@@ -375,7 +376,8 @@ struct GpuWorker::Impl {
       Comparison c = judgeComparison(
           tensorStats(view(bufs[outIdx[o]], l.tensors[nIn + o].shape),
                       expect.eager32[o], expect.truth64[o],
-                      job.checks.toleranceFactor, 0xFFFFFFFFu),
+                      job.checks.toleranceFactor, 0xFFFFFFFFu,
+                      job.checks.nonfinite == "any"),
           job.checks.toleranceFactor);
       if (c.status != "accepted")
         return Failure{"timing_recheck_failed",

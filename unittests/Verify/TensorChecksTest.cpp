@@ -60,14 +60,14 @@ void expectSame(const ComparisonStats &a, const ComparisonStats &b) {
   EXPECT_EQ(a.allclose1e2, b.allclose1e2);
 }
 
-void checkAgainstHost(Planted &p, uint32_t poison) {
+void checkAgainstHost(Planted &p, uint32_t poison, bool anyNonfinite = false) {
   p.tensors();
   ComparisonStats host = compareStats(p.c.data(), p.e.data(), p.r.data(),
-                                      p.r.size(), 8.0, poison);
+                                      p.r.size(), 8.0, poison, anyNonfinite);
   for (int64_t chunk : {int64_t(1) << 26, int64_t(7), int64_t(100)}) {
     SCOPED_TRACE("chunk " + std::to_string(chunk));
-    ComparisonStats t =
-        tensorStats(p.cand, p.eager, p.truth, 8.0, poison, chunk);
+    ComparisonStats t = tensorStats(p.cand, p.eager, p.truth, 8.0, poison,
+                                    anyNonfinite, chunk);
     expectSame(host, t);
     Comparison a = judgeComparison(host, 8.0), b = judgeComparison(t, 8.0);
     EXPECT_EQ(a.status, b.status);
@@ -132,6 +132,44 @@ TEST(TensorStats, UnwrittenNanAndHugeMatchHost) {
                             8)
                 .status,
             "wrong_result");
+}
+
+// "nonfinite": "any": where eager and the truth are NaN/Inf (an Inf in a
+// sum, whose NaN-or-Inf outcome depends on order), any NaN/Inf candidate
+// passes; a finite candidate there, or Inf where the truth is finite, not.
+TEST(TensorStats, AnyNonfiniteKindMatchesHost) {
+  Planted p(300);
+  const float inf = std::numeric_limits<float>::infinity();
+  p.e[5] = inf;
+  p.r[5] = std::numeric_limits<double>::quiet_NaN();
+  p.c[5] = -inf;
+  p.e[6] = std::numeric_limits<float>::quiet_NaN();
+  p.r[6] = -std::numeric_limits<double>::infinity();
+  p.c[6] = inf;
+  for (bool any : {false, true}) {
+    SCOPED_TRACE(any ? "any" : "exact");
+    checkAgainstHost(p, kPoisonA, any);
+    p.tensors();
+    EXPECT_EQ(judgeComparison(
+                  tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, any), 8)
+                  .status,
+              any ? "accepted" : "nan_mismatch");
+  }
+  p.c[5] = 1.0f; // finite where the truth is NaN: wrong either way
+  checkAgainstHost(p, kPoisonA, true);
+  p.tensors();
+  EXPECT_EQ(judgeComparison(
+                tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
+                .status,
+            "nan_mismatch");
+  p.c[5] = -inf;
+  p.c[200] = inf; // Inf where eager and the truth are finite
+  checkAgainstHost(p, kPoisonA, true);
+  p.tensors();
+  EXPECT_EQ(judgeComparison(
+                tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
+                .status,
+            "nan_mismatch");
 }
 
 TEST(TensorInputs, SeededDistributionsAndSpecialValues) {

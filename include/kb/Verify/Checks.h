@@ -71,14 +71,15 @@ struct ComparisonStats {
 /// or 2^-23 relative each, so they cannot widen the bound of the others.
 /// `poison` is the bit pattern the output
 /// was filled with before the launch: any element still holding it was never
-/// written.
+/// written. With `anyNonfinite` (job checks "nonfinite": "any"), where eager
+/// and the truth are both NaN/Inf any NaN/Inf candidate value matches.
 ComparisonStats compareStats(const float *cand, const float *eager32,
                              const double *ref64, size_t n, double factor,
-                             uint32_t poison);
+                             uint32_t poison, bool anyNonfinite = false);
 Comparison judgeComparison(const ComparisonStats &s, double factor);
 Comparison compareOutput(const float *cand, const float *eager32,
                          const double *ref64, size_t n, double factor,
-                         uint32_t poison);
+                         uint32_t poison, bool anyNonfinite = false);
 
 /// Magnitude beyond which an element is checked relatively (see above).
 constexpr double kHugeMagnitude = 1e30;

@@ -65,6 +65,11 @@ struct Checks {
   int timingRuns = 20;
   int warmup = 3;
   double toleranceFactor = 8.0;
+  /// "exact": NaN/+Inf/-Inf must match eager where it has them; "any": where
+  /// the float64 truth is itself non-finite, any non-finite candidate value
+  /// passes (sums with Inf of both signs or Welford updates give NaN or Inf
+  /// depending on summation order).
+  std::string nonfinite = "exact";
   std::string sanitizer = "none"; // none | memcheck | racecheck
 };
 
