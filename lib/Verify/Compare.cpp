@@ -57,7 +57,8 @@ ComparisonStats kb::verify::compareStats(const float *cand,
                                          const float *eager32,
                                          const double *ref64, size_t n,
                                          double factor, uint32_t poison,
-                                         bool anyNonfinite) {
+                                         bool anyNonfinite,
+                                         const double *sens64) {
   ComparisonStats s;
   s.n = n;
   for (size_t i = 0; i < n; ++i)
@@ -98,11 +99,12 @@ ComparisonStats kb::verify::compareStats(const float *cand,
     // Eager's error is unknown where it overflowed: 0, not Inf, in the bound.
     double eErr = special ? 0.0 : std::fabs(double(e) - r);
     double d = std::fabs(double(x) - r);
+    bool excused = sens64 && d <= factor * sens64[i];
     if (std::fabs(r) > kHugeMagnitude) {
       // Huge values (special-value trials put +-3e38 in) are checked
       // relatively, so they cannot inflate the bound of everything else.
       double tol = factor * std::max(eErr, std::ldexp(std::fabs(r), -23));
-      if (d > tol && !s.hugeBad++) {
+      if (d > tol && !excused && !s.hugeBad++) {
         s.firstHugeBad = i;
         s.hugeBadCand = x;
         s.hugeBadRef = r;
@@ -110,7 +112,7 @@ ComparisonStats kb::verify::compareStats(const float *cand,
     } else {
       s.scale = std::max(s.scale, std::fabs(r));
       s.eagerErr = std::max(s.eagerErr, eErr);
-      if (d > s.candErr) {
+      if (!excused && d > s.candErr) {
         s.candErr = d;
         s.worst = i;
         s.worstCand = x;

@@ -45,7 +45,8 @@ Reference::Reference(const std::string &irText) : impl(new Impl) {
 
 Reference::~Reference() = default;
 
-ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs) const {
+ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
+                                bool sensitivity) const {
   torch::NoGradGuard noGrad;
   auto copies = [&](at::ScalarType type) {
     std::vector<at::Tensor> out;
@@ -58,6 +59,17 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs) const {
   for (const at::Tensor &t : out64)
     r.truth64.push_back(t.to(torch::kFloat64).contiguous());
   out64.clear(); // the float64 temporaries go before the float32 run
+  if (sensitivity) {
+    std::vector<at::Tensor> shaken = copies(torch::kFloat64);
+    for (at::Tensor &t : shaken)
+      t.mul_(at::rand_like(t).mul_(2).sub_(1).mul_(std::ldexp(1.0, -23)).add_(1));
+    std::vector<at::Tensor> outs = impl->runWith(shaken);
+    for (size_t o = 0; o < outs.size() && o < r.truth64.size(); ++o)
+      r.sens64.push_back(
+          (outs[o].to(torch::kFloat64).contiguous() - r.truth64[o])
+              .abs()
+              .nan_to_num(0.0, 0.0, 0.0));
+  }
   for (const at::Tensor &t : impl->runWith(copies(torch::kFloat32)))
     r.eager32.push_back(t.to(torch::kFloat32).contiguous());
   if (r.truth64.size() != r.eager32.size())

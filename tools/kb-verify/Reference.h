@@ -19,6 +19,9 @@ namespace kb::verify {
 struct ReferenceOutputs {
   std::vector<at::Tensor> truth64; // float64 reference, contiguous
   std::vector<at::Tensor> eager32; // eager fp32 (the error budget), contiguous
+  /// |float64 run on inputs perturbed by one fp32 ulp - truth64| (0 where
+  /// either is non-finite); only for special-value trials, else empty.
+  std::vector<at::Tensor> sens64;
 };
 
 class Reference {
@@ -30,7 +33,13 @@ public:
 
   /// Runs the graph in float64 and in float32 on the inputs' device (float32
   /// tensors; the graph gets copies, so in-place ops cannot change them).
-  ReferenceOutputs run(const std::vector<at::Tensor> &inputs) const;
+  /// With `sensitivity`, also runs the float64 graph on inputs perturbed by
+  /// a random relative 2^-23 (one fp32 ulp): how much an output moves when
+  /// its inputs are only known to fp32 precision. Ill-conditioned outputs
+  /// (a row holding +3e38 and -3e38 next to ordinary values) move by much
+  /// more than any fp32 algorithm's summation-order differences.
+  ReferenceOutputs run(const std::vector<at::Tensor> &inputs,
+                       bool sensitivity = false) const;
 
   /// Eager fp32 time of the graph on `stream` (CUDA events, L2 flushed
   /// before each run by `flush`); empty when libtorch has no CUDA.

@@ -29,7 +29,8 @@ at::Tensor makeInput(const TensorSpec &spec, const std::vector<int64_t> &shape,
 ComparisonStats tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
                             const at::Tensor &truth64, double factor,
                             uint32_t poison, bool anyNonfinite = false,
-                            int64_t chunk = int64_t(1) << 26);
+                            int64_t chunk = int64_t(1) << 26,
+                            const at::Tensor &sens64 = at::Tensor());
 
 /// Number of 32-bit words of `t` equal to `pattern`.
 int64_t countPattern(const at::Tensor &t, uint32_t pattern);

@@ -61,3 +61,24 @@ TEST(Compile, NvrtcCompilesForSeveralArchitecturesWithoutAGpu) {
   EXPECT_EQ(bad.status, "compile_error");
   EXPECT_NE(bad.log.find("error"), std::string::npos);
 }
+
+// Sensitivity: rows whose result cancels huge terms move by far more than
+// one fp32 ulp of the result when the inputs move by one fp32 ulp; ordinary
+// rows move by about that ulp.
+TEST(Reference, SensitivityFlagsIllConditionedRows) {
+  Reference ref("graph(%x : Tensor):\n"
+                "  %d : int[] = prim::Constant[value=[1]]()\n"
+                "  %k : bool = prim::Constant[value=0]()\n"
+                "  %n : NoneType = prim::Constant()\n"
+                "  %s : Tensor = aten::sum(%x, %d, %k, %n)\n"
+                "  return (%s)\n");
+  at::Tensor x = at::tensor(std::vector<float>{1e20f, -1e20f, 1.f, 1.f, 2.f,
+                                               3.f})
+                     .view({2, 3});
+  EXPECT_TRUE(ref.run({x}).sens64.empty());
+  ReferenceOutputs out = ref.run({x}, /*sensitivity=*/true);
+  ASSERT_EQ(out.sens64.size(), 1u);
+  at::Tensor s = out.sens64[0].view(-1);
+  EXPECT_GT(s[0].item<double>(), 1e6);
+  EXPECT_LE(s[1].item<double>(), 6.0 * std::ldexp(1.0, -23));
+}

@@ -60,14 +60,17 @@ void expectSame(const ComparisonStats &a, const ComparisonStats &b) {
   EXPECT_EQ(a.allclose1e2, b.allclose1e2);
 }
 
-void checkAgainstHost(Planted &p, uint32_t poison, bool anyNonfinite = false) {
+void checkAgainstHost(Planted &p, uint32_t poison, bool anyNonfinite = false,
+                      const std::vector<double> &sens = {}) {
   p.tensors();
-  ComparisonStats host = compareStats(p.c.data(), p.e.data(), p.r.data(),
-                                      p.r.size(), 8.0, poison, anyNonfinite);
+  ComparisonStats host =
+      compareStats(p.c.data(), p.e.data(), p.r.data(), p.r.size(), 8.0, poison,
+                   anyNonfinite, sens.empty() ? nullptr : sens.data());
+  at::Tensor st = sens.empty() ? at::Tensor() : at::tensor(sens);
   for (int64_t chunk : {int64_t(1) << 26, int64_t(7), int64_t(100)}) {
     SCOPED_TRACE("chunk " + std::to_string(chunk));
     ComparisonStats t = tensorStats(p.cand, p.eager, p.truth, 8.0, poison,
-                                    anyNonfinite, chunk);
+                                    anyNonfinite, chunk, st);
     expectSame(host, t);
     Comparison a = judgeComparison(host, 8.0), b = judgeComparison(t, 8.0);
     EXPECT_EQ(a.status, b.status);
@@ -170,6 +173,32 @@ TEST(TensorStats, AnyNonfiniteKindMatchesHost) {
                 tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
                 .status,
             "nan_mismatch");
+}
+
+// Special-value trials: an element whose truth moves by `sens` when the
+// inputs move by one fp32 ulp (a row with +3e38 and -3e38) may be off by up
+// to factor x sens; the others keep the tight bound.
+TEST(TensorStats, IllConditionedElementsAreExcused) {
+  Planted p(400);
+  std::vector<double> sens(400, 0.0);
+  p.c[50] += 0.3f;
+  sens[50] = 0.1; // 0.3 <= 8 x 0.1
+  checkAgainstHost(p, kPoisonA, false, sens);
+  p.tensors();
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA,
+                                        false, int64_t(1) << 26,
+                                        at::tensor(sens)),
+                            8)
+                .status,
+            "accepted");
+  sens[50] = 0.01; // 0.3 > 8 x 0.01
+  checkAgainstHost(p, kPoisonA, false, sens);
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA,
+                                        false, int64_t(1) << 26,
+                                        at::tensor(sens)),
+                            8)
+                .status,
+            "wrong_result");
 }
 
 TEST(TensorInputs, SeededDistributionsAndSpecialValues) {

@@ -73,9 +73,13 @@ struct ComparisonStats {
 /// was filled with before the launch: any element still holding it was never
 /// written. With `anyNonfinite` (job checks "nonfinite": "any"), where eager
 /// and the truth are both NaN/Inf any NaN/Inf candidate value matches.
+/// `sens64` (special-value trials): per element, how far the float64 truth
+/// moves when the inputs are perturbed by one fp32 ulp; an element within
+/// factor x that of the truth is excused (ill-conditioned).
 ComparisonStats compareStats(const float *cand, const float *eager32,
                              const double *ref64, size_t n, double factor,
-                             uint32_t poison, bool anyNonfinite = false);
+                             uint32_t poison, bool anyNonfinite = false,
+                             const double *sens64 = nullptr);
 Comparison judgeComparison(const ComparisonStats &s, double factor);
 Comparison compareOutput(const float *cand, const float *eager32,
                          const double *ref64, size_t n, double factor,
