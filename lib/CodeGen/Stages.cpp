@@ -369,7 +369,9 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
       os << (d ? " || " : "") << "b" << d << " >= e" << d;
     os << ") return 0.f;\n";
   }
-  os << ind << "float acc = 0.f, accc = 0.f;\n";
+  // A plain sum in ATen's window order (d, h, w nested): a window holding
+  // +-3e38 cancels exactly as in eager and its float64 run.
+  os << ind << "float acc = 0.f;\n";
   for (int64_t d = 0; d < k; ++d) {
     std::string D = std::to_string(d);
     os << ind << "for (int x" << D << " = b" << D << "; x" << D << " < e" << D
@@ -381,7 +383,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
   auto x = valueAt(s.input, "i", os, ind);
   if (!x)
     return x.takeError();
-  os << ind << "kb::csum_add(acc, accc, " << *x << ");\n";
+  os << ind << "acc = __fadd_rn(acc, " << *x << ");\n";
   newScope();
   for (int64_t d = 0; d < k; ++d) {
     ind.resize(ind.size() - 2);
@@ -391,7 +393,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
                         : s.divisor         ? std::to_string(*s.divisor)
                         : s.countIncludePad ? padded
                                             : count;
-  os << ind << "return (acc + accc) / (float)(" << divisor << "); // "
+  os << ind << "return acc / (float)(" << divisor << "); // "
      << displayName(s.op) << "\n";
   return llvm::Error::success();
 }
