@@ -57,7 +57,7 @@ int64_t lanesPerRow(int64_t cols) {
 }
 
 int blockSize(const RowPlan &p) {
-  return p.mode == Mode::Block && p.cols >= 16384 ? 512 : 256;
+  return p.mode == Mode::Block && p.cols >= 16384 ? 1024 : 256;
 }
 
 std::string subst(std::string text, llvm::StringRef key, llvm::StringRef v) {
@@ -99,8 +99,11 @@ public:
         os << "  __shared__ float smemc[66];\n";
       os << "  for (long long r = blockIdx.x; r < " << R
          << "; r += gridDim.x) {\n";
-      head = "    for (long long c = threadIdx.x; c < " + C +
-             "; c += blockDim.x) {\n";
+      // A compile-time stride and trip count let the loop be unrolled with
+      // four loads in flight per thread: with few rows (batch_norm's
+      // channels) one block per SM must keep enough bytes in flight alone.
+      head = "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " + C +
+             "; c += " + std::to_string(blockSize(p)) + ") {\n";
       leader = "    if (threadIdx.x == 0) {\n";
       break;
     case Mode::Thread:
@@ -377,6 +380,14 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.index = [=](llvm::StringRef r, llvm::StringRef c) {
         if (HW == 1)
           return c.str() + " * " + std::to_string(C) + "LL + " + r.str();
+        // 32-bit division by the constant HW where the tensor allows: a
+        // 64-bit one costs several times the instructions per element.
+        if (N * C * HW < (int64_t(1) << 31))
+          return "(long long)((unsigned)" + c.str() + " / " +
+                 std::to_string(HW) + "u * " + std::to_string(C * HW) +
+                 "u + (unsigned)" + r.str() + " * " + std::to_string(HW) +
+                 "u + (unsigned)" + c.str() + " % " + std::to_string(HW) +
+                 "u)";
         return "(" + c.str() + " / " + std::to_string(HW) + "LL) * " +
                std::to_string(C * HW) + "LL + " + r.str() + " * " +
                std::to_string(HW) + "LL + " + c.str() + " % " +
