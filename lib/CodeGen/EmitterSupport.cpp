@@ -62,12 +62,15 @@ int64_t codegen::product(ArrayRef<int64_t> s) {
 
 std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
                                      ArrayRef<int64_t> space,
-                                     llvm::StringRef idx) {
+                                     llvm::StringRef idx, bool narrow) {
   if (in == space)
     return idx.str();
-  std::string I = llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
-                      ? idx.str()
-                      : "(" + idx.str() + ")";
+  std::string I =
+      llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
+          ? idx.str()
+          : "(" + idx.str() + ")";
+  if (narrow)
+    I = "(unsigned)" + I;
   idx = I;
   int64_t rank = space.size(), off = rank - (int64_t)in.size();
   auto broadcast = [&](int64_t d) {
@@ -92,12 +95,12 @@ std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
     }
     std::string coord =
         inner == 1 ? idx.str()
-                   : "(" + idx.str() + " / " + std::to_string(inner) + "LL)";
+                   : "(" + idx.str() + " / " + intLit(inner, narrow) + ")";
     if (d >= 0) // a run that reaches dim 0 needs no modulo
-      coord = "(" + coord + " % " + std::to_string(runSize) + "LL)";
+      coord = "(" + coord + " % " + intLit(runSize, narrow) + ")";
     int64_t stride = inStride[b - off];
     std::string term =
-        stride == 1 ? coord : coord + " * " + std::to_string(stride) + "LL";
+        stride == 1 ? coord : coord + " * " + intLit(stride, narrow);
     expr = expr.empty() ? term : expr + " + " + term;
     inner *= runSize;
   }
@@ -106,7 +109,7 @@ std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
 
 std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
                                     ArrayRef<int64_t> dims,
-                                    llvm::StringRef idx) {
+                                    llvm::StringRef idx, bool narrow) {
   std::vector<int64_t> stride(shape.size(), 1);
   for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
     stride[k] = stride[k + 1] * shape[k + 1];
@@ -122,6 +125,7 @@ std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
     else
       runs.push_back({shape[d], stride[d]});
   }
+  std::string I = narrow ? "(unsigned)" + idx.str() : idx.str();
   std::string expr;
   int64_t inner = 1;
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -130,13 +134,29 @@ std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
         inner == 1 ? idx.str()
                    : "(" + idx.str() + " / " + std::to_string(inner) + "LL)";
     if (r + 1 < runs.size())
-      coord = "(" + coord + " % " + std::to_string(size) + "LL)";
+      coord = "(" + coord + " % " + intLit(size, narrow) + ")";
     std::string term =
-        st == 1 ? coord : coord + " * " + std::to_string(st) + "LL";
+        st == 1 ? coord : coord + " * " + intLit(st, narrow);
     expr = expr.empty() ? term : term + " + " + expr;
     inner *= size;
   }
   return expr.empty() ? "0" : expr;
+}
+
+std::string codegen::intLit(int64_t v, bool narrow) {
+  return std::to_string(v) + (narrow ? "u" : "LL");
+}
+
+RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {
+  narrow = true;
+  k.getBody().walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+        narrow &= t.hasStaticShape() && t.getNumElements() < (int64_t(1) << 31);
+  });
+  for (Value a : k.getBody().getArguments())
+    if (auto t = dyn_cast<RankedTensorType>(a.getType()))
+      narrow &= t.hasStaticShape() && t.getNumElements() < (int64_t(1) << 31);
 }
 
 llvm::Error RegionEmitter::unsupported(const llvm::Twine &why) const {
@@ -244,7 +264,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
       operands[operand] = argNames.lookup(operand);
       continue;
     }
-    std::string off = broadcastOffset(t.getShape(), space, idx);
+    std::string off = broadcastOffset(t.getShape(), space, idx, narrow);
     std::string sub = idx.str();
     if (off != idx) {
       if (off == "0" || llvm::all_of(off, [](char c) { return isalnum(c); })) {

@@ -34,13 +34,20 @@ int64_t product(llvm::ArrayRef<int64_t> s);
 /// Offset into a tensor of shape `in` (row-major, broadcast to `space` by
 /// numpy rules) of the element at linear index `idx` of `space`. Sizes are
 /// constants, so the divisions are by constants.
+/// With `narrow` (every tensor of the kernel has < 2^31 elements) the math
+/// is 32-bit: a 64-bit division by a constant costs several times the
+/// instructions of a 32-bit one.
 std::string broadcastOffset(llvm::ArrayRef<int64_t> in,
-                            llvm::ArrayRef<int64_t> space, llvm::StringRef idx);
+                            llvm::ArrayRef<int64_t> space, llvm::StringRef idx,
+                            bool narrow = false);
 
 /// Offset of linear index `idx` over the dims `dims` of a row-major tensor of
 /// shape `shape` (the other dims held at 0). Adjacent dims merge.
 std::string subspaceOffset(llvm::ArrayRef<int64_t> shape,
-                           llvm::ArrayRef<int64_t> dims, llvm::StringRef idx);
+                           llvm::ArrayRef<int64_t> dims, llvm::StringRef idx,
+                           bool narrow = false);
+/// An integer literal: `12u` when narrow, else `12LL`.
+std::string intLit(int64_t v, bool narrow);
 
 /// What one reduction-like op computes, read from its operands and its row
 /// of OpSemantics.def (the CUDA column names the recipe).
@@ -66,7 +73,10 @@ bool isSerialRecipe(llvm::StringRef recipe);
 
 class RegionEmitter {
 public:
-  explicit RegionEmitter(KernelOp k) : kernel(k) {}
+  explicit RegionEmitter(KernelOp k);
+  /// Every tensor of the region has fewer than 2^31 elements: index math in
+  /// 32 bits.
+  bool narrow = false;
 
   llvm::Error unsupported(const llvm::Twine &why) const;
 

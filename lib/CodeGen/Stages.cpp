@@ -259,7 +259,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
       else
         kept.push_back(d);
     os << indent
-       << "const long long base = " << subspaceOffset(s.inShape, kept, "o")
+       << "const long long base = " << subspaceOffset(s.inShape, kept, "o", narrow)
        << ";\n";
     ReduceProgram p = reduceProgram(s, count);
     for (const ReducePass &pass : p.passes) {
@@ -267,7 +267,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
         os << indent << declareAcc(a) << "\n";
       os << indent << "for (long long j = 0; j < " << count << "LL; ++j) {\n"
          << in2 << "const long long i = base + "
-         << subspaceOffset(s.inShape, s.reduced, "j") << ";\n";
+         << subspaceOffset(s.inShape, s.reduced, "j", narrow) << ";\n";
       newScope();
       auto x = valueAt(s.input, "i", os, in2);
       if (!x)
@@ -288,7 +288,11 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
   ArrayRef<int64_t> inSp = ArrayRef<int64_t>(s.inShape).take_back(k);
   ArrayRef<int64_t> outSp = ArrayRef<int64_t>(s.outShape).take_back(k);
   int64_t planeIn = product(inSp), planeOut = product(outSp);
-  os << indent << "const long long plane = o / " << planeOut << "LL;\n";
+  // Coordinates in 32 bits when the tensors allow (see `narrow`).
+  const char *T = narrow ? "unsigned" : "long long";
+  std::string O = narrow ? "(unsigned)o" : "o";
+  os << indent << "const " << T << " plane = " << O << " / "
+     << intLit(planeOut, narrow) << ";\n";
   std::vector<int64_t> inStride(k, 1), outStride(k, 1);
   for (int64_t d = k - 2; d >= 0; --d) {
     inStride[d] = inStride[d + 1] * inSp[d + 1];
@@ -296,32 +300,64 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
   }
   for (int64_t d = 0; d < k; ++d) {
     os << indent << "const int p" << d << " = (int)(";
-    os << (outStride[d] == 1 ? std::string("o")
-                             : "(o / " + std::to_string(outStride[d]) + "LL)")
-       << " % " << outSp[d] << "LL);\n";
+    os << (outStride[d] == 1
+               ? O
+               : "(" + O + " / " + intLit(outStride[d], narrow) + ")")
+       << " % " << intLit(outSp[d], narrow) << ");\n";
   }
   auto elementIndex = [&] {
-    std::string e = "plane * " + std::to_string(planeIn) + "LL";
+    std::string e = "plane * " + intLit(planeIn, narrow);
     for (int64_t d = 0; d < k; ++d)
-      e += " + (long long)x" + std::to_string(d) +
-           (inStride[d] == 1 ? "" : " * " + std::to_string(inStride[d]) + "LL");
+      e += std::string(" + (") + T + ")x" + std::to_string(d) +
+           (inStride[d] == 1 ? "" : " * " + intLit(inStride[d], narrow));
     return e;
   };
   std::string ind = indent.str();
-  if (s.recipe == "max_pool") {
+  // Every window inside the input (no padding, no ceil_mode overhang): the
+  // loops have constant trip counts and no bounds checks, so they unroll and
+  // all of a window's loads are issued together.
+  bool inside = s.recipe != "adaptive_avg_pool";
+  for (int64_t d = 0; inside && d < k; ++d)
+    inside = s.padding[d] == 0 &&
+             (outSp[d] - 1) * s.stride[d] + (s.kernel[d] - 1) * s.dilation[d] <
+                 inSp[d];
+  if (s.recipe == "max_pool" || inside) {
     // ATen: a NaN in the window wins (val > max || isnan(val)); windows
     // never include padding.
-    os << ind << "float acc = -kb::inf();\n";
+    bool mx = s.recipe == "max_pool";
+    os << ind << (mx ? "float acc = -kb::inf();\n" : "float acc = 0.f;\n");
     for (int64_t d = 0; d < k; ++d) {
       std::string D = std::to_string(d);
-      os << ind << "for (int k" << D << " = 0; k" << D << " < " << s.kernel[d]
+      os << ind << "#pragma unroll\n"
+         << ind << "for (int k" << D << " = 0; k" << D << " < " << s.kernel[d]
          << "; ++k" << D << ") {\n";
       ind += "  ";
       os << ind << "const int x" << D << " = p" << D << " * " << s.stride[d]
          << " - " << s.padding[d] << " + k" << D << " * " << s.dilation[d]
-         << ";\n"
-         << ind << "if (x" << D << " < 0 || x" << D << " >= " << inSp[d]
-         << ") continue;\n";
+         << ";\n";
+      if (!inside)
+        os << ind << "if (x" << D << " < 0 || x" << D << " >= " << inSp[d]
+           << ") continue;\n";
+    }
+    if (!mx) {
+      // Avg pooling inside the input: ATen's window order, plain sum.
+      os << ind << "const long long i = " << elementIndex() << ";\n";
+      newScope();
+      auto x = valueAt(s.input, "i", os, ind);
+      if (!x)
+        return x.takeError();
+      os << ind << "acc = __fadd_rn(acc, " << *x << ");\n";
+      newScope();
+      for (int64_t d = 0; d < k; ++d) {
+        ind.resize(ind.size() - 2);
+        os << ind << "}\n";
+      }
+      int64_t count = 1;
+      for (int64_t d = 0; d < k; ++d)
+        count *= s.kernel[d];
+      os << ind << "return acc / " << floatLiteral(s.divisor ? *s.divisor : count)
+         << "; // " << displayName(s.op) << "\n";
+      return llvm::Error::success();
     }
     os << ind << "const long long i = " << elementIndex() << ";\n";
     newScope();
@@ -412,7 +448,7 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
       kept.push_back(d);
   std::string in2 = indent.str() + "  ";
   os << indent << "const long long base = "
-     << subspaceOffset(s.inShape, kept, idx) << ";\n";
+     << subspaceOffset(s.inShape, kept, idx, narrow) << ";\n";
   ReduceProgram p = reduceProgram(s, count);
   for (const ReducePass &pass : p.passes) {
     for (const Accumulator &a : pass.accs)
@@ -420,7 +456,7 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
     os << indent << "for (long long j = threadIdx.x; j < " << count
        << "LL; j += blockDim.x) {\n"
        << in2 << "const long long i = base + "
-       << subspaceOffset(s.inShape, s.reduced, "j") << ";\n";
+       << subspaceOffset(s.inShape, s.reduced, "j", narrow) << ";\n";
     newScope();
     auto x = valueAt(s.input, "i", os, in2);
     if (!x)
