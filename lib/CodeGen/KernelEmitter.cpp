@@ -307,8 +307,6 @@ private:
     EmittedKernel out;
     cooperative = true;
     serialFinal = f.op;
-    preamble = "  __shared__ float smem[33], smemc[66];\n"
-               "  __shared__ double smemd[33];\n";
     int64_t n = product(f.outShape);
     std::string text;
     llvm::raw_string_ostream s(text);
@@ -326,6 +324,14 @@ private:
     for (auto [k, y] : llvm::enumerate(ys))
       s << "      out" << k << "[o] = " << y << ";\n";
     s << "    }\n  }\n";
+    // Shared memory for the block-wide combines the code uses.
+    std::string all = stageDefs + text;
+    for (auto [name, decl] :
+         {std::pair<const char *, const char *>{"smem,", "float smem[33]"},
+          {"smemc)", "float smemc[66]"},
+          {"smemd,", "double smemd[33]"}})
+      if (all.find(name) != std::string::npos)
+        preamble += std::string("  __shared__ ") + decl + ";\n";
     std::string comment =
         displayName(f.op) + " of " + std::to_string(n) +
         " outputs, one block each: the reductions before it are block-wide.";

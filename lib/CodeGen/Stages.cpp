@@ -388,7 +388,9 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
       os << ind << "int b" << D << " = p" << D << " * " << s.stride[d] << " - "
          << s.padding[d] << ", e" << D << " = min(b" << D << " + "
          << s.kernel[d] << ", " << inSp[d] + s.padding[d] << ");\n"
-         << ind << "const int n" << D << " = e" << D << " - b" << D << ";\n"
+         << (s.countIncludePad && !s.divisor
+                 ? ind + "const int n" + D + " = e" + D + " - b" + D + ";\n"
+                 : std::string())
          << ind << "b" << D << " = max(b" << D << ", 0);\n"
          << ind << "e" << D << " = min(e" << D << ", " << inSp[d] << ");\n";
     }
