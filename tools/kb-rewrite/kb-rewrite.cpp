@@ -5,6 +5,7 @@
 //   import  <graph.txt> [--params F]            the kb dialect, as MLIR
 //   ops     [--markdown]                        the op-semantics table
 //   codegen <graph.txt> -o DIR [--params F]     CUDA + kb-verify job per region
+//   rewrite <graph.txt> -o DIR [--params F]     ModelNew + kernels + reports
 //
 // Exit codes (docs/cli.md): 0 success; 1 usage or I/O error; 2 malformed or
 // unsupported input (the message names file:line:col); 3 internal failure
@@ -14,6 +15,7 @@
 
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Emit/AnalysisReport.h"
+#include "kb/Emit/Rewrite.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Import/TorchScriptImporter.h"
 #include "kb/Transforms/Passes.h"
@@ -39,6 +41,29 @@ cl::SubCommand importCmd("import", "Print a graph as kb-dialect MLIR");
 cl::SubCommand opsCmd("ops", "Print the op-semantics table");
 cl::SubCommand codegenCmd("codegen",
                           "Write a CUDA kernel and a kb-verify job per region");
+cl::SubCommand rewriteCmd("rewrite",
+                          "Write ModelNew, verified kernels and a report");
+cl::opt<std::string> rewriteInput(cl::Positional, cl::Required,
+                                  cl::desc("<graph.txt>"), cl::sub(rewriteCmd));
+cl::opt<std::string> rewriteOut("o", cl::desc("Output directory"),
+                                cl::Required, cl::sub(rewriteCmd));
+cl::opt<kb::VerifyMode> verifyMode(
+    "verify", cl::desc("Run kb-verify on every kernel"),
+    cl::values(clEnumValN(kb::VerifyMode::Auto, "auto",
+                          "when a GPU and kb-verify are present (default)"),
+               clEnumValN(kb::VerifyMode::On, "on",
+                          "required: fail without a GPU"),
+               clEnumValN(kb::VerifyMode::Off, "off", "never")),
+    cl::init(kb::VerifyMode::Auto), cl::sub(rewriteCmd));
+cl::opt<std::string> kbVerifyPath(
+    "kb-verify",
+    cl::desc("kb-verify executable (default: $KB_VERIFY, then beside "
+             "kb-rewrite)"),
+    cl::sub(rewriteCmd));
+cl::opt<bool> noCudaGraphs("no-cuda-graphs",
+                           cl::desc("Never replay the forward as a CUDA graph"),
+                           cl::sub(rewriteCmd));
+cl::opt<bool> quiet("quiet", cl::desc("Only errors"), cl::sub(rewriteCmd));
 cl::opt<std::string> codegenInput(cl::Positional, cl::Required,
                                   cl::desc("<graph.txt>"), cl::sub(codegenCmd));
 cl::opt<std::string> outDir("o", cl::desc("Output directory"), cl::Required,
@@ -55,7 +80,8 @@ cl::opt<std::string>
     paramsPath("params",
                cl::desc("kb-export params.json (default: <stem>.params.json "
                         "beside <stem>.graph.txt)"),
-               cl::sub(analyzeCmd), cl::sub(importCmd), cl::sub(codegenCmd));
+               cl::sub(analyzeCmd), cl::sub(importCmd), cl::sub(codegenCmd),
+               cl::sub(rewriteCmd));
 cl::opt<bool> noSimplify("no-simplify",
                          cl::desc("Skip the exact algebraic simplifications"),
                          cl::sub(analyzeCmd));
@@ -168,6 +194,63 @@ int runCodegen() {
   return Ok;
 }
 
+std::string findVerifier(const char *argv0) {
+  if (!kbVerifyPath.empty())
+    return kbVerifyPath;
+  if (const char *env = getenv("KB_VERIFY"); env && *env)
+    return env;
+  std::string self = sys::fs::getMainExecutable(argv0, (void *)&findVerifier);
+  SmallString<256> beside(sys::path::parent_path(self));
+  sys::path::append(beside, "kb-verify");
+  return sys::fs::can_execute(beside) ? beside.str().str() : "";
+}
+
+int runRewrite(const char *argv0) {
+  mlir::MLIRContext ctx;
+  int code = Ok;
+  auto module = load(ctx, rewriteInput, code);
+  if (!module)
+    return code;
+  kb::RewriteOptions opts;
+  opts.graphPath = rewriteInput;
+  opts.paramsPath = paramsPath;
+  if (opts.paramsPath.empty()) {
+    StringRef g = rewriteInput;
+    opts.paramsPath = (g.ends_with(".graph.txt") ? g.drop_back(10) : g).str() +
+                      ".params.json";
+  }
+  opts.outDir = rewriteOut;
+  opts.verify = verifyMode;
+  opts.kbVerify = findVerifier(argv0);
+  opts.cudaGraphs = !noCudaGraphs;
+  opts.quiet = quiet;
+  auto result = kb::rewriteGraph(*module, opts, outs());
+  if (!result) {
+    std::string msg = toString(result.takeError());
+    return fail(StringRef(msg).starts_with("cannot") ? UsageError : InputError,
+                msg);
+  }
+  if (!quiet) {
+    for (const kb::RegionRecord &r : result->regions)
+      outs() << formatv("{0,-14} {1,-13} {2}{3}\n", r.name, r.status, r.ops,
+                        r.kernelMs && r.eagerMs
+                            ? formatv("  ({0:F3} ms vs eager {1:F3} ms)",
+                                      *r.kernelMs, *r.eagerMs)
+                                  .str()
+                            : std::string());
+    if (!result->gpu)
+      outs() << "warning: no GPU: kernels were compiled but NOT verified "
+                "(report.md says so)\n";
+    if (!result->modelNew)
+      outs() << "note: model_new.py not written: " << result->modelNewNote
+             << "\n";
+    outs() << "wrote " << rewriteOut << "/{"
+           << (result->modelNew ? "model_new.py," : "")
+           << "manifest.json,report.md,report.html,report.json,kernels/}\n";
+  }
+  return Ok;
+}
+
 int runOps() {
   if (markdown) {
     outs() << kb::renderOpSemanticsMarkdown();
@@ -197,8 +280,10 @@ int main(int argc, char **argv) {
     return runOps();
   if (codegenCmd)
     return runCodegen();
+  if (rewriteCmd)
+    return runRewrite(argv[0]);
   errs() << "kb-rewrite: a subcommand is required (analyze, import, ops, "
-            "codegen); "
+            "codegen, rewrite); "
             "see kb-rewrite --help\n";
   return UsageError;
 }

@@ -1,0 +1,38 @@
+//===- PythonEmitter.h - kb IR back to PyTorch calls ------------*- C++ -*-===//
+//
+// Turns the outlined `forward` function into Python that calls ATen through
+// torch.ops.aten (so anchors keep cuBLAS/cuDNN, with exactly the traced
+// arguments) and each kb.launch through the runtime, and each kernel's body
+// into a Python reference function (the guard and autograd fallback).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_EMIT_PYTHONEMITTER_H
+#define KB_EMIT_PYTHONEMITTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+
+namespace kb {
+
+struct PythonProgram {
+  /// def _kb_forward(self, K, a0, a1, ...): the whole graph; K.call(i, args)
+  /// runs region i (by its index in `regionIndex`).
+  std::string forward;
+  /// def _kb_region_N_reference(in0, ...): one per kernel, in module order.
+  std::string references;
+  unsigned numArgs = 0;
+};
+
+/// `regionIndex` maps kernel symbol names to the runtime's region indices.
+/// Fails, naming the op and its location, on an op with no Python form
+/// (control flow blocks, non-scalar tensor literals).
+llvm::Expected<PythonProgram>
+emitPython(mlir::ModuleOp module,
+           const std::map<std::string, unsigned> &regionIndex);
+
+} // namespace kb
+
+#endif // KB_EMIT_PYTHONEMITTER_H

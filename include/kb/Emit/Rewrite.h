@@ -1,0 +1,71 @@
+//===- Rewrite.h - `kb-rewrite rewrite` for TorchScript graphs --*- C++ -*-===//
+//
+// Writes a rewritten model directory (docs/rewrite.md): kernels and their
+// kb-verify jobs, manifest.json, model_new.py with ModelNew, the runtime
+// files, and report.{json,md,html}.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_EMIT_REWRITE_H
+#define KB_EMIT_REWRITE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+enum class VerifyMode { Auto, On, Off };
+
+struct RewriteOptions {
+  std::string graphPath, paramsPath, outDir;
+  VerifyMode verify = VerifyMode::Auto;
+  std::string kbVerify;       // path of kb-verify ("" = not found)
+  std::string compileArchs = "sm_75,sm_90"; // checked when no GPU is present
+  bool cudaGraphs = true;
+  bool quiet = false;
+};
+
+/// What happened to one region (one row of the report).
+struct RegionRecord {
+  std::string name, kind, anchor, ops;
+  /// verified | rejected | unverified | compile_error | not_generated
+  std::string status;
+  std::string origin = "codegen";
+  std::string detail; // why (rejection, skip reason, "no GPU")
+  std::optional<double> kernelMs, eagerMs, copyGBs;
+  int64_t bytes = 0;    // bytes the fused kernel reads and writes
+  int64_t elements = 0; // output elements
+  unsigned numOps = 0;
+  llvm::json::Value verdict = nullptr;
+};
+
+struct RewriteResult {
+  std::vector<RegionRecord> regions;
+  bool gpu = false, modelNew = false;
+  std::string modelNewNote; // why model_new.py was not written
+};
+
+/// `module` is the imported graph (before the pipeline). Progress lines go
+/// to `log`. Errors name the file and what to do.
+llvm::Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
+                                           const RewriteOptions &opts,
+                                           llvm::raw_ostream &log);
+
+/// report.json / report.md / report.html of a finished rewrite.
+llvm::json::Value reportJson(const RewriteOptions &opts,
+                             const RewriteResult &result);
+std::string reportMarkdown(const RewriteOptions &opts,
+                           const RewriteResult &result);
+std::string reportHtml(const RewriteOptions &opts, const RewriteResult &result);
+
+/// The runtime files copied into every rewritten model (name, contents).
+const std::vector<std::pair<std::string, std::string>> &runtimeFiles();
+
+} // namespace kb
+
+#endif // KB_EMIT_REWRITE_H

@@ -1,0 +1,340 @@
+//===- PythonEmitter.cpp - kb IR back to PyTorch calls --------------------===//
+//
+// Every aten op becomes `torch.ops.aten.<name>(...)` with the traced
+// operands, so ATen picks the same overload and the same library kernel as
+// the traced model did (the anchors stay cuBLAS/cuDNN by construction, and
+// no op needs a Python-side table). Constants print as Python literals that
+// round-trip exactly (%.17g for doubles).
+//
+//===----------------------------------------------------------------------===//
+#include "kb/Emit/PythonEmitter.h"
+#include "kb/IR/KbDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kb {
+namespace {
+
+bool isPythonIdentifier(llvm::StringRef s) {
+  static const char *const keywords[] = {
+      "False", "None",   "True",    "and",      "as",     "assert", "async",
+      "await", "break",  "class",   "continue", "def",    "del",    "elif",
+      "else",  "except", "finally", "for",      "from",   "global", "if",
+      "import", "in",    "is",      "lambda",   "nonlocal", "not",  "or",
+      "pass",  "raise",  "return",  "try",      "while",  "with",   "yield"};
+  if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
+    return false;
+  for (char c : s)
+    if (!(llvm::isAlnum(c) || c == '_'))
+      return false;
+  for (const char *k : keywords)
+    if (s == k)
+      return false;
+  return true;
+}
+
+std::string pyString(llvm::StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\\' || c == '"')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string pyFloat(double d) {
+  if (std::isnan(d))
+    return "float(\"nan\")";
+  if (std::isinf(d))
+    return d > 0 ? "float(\"inf\")" : "-float(\"inf\")";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.17g", d);
+  os.flush();
+  if (s.find_first_of(".eE") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+std::string torchDtype(Type t) {
+  if (t.isF32())
+    return "torch.float32";
+  if (t.isF64())
+    return "torch.float64";
+  if (t.isF16())
+    return "torch.float16";
+  if (t.isBF16())
+    return "torch.bfloat16";
+  if (t.isInteger(1))
+    return "torch.bool";
+  if (t.isInteger(64))
+    return "torch.int64";
+  if (t.isInteger(32))
+    return "torch.int32";
+  return "";
+}
+
+class Emitter {
+public:
+  explicit Emitter(const std::map<std::string, unsigned> &regionIndex)
+      : regionIndex(regionIndex) {}
+
+  llvm::Error emitFunction(llvm::StringRef header, Block &block,
+                           llvm::ArrayRef<std::string> argNames,
+                           llvm::raw_ostream &os) {
+    names.clear();
+    counter = 0;
+    os << header << "\n";
+    for (auto [arg, name] : llvm::zip(block.getArguments(), argNames))
+      names[arg] = name;
+    for (Operation &op : block)
+      if (auto err = emitOp(op, os))
+        return err;
+    return llvm::Error::success();
+  }
+
+private:
+  llvm::Error fail(Operation *op, const llvm::Twine &msg) {
+    std::string loc;
+    llvm::raw_string_ostream los(loc);
+    op->getLoc().print(los);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   los.str() + ": " + msg.str());
+  }
+
+  std::string fresh(Value v) {
+    std::string n = "v" + std::to_string(counter++);
+    names[v] = n;
+    return n;
+  }
+
+  std::string use(Value v) {
+    auto it = names.find(v);
+    return it == names.end() ? "None" : it->second;
+  }
+
+  std::string args(ValueRange operands) {
+    std::string s;
+    for (auto [i, v] : llvm::enumerate(operands))
+      s += (i ? ", " : "") + use(v);
+    return s;
+  }
+
+  /// "a, b = " / "a, = " / "" for the results of `op`.
+  std::string assign(Operation *op) {
+    if (op->getNumResults() == 0)
+      return "";
+    std::string s;
+    for (auto [i, r] : llvm::enumerate(op->getResults()))
+      s += (i ? ", " : "") + fresh(r);
+    return s + (op->getNumResults() == 1 ? " = " : " = ");
+  }
+
+  llvm::Expected<std::string> literal(Operation *op, Attribute a, Type t) {
+    if (isa<UnitAttr>(a) || isa<NoneType>(t))
+      return std::string("None");
+    if (auto b = dyn_cast<BoolAttr>(a))
+      return std::string(b.getValue() ? "True" : "False");
+    auto tensor = dyn_cast<TensorType>(t);
+    if (auto i = dyn_cast<IntegerAttr>(a)) {
+      if (i.getType().isInteger(1))
+        return std::string(i.getInt() ? "True" : "False");
+      std::string v = std::to_string(i.getInt());
+      if (tensor)
+        return "torch.tensor(" + v + ", dtype=" +
+               torchDtype(tensor.getElementType()) + ")";
+      return v;
+    }
+    if (auto f = dyn_cast<FloatAttr>(a)) {
+      std::string v = pyFloat(f.getValueAsDouble());
+      if (tensor) {
+        std::string dt = torchDtype(tensor.getElementType());
+        if (dt.empty())
+          return fail(op, "a tensor constant of an unsupported dtype");
+        return "torch.tensor(" + v + ", dtype=" + dt + ")";
+      }
+      return v;
+    }
+    if (auto s = dyn_cast<StringAttr>(a)) {
+      if (tensor)
+        return fail(op, "a non-scalar tensor constant (" + s.getValue() +
+                            ") has no Python form; re-export without "
+                            "constant tensors");
+      return pyString(s.getValue());
+    }
+    return fail(op, "a constant kb-rewrite cannot print as Python");
+  }
+
+  std::string attribute(std::string base, llvm::StringRef path) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    path.split(parts, '.');
+    for (llvm::StringRef p : parts)
+      base = isPythonIdentifier(p) ? base + "." + p.str()
+                                   : "getattr(" + base + ", " + pyString(p) + ")";
+    return base;
+  }
+
+  llvm::Error emitOp(Operation &op, llvm::raw_ostream &os) {
+    const char *ind = "    ";
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      auto lit = literal(&op, c.getValue(), c.getType());
+      if (!lit)
+        return lit.takeError();
+      // Scalars are inlined; tensors get a name.
+      if (!isa<TensorType>(c.getType())) {
+        names[c.getResult()] = *lit;
+        return llvm::Error::success();
+      }
+      os << ind << fresh(c.getResult()) << " = " << *lit << "\n";
+      return llvm::Error::success();
+    }
+    if (auto p = dyn_cast<ParameterOp>(op)) {
+      os << ind << fresh(p.getResult()) << " = "
+         << attribute("self", p.getName()) << "\n";
+      return llvm::Error::success();
+    }
+    if (auto l = dyn_cast<ListOp>(op)) {
+      names[l.getResult()] = "[" + args(l.getElements()) + "]";
+      return llvm::Error::success();
+    }
+    if (auto a = dyn_cast<AtenOp>(op)) {
+      std::string name = a.getName().str() + (a.getInplace() ? "_" : "");
+      if (a.getInplace() && llvm::StringRef(a.getName()).ends_with("_"))
+        name = a.getName().str();
+      os << ind << assign(&op) << "torch.ops.aten." << name << "("
+         << args(a.getArgs()) << ")\n";
+      return llvm::Error::success();
+    }
+    if (auto l = dyn_cast<LaunchOp>(op)) {
+      auto it = regionIndex.find(l.getKernel().str());
+      if (it == regionIndex.end())
+        return fail(&op, "launch of an unknown kernel @" + l.getKernel());
+      std::string tuple = args(l.getArgs());
+      if (l.getArgs().size() == 1)
+        tuple += ",";
+      std::string lhs = assign(&op);
+      if (l.getNumResults() == 1)
+        lhs = lhs.substr(0, lhs.size() - 3) + ", = ";
+      os << ind << lhs << "K.call(" << it->second << ", (" << tuple << "))\n";
+      return llvm::Error::success();
+    }
+    if (auto o = dyn_cast<OpaqueOp>(op)) {
+      llvm::StringRef n = o.getName();
+      if (o->getNumRegions() != 0)
+        return fail(&op, n + " has nested blocks (host control flow); "
+                             "kb-rewrite rewrites straight-line graphs only");
+      if (n == "prim::TupleConstruct") {
+        std::string t = args(o.getArgs());
+        os << ind << assign(&op) << "(" << t
+           << (o.getArgs().size() == 1 ? ",)" : ")") << "\n";
+        return llvm::Error::success();
+      }
+      if (n == "prim::TupleUnpack" || n == "prim::ListUnpack") {
+        std::string lhs = assign(&op);
+        if (o.getNumResults() == 1)
+          lhs = lhs.substr(0, lhs.size() - 3) + ", = ";
+        os << ind << lhs << args(o.getArgs()) << "\n";
+        return llvm::Error::success();
+      }
+      auto [ns, opName] = n.split("::");
+      if (opName.empty() || !isPythonIdentifier(ns) ||
+          !isPythonIdentifier(opName.rtrim('_').empty() ? "x" : opName))
+        return fail(&op, "no Python form for '" + n + "'");
+      std::string lhs = assign(&op);
+      os << ind << lhs << "torch.ops." << ns << "." << opName << "("
+         << args(o.getArgs()) << ")\n";
+      return llvm::Error::success();
+    }
+    if (auto r = dyn_cast<RegionOp>(op)) {
+      // A region left inline (not outlined): its ops, then its yields.
+      Block &body = r.getBody().front();
+      for (Operation &inner : body.without_terminator())
+        if (auto err = emitOp(inner, os))
+          return err;
+      auto y = cast<YieldOp>(body.getTerminator());
+      for (auto [res, v] : llvm::zip(r.getResults(), y.getValues()))
+        names[res] = use(v);
+      return llvm::Error::success();
+    }
+    if (auto y = dyn_cast<YieldOp>(op)) {
+      os << ind << "return (" << args(y.getValues())
+         << (y.getValues().size() == 1 ? ",)" : ")") << "\n";
+      return llvm::Error::success();
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (ret.getNumOperands() == 1)
+        os << ind << "return " << use(ret.getOperand(0)) << "\n";
+      else
+        os << ind << "return (" << args(ret.getOperands()) << ")\n";
+      return llvm::Error::success();
+    }
+    return fail(&op, "no Python form for '" +
+                         op.getName().getStringRef() + "'");
+  }
+
+  const std::map<std::string, unsigned> &regionIndex;
+  llvm::DenseMap<Value, std::string> names;
+  unsigned counter = 0;
+};
+
+} // namespace
+
+llvm::Expected<PythonProgram>
+emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex) {
+  PythonProgram prog;
+  Emitter emitter(regionIndex);
+  llvm::raw_string_ostream refs(prog.references);
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    Block &body = kernel.getBody().front();
+    llvm::SmallVector<std::string> argNames;
+    std::string header = "def _" + kernel.getSymName().str() + "_reference(";
+    for (unsigned i = 0; i < body.getNumArguments(); ++i) {
+      argNames.push_back("in" + std::to_string(i));
+      header += (i ? ", " : "") + argNames.back();
+    }
+    header += "):";
+    if (auto err = emitter.emitFunction(header, body, argNames, refs))
+      return std::move(err);
+    refs << "\n\n";
+  }
+  refs.flush();
+
+  func::FuncOp forward;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f.getName() == "forward")
+      forward = f;
+  if (!forward)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the module has no forward function");
+  Block &entry = forward.getBody().front();
+  llvm::SmallVector<std::string> argNames;
+  std::string header = "def _kb_forward(self, K";
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    argNames.push_back("a" + std::to_string(i));
+    header += ", " + argNames.back();
+  }
+  header += "):";
+  prog.numArgs = entry.getNumArguments();
+  llvm::raw_string_ostream fwd(prog.forward);
+  if (auto err = emitter.emitFunction(header, entry, argNames, fwd))
+    return std::move(err);
+  fwd.flush();
+  return prog;
+}
+
+} // namespace kb

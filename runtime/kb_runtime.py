@@ -1,0 +1,315 @@
+"""kb_runtime: runs a model rewritten by `kb-rewrite rewrite`.
+
+A rewritten model is a directory: `manifest.json` (the regions, their launch
+rules and guards), `kernels/*.cu`, `model_new.py` (the graph as
+torch.ops.aten calls, with each fused region going through `Program.call`),
+and a copy of this file and of `kb_runtime_ext.cpp`, the small C++
+extension that compiles kernels with NVRTC and launches them. The extension
+is built once per machine and torch version (~1 min) under
+$KB_CACHE_DIR (default ~/.cache/kb-rewrite); compiled kernels are cached
+there too, keyed by source, architecture and torch/CUDA version.
+
+Fallbacks (all exact, all cheap to decide; docs/rewrite.md):
+  * arguments that differ from the traced ones (shapes, dtypes, devices,
+    non-tensor values), keyword arguments, `.eval()` on a model traced in
+    training mode, or autograd needing gradients -> the original forward;
+  * a region whose guard fails at run time (contiguity, alignment, device),
+    whose kernel did not compile, or that kb-verify rejected -> that
+    region's original ATen ops.
+
+Environment: KB_CUDA_GRAPHS=0 disables CUDA graph replay; KB_RUNTIME=off
+runs every region through its ATen ops; KB_RUNTIME_VERBOSE=1 prints what
+was loaded and why anything fell back.
+"""
+
+import ast
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import warnings
+
+import torch
+
+VERSION = 1
+_EXT = None
+
+
+def _verbose():
+    return os.environ.get("KB_RUNTIME_VERBOSE", "0") not in ("", "0")
+
+
+def _log(msg):
+    if _verbose():
+        print(f"kb_runtime: {msg}", file=sys.stderr)
+
+
+def cache_dir():
+    return os.environ.get("KB_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "kb-rewrite")
+
+
+def extension():
+    """Builds (once per machine and torch version) and loads the extension."""
+    global _EXT
+    if _EXT is not None:
+        return _EXT
+    from torch.utils.cpp_extension import load
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "kb_runtime_ext.cpp")
+    with open(src, "rb") as f:
+        text = f.read()
+    key = hashlib.sha256(text + torch.__version__.encode()).hexdigest()[:16]
+    build = os.path.join(cache_dir(), "runtime", key)
+    os.makedirs(build, exist_ok=True)
+    _EXT = load(name=f"kb_runtime_ext_{key}", sources=[src],
+                build_directory=build, with_cuda=True,
+                extra_cflags=["-O2"], verbose=_verbose())
+    return _EXT
+
+
+def load_module(path, name):
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+        ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a // b,
+        ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+_CALLS = {"ceil_div": lambda a, b: -(-a // b), "min": min, "max": max}
+
+
+def eval_launch_expr(text, variables):
+    """Integer launch expressions as kb-verify evaluates them (docs/verify.md)."""
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in variables:
+            return variables[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in _CALLS and not node.keywords):
+            return _CALLS[node.func.id](*[ev(a) for a in node.args])
+        raise ValueError(f"unsupported launch expression '{text}'")
+    return ev(ast.parse(str(text), mode="eval"))
+
+
+def _compiled(ext, source, entry, arch):
+    key = hashlib.sha256("\0".join(
+        [source, entry, arch, torch.__version__, str(torch.version.cuda)]
+    ).encode()).hexdigest()
+    path = os.path.join(cache_dir(), "cubin", key[:2], key + ".cubin")
+    if os.path.exists(path) and os.path.exists(path + ".name"):
+        with open(path, "rb") as f, open(path + ".name") as g:
+            return f.read(), g.read()
+    cubin, lowered, _log_text = ext.compile(source, entry, arch)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(cubin)
+    with open(tmp + ".name", "w") as g:
+        g.write(lowered)
+    os.replace(tmp + ".name", path + ".name")
+    os.replace(tmp, path)
+    return cubin, lowered
+
+
+def _storage_use_count(t):
+    use_count = getattr(torch._C, "_storage_Use_Count", None)
+    if use_count is None:
+        return 0  # older torch: Python references only
+    return use_count(t.untyped_storage()._cdata)
+
+
+class _Captured:
+    """One CUDA graph of the forward and the outputs its replay writes."""
+
+    def __init__(self, fn, args):
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            out = fn(*args)
+        self.outputs = out
+        flat = out if isinstance(out, (tuple, list)) else (out,)
+        self.flat = [t for t in flat if isinstance(t, torch.Tensor)]
+        self.baseline = None
+
+    def _counts(self):
+        # Python references catch a caller holding the result itself,
+        # storage references a view of it.
+        return [(sys.getrefcount(t), _storage_use_count(t)) for t in self.flat]
+
+    def settle(self):
+        """Records the reference counts while only this object holds them."""
+        self.baseline = self._counts()
+
+    def in_use(self):
+        # The caller still holds a previous result (or a view of it): a
+        # replay would overwrite it under their feet.
+        return any(n[0] > b[0] or n[1] > b[1]
+                   for n, b in zip(self._counts(), self.baseline))
+
+
+class _GraphRunner:
+    """Replays the forward as a CUDA graph, keyed by input addresses.
+
+    The first call with a key runs eagerly (it is the warm-up capture
+    needs: cuBLAS workspaces, cuDNN plans), the second captures and replays,
+    later ones replay. Each key has two graphs so that `y = model(x)` in a
+    loop never overwrites the `y` still held; when both are held the call
+    runs eagerly. Static shapes are guaranteed by Program's guards.
+    """
+
+    def __init__(self, fn, max_keys=4):
+        self.fn, self.max_keys = fn, max_keys
+        self.entries, self.seen = {}, set()
+        self.disabled = False
+
+    def __call__(self, *args):
+        if self.disabled or torch.cuda.is_current_stream_capturing():
+            return self.fn(*args)
+        key = tuple(a.data_ptr() if isinstance(a, torch.Tensor) else a
+                    for a in args)
+        slots = self.entries.get(key)
+        if slots is None:
+            if key not in self.seen:
+                self.seen.add(key)
+                return self.fn(*args)
+            if len(self.entries) >= self.max_keys:
+                self.entries.pop(next(iter(self.entries)))
+            slots = self.entries[key] = []
+        for c in slots:
+            if not c.in_use():
+                c.graph.replay()
+                return c.outputs
+        if len(slots) < 2:
+            try:
+                c = _Captured(self.fn, args)
+            except Exception as e:  # capture-unsafe op: stay eager
+                self.disabled = True
+                self.entries.clear()
+                warnings.warn(f"kb_runtime: CUDA graph capture failed ({e}); "
+                              "running eagerly")
+                return self.fn(*args)
+            c.settle()
+            slots.append(c)
+            c.graph.replay()
+            return c.outputs
+        return self.fn(*args)
+
+
+class Program:
+    """The runtime half of one rewritten model."""
+
+    def __init__(self, directory, forward, references, original_forward):
+        self.dir = directory
+        with open(os.path.join(directory, "manifest.json")) as f:
+            self.manifest = json.load(f)
+        self.forward_fn = forward
+        self.references = references
+        self.original_forward = original_forward
+        self.inputs = self.manifest["inputs"]
+        self.training = self.manifest.get("training", True)
+        self.tensor_positions = [i for i, spec in enumerate(self.inputs)
+                                 if spec["kind"] == "tensor"]
+        self.regions = None
+        self.fallbacks = [0] * len(references)
+        self.graphs = None
+        self.reasons = {}
+
+    # ---- guards -----------------------------------------------------------
+    def _mismatch(self, module, args, kwargs):
+        if kwargs:
+            return "keyword arguments"
+        if len(args) != len(self.inputs):
+            return f"{len(args)} arguments, traced with {len(self.inputs)}"
+        if module.training != self.training:
+            return "training mode differs from the traced one"
+        for a, spec in zip(args, self.inputs):
+            if spec["kind"] == "tensor":
+                if not isinstance(a, torch.Tensor):
+                    return f"'{spec['name']}' is not a tensor"
+                if (list(a.shape) != spec["shape"] or not a.is_cuda
+                        or str(a.dtype) != "torch." + spec["dtype"]):
+                    return f"'{spec['name']}' differs from the traced tensor"
+            elif isinstance(a, torch.Tensor) or a != spec.get("value"):
+                return f"'{spec['name']}' differs from the traced value"
+        if torch.is_grad_enabled():
+            if any(args[i].requires_grad for i in self.tensor_positions) or \
+                    any(p.requires_grad for p in module.parameters()):
+                return "autograd needs gradients"
+        return None
+
+    def _load(self):
+        self.regions = [None] * len(self.references)
+        if os.environ.get("KB_RUNTIME", "on") == "off":
+            return
+        ext = extension()
+        dev = torch.cuda.current_device()
+        major, minor = torch.cuda.get_device_capability(dev)
+        arch = f"sm_{major}{minor}"
+        variables = {"sm_count": torch.cuda.get_device_properties(
+            dev).multi_processor_count}
+        for i, r in enumerate(self.manifest["regions"]):
+            if r["status"] not in ("verified", "unverified"):
+                _log(f"{r['name']}: {r['status']}, running its ATen ops")
+                continue
+            try:
+                with open(os.path.join(self.dir, r["source"])) as f:
+                    source = f.read()
+                cubin, lowered = _compiled(ext, source, r["entry"], arch)
+                self.regions[i] = ext.Region(
+                    cubin, lowered,
+                    [eval_launch_expr(e, variables) for e in r["grid"]],
+                    [eval_launch_expr(e, variables) for e in r["block"]],
+                    eval_launch_expr(r["shared_bytes"], variables),
+                    [t["shape"] for t in r["inputs"]],
+                    [t["shape"] for t in r["outputs"]],
+                    [tuple(u) for u in r.get("updates", [])])
+                _log(f"{r['name']}: loaded ({r['status']})")
+            except Exception as e:  # the ATen ops stay correct
+                warnings.warn(f"kb_runtime: {r['name']}: {e}; running its "
+                              "ATen ops instead")
+        if self.manifest.get("cuda_graphs", True) and \
+                os.environ.get("KB_CUDA_GRAPHS", "1") != "0":
+            self.graphs = _GraphRunner(self._run)
+
+    # ---- execution ----------------------------------------------------------
+    def call(self, i, inputs):
+        r = self.regions[i]
+        if r is not None:
+            out = r.run(list(inputs))
+            if out is not None:
+                return out
+            if self.fallbacks[i] == 0:
+                _log(f"region {i} guard failed: {r.guard(list(inputs))}")
+            self.fallbacks[i] += 1
+        return self.references[i](*inputs)
+
+    def _run(self, module, *tensors):
+        return self.forward_fn(module, self, *tensors)
+
+    def forward(self, module, args, kwargs):
+        reason = self._mismatch(module, args, kwargs)
+        if reason is not None:
+            if reason not in self.reasons:
+                self.reasons[reason] = 0
+                _log(f"original forward: {reason}")
+            self.reasons[reason] += 1
+            return self.original_forward(module, *args, **kwargs)
+        if self.regions is None:
+            self._load()
+        tensors = [args[i] for i in self.tensor_positions]
+        if self.graphs is not None:
+            return self.graphs(module, *tensors)
+        return self._run(module, *tensors)

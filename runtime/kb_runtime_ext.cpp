@@ -1,0 +1,203 @@
+//===- kb_runtime_ext.cpp - Loads and launches kb-rewrite kernels ---------===//
+//
+// The torch-dependent glue of rewritten models, built once per machine by
+// kb_runtime.py (torch.utils.cpp_extension). Kernels are plain CUDA C++
+// compiled with NVRTC to CUBIN (the cubin is cached on disk by the Python
+// side) and launched with the driver API on the current stream, so launches
+// are captured by CUDA graphs.
+//
+// NVRTC and the driver API are reached through ATen's lazily loaded stub
+// (at::globalContext().getNVRTC()): the extension links neither libnvrtc nor
+// libcuda, and uses exactly the NVRTC that torch itself loads.
+//
+// A Region holds one kernel with its launch rule and guards. run() returns
+// nothing when a guard fails, and the caller then runs the original ATen ops
+// (docs/rewrite.md, "Guards"). Guards read tensor metadata only: no device
+// synchronisation.
+//
+//===----------------------------------------------------------------------===//
+#include <ATen/Context.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/nvrtc_stub/ATenNVRTC.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/extension.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+const at::cuda::NVRTC &nvrtc() { return at::globalContext().getNVRTC(); }
+
+void checkCu(CUresult res, const char *what) {
+  if (res == CUDA_SUCCESS)
+    return;
+  const char *msg = nullptr;
+  nvrtc().cuGetErrorString(res, &msg);
+  TORCH_CHECK(false, "kb_runtime: ", what, " failed: ", msg ? msg : "?");
+}
+
+/// Compiles `source` for `arch` ("sm_90"); returns (cubin, lowered entry
+/// name, log). Throws with the NVRTC log on a compile error.
+std::tuple<py::bytes, std::string, std::string>
+compile(const std::string &source, const std::string &entry,
+        const std::string &arch) {
+  const auto &api = nvrtc();
+  nvrtcProgram prog;
+  TORCH_CHECK(api.nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0,
+                                     nullptr, nullptr) == NVRTC_SUCCESS,
+              "kb_runtime: nvrtcCreateProgram failed");
+  std::string nameExpr = "&" + entry;
+  api.nvrtcAddNameExpression(prog, nameExpr.c_str());
+  std::string archOpt = "--gpu-architecture=" + arch;
+  const char *opts[] = {archOpt.c_str(), "--std=c++17"};
+  nvrtcResult res = api.nvrtcCompileProgram(prog, 2, opts);
+  size_t logSize = 0;
+  api.nvrtcGetProgramLogSize(prog, &logSize);
+  std::string log(logSize, '\0');
+  if (logSize)
+    api.nvrtcGetProgramLog(prog, log.data());
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+    log.pop_back();
+  if (res != NVRTC_SUCCESS) {
+    api.nvrtcDestroyProgram(&prog);
+    TORCH_CHECK(false, "kb_runtime: NVRTC could not compile '", entry,
+                "': ", log.empty() ? api.nvrtcGetErrorString(res) : log);
+  }
+  const char *lowered = nullptr;
+  if (api.nvrtcGetLoweredName(prog, nameExpr.c_str(), &lowered) !=
+          NVRTC_SUCCESS ||
+      !lowered) {
+    api.nvrtcDestroyProgram(&prog);
+    TORCH_CHECK(false, "kb_runtime: no __global__ '", entry, "' in the source");
+  }
+  std::string loweredName = lowered;
+  size_t size = 0;
+  api.nvrtcGetCUBINSize(prog, &size);
+  std::string cubin(size, '\0');
+  api.nvrtcGetCUBIN(prog, cubin.data());
+  api.nvrtcDestroyProgram(&prog);
+  return {py::bytes(cubin), loweredName, log};
+}
+
+struct TensorGuard {
+  std::vector<int64_t> shape;
+};
+
+class Region {
+public:
+  Region(const std::string &cubin, const std::string &loweredName,
+         std::vector<int64_t> grid, std::vector<int64_t> block,
+         int64_t sharedBytes, std::vector<std::vector<int64_t>> inputShapes,
+         std::vector<std::vector<int64_t>> outputShapes,
+         std::vector<std::pair<int64_t, int64_t>> updates)
+      : grid(std::move(grid)), block(std::move(block)),
+        sharedBytes(sharedBytes), inputShapes(std::move(inputShapes)),
+        outputShapes(std::move(outputShapes)), updates(std::move(updates)) {
+    TORCH_CHECK(this->grid.size() == 3 && this->block.size() == 3,
+                "kb_runtime: grid and block need three dimensions");
+    const auto &api = nvrtc();
+    // The primary context is current once torch has initialised CUDA.
+    checkCu(api.cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+    checkCu(api.cuModuleGetFunction(&function, module, loweredName.c_str()),
+            "cuModuleGetFunction");
+    if (sharedBytes > 48 * 1024)
+      checkCu(api.cuFuncSetAttribute(
+                  function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                  (int)sharedBytes),
+              "cuFuncSetAttribute");
+    device = at::cuda::current_device();
+  }
+
+  /// The failed guard, or "" when `inputs` are what the kernel was made for.
+  std::string guard(const std::vector<at::Tensor> &inputs) const {
+    if (inputs.size() != inputShapes.size())
+      return "expected " + std::to_string(inputShapes.size()) + " inputs";
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const at::Tensor &t = inputs[i];
+      std::string which = "input " + std::to_string(i) + ": ";
+      if (!t.defined())
+        return which + "undefined";
+      if (!t.is_cuda() || t.get_device() != device)
+        return which + "not on cuda:" + std::to_string(device);
+      if (t.scalar_type() != at::kFloat)
+        return which + "dtype is not float32";
+      if (t.sizes() != at::IntArrayRef(inputShapes[i]))
+        return which + "sizes differ from the traced ones";
+      if (!t.is_contiguous())
+        return which + "not contiguous";
+      if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0)
+        return which + "not 16-byte aligned";
+    }
+    return "";
+  }
+
+  /// Launches the kernel; nullopt when a guard fails (run the ATen ops).
+  std::optional<std::vector<at::Tensor>>
+  run(const std::vector<at::Tensor> &inputs) {
+    if (!guard(inputs).empty())
+      return std::nullopt;
+    c10::cuda::CUDAGuard deviceGuard(device);
+    std::vector<at::Tensor> outputs;
+    outputs.reserve(outputShapes.size());
+    for (size_t o = 0; o < outputShapes.size(); ++o) {
+      at::Tensor out;
+      for (auto [output, input] : updates)
+        if ((size_t)output == o)
+          out = inputs[input]; // written in place, as the ATen op does
+      if (!out.defined())
+        out = at::empty(outputShapes[o], inputs.empty()
+                                             ? at::TensorOptions()
+                                                   .device(at::kCUDA, device)
+                                                   .dtype(at::kFloat)
+                                             : inputs[0].options());
+      outputs.push_back(out);
+    }
+    std::vector<void *> ptrs;
+    ptrs.reserve(inputs.size() + outputs.size());
+    for (const at::Tensor &t : inputs)
+      ptrs.push_back(t.data_ptr());
+    for (const at::Tensor &t : outputs)
+      ptrs.push_back(t.data_ptr());
+    std::vector<void *> args;
+    args.reserve(ptrs.size());
+    for (void *&p : ptrs)
+      args.push_back(&p);
+    cudaStream_t stream = at::cuda::getCurrentCUDAStream(device).stream();
+    checkCu(nvrtc().cuLaunchKernel(function, grid[0], grid[1], grid[2],
+                                   block[0], block[1], block[2], sharedBytes,
+                                   stream, args.data(), nullptr),
+            "cuLaunchKernel");
+    ++launches;
+    return outputs;
+  }
+
+  int64_t launches = 0;
+
+private:
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  std::vector<int64_t> grid, block;
+  int64_t sharedBytes;
+  std::vector<std::vector<int64_t>> inputShapes, outputShapes;
+  std::vector<std::pair<int64_t, int64_t>> updates;
+  int device = 0;
+};
+
+} // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "kb-rewrite runtime: NVRTC kernels with guards";
+  m.def("compile", &compile, py::arg("source"), py::arg("entry"),
+        py::arg("arch"));
+  py::class_<Region>(m, "Region")
+      .def(py::init<const std::string &, const std::string &,
+                    std::vector<int64_t>, std::vector<int64_t>, int64_t,
+                    std::vector<std::vector<int64_t>>,
+                    std::vector<std::vector<int64_t>>,
+                    std::vector<std::pair<int64_t, int64_t>>>())
+      .def("guard", &Region::guard)
+      .def("run", &Region::run)
+      .def_readonly("launches", &Region::launches);
+}
