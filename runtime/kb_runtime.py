@@ -313,3 +313,50 @@ class Program:
         if self.graphs is not None:
             return self.graphs(module, *tensors)
         return self._run(module, *tensors)
+
+
+class OpCall:
+    """One traced call site: torch.ops.<ns>.<name> with the traced operands.
+
+    TorchScript prints every operand positionally, but some schema
+    arguments are keyword-only (gelu's `approximate`, add_'s `alpha`). On
+    first use the site finds how to split its operands between positional
+    and keyword arguments from the overloads' schemas (argument parsing
+    fails before anything runs, so trying is safe), then reuses the split.
+    """
+
+    def __init__(self, ns, name):
+        self.ns, self.name = ns, name
+        self.packet = None
+        self.split = None
+
+    def _splits(self, n):
+        seen = []
+        for overload in self.packet.overloads():
+            schema = getattr(self.packet, overload)._schema
+            if len(schema.arguments) < n:
+                continue
+            positional = sum(not a.kwarg_only for a in schema.arguments)
+            npos = min(n, positional)
+            names = tuple(a.name for a in schema.arguments if a.kwarg_only)[:n - npos]
+            if (npos, names) not in seen:
+                seen.append((npos, names))
+        return seen or [(n, ())]
+
+    def __call__(self, *args):
+        if self.split is not None:
+            npos, names = self.split
+            if not names:
+                return self.packet(*args)
+            return self.packet(*args[:npos], **dict(zip(names, args[npos:])))
+        self.packet = getattr(getattr(torch.ops, self.ns), self.name)
+        first = None
+        for npos, names in self._splits(len(args)):
+            try:
+                out = self.packet(*args[:npos], **dict(zip(names, args[npos:])))
+            except (RuntimeError, TypeError) as e:
+                first = first or e
+                continue
+            self.split = (npos, names)
+            return out
+        raise first

@@ -216,7 +216,7 @@ private:
       std::string name = a.getName().str() + (a.getInplace() ? "_" : "");
       if (a.getInplace() && llvm::StringRef(a.getName()).ends_with("_"))
         name = a.getName().str();
-      os << ind << assign(&op) << "torch.ops.aten." << name << "("
+      os << ind << assign(&op) << site("aten", name) << "("
          << args(a.getArgs()) << ")\n";
       return llvm::Error::success();
     }
@@ -256,8 +256,8 @@ private:
           !isPythonIdentifier(opName.rtrim('_').empty() ? "x" : opName))
         return fail(&op, "no Python form for '" + n + "'");
       std::string lhs = assign(&op);
-      os << ind << lhs << "torch.ops." << ns << "." << opName << "("
-         << args(o.getArgs()) << ")\n";
+      os << ind << lhs << site(ns, opName) << "(" << args(o.getArgs())
+         << ")\n";
       return llvm::Error::success();
     }
     if (auto r = dyn_cast<RegionOp>(op)) {
@@ -287,6 +287,20 @@ private:
                          op.getName().getStringRef() + "'");
   }
 
+  /// One call site object per op: it binds the traced positional operands
+  /// to the schema (keyword-only ones like gelu's `approximate` or add's
+  /// `alpha` included) on first use (kb_runtime.OpCall).
+  std::string site(llvm::StringRef ns, llvm::StringRef opName) {
+    std::string n = "_op" + std::to_string(sites.size()) + "_" + opName.str();
+    sites.push_back(n + " = kb_runtime.OpCall(\"" + ns.str() + "\", \"" +
+                    opName.str() + "\")");
+    return n;
+  }
+
+public:
+  std::vector<std::string> sites;
+
+private:
   const std::map<std::string, unsigned> &regionIndex;
   llvm::DenseMap<Value, std::string> names;
   unsigned counter = 0;
@@ -334,6 +348,8 @@ emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex) 
   if (auto err = emitter.emitFunction(header, entry, argNames, fwd))
     return std::move(err);
   fwd.flush();
+  for (const std::string &line : emitter.sites)
+    prog.sites += line + "\n";
   return prog;
 }
 

@@ -135,7 +135,8 @@ std::string pyStringLiteral(StringRef s) {
 
 std::string modelNewSource(const RewriteOptions &opts, StringRef absDir,
                            StringRef name, const PythonProgram &prog,
-                           unsigned numRegions, StringRef modelClass) {
+                           const std::vector<RegionRecord> &regions,
+                           StringRef modelClass) {
   std::string s;
   raw_string_ostream os(s);
   os << "\"\"\"ModelNew for " << name
@@ -165,10 +166,11 @@ std::string modelNewSource(const RewriteOptions &opts, StringRef absDir,
         "_original = _kb_load(\"kb_original_\" + "
      << pyStringLiteral(name)
      << ".replace(\"-\", \"_\"), \"original_model.py\")\n\n\n"
+     << prog.sites << "\n\n"
      << prog.references << prog.forward << "\n\n"
      << "_KB_REFERENCES = [";
-  for (unsigned i = 0; i < numRegions; ++i)
-    os << (i ? ", " : "") << "_kb_region_" << i << "_reference";
+  for (auto [i, r] : llvm::enumerate(regions))
+    os << (i ? ", " : "") << "_" << r.name << "_reference";
   os << "]\n\n\n"
      << "class ModelNew(_original." << modelClass
      << "):\n"
@@ -399,7 +401,9 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
 
   // 4. model_new.py, when the original model's source is at hand.
   std::string name = meta.getString("name").value_or("model").str();
-  std::string source = meta.getString("source").value_or("").str();
+  std::string source = opts.modelSource.empty()
+                           ? meta.getString("source").value_or("").str()
+                           : opts.modelSource;
   auto prog = emitPython(module, regionIndex);
   if (!prog) {
     result.modelNewNote = toString(prog.takeError());
@@ -409,13 +413,14 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
         "'); model_new.py needs the original Model class";
   } else if (auto text = readFile(source); !text) {
     result.modelNewNote = toString(text.takeError()) +
-                          " (the model file kb-export traced)";
+                          " (the model file kb-export traced; pass --model "
+                          "FILE where it has moved)";
   } else {
     if (auto err = writeFile(absDir, "original_model.py", *text))
       return std::move(err);
     if (auto err = writeFile(absDir, "model_new.py",
                              modelNewSource(opts, absDir, name, *prog,
-                                            result.regions.size(), "Model")))
+                                            result.regions, "Model")))
       return std::move(err);
     result.modelNew = true;
   }

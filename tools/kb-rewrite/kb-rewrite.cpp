@@ -63,6 +63,10 @@ cl::opt<std::string> kbVerifyPath(
 cl::opt<bool> noCudaGraphs("no-cuda-graphs",
                            cl::desc("Never replay the forward as a CUDA graph"),
                            cl::sub(rewriteCmd));
+cl::opt<std::string> modelFile(
+    "model",
+    cl::desc("The traced model.py (default: the source params.json names)"),
+    cl::sub(rewriteCmd));
 cl::opt<bool> quiet("quiet", cl::desc("Only errors"), cl::sub(rewriteCmd));
 cl::opt<std::string> codegenInput(cl::Positional, cl::Required,
                                   cl::desc("<graph.txt>"), cl::sub(codegenCmd));
@@ -224,6 +228,7 @@ int runRewrite(const char *argv0) {
   opts.kbVerify = findVerifier(argv0);
   opts.cudaGraphs = !noCudaGraphs;
   opts.quiet = quiet;
+  opts.modelSource = modelFile;
   auto result = kb::rewriteGraph(*module, opts, outs());
   if (!result) {
     std::string msg = toString(result.takeError());

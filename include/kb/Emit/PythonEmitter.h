@@ -23,6 +23,8 @@ struct PythonProgram {
   std::string forward;
   /// def _kb_region_N_reference(in0, ...): one per kernel, in module order.
   std::string references;
+  /// _opN_<name> = kb_runtime.OpCall(ns, name): the call sites used above.
+  std::string sites;
   unsigned numArgs = 0;
 };
 

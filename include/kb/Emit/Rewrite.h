@@ -23,6 +23,7 @@ enum class VerifyMode { Auto, On, Off };
 
 struct RewriteOptions {
   std::string graphPath, paramsPath, outDir;
+  std::string modelSource; // the traced model.py ("" = params.json's source)
   VerifyMode verify = VerifyMode::Auto;
   std::string kbVerify;       // path of kb-verify ("" = not found)
   std::string compileArchs = "sm_75,sm_90"; // checked when no GPU is present
