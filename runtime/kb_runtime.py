@@ -55,7 +55,10 @@ def extension():
     global _EXT
     if _EXT is not None:
         return _EXT
-    from torch.utils.cpp_extension import load
+    from torch.utils.cpp_extension import CUDA_HOME, load
+    if not CUDA_HOME:
+        raise RuntimeError("kb_runtime needs the CUDA toolkit (nvrtc); set CUDA_HOME")
+    lib = os.path.join(CUDA_HOME, "lib64")
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        "kb_runtime_ext.cpp")
     with open(src, "rb") as f:
@@ -65,7 +68,9 @@ def extension():
     os.makedirs(build, exist_ok=True)
     _EXT = load(name=f"kb_runtime_ext_{key}", sources=[src],
                 build_directory=build, with_cuda=True,
-                extra_cflags=["-O2"], verbose=_verbose())
+                extra_cflags=["-O2"], verbose=_verbose(),
+                extra_ldflags=[f"-L{lib}", f"-L{os.path.join(lib, 'stubs')}",
+                               "-lnvrtc", "-lcuda", f"-Wl,-rpath,{lib}"])
     return _EXT
 
 

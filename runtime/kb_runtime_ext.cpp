@@ -6,9 +6,8 @@
 // side) and launched with the driver API on the current stream, so launches
 // are captured by CUDA graphs.
 //
-// NVRTC and the driver API are reached through ATen's lazily loaded stub
-// (at::globalContext().getNVRTC()): the extension links neither libnvrtc nor
-// libcuda, and uses exactly the NVRTC that torch itself loads.
+// Links libnvrtc from the CUDA toolkit torch.utils.cpp_extension finds and
+// the driver's libcuda (torch wheels do not ship ATen's NVRTC stub header).
 //
 // A Region holds one kernel with its launch rule and guards. run() returns
 // nothing when a guard fails, and the caller then runs the original ATen ops
@@ -18,9 +17,11 @@
 //===----------------------------------------------------------------------===//
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
-#include <ATen/cuda/nvrtc_stub/ATenNVRTC.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/extension.h>
+
+#include <cuda.h>
+#include <nvrtc.h>
 
 #include <optional>
 #include <string>
@@ -28,13 +29,11 @@
 
 namespace {
 
-const at::cuda::NVRTC &nvrtc() { return at::globalContext().getNVRTC(); }
-
 void checkCu(CUresult res, const char *what) {
   if (res == CUDA_SUCCESS)
     return;
   const char *msg = nullptr;
-  nvrtc().cuGetErrorString(res, &msg);
+  cuGetErrorString(res, &msg);
   TORCH_CHECK(false, "kb_runtime: ", what, " failed: ", msg ? msg : "?");
 }
 
@@ -43,41 +42,40 @@ void checkCu(CUresult res, const char *what) {
 std::tuple<py::bytes, std::string, std::string>
 compile(const std::string &source, const std::string &entry,
         const std::string &arch) {
-  const auto &api = nvrtc();
   nvrtcProgram prog;
-  TORCH_CHECK(api.nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0,
+  TORCH_CHECK(nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0,
                                      nullptr, nullptr) == NVRTC_SUCCESS,
               "kb_runtime: nvrtcCreateProgram failed");
   std::string nameExpr = "&" + entry;
-  api.nvrtcAddNameExpression(prog, nameExpr.c_str());
+  nvrtcAddNameExpression(prog, nameExpr.c_str());
   std::string archOpt = "--gpu-architecture=" + arch;
   const char *opts[] = {archOpt.c_str(), "--std=c++17"};
-  nvrtcResult res = api.nvrtcCompileProgram(prog, 2, opts);
+  nvrtcResult res = nvrtcCompileProgram(prog, 2, opts);
   size_t logSize = 0;
-  api.nvrtcGetProgramLogSize(prog, &logSize);
+  nvrtcGetProgramLogSize(prog, &logSize);
   std::string log(logSize, '\0');
   if (logSize)
-    api.nvrtcGetProgramLog(prog, log.data());
+    nvrtcGetProgramLog(prog, log.data());
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
     log.pop_back();
   if (res != NVRTC_SUCCESS) {
-    api.nvrtcDestroyProgram(&prog);
+    nvrtcDestroyProgram(&prog);
     TORCH_CHECK(false, "kb_runtime: NVRTC could not compile '", entry,
-                "': ", log.empty() ? api.nvrtcGetErrorString(res) : log);
+                "': ", log.empty() ? nvrtcGetErrorString(res) : log);
   }
   const char *lowered = nullptr;
-  if (api.nvrtcGetLoweredName(prog, nameExpr.c_str(), &lowered) !=
+  if (nvrtcGetLoweredName(prog, nameExpr.c_str(), &lowered) !=
           NVRTC_SUCCESS ||
       !lowered) {
-    api.nvrtcDestroyProgram(&prog);
+    nvrtcDestroyProgram(&prog);
     TORCH_CHECK(false, "kb_runtime: no __global__ '", entry, "' in the source");
   }
   std::string loweredName = lowered;
   size_t size = 0;
-  api.nvrtcGetCUBINSize(prog, &size);
+  nvrtcGetCUBINSize(prog, &size);
   std::string cubin(size, '\0');
-  api.nvrtcGetCUBIN(prog, cubin.data());
-  api.nvrtcDestroyProgram(&prog);
+  nvrtcGetCUBIN(prog, cubin.data());
+  nvrtcDestroyProgram(&prog);
   return {py::bytes(cubin), loweredName, log};
 }
 
@@ -97,13 +95,12 @@ public:
         outputShapes(std::move(outputShapes)), updates(std::move(updates)) {
     TORCH_CHECK(this->grid.size() == 3 && this->block.size() == 3,
                 "kb_runtime: grid and block need three dimensions");
-    const auto &api = nvrtc();
     // The primary context is current once torch has initialised CUDA.
-    checkCu(api.cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
-    checkCu(api.cuModuleGetFunction(&function, module, loweredName.c_str()),
+    checkCu(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+    checkCu(cuModuleGetFunction(&function, module, loweredName.c_str()),
             "cuModuleGetFunction");
     if (sharedBytes > 48 * 1024)
-      checkCu(api.cuFuncSetAttribute(
+      checkCu(cuFuncSetAttribute(
                   function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                   (int)sharedBytes),
               "cuFuncSetAttribute");
@@ -165,7 +162,7 @@ public:
     for (void *&p : ptrs)
       args.push_back(&p);
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(device).stream();
-    checkCu(nvrtc().cuLaunchKernel(function, grid[0], grid[1], grid[2],
+    checkCu(cuLaunchKernel(function, grid[0], grid[1], grid[2],
                                    block[0], block[1], block[2], sharedBytes,
                                    stream, args.data(), nullptr),
             "cuLaunchKernel");
