@@ -66,7 +66,15 @@ def extension():
     key = hashlib.sha256(text + torch.__version__.encode()).hexdigest()[:16]
     build = os.path.join(cache_dir(), "runtime", key)
     os.makedirs(build, exist_ok=True)
-    _EXT = load(name=f"kb_runtime_ext_{key}", sources=[src],
+    # Build from one path per version: every rewritten model carries its own
+    # copy, and ninja rebuilds (a minute) whenever the source path changes.
+    stable = os.path.join(build, "kb_runtime_ext.cpp")
+    if not os.path.exists(stable):
+        tmp = f"{stable}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(text)
+        os.replace(tmp, stable)
+    _EXT = load(name=f"kb_runtime_ext_{key}", sources=[stable],
                 build_directory=build, with_cuda=True,
                 extra_cflags=["-O2"], verbose=_verbose(),
                 extra_ldflags=[f"-L{lib}", f"-L{os.path.join(lib, 'stubs')}",
@@ -228,7 +236,14 @@ class Program:
         self.tensor_positions = [i for i, spec in enumerate(self.inputs)
                                  if spec["kind"] == "tensor"]
         self.regions = None
+        # A kernel may write extra outputs in place (batch_norm's running
+        # statistics); the graph uses the leading ones.
+        self.num_results = [len(r.get("outputs", [])) - len(r.get("updates", []))
+                            for r in self.manifest["regions"]]
         self.fallbacks = [0] * len(references)
+        self.cl_regions = [None] * len(references)
+        self.use_cl = False
+        self.layout_ms = None
         self.graphs = None
         self.reasons = {}
 
@@ -265,15 +280,15 @@ class Program:
         arch = f"sm_{major}{minor}"
         variables = {"sm_count": torch.cuda.get_device_properties(
             dev).multi_processor_count}
-        for i, r in enumerate(self.manifest["regions"]):
+        def make(r, name):
             if r["status"] not in ("verified", "unverified"):
-                _log(f"{r['name']}: {r['status']}, running its ATen ops")
-                continue
+                _log(f"{name}: {r['status']}, running its ATen ops")
+                return None
             try:
                 with open(os.path.join(self.dir, r["source"])) as f:
                     source = f.read()
                 cubin, lowered = _compiled(ext, source, r["entry"], arch)
-                self.regions[i] = ext.Region(
+                region = ext.Region(
                     cubin, lowered,
                     [eval_launch_expr(e, variables) for e in r["grid"]],
                     [eval_launch_expr(e, variables) for e in r["block"]],
@@ -281,21 +296,82 @@ class Program:
                     [t["shape"] for t in r["inputs"]],
                     [t["shape"] for t in r["outputs"]],
                     [tuple(u) for u in r.get("updates", [])])
-                _log(f"{r['name']}: loaded ({r['status']})")
+                _log(f"{name}: loaded ({r['status']})")
+                return region
             except Exception as e:  # the ATen ops stay correct
-                warnings.warn(f"kb_runtime: {r['name']}: {e}; running its "
+                warnings.warn(f"kb_runtime: {name}: {e}; running its "
                               "ATen ops instead")
+                return None
+
+        for i, r in enumerate(self.manifest["regions"]):
+            self.regions[i] = make(r, r["name"])
+            if self.regions[i] is not None and "channels_last" in r:
+                self.cl_regions[i] = make(r["channels_last"], r["name"] + "_cl")
         if self.manifest.get("cuda_graphs", True) and \
                 os.environ.get("KB_CUDA_GRAPHS", "1") != "0":
             self.graphs = _GraphRunner(self._run)
 
+    # ---- layout ---------------------------------------------------------------
+    def cl(self, i, t):
+        """The input of a convolution that feeds region i, in its layout."""
+        if not self.use_cl or self.cl_regions[i] is None or t.dim() not in (4, 5):
+            return t
+        return t.contiguous(memory_format=torch.channels_last if t.dim() == 4
+                            else torch.channels_last_3d)
+
+    def _call_cl(self, i, inputs):
+        spec = self.manifest["regions"][i]["channels_last"]
+        perm = spec["perm"]
+        views = []
+        for t, target in zip(inputs, spec["inputs"]):
+            if t.dim() == len(perm):
+                views.append(t.permute(perm))
+            else:
+                padded = [1] * (len(perm) - t.dim()) + list(t.shape)
+                views.append(t.reshape(padded).permute(perm).reshape(target["shape"]))
+        out = self.cl_regions[i].run(views)
+        if out is None:
+            return None
+        inverse = [perm.index(d) for d in range(len(perm))]
+        return [o.permute(inverse) for o in out[:self.num_results[i]]]
+
+    def _choose_layout(self, module, tensors):
+        """Times the forward both ways (buffers restored) and keeps the faster."""
+        forced = os.environ.get("KB_CHANNELS_LAST")
+        if forced is not None:
+            self.use_cl = forced not in ("", "0")
+            return
+        saved = [(b, b.clone()) for b in module.buffers()]
+        times = {}
+        with torch.no_grad():
+            for use_cl in (False, True, False, True):
+                self.use_cl = use_cl
+                self._run(module, *tensors)  # warm-up (cuDNN plans)
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                self._run(module, *tensors)
+                end.record()
+                end.synchronize()
+                times.setdefault(use_cl, []).append(start.elapsed_time(end))
+        for b, copy in saved:
+            b.copy_(copy)
+        self.layout_ms = {"nchw": min(times[False]), "channels_last": min(times[True])}
+        self.use_cl = self.layout_ms["channels_last"] < 0.97 * self.layout_ms["nchw"]
+        _log(f"layout: {self.layout_ms} -> "
+             f"{'channels-last' if self.use_cl else 'NCHW'}")
+
     # ---- execution ----------------------------------------------------------
     def call(self, i, inputs):
+        if self.use_cl and self.cl_regions[i] is not None:
+            out = self._call_cl(i, inputs)
+            if out is not None:
+                return out
         r = self.regions[i]
         if r is not None:
             out = r.run(list(inputs))
             if out is not None:
-                return out
+                return out[:self.num_results[i]]
             if self.fallbacks[i] == 0:
                 _log(f"region {i} guard failed: {r.guard(list(inputs))}")
             self.fallbacks[i] += 1
@@ -312,9 +388,11 @@ class Program:
                 _log(f"original forward: {reason}")
             self.reasons[reason] += 1
             return self.original_forward(module, *args, **kwargs)
+        tensors = [args[i] for i in self.tensor_positions]
         if self.regions is None:
             self._load()
-        tensors = [args[i] for i in self.tensor_positions]
+            if any(r is not None for r in self.cl_regions):
+                self._choose_layout(module, tensors)
         if self.graphs is not None:
             return self.graphs(module, *tensors)
         return self._run(module, *tensors)

@@ -216,8 +216,18 @@ private:
       std::string name = a.getName().str() + (a.getInplace() ? "_" : "");
       if (a.getInplace() && llvm::StringRef(a.getName()).ends_with("_"))
         name = a.getName().str();
-      os << ind << assign(&op) << site("aten", name) << "("
-         << args(a.getArgs()) << ")\n";
+      std::string argText = args(a.getArgs());
+      if (auto cl = clConvs.find(&op); cl != clConvs.end()) {
+        argText.clear();
+        for (auto [i, v] : llvm::enumerate(a.getArgs())) {
+          std::string u = use(v);
+          if (i < 2)
+            u = "K.cl(" + std::to_string(cl->second) + ", " + u + ")";
+          argText += (i ? ", " : "") + u;
+        }
+      }
+      os << ind << assign(&op) << site("aten", name) << "(" << argText
+         << ")\n";
       return llvm::Error::success();
     }
     if (auto l = dyn_cast<LaunchOp>(op)) {
@@ -299,6 +309,8 @@ private:
 
 public:
   std::vector<std::string> sites;
+  /// Convolutions whose output feeds a channels-last-capable region.
+  llvm::DenseMap<Operation *, unsigned> clConvs;
 
 private:
   const std::map<std::string, unsigned> &regionIndex;
@@ -309,9 +321,26 @@ private:
 } // namespace
 
 llvm::Expected<PythonProgram>
-emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex) {
+emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
+           const std::set<std::string> &channelsLast) {
   PythonProgram prog;
   Emitter emitter(regionIndex);
+  // A channels-last region returns channels-last tensors: only where the
+  // graph returns them directly (view-like consumers would see new strides).
+  module.walk([&](LaunchOp launch) {
+    if (!channelsLast.count(launch.getKernel().str()) ||
+        launch.getArgs().empty())
+      return;
+    auto conv = launch.getArgs()[0].getDefiningOp<AtenOp>();
+    if (!conv || conv.getName() != "_convolution" ||
+        !launch.getArgs()[0].hasOneUse())
+      return;
+    for (Value r : launch.getResults())
+      for (Operation *user : r.getUsers())
+        if (!isa<func::ReturnOp>(user))
+          return;
+    emitter.clConvs[conv] = regionIndex.at(launch.getKernel().str());
+  });
   llvm::raw_string_ostream refs(prog.references);
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     Block &body = kernel.getBody().front();

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kb/Emit/Rewrite.h"
+#include "kb/CodeGen/ChannelsLast.h"
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Emit/PythonEmitter.h"
 #include "kb/IR/KbDialect.h"
@@ -232,6 +233,10 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
 
   // 1. Kernels from the code generator.
   std::vector<EmittedKernel> emitted;
+  std::vector<std::optional<EmittedKernel>> emittedCL;
+  std::vector<std::optional<ChannelsLastVariant>> variants;
+  mlir::OwningOpRef<mlir::ModuleOp> scratch =
+      mlir::ModuleOp::create(module.getLoc());
   std::map<std::string, unsigned> regionIndex;
   std::vector<std::string> jobPaths;
   for (KernelOp kernel : module.getOps<KernelOp>()) {
@@ -245,6 +250,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       rec.status = "not_generated";
       rec.detail = toString(k.takeError());
       emitted.emplace_back();
+      emittedCL.emplace_back();
+      variants.emplace_back();
       result.regions.push_back(std::move(rec));
       continue;
     }
@@ -264,6 +271,26 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     jobPaths.push_back(jp.str().str());
     rec.status = "unverified";
     emitted.push_back(std::move(*k));
+    emittedCL.emplace_back();
+    variants.push_back(makeChannelsLastVariant(kernel, *scratch));
+    if (variants.back()) {
+      auto cl = emitKernel(variants.back()->kernel);
+      if (!cl) {
+        consumeError(cl.takeError());
+        variants.back().reset();
+      } else {
+        if (auto err = writeFile(kernelDir, cl->name + ".cu", cl->source))
+          return std::move(err);
+        if (auto err = writeFile(kernelDir, cl->name + ".job.json",
+                                 verifyJobJson(*cl)))
+          return std::move(err);
+        SmallString<256> cp(kernelDir);
+        sys::path::append(cp, cl->name + ".job.json");
+        jobPaths.push_back(cp.str().str());
+        rec.clStatus = "unverified";
+        emittedCL.back() = std::move(*cl);
+      }
+    }
     result.regions.push_back(std::move(rec));
   }
 
@@ -320,35 +347,46 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
           byId[id->str()] = std::move(o);
       }
     }
-    for (RegionRecord &rec : result.regions) {
-      auto it = byId.find(rec.name);
-      if (rec.status == "not_generated")
-        continue;
+    // Applies kb-verify's verdict on job `id` to (status, detail, time).
+    auto apply = [&](const std::string &id, std::string &status,
+                     std::string &detail, std::optional<double> &kernelMs,
+                     RegionRecord &rec, bool primary) {
+      auto it = byId.find(id);
       if (it == byId.end()) {
-        rec.detail = "kb-verify gave no verdict (see kb-verify.log)";
-        continue;
+        detail = "kb-verify gave no verdict (see kb-verify.log)";
+        return;
       }
       json::Object &v = it->second;
-      StringRef status = v.getString("status").value_or("?");
+      StringRef st = v.getString("status").value_or("?");
       if (result.gpu) {
         bool accepted = v.getBoolean("accepted").value_or(false);
-        rec.status = accepted ? "verified" : "rejected";
-        rec.detail = v.getString("detail").value_or("").str();
+        status = accepted ? "verified" : "rejected";
+        detail = v.getString("detail").value_or("").str();
         if (auto *t = v.getObject("candidate_timing"))
-          rec.kernelMs = t->getNumber("median_ms");
-        if (auto *t = v.getObject("eager_timing"))
-          rec.eagerMs = t->getNumber("median_ms");
-        rec.copyGBs = v.getNumber("copy_bandwidth_gbs");
-        if (!accepted && rec.detail.empty())
-          rec.detail = status.str();
+          kernelMs = t->getNumber("median_ms");
+        if (!accepted && detail.empty())
+          detail = st.str();
+        if (primary) {
+          if (auto *t = v.getObject("eager_timing"))
+            rec.eagerMs = t->getNumber("median_ms");
+          rec.copyGBs = v.getNumber("copy_bandwidth_gbs");
+        }
       } else {
-        rec.status = status == "compiled" ? "unverified" : "compile_error";
-        rec.detail = status == "compiled"
-                         ? "compiled for " + opts.compileArchs +
-                               "; no GPU here, so not verified"
-                         : v.getString("log").value_or(status).str();
+        status = st == "compiled" ? "unverified" : "compile_error";
+        detail = st == "compiled" ? "compiled for " + opts.compileArchs +
+                                        "; no GPU here, so not verified"
+                                  : v.getString("log").value_or(st).str();
       }
-      rec.verdict = json::Value(std::move(v));
+      if (primary)
+        rec.verdict = json::Value(json::Object(v));
+    };
+    for (RegionRecord &rec : result.regions) {
+      if (rec.status == "not_generated")
+        continue;
+      apply(rec.name, rec.status, rec.detail, rec.kernelMs, rec, true);
+      if (!rec.clStatus.empty())
+        apply(rec.name + "_cl", rec.clStatus, rec.clDetail, rec.clKernelMs,
+              rec, false);
     }
   } else {
     for (RegionRecord &rec : result.regions)
@@ -360,7 +398,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
 
   // 3. manifest.json: what the runtime loads.
   json::Array regions;
-  for (auto [rec, k] : llvm::zip(result.regions, emitted)) {
+  for (auto [idx, rec] : llvm::enumerate(result.regions)) {
+    const EmittedKernel &k = emitted[idx];
     json::Object r{{"name", rec.name},     {"status", rec.status},
                    {"origin", rec.origin}, {"kind", rec.kind},
                    {"anchor", rec.anchor}, {"ops", rec.ops}};
@@ -376,6 +415,24 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       for (auto [o, i] : k.updates)
         updates.push_back(json::Array{o, i});
       r["updates"] = std::move(updates);
+    }
+    if (variants[idx] && emittedCL[idx]) {
+      const EmittedKernel &c = *emittedCL[idx];
+      json::Array ins, outs;
+      for (const auto &shape : variants[idx]->permutedShapes)
+        ins.push_back(json::Object{{"shape", json::Array(shape)}});
+      for (const EmittedTensor &t : c.outputs)
+        outs.push_back(json::Object{{"shape", json::Array(t.shape)}});
+      r["channels_last"] = json::Object{
+          {"status", rec.clStatus},
+          {"source", "kernels/" + c.name + ".cu"},
+          {"entry", c.name},
+          {"grid", json::Array(c.grid)},
+          {"block", json::Array(c.block)},
+          {"shared_bytes", "0"},
+          {"perm", json::Array(variants[idx]->perm)},
+          {"inputs", std::move(ins)},
+          {"outputs", std::move(outs)}};
     }
     regions.push_back(std::move(r));
   }
@@ -404,7 +461,12 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   std::string source = opts.modelSource.empty()
                            ? meta.getString("source").value_or("").str()
                            : opts.modelSource;
-  auto prog = emitPython(module, regionIndex);
+  std::set<std::string> clKernels;
+  for (auto [idx, rec] : llvm::enumerate(result.regions))
+    if (emittedCL[idx] && rec.clStatus != "rejected" &&
+        rec.clStatus != "compile_error")
+      clKernels.insert(rec.name);
+  auto prog = emitPython(module, regionIndex, clKernels);
   if (!prog) {
     result.modelNewNote = toString(prog.takeError());
   } else if (source.empty() || !StringRef(source).ends_with(".py")) {

@@ -13,6 +13,7 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 namespace kb {
@@ -31,9 +32,14 @@ struct PythonProgram {
 /// `regionIndex` maps kernel symbol names to the runtime's region indices.
 /// Fails, naming the op and its location, on an op with no Python form
 /// (control flow blocks, non-scalar tensor literals).
+/// Kernels in `channelsLast` have a channels-last variant: a convolution
+/// feeding only such a launch, whose results are only returned, gets its
+/// input and weight through K.cl(i, t) (a channels-last copy when the
+/// runtime chose that layout, else t itself).
 llvm::Expected<PythonProgram>
 emitPython(mlir::ModuleOp module,
-           const std::map<std::string, unsigned> &regionIndex);
+           const std::map<std::string, unsigned> &regionIndex,
+           const std::set<std::string> &channelsLast = {});
 
 } // namespace kb
 

@@ -39,6 +39,10 @@ struct RegionRecord {
   std::string origin = "codegen";
   std::string detail; // why (rejection, skip reason, "no GPU")
   std::optional<double> kernelMs, eagerMs, copyGBs;
+  /// The channels-last variant (pointwise regions after a convolution):
+  /// its status as above ("" = none) and time.
+  std::string clStatus, clDetail;
+  std::optional<double> clKernelMs;
   int64_t bytes = 0;    // bytes the fused kernel reads and writes
   int64_t elements = 0; // output elements
   unsigned numOps = 0;

@@ -1,0 +1,94 @@
+//===- ChannelsLast.cpp - Pointwise kernels over channels-last data -------===//
+
+#include "kb/CodeGen/ChannelsLast.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+namespace kb {
+namespace {
+
+/// Right-aligns `shape` to `rank` (broadcasting's alignment), permutes it,
+/// and drops the leading 1s again, so [C, 1, 1] becomes [C].
+std::vector<int64_t> permuteShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
+  size_t rank = perm.size();
+  std::vector<int64_t> padded(rank - shape.size(), 1);
+  padded.insert(padded.end(), shape.begin(), shape.end());
+  std::vector<int64_t> out;
+  for (int64_t p : perm)
+    out.push_back(padded[p]);
+  if (shape.size() == rank)
+    return out;
+  size_t lead = 0;
+  while (lead + 1 < out.size() && out[lead] == 1)
+    ++lead;
+  if (shape.empty())
+    return {};
+  return std::vector<int64_t>(out.begin() + lead, out.end());
+}
+
+Type permuteType(Type t, ArrayRef<int64_t> perm) {
+  auto ranked = dyn_cast<RankedTensorType>(t);
+  if (!ranked)
+    return t;
+  return RankedTensorType::get(permuteShape(ranked.getShape(), perm),
+                               ranked.getElementType());
+}
+
+} // namespace
+
+std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
+                                                           ModuleOp scratch) {
+  if (!kernel.getAnchor() || *kernel.getAnchor() != "aten::_convolution")
+    return std::nullopt;
+  Block &body = kernel.getBody().front();
+  if (body.getNumArguments() == 0)
+    return std::nullopt;
+  auto first = dyn_cast<RankedTensorType>(body.getArgument(0).getType());
+  if (!first || (first.getRank() != 4 && first.getRank() != 5) ||
+      !first.hasStaticShape())
+    return std::nullopt;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<ConstantOp>(op) && !isa<TensorType>(op.getResult(0).getType()))
+      continue;
+    auto aten = dyn_cast<AtenOp>(op);
+    if (!aten || !aten.getKind() ||
+        (*aten.getKind() != "elementwise" && *aten.getKind() != "broadcast"))
+      return std::nullopt;
+  }
+  for (Value v : body.getTerminator()->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || t.getShape() != first.getShape())
+      return std::nullopt;
+  }
+  for (Value a : body.getArguments()) {
+    auto t = dyn_cast<RankedTensorType>(a.getType());
+    if (!t || t.getRank() > first.getRank())
+      return std::nullopt;
+  }
+
+  ChannelsLastVariant v;
+  v.perm = first.getRank() == 4 ? std::vector<int64_t>{0, 2, 3, 1}
+                                : std::vector<int64_t>{0, 2, 3, 4, 1};
+  OpBuilder b(scratch.getBodyRegion());
+  b.setInsertionPointToEnd(scratch.getBody());
+  auto clone = cast<KernelOp>(b.clone(*kernel.getOperation()));
+  clone.setSymName((kernel.getSymName() + "_cl").str());
+  Block &cb = clone.getBody().front();
+  for (BlockArgument a : cb.getArguments()) {
+    auto shape = cast<RankedTensorType>(a.getType()).getShape();
+    v.inputShapes.emplace_back(shape.begin(), shape.end());
+    a.setType(permuteType(a.getType(), v.perm));
+    auto p = cast<RankedTensorType>(a.getType()).getShape();
+    v.permutedShapes.emplace_back(p.begin(), p.end());
+  }
+  for (Operation &op : cb.without_terminator())
+    for (OpResult r : op.getResults())
+      r.setType(permuteType(r.getType(), v.perm));
+  v.kernel = clone;
+  return v;
+}
+
+} // namespace kb
