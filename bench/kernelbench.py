@@ -196,6 +196,7 @@ def run_task(args, level, task_path, result):
         result["inductor_s"] = round(time.time() - t0, 1)
     result["fallbacks"] = {"regions": model_new._kb.fallbacks,
                            "forward": model_new._kb.reasons}
+    result["layout"] = model_new._kb.layout_ms
 
 
 class StageError(Exception):
@@ -322,6 +323,11 @@ def main():
                   f"compile {fmt(r.get('compile_ms'), '.3f')} new {fmt(r.get('new_ms'), '.3f')} ms")
         print(f"[{i + 1}/{len(tasks)}] L{level}-{tid} {os.path.basename(path)[:44]:44} "
               f"{status} ({r['wall_s']} s)", flush=True)
+        if args.json:  # after every task: a run cut short keeps its results
+            with open(args.json, "w") as f:
+                json.dump({"gpu": gpu, "torch": torch.__version__,
+                           "command": " ".join(sys.argv), "partial": True,
+                           "tasks": results}, f, indent=1)
     summary = summarize(results)
     print(f"\n{'task':50} {'1e-4':5} {'eager':>8} {'compile':>8} {'new':>8} {'vs eager':>9} "
           f"{'vs comp':>8}")

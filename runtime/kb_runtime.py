@@ -342,11 +342,14 @@ class Program:
             self.use_cl = forced not in ("", "0")
             return
         saved = [(b, b.clone()) for b in module.buffers()]
-        times = {}
+        times, outputs = {}, {}
         with torch.no_grad():
             for use_cl in (False, True, False, True):
                 self.use_cl = use_cl
-                self._run(module, *tensors)  # warm-up (cuDNN plans)
+                out = self._run(module, *tensors)  # warm-up (cuDNN plans)
+                outputs[use_cl] = [o.float() for o in (
+                    out if isinstance(out, (tuple, list)) else (out,))
+                    if isinstance(o, torch.Tensor)]
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
                 start.record()
@@ -357,7 +360,14 @@ class Program:
         for b, copy in saved:
             b.copy_(copy)
         self.layout_ms = {"nchw": min(times[False]), "channels_last": min(times[True])}
-        self.use_cl = self.layout_ms["channels_last"] < 0.97 * self.layout_ms["nchw"]
+        # cuDNN may pick another algorithm for channels-last data, and with
+        # TF32 convolutions that changes results by ~1e-4: keep a layout
+        # change only when the outputs stay within 1e-5 of the traced layout.
+        same = all(torch.allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True)
+                   for a, b in zip(outputs[False], outputs[True]))
+        self.layout_ms["same_results"] = same
+        self.use_cl = same and \
+            self.layout_ms["channels_last"] < 0.97 * self.layout_ms["nchw"]
         _log(f"layout: {self.layout_ms} -> "
              f"{'channels-last' if self.use_cl else 'NCHW'}")
 
