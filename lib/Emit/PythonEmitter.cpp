@@ -109,12 +109,19 @@ public:
   }
 
 private:
+  /// "graph.txt:12:3: msg": the graph line of the op (the first file
+  /// location of a fused one).
   llvm::Error fail(Operation *op, const llvm::Twine &msg) {
-    std::string loc;
-    llvm::raw_string_ostream los(loc);
-    op->getLoc().print(los);
+    std::string where;
+    op->getLoc()->walk([&](Location l) {
+      if (auto f = dyn_cast<FileLineColLoc>(l); f && where.empty())
+        where = (f.getFilename().str() + ":" + std::to_string(f.getLine()) +
+                 ":" + std::to_string(f.getColumn()));
+      return WalkResult::advance();
+    });
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   los.str() + ": " + msg.str());
+                                   (where.empty() ? "" : where + ": ") +
+                                       msg.str());
   }
 
   std::string fresh(Value v) {

@@ -67,6 +67,11 @@ cl::opt<std::string> modelFile(
     "model",
     cl::desc("The traced model.py (default: the source params.json names)"),
     cl::sub(rewriteCmd));
+cl::opt<bool> fuseBeforeTF32(
+    "fuse-before-tf32",
+    cl::desc("Fuse reductions and norms even where they feed a TF32 "
+             "convolution (outputs then differ from eager by ~1e-4)"),
+    cl::sub(rewriteCmd));
 cl::opt<bool> quiet("quiet", cl::desc("Only errors"), cl::sub(rewriteCmd));
 cl::opt<std::string> codegenInput(cl::Positional, cl::Required,
                                   cl::desc("<graph.txt>"), cl::sub(codegenCmd));
@@ -229,6 +234,7 @@ int runRewrite(const char *argv0) {
   opts.cudaGraphs = !noCudaGraphs;
   opts.quiet = quiet;
   opts.modelSource = modelFile;
+  opts.fuseBeforeTF32 = fuseBeforeTF32;
   auto result = kb::rewriteGraph(*module, opts, outs());
   if (!result) {
     std::string msg = toString(result.takeError());

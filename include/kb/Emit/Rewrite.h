@@ -28,13 +28,17 @@ struct RewriteOptions {
   std::string kbVerify;       // path of kb-verify ("" = not found)
   std::string compileArchs = "sm_75,sm_90"; // checked when no GPU is present
   bool cudaGraphs = true;
+  /// Fuse reductions/norms/softmax even where their result feeds a TF32
+  /// convolution (see docs/rewrite.md, "Numerics").
+  bool fuseBeforeTF32 = false;
   bool quiet = false;
 };
 
 /// What happened to one region (one row of the report).
 struct RegionRecord {
   std::string name, kind, anchor, ops;
-  /// verified | rejected | unverified | compile_error | not_generated
+  /// verified | rejected | unverified | compile_error | not_generated |
+  /// kept (ATen ops by policy)
   std::string status;
   std::string origin = "codegen";
   std::string detail; // why (rejection, skip reason, "no GPU")

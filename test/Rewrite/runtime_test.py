@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Unit tests of runtime/kb_runtime.py that need torch but no GPU.
+
+    runtime_test.py RUNTIME_DIR
+"""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+import torch
+
+sys.path.insert(0, sys.argv.pop(1))
+import kb_runtime  # noqa: E402
+
+
+class LaunchExprTest(unittest.TestCase):
+    def test_kb_verify_semantics(self):
+        ev = kb_runtime.eval_launch_expr
+        self.assertEqual(ev("ceil_div(65028096, 256)", {}), 254016)
+        self.assertEqual(ev("min(1000, sm_count * 4)", {"sm_count": 132}), 528)
+        self.assertEqual(ev("7 / 2", {}), 3)  # integer division, as kb-verify
+        self.assertEqual(ev("max(3, 2) % 2 + -1", {}), 0)
+
+    def test_rejects_anything_else(self):
+        for bad in ("__import__('os')", "x.y", "unknown", "1.5", "pow(2, 3)"):
+            with self.assertRaises(ValueError, msg=bad):
+                kb_runtime.eval_launch_expr(bad, {})
+
+
+class OpCallTest(unittest.TestCase):
+    def test_keyword_only_operands(self):
+        gelu = kb_runtime.OpCall("aten", "gelu")
+        x = torch.linspace(-3, 3, 7)
+        self.assertTrue(torch.equal(gelu(x, "tanh"),
+                                    torch.nn.functional.gelu(x, approximate="tanh")))
+        self.assertEqual(gelu.split, (1, ("approximate",)))
+        # The split is reused.
+        self.assertTrue(torch.equal(gelu(x, "none"), torch.nn.functional.gelu(x)))
+
+    def test_in_place_alpha_runs_once(self):
+        add_ = kb_runtime.OpCall("aten", "add_")
+        t = torch.zeros(3, dtype=torch.int64)
+        add_(t, torch.ones(3, dtype=torch.int64), 1)
+        self.assertEqual(t.tolist(), [1, 1, 1])  # not applied twice while resolving
+
+    def test_positional_schemas(self):
+        s = kb_runtime.OpCall("aten", "sum")
+        x = torch.arange(6.0).reshape(2, 3)
+        self.assertEqual(s(x, [1], True, None).tolist(), [[3.0], [12.0]])
+
+    def test_unknown_op_raises(self):
+        with self.assertRaises((AttributeError, RuntimeError)):
+            kb_runtime.OpCall("aten", "no_such_op_kb")(torch.zeros(1))
+
+
+class GuardTest(unittest.TestCase):
+    def program(self, inputs=None):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "manifest.json"), "w") as f:
+            json.dump({"training": True, "regions": [], "inputs": inputs or [
+                {"name": "x", "kind": "tensor", "shape": [2, 3], "dtype": "float32"},
+                {"name": "s", "kind": "constant", "value": 3.14}]}, f)
+        return kb_runtime.Program(d, None, [], None)
+
+    def test_reasons(self):
+        p = self.program()
+        m = torch.nn.Linear(3, 3)
+        x = torch.zeros(2, 3)
+        self.assertIn("keyword", p._mismatch(m, (x, 3.14), {"s": 1}))
+        self.assertIn("traced with 2", p._mismatch(m, (x,), {}))
+        self.assertIn("'x' differs", p._mismatch(m, (x, 3.14), {}))  # CPU tensor
+        q = self.program([{"name": "s", "kind": "constant", "value": 3.14}])
+        self.assertIn("'s' differs", q._mismatch(m, (2.0,), {}))
+        self.assertIn("'s' differs", q._mismatch(m, (torch.tensor(3.14),), {}))
+        # Autograd: parameters requiring gradients under grad mode.
+        with torch.enable_grad():
+            self.assertIn("autograd", q._mismatch(m, (3.14,), {}))
+        with torch.no_grad():
+            self.assertIsNone(q._mismatch(m, (3.14,), {}))
+        m.eval()
+        self.assertIn("training mode", p._mismatch(m, (x, 3.14), {}))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
