@@ -191,8 +191,9 @@ class _GraphRunner:
     def __call__(self, *args):
         if self.disabled or torch.cuda.is_current_stream_capturing():
             return self.fn(*args)
-        key = tuple(a.data_ptr() if isinstance(a, torch.Tensor) else a
-                    for a in args)
+        # Addresses and strides: a replay reads memory as it was captured.
+        key = tuple((a.data_ptr(), a.stride()) if isinstance(a, torch.Tensor)
+                    else a for a in args)
         slots = self.entries.get(key)
         if slots is None:
             if key not in self.seen:
