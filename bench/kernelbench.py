@@ -138,6 +138,12 @@ def run_task(args, level, task_path, result):
                          for reg in report["regions"]]
     if not report["model_new"]:
         raise StageError(stage, report["model_new_note"])
+    for f in ("kb_runtime.py", "kb_runtime_ext.cpp"):
+        with open(os.path.join(ROOT, "runtime", f)) as a, \
+                open(os.path.join(work, "rewritten", f)) as b:
+            if a.read() != b.read():
+                result["warning"] = (f"{args.kb_rewrite} embeds an older {f} than "
+                                     "runtime/: rebuild it (scripts/pack-kb-rewrite)")
 
     stage = "load"
     t0 = time.time()
@@ -317,6 +323,8 @@ def main():
         r["wall_s"] = round(time.time() - t0, 1)
         results.append(r)
         err = r.get("error")
+        if r.get("warning"):
+            print(f"warning: {r['warning']}", flush=True)
         status = (f"FAILED at {err['stage']}: {err['message'].strip().splitlines()[-1][:100]}"
                   if err else
                   f"{'ok' if r.get('correct_1e4') else 'WRONG'} eager {fmt(r.get('eager_ms'), '.3f')} "
