@@ -324,8 +324,14 @@ class Program:
         spec = self.manifest["regions"][i]["channels_last"]
         perm = spec["perm"]
         views = []
-        for t, target in zip(inputs, spec["inputs"]):
+        fmt = torch.channels_last if len(perm) == 4 else torch.channels_last_3d
+        for j, (t, target) in enumerate(zip(inputs, spec["inputs"])):
             if t.dim() == len(perm):
+                # Full-rank operands other than the convolution's output (a
+                # residual) may be NCHW: one copy, which the layout timing
+                # accounts for.
+                if j > 0 and not t.is_contiguous(memory_format=fmt):
+                    t = t.contiguous(memory_format=fmt)
                 views.append(t.permute(perm))
             else:
                 padded = [1] * (len(perm) - t.dim()) + list(t.shape)

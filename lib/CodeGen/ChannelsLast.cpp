@@ -51,8 +51,13 @@ std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
       !first.hasStaticShape())
     return std::nullopt;
   for (Operation &op : body.without_terminator()) {
-    if (isa<ConstantOp>(op) && !isa<TensorType>(op.getResult(0).getType()))
-      continue;
+    if (isa<ConstantOp>(op)) {
+      // Scalars, also as 0-d tensors (`x * 0.5` traces a 0-d double tensor).
+      auto t = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+      if (!t || t.getRank() == 0)
+        continue;
+      return std::nullopt;
+    }
     auto aten = dyn_cast<AtenOp>(op);
     if (!aten || !aten.getKind() ||
         (*aten.getKind() != "elementwise" && *aten.getKind() != "broadcast"))

@@ -9,7 +9,12 @@
    generated reference function) computes what Model.forward computes, on
    the traced shapes, on the CPU: this checks the Python emitter (every aten
    call, constant and list) independently of the kernels.
-3. ModelNew.forward on CPU tensors takes the guarded path (the original
+3. Where regions have channels-last variants: the runtime's channels-last
+   path (convolution inputs converted, operands passed as permuted views,
+   outputs permuted back) with each variant computed by the region's
+   reference ops on the permuted operands gives the same result: this checks
+   the permuted kernel specs and the runtime's view logic.
+4. ModelNew.forward on CPU tensors takes the guarded path (the original
    forward) and returns the same result.
 Prints one line per check; exits 1 on a mismatch, 77 (skipped) when the
 traced inputs are larger than --max-elements.
@@ -45,6 +50,29 @@ class ReferenceRegions:
     def call(self, i, inputs):
         self.calls += 1
         return self.references[i](*inputs)
+
+
+class PermutedReference:
+    """Stands in for a channels-last kernel: checks the operands it is given
+    against the variant's spec, then runs the region's ops on them."""
+
+    def __init__(self, spec, reference):
+        self.spec, self.reference, self.calls = spec, reference, 0
+        self.guard_failures = 0
+
+    def run(self, views):
+        for v, s in zip(views, self.spec["inputs"]):
+            assert list(v.shape) == s["shape"], f"operand {list(v.shape)} vs {s['shape']}"
+            if not v.is_contiguous():
+                # The kernel's guard: the convolution did not return
+                # channels-last data (CPU transposed 3-d convolutions).
+                self.guard_failures += 1
+                return None
+        self.calls += 1
+        out = list(self.reference(*views))
+        for o, s in zip(out, self.spec["outputs"]):
+            assert list(o.shape) == s["shape"]
+        return out
 
 
 def flat(x):
@@ -110,6 +138,28 @@ def main():
         assert torch.allclose(a.float(), b.float(), atol=1e-6), f"state '{k}' after forward differs"
     print(f"graph program: {len(ref)} outputs match Model.forward "
           f"({regions.calls} regions through their reference ops)")
+
+    variants = [r.get("channels_last") for r in manifest["regions"]]
+    if any(variants):
+        program = new.kb_runtime.Program(args.dir, new._kb_forward, new._KB_REFERENCES,
+                                         None)
+        # A failed channels-last guard falls back to the NCHW region: here
+        # the region's reference ops.
+        program.regions = [None] * len(variants)
+        program.cl_regions = [PermutedReference(v, ref_fn) if v else None
+                              for v, ref_fn in zip(variants, new._KB_REFERENCES)]
+        program.use_cl = True
+        model_c = copy.deepcopy(model)
+        with torch.no_grad():
+            got_cl = flat(program._run(model_c, *tensors))
+        for i, (a, b) in enumerate(zip(ref, got_cl)):
+            assert torch.allclose(a, b, atol=1e-4, rtol=1e-4, equal_nan=True), \
+                f"channels-last output {i}: max |diff| {float((a - b).abs().max())}"
+        calls = sum(r.calls for r in program.cl_regions if r)
+        assert calls, "no channels-last variant ran"
+        misses = sum(r.guard_failures for r in program.cl_regions if r)
+        print(f"channels-last: {calls} regions through permuted operands match"
+              f"{f' ({misses} guarded back to NCHW)' if misses else ''}")
 
     with torch.no_grad():
         guarded = flat(model_new(*args_in))
