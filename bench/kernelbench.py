@@ -200,6 +200,17 @@ def run_task(args, level, task_path, result):
         compiled = torch.compile(model_ref)
         result["compile_ms"] = time_calls(compiled, inputs, args.runs, args.warmup, flush)
         result["inductor_s"] = round(time.time() - t0, 1)
+        # The baseline under the same check: does inductor's code (its own
+        # layouts and algorithms) pass KernelBench's 1e-4 against eager?
+        torch.manual_seed(1000)
+        check_in = to_cuda(task.get_inputs())
+        with torch.no_grad():
+            ref = flat(model(*check_in))
+            got = flat(compiled(*check_in))
+        result["compile_max_abs_err"] = max(
+            float((a.double() - b.double()).abs().max()) for a, b in zip(ref, got))
+        result["compile_correct_1e4"] = all(
+            bool(torch.allclose(a, b, atol=1e-4, rtol=1e-4)) for a, b in zip(ref, got))
     result["fallbacks"] = {"regions": model_new._kb.fallbacks,
                            "forward": model_new._kb.reasons}
     result["layout"] = model_new._kb.layout_ms
