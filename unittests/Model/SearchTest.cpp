@@ -1,0 +1,306 @@
+//===- SearchTest.cpp - Strategies, selection, transcripts, replay --------===//
+//
+// The scripted server plays the model; a fake verifier plays kb-verify by
+// reading a marker the scripted kernels carry (FAST, SLOW, WRONG, NOCOMPILE).
+// Control flow is checked from the transcript.
+//
+//===----------------------------------------------------------------------===//
+#include "kb/Model/Search.h"
+#include "ScriptedServer.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+using namespace kb::model;
+using kbtest::ScriptedServer;
+using json = nlohmann::json;
+
+namespace {
+
+std::string kernel(const std::string &marker) {
+  return "Here you go:\n```cuda\nextern \"C\" __global__ void kb_region_0(const float* in0, "
+         "float* out0) {\n  // " + marker + "\n  out0[threadIdx.x] = in0[threadIdx.x];\n}\n```\n";
+}
+
+json step(const std::string &marker) { return {{"reply", kernel(marker)}}; }
+
+KernelSpec spec() {
+  KernelSpec s;
+  s.name = "kb_region_0";
+  s.kind = "pointwise";
+  s.pytorch = "def _kb_region_0_reference(in0):\n    return (torch.ops.aten.relu(in0),)";
+  s.kbIR = "kb.kernel @kb_region_0";
+  s.tensors = "in0 [256]\nout0 [256]";
+  s.signature = "extern \"C\" __global__ void kb_region_0(const float* in0, float* out0)";
+  s.grid = "1, 1, 1";
+  s.block = "256, 1, 1";
+  s.example = "...";
+  s.exampleKind = "pointwise";
+  s.baselineMs = 0.5;
+  return s;
+}
+
+Candidate baseline() {
+  Candidate c;
+  c.origin = "codegen";
+  c.status = "accepted";
+  c.kernelMs = 0.5;
+  return c;
+}
+
+VerifyResult fakeVerify(const std::string &src, const std::string &) {
+  VerifyResult v;
+  if (src.find("NOCOMPILE") != std::string::npos) {
+    v.status = "compile_error";
+    v.detail = "kernel.cu(3): error: identifier \"x\" is undefined";
+  } else if (src.find("WRONG") != std::string::npos) {
+    v.status = "wrong_result";
+    v.detail = "max |error| 2.5 at out0[17] (bound 1e-6)";
+  } else {
+    v.status = "accepted";
+    v.accepted = true;
+    v.kernelMs = src.find("FAST") != std::string::npos ? 0.40 : 0.49;
+  }
+  return v;
+}
+
+ClientConfig config(const ScriptedServer &s) {
+  ClientConfig c;
+  c.baseUrl = s.url();
+  c.model = "qwen2.5-coder-7b";
+  c.timeoutS = 5;
+  c.maxRetries = 1;
+  c.backoffS = 0.01;
+  c.concurrency = 8;
+  return c;
+}
+
+std::vector<std::string> kinds(const Transcript &t) {
+  std::vector<std::string> out;
+  for (const json &r : t.records())
+    out.push_back(r["kind"].get<std::string>() + (r.contains("role") && r["kind"] == "request"
+                                                      ? ":" + r["role"].get<std::string>()
+                                                      : ""));
+  return out;
+}
+
+} // namespace
+
+TEST(Search, BestOfNPicksTheFastestVerifiedKernel) {
+  json script = {{"n_mode", "native"},
+                 {"default", {step("WRONG"), step("FAST"), {{"reply", "I cannot help."}},
+                              step("NOCOMPILE"), step("SLOW")}}};
+  ScriptedServer s(script.dump());
+  Client client(config(s));
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.samples = 5;
+  Transcript t;
+  auto r = searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->candidates.size(), 6u);
+  EXPECT_EQ(r->candidates[1].status, "wrong_result");
+  EXPECT_EQ(r->candidates[2].status, "accepted");
+  EXPECT_EQ(r->candidates[3].status, "check_failed");
+  EXPECT_NE(r->candidates[3].detail.find("no fenced code block"), std::string::npos);
+  EXPECT_EQ(r->candidates[4].status, "compile_error");
+  EXPECT_EQ(r->candidates[5].status, "accepted"); // 0.49 ms: within the noise of 0.5
+  EXPECT_EQ(r->chosen, 2);
+  EXPECT_NE(r->why.find("0.4000 ms vs 0.5000 ms"), std::string::npos) << r->why;
+  EXPECT_EQ(s.requests().size(), 1u); // one request with n = 5
+  auto k = kinds(t);
+  ASSERT_GE(k.size(), 2u);
+  EXPECT_EQ(k.front(), "request:draft");
+  EXPECT_EQ(k.back(), "selection");
+  for (const json &rec : t.records()) {
+    EXPECT_TRUE(rec.contains("region"));
+    EXPECT_TRUE(rec.contains("candidate"));
+  }
+}
+
+TEST(Search, NothingFasterKeepsTheCodeGenerator) {
+  json script = {{"default", {step("SLOW")}}};
+  ScriptedServer s(script.dump());
+  Client client(config(s));
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  Transcript t;
+  auto r = searchRegion(spec(), baseline(), live, *templates, StrategyOptions(), fakeVerify, t);
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(r->chosen, 0);
+  EXPECT_EQ(r->why, "the code generator's kernel");
+}
+
+TEST(Search, ProfilePromptCarriesTheBaseline) {
+  json script = {{"default", {step("FAST")}}};
+  ScriptedServer s(script.dump());
+  Client client(config(s));
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.strategy = "profile";
+  Transcript t;
+  auto r = searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t);
+  ASSERT_TRUE(bool(r));
+  std::string prompt = s.requests()[0]["messages"][1]["content"];
+  EXPECT_NE(prompt.find("time 0.5000 ms"), std::string::npos) << prompt;
+  EXPECT_EQ(s.requests()[0]["temperature"], 0.8);
+}
+
+TEST(Search, RefineRepairsOnFeedback) {
+  json script = {{"default", {step("WRONG"), step("FAST")}}};
+  ScriptedServer s(script.dump());
+  Client client(config(s));
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.strategy = "refine";
+  Transcript t;
+  auto r = searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t);
+  ASSERT_TRUE(bool(r));
+  auto reqs = s.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  // The repair continues the conversation with kb-verify's feedback, at
+  // the repair temperature.
+  ASSERT_EQ(reqs[1]["messages"].size(), 4u);
+  EXPECT_EQ(reqs[1]["messages"][2]["role"], "assistant");
+  std::string repair = reqs[1]["messages"][3]["content"];
+  EXPECT_NE(repair.find("Result: wrong_result"), std::string::npos) << repair;
+  EXPECT_NE(repair.find("out0[17]"), std::string::npos) << repair;
+  EXPECT_EQ(reqs[1]["temperature"], 0.2);
+  EXPECT_EQ(r->chosen, 2);
+  std::vector<std::string> expect = {"request:draft", "response", "check", "verdict",
+                                     "request:repair", "response", "check", "verdict",
+                                     "selection"};
+  EXPECT_EQ(kinds(t), expect);
+}
+
+TEST(Search, RefineRestartsWhenTheSameFailureRepeats) {
+  json script = {{"default", {step("WRONG"), step("WRONG"), step("WRONG"), step("FAST")}}};
+  ScriptedServer s(script.dump());
+  Client client(config(s));
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.strategy = "refine";
+  opt.rounds = 4;
+  Transcript t;
+  auto r = searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t);
+  ASSERT_TRUE(bool(r));
+  std::vector<std::string> roles;
+  for (const json &q : t.records())
+    if (q["kind"] == "request")
+      roles.push_back(q["role"]);
+  // wrong -> repair -> the same wrong again -> a fresh draft -> ...
+  std::vector<std::string> expect = {"draft", "repair", "draft", "repair"};
+  EXPECT_EQ(roles, expect);
+  EXPECT_EQ(s.requests()[2]["messages"].size(), 2u); // restarted conversation
+  EXPECT_EQ(r->candidates.back().status, "accepted");
+}
+
+TEST(Search, AgentAnalysesThenGenerates) {
+  json script = {{"cases", {{"You review a CUDA kernel", {{{"reply", "1. index with the row."}}}}}},
+                 {"default", {step("WRONG"), step("FAST")}}};
+  ScriptedServer s(script.dump());
+  Client client(config(s));
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.strategy = "agent";
+  Transcript t;
+  auto r = searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t);
+  ASSERT_TRUE(bool(r));
+  std::vector<std::string> roles;
+  for (const json &q : t.records())
+    if (q["kind"] == "request")
+      roles.push_back(q["role"]);
+  std::vector<std::string> expect = {"analyze", "draft", "analyze", "draft"};
+  EXPECT_EQ(roles, expect);
+  auto reqs = s.requests();
+  std::string gen = reqs[1]["messages"][1]["content"];
+  EXPECT_NE(gen.find("Checklist from the review:\n1. index with the row."), std::string::npos);
+  // The second analysis sees the first round's failure.
+  std::string second = reqs[2]["messages"][1]["content"];
+  EXPECT_NE(second.find("wrong_result: max |error| 2.5"), std::string::npos) << second;
+  EXPECT_EQ(r->chosen, 2);
+}
+
+TEST(Search, ServerFaultsBecomeRejectionsAndTheRunCompletes) {
+  json script = {{"n_mode", "reject"},
+                 {"default", {step("FAST"), {{"status", 500}, {"message", "boom"}},
+                              {{"reply", kernel("SLOW"), "finish_reason", "length"}}}}};
+  script["default"][2] = {{"reply", kernel("SLOW")}, {"finish_reason", "length"}};
+  ScriptedServer s(script.dump());
+  ClientConfig cfg = config(s);
+  cfg.maxRetries = 0;
+  cfg.concurrency = 1; // deterministic order of the scripted steps
+  Client client(cfg);
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.samples = 3;
+  Transcript t;
+  auto r = searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t);
+  ASSERT_TRUE(bool(r));
+  ASSERT_EQ(r->candidates.size(), 4u);
+  std::multiset<std::string> statuses;
+  for (size_t i = 1; i < 4; ++i)
+    statuses.insert(r->candidates[i].status);
+  EXPECT_EQ(statuses, (std::multiset<std::string>{"accepted", "no_reply", "truncated"}));
+  for (size_t i = 1; i < 4; ++i)
+    if (r->candidates[i].status == "no_reply")
+      EXPECT_NE(r->candidates[i].detail.find("HTTP 500"), std::string::npos);
+}
+
+TEST(Search, ReplayReproducesTheSessionWithoutAServer) {
+  llvm::SmallString<128> path;
+  llvm::sys::fs::createTemporaryFile("kb-transcript", "jsonl", path);
+  std::vector<json> recorded;
+  SearchResult first;
+  {
+    json script = {{"default", {step("WRONG"), step("FAST")}}};
+    ScriptedServer s(script.dump());
+    Client client(config(s));
+    LiveBackend live(client);
+    auto templates = PromptTemplates::load();
+    StrategyOptions opt;
+    opt.strategy = "refine";
+    Transcript t(std::string(path.str()));
+    auto r = searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t);
+    ASSERT_TRUE(bool(r));
+    first = *r;
+    recorded = t.records();
+  } // the server is gone
+  auto replay = ReplayBackend::load(std::string(path.str()));
+  ASSERT_TRUE(bool(replay)) << llvm::toString(replay.takeError());
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.strategy = "refine";
+  Transcript t;
+  ReplayBackend &rb = **replay;
+  VerifyFn recordedVerdicts = [&](const std::string &, const std::string &id) {
+    int cand = std::stoi(id.substr(id.find('#') + 1));
+    return *rb.verdict("kb_region_0", cand);
+  };
+  auto r = searchRegion(spec(), baseline(), rb, *templates, opt, recordedVerdicts, t);
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(r->chosen, first.chosen);
+  ASSERT_EQ(t.records().size(), recorded.size());
+  for (size_t i = 0; i < recorded.size(); ++i) {
+    json a = recorded[i], b = t.records()[i];
+    a.erase("attempts");
+    b.erase("attempts");
+    EXPECT_EQ(a, b) << "record " << i;
+  }
+  // A changed prompt is caught, not silently answered.
+  KernelSpec changed = spec();
+  changed.pytorch += "  # edited";
+  Transcript t2;
+  auto r2 = searchRegion(changed, baseline(), rb, *templates, opt, recordedVerdicts, t2);
+  ASSERT_TRUE(bool(r2));
+  EXPECT_EQ(r2->candidates[1].status, "no_reply");
+  EXPECT_NE(r2->candidates[1].detail.find("differs from the recorded one"), std::string::npos);
+  llvm::sys::fs::remove(path);
+}
