@@ -1,8 +1,8 @@
 //===- Client.cpp - OpenAI-compatible chat completions client -------------===//
 
 #include "kb/Model/Client.h"
+#include "CurlShim.h"
 
-#include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -14,11 +14,6 @@ using json = nlohmann::json;
 
 namespace kb::model {
 namespace {
-
-void initCurlOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 size_t appendBody(char *data, size_t size, size_t n, void *user) {
   static_cast<std::string *>(user)->append(data, size * n);
@@ -89,7 +84,6 @@ llvm::Expected<ClientConfig> ClientConfig::resolve(ClientConfig c) {
 }
 
 Client::Client(ClientConfig config) : cfg(std::move(config)) {
-  initCurlOnce();
   std::string base = trimSlash(cfg.baseUrl);
   if (base.size() < 3 || base.compare(base.size() - 3, 3, "/v1") != 0)
     base += "/v1";
@@ -127,6 +121,12 @@ std::string Client::requestBody(const std::vector<Message> &messages,
 
 Reply Client::post(const std::string &body, int expectedChoices) {
   Reply r;
+  std::string loadError;
+  const CurlApi *api = curlApi(loadError);
+  if (!api) {
+    r.error = loadError;
+    return r;
+  }
   double wait = cfg.backoffS;
   for (int attempt = 0; attempt <= cfg.maxRetries; ++attempt) {
     r.attempts = attempt + 1;
@@ -136,35 +136,35 @@ Reply Client::post(const std::string &body, int expectedChoices) {
     CURLcode rc;
     {
       Slot slot(*this);
-      CURL *curl = curl_easy_init();
+      CURL *curl = api->easy_init();
       if (!curl) {
         r.error = "cannot create an HTTP handle (libcurl)";
         return r;
       }
       struct curl_slist *headers = nullptr;
-      headers = curl_slist_append(headers, "Content-Type: application/json");
+      headers = api->slist_append(headers, "Content-Type: application/json");
       // No "Expect: 100-continue" round trip before large prompts.
-      headers = curl_slist_append(headers, "Expect:");
+      headers = api->slist_append(headers, "Expect:");
       std::string auth;
       if (!cfg.apiKey.empty()) {
         auth = "Authorization: Bearer " + cfg.apiKey;
-        headers = curl_slist_append(headers, auth.c_str());
+        headers = api->slist_append(headers, auth.c_str());
       }
-      curl_easy_setopt(curl, CURLOPT_URL, endpoint.c_str());
-      curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)body.size());
-      curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, appendBody);
-      curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response);
-      curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, readHeader);
-      curl_easy_setopt(curl, CURLOPT_HEADERDATA, &retryAfter);
-      curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(cfg.timeoutS * 1000));
-      curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); // threads
+      api->easy_setopt(curl, CURLOPT_URL, endpoint.c_str());
+      api->easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+      api->easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+      api->easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)body.size());
+      api->easy_setopt(curl, CURLOPT_WRITEFUNCTION, appendBody);
+      api->easy_setopt(curl, CURLOPT_WRITEDATA, &response);
+      api->easy_setopt(curl, CURLOPT_HEADERFUNCTION, readHeader);
+      api->easy_setopt(curl, CURLOPT_HEADERDATA, &retryAfter);
+      api->easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(cfg.timeoutS * 1000));
+      api->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); // threads
       ++sent;
-      rc = curl_easy_perform(curl);
-      curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-      curl_slist_free_all(headers);
-      curl_easy_cleanup(curl);
+      rc = api->easy_perform(curl);
+      api->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+      api->slist_free_all(headers);
+      api->easy_cleanup(curl);
     }
     r.httpStatus = (int)status;
     bool retryable = false;
@@ -175,7 +175,7 @@ Reply Client::post(const std::string &body, int expectedChoices) {
       return r;
     } else if (rc != CURLE_OK) {
       r.error = std::string("cannot reach ") + endpoint + ": " +
-                curl_easy_strerror(rc) + " (is the model server running?)";
+                api->easy_strerror(rc) + " (is the model server running?)";
       retryable = true;
     } else if (status == 429 || status >= 500) {
       r.error = "HTTP " + std::to_string(status) + " from " + endpoint + ": " +
