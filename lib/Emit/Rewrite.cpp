@@ -523,7 +523,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
         "'); model_new.py needs the original Model class";
   } else if (auto text = readFile(source); !text) {
     result.modelNewNote = toString(text.takeError()) +
-                          " (the model file kb-export traced; pass --model "
+                          " (the model file kb-export traced; pass --source "
                           "FILE where it has moved)";
   } else {
     if (auto err = writeFile(absDir, "original_model.py", *text))

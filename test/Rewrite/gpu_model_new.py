@@ -58,7 +58,7 @@ def check(kb_rewrite, kb_verify, fixtures, case, work):
     graph = os.path.join(fixtures, "graphs", "torch-1.13", case + ".graph.txt")
     model = os.path.join(fixtures, "models", case + ".py")
     out = os.path.join(work, case)
-    subprocess.run([kb_rewrite, "rewrite", graph, "-o", out, "--model", model,
+    subprocess.run([kb_rewrite, "rewrite", graph, "-o", out, "--source", model,
                     "--kb-verify", kb_verify, "--quiet"], check=True)
     new = load(os.path.join(out, "model_new.py"), "kb_gpu_" + case)
     import json

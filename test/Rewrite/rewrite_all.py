@@ -57,7 +57,7 @@ def main():
             model = model_file(stem + ".params.json") if os.path.exists(
                 stem + ".params.json") else None
             if model:
-                cmd += ["--model", model]
+                cmd += ["--source", model]
             r = subprocess.run(cmd, capture_output=True, text=True)
             rel = os.path.relpath(g, args.fixtures)
             if r.returncode != 0:

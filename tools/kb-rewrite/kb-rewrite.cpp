@@ -64,7 +64,7 @@ cl::opt<bool> noCudaGraphs("no-cuda-graphs",
                            cl::desc("Never replay the forward as a CUDA graph"),
                            cl::sub(rewriteCmd));
 cl::opt<std::string> modelFile(
-    "model",
+    "source",
     cl::desc("The traced model.py (default: the source params.json names)"),
     cl::sub(rewriteCmd));
 cl::opt<bool> fuseBeforeTF32(
