@@ -358,9 +358,13 @@ emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
       header += (i ? ", " : "") + argNames.back();
     }
     header += "):";
-    if (auto err = emitter.emitFunction(header, body, argNames, refs))
+    std::string one;
+    llvm::raw_string_ostream oneOs(one);
+    if (auto err = emitter.emitFunction(header, body, argNames, oneOs))
       return std::move(err);
-    refs << "\n\n";
+    oneOs.flush();
+    prog.referenceOf[kernel.getSymName().str()] = one;
+    refs << one << "\n\n";
   }
   refs.flush();
 

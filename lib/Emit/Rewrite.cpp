@@ -10,6 +10,7 @@
 #include "kb/CodeGen/ChannelsLast.h"
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Emit/PythonEmitter.h"
+#include "RewriteModel.h"
 #include "kb/IR/KbDialect.h"
 #include "kb/Transforms/Passes.h"
 
@@ -442,6 +443,54 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
         rec.detail = opts.verify == VerifyMode::Off
                          ? "verification switched off (--verify=off)"
                          : "kb-verify not found: not compiled, not verified";
+  }
+
+  // 2b. The code model's candidates (docs/model.md).
+  if (opts.model.enabled) {
+    auto refs = emitPython(module, regionIndex);
+    std::vector<KernelOp> kernelOps(module.getOps<KernelOp>().begin(),
+                                    module.getOps<KernelOp>().end());
+    std::vector<ModelRegionInput> inputs;
+    for (auto [idx, rec] : llvm::enumerate(result.regions)) {
+      if (emitted[idx].name.empty())
+        continue;
+      ModelRegionInput in;
+      in.record = &rec;
+      in.kernel = &emitted[idx];
+      if (refs)
+        in.pytorch = refs->referenceOf[rec.name];
+      llvm::raw_string_ostream irOs(in.kbIR);
+      kernelOps[idx]->print(irOs);
+      irOs.flush();
+      in.jobJson = verifyJobJson(emitted[idx]);
+      // A verified kernel of the same kind from another region, else this
+      // region's own (the baseline to beat).
+      in.example = emitted[idx].source;
+      for (auto [j, other] : llvm::enumerate(emitted))
+        if (j != idx && !other.name.empty() && other.kind == emitted[idx].kind) {
+          in.example = other.source;
+          break;
+        }
+      inputs.push_back(std::move(in));
+    }
+    if (!refs)
+      consumeError(refs.takeError());
+    if (auto err = searchRegionsWithModel(opts, result.gpu, absDir, inputs, log))
+      return std::move(err);
+    for (ModelRegionInput &in : inputs) {
+      if (in.chosenSource.empty())
+        continue;
+      unsigned idx = regionIndex[in.record->name];
+      // The code generator's kernel stays beside it, for comparison.
+      if (auto err = writeFile(kernelDir, in.kernel->name + ".codegen.cu",
+                               in.kernel->source))
+        return std::move(err);
+      if (auto err = writeFile(kernelDir, in.kernel->name + ".cu", in.chosenSource))
+        return std::move(err);
+      emittedCL[idx].reset(); // the channels-last variant is the codegen's
+      variants[idx].reset();
+      in.record->clStatus.clear();
+    }
   }
 
   // 3. manifest.json: what the runtime loads.

@@ -80,6 +80,10 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
       o["achieved_gbs"] = *gbs;
     if (r.copyGBs)
       o["copy_gbs"] = *r.copyGBs;
+    if (r.modelCandidates > 0)
+      o["model"] = json::Object{{"candidates", r.modelCandidates},
+                                {"accepted", r.modelAccepted},
+                                {"choice", r.modelChoice}};
     regions.push_back(std::move(o));
   }
   return json::Object{{"schema_version", 1},
@@ -121,6 +125,15 @@ std::string reportMarkdown(const RewriteOptions &opts,
        << num(achievedGBs(r), "{0:F0}") << " |\n";
   }
   bool details = false;
+  for (const RegionRecord &r : res.regions)
+    if (r.modelCandidates > 0) {
+      if (!details)
+        os << "\n## Details\n\n";
+      details = true;
+      os << "- " << r.name << " (model): " << r.modelCandidates
+         << " candidates, " << r.modelAccepted << " accepted; "
+         << r.modelChoice << "\n";
+    }
   for (const RegionRecord &r : res.regions)
     if (!r.detail.empty() && r.status != "verified") {
       if (!details)

@@ -338,8 +338,14 @@ std::vector<Reply> ReplayBackend::sample(const std::vector<Message> &messages,
     return fail("the prompt for " + key +
                 " differs from the recorded one (templates or kb-rewrite "
                 "changed since the recording)");
+  // Concurrent samples finish in any order: the recording is put back in
+  // sample order.
+  std::vector<json> recs = responses[key];
+  std::stable_sort(recs.begin(), recs.end(), [](const json &a, const json &b) {
+    return a.value("sample", 0) < b.value("sample", 0);
+  });
   std::vector<Reply> out;
-  for (const json &rec : responses[key]) {
+  for (const json &rec : recs) {
     Reply r;
     r.error = rec.value("error", "");
     r.attempts = rec.value("attempts", 1);

@@ -72,6 +72,46 @@ cl::opt<bool> fuseBeforeTF32(
     cl::desc("Fuse reductions and norms even where they feed a TF32 "
              "convolution (outputs then differ from eager by ~1e-4)"),
     cl::sub(rewriteCmd));
+cl::OptionCategory modelCat("Code model (docs/model.md)");
+cl::opt<std::string> modelUrl(
+    "model-url", cl::desc("OpenAI-compatible server (default $KB_MODEL_URL)"),
+    cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string> modelName("model",
+                               cl::desc("Model name (default $KB_MODEL)"),
+                               cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string> strategy(
+    "strategy", cl::desc("zero-shot | profile | refine | agent"),
+    cl::init(""), cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<int> samples("samples", cl::desc("Best-of-n: samples per region"),
+                     cl::init(1), cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<int> rounds("rounds", cl::desc("Repair rounds (refine, agent)"),
+                    cl::init(3), cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<double> draftTemperature("draft-temperature", cl::init(0.8),
+                                 cl::desc("Temperature of drafts"),
+                                 cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<double> repairTemperature("repair-temperature", cl::init(0.2),
+                                  cl::desc("Temperature of repairs"),
+                                  cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<int> maxTokens("max-tokens", cl::init(4096),
+                       cl::desc("Reply length limit"), cl::sub(rewriteCmd),
+                       cl::cat(modelCat));
+cl::opt<double> modelTimeout("model-timeout", cl::init(180),
+                             cl::desc("Seconds per request"),
+                             cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<int> modelConcurrency("model-concurrency", cl::init(4),
+                              cl::desc("Requests in flight at once"),
+                              cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string> transcriptPath(
+    "transcript", cl::desc("JSONL transcript (default <out>/transcript.jsonl)"),
+    cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string> replayPath(
+    "replay", cl::desc("Replay a transcript instead of asking a server"),
+    cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string> promptDir(
+    "prompt-dir", cl::desc("Directory of edited prompt templates"),
+    cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<bool> noModel("no-model", cl::desc("Never ask a model"),
+                      cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::opt<bool> quiet("quiet", cl::desc("Only errors"), cl::sub(rewriteCmd));
 cl::opt<std::string> codegenInput(cl::Positional, cl::Required,
                                   cl::desc("<graph.txt>"), cl::sub(codegenCmd));
@@ -235,6 +275,27 @@ int runRewrite(const char *argv0) {
   opts.quiet = quiet;
   opts.modelSource = modelFile;
   opts.fuseBeforeTF32 = fuseBeforeTF32;
+  const char *envUrl = getenv("KB_MODEL_URL");
+  opts.model.enabled =
+      !noModel && (!modelUrl.empty() || !replayPath.empty() ||
+                   !strategy.empty() || (envUrl && *envUrl));
+  opts.model.client.baseUrl = modelUrl;
+  opts.model.client.model = modelName;
+  opts.model.client.timeoutS = modelTimeout;
+  opts.model.client.concurrency = modelConcurrency;
+  opts.model.strategy.strategy =
+      strategy.empty() ? std::string("zero-shot") : strategy.getValue();
+  opts.model.strategy.samples = samples;
+  opts.model.strategy.rounds = rounds;
+  opts.model.strategy.draft.temperature = draftTemperature;
+  opts.model.strategy.draft.maxTokens = maxTokens;
+  opts.model.strategy.repair.temperature = repairTemperature;
+  opts.model.strategy.repair.maxTokens = maxTokens;
+  opts.model.transcript = transcriptPath;
+  opts.model.replay = replayPath;
+  opts.model.promptDir = promptDir;
+  if (samples < 1 || rounds < 0)
+    return fail(UsageError, "--samples must be >= 1 and --rounds >= 0");
   auto result = kb::rewriteGraph(*module, opts, outs());
   if (!result) {
     std::string msg = toString(result.takeError());

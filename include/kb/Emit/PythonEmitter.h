@@ -24,6 +24,9 @@ struct PythonProgram {
   std::string forward;
   /// def _kb_region_N_reference(in0, ...): one per kernel, in module order.
   std::string references;
+  /// The same, one entry per kernel symbol (the region as PyTorch calls,
+  /// for prompts).
+  std::map<std::string, std::string> referenceOf;
   /// _opN_<name> = kb_runtime.OpCall(ns, name): the call sites used above.
   std::string sites;
   unsigned numArgs = 0;

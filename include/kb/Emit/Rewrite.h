@@ -8,6 +8,7 @@
 #ifndef KB_EMIT_REWRITE_H
 #define KB_EMIT_REWRITE_H
 
+#include "kb/Model/Search.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -21,6 +22,16 @@ namespace kb {
 
 enum class VerifyMode { Auto, On, Off };
 
+/// Asking the code model for kernels (docs/model.md).
+struct ModelSearchOptions {
+  bool enabled = false; // a server URL was given, or a transcript to replay
+  model::ClientConfig client;
+  model::StrategyOptions strategy;
+  std::string transcript; // "" = <out>/transcript.jsonl
+  std::string replay;     // a transcript to replay instead of a server
+  std::string promptDir;
+};
+
 struct RewriteOptions {
   std::string graphPath, paramsPath, outDir;
   std::string modelSource; // the traced model.py ("" = params.json's source)
@@ -32,6 +43,7 @@ struct RewriteOptions {
   /// convolution (see docs/rewrite.md, "Numerics").
   bool fuseBeforeTF32 = false;
   bool quiet = false;
+  ModelSearchOptions model;
 };
 
 /// What happened to one region (one row of the report).
@@ -51,6 +63,9 @@ struct RegionRecord {
   int64_t elements = 0; // output elements
   unsigned numOps = 0;
   llvm::json::Value verdict = nullptr;
+  /// Model search: candidates tried, accepted, and why the choice.
+  int modelCandidates = 0, modelAccepted = 0;
+  std::string modelChoice;
 };
 
 struct RewriteResult {
