@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RewriteModel.h"
+#include "kb/Model/Store.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -227,11 +228,51 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
               << "\n";
       log << "  -> " << result->why << "\n";
     }
+    // The store: a kernel verified earlier for this very region (same ops,
+    // shapes, dtype and GPU) is verified again and competes too.
+    std::string gpuName;
+    if (auto *o = rec.verdict.getAsObject())
+      gpuName = o->getString("gpu").value_or("").str();
+    model::KernelStore store(mo.storeDir.empty() ? model::KernelStore::defaultDir()
+                                                 : mo.storeDir);
+    std::string sig = model::KernelStore::signature(in.kbIR, gpuName);
+    std::optional<double> bestMs = result->chosen != 0
+                                       ? result->candidates[result->chosen].kernelMs
+                                       : rec.kernelMs;
+    if (gpu && !replay && !gpuName.empty())
+      if (auto stored = store.get(sig)) {
+        model::VerifyResult v = verify(stored->source, spec.name + "#stored");
+        if (!opts.quiet)
+          log << "  stored kernel " << sig.substr(0, 12) << ": " << v.status
+              << (v.kernelMs ? formatv(" {0:F4} ms", *v.kernelMs).str() : "")
+              << "\n";
+        if (v.accepted && v.kernelMs && bestMs &&
+            *v.kernelMs < *bestMs * (1 - mo.strategy.noise)) {
+          in.chosenSource = stored->source;
+          rec.origin = "store";
+          rec.kernelMs = v.kernelMs;
+          rec.modelChoice = "the stored kernel " + sig.substr(0, 12);
+          continue;
+        }
+      }
     if (result->chosen != 0) {
       const model::Candidate &c = result->candidates[result->chosen];
       in.chosenSource = c.source;
       rec.origin = "model";
       rec.kernelMs = c.kernelMs;
+      if (gpu && !replay && !gpuName.empty() && c.kernelMs) {
+        model::StoreEntry e;
+        e.signature = sig;
+        e.region = spec.name;
+        e.kind = spec.kind;
+        e.ops = rec.ops;
+        e.gpu = gpuName;
+        e.origin = "model";
+        e.source = c.source;
+        e.kernelMs = *c.kernelMs;
+        if (auto err = store.put(e))
+          log << "warning: " << toString(std::move(err)) << "\n";
+      }
     }
   }
   return Error::success();

@@ -17,6 +17,7 @@
 #include "kb/Emit/AnalysisReport.h"
 #include "kb/Emit/Rewrite.h"
 #include "kb/IR/OpSemantics.h"
+#include "kb/Model/Store.h"
 #include "kb/Import/TorchScriptImporter.h"
 #include "kb/Transforms/Passes.h"
 
@@ -29,6 +30,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace llvm;
 
@@ -110,6 +113,16 @@ cl::opt<std::string> replayPath(
 cl::opt<std::string> promptDir(
     "prompt-dir", cl::desc("Directory of edited prompt templates"),
     cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::SubCommand storeCmd("store", "List, show or prune verified kernels");
+cl::list<std::string> storeArgs(cl::Positional, cl::desc("list | show SIG | prune"),
+                                cl::sub(storeCmd));
+cl::opt<std::string> storeDir(
+    "store", cl::desc("Verified-kernel store (default $KB_CACHE_DIR/store)"),
+    cl::sub(rewriteCmd), cl::sub(storeCmd));
+cl::opt<int> olderThanDays("older-than-days", cl::init(-1),
+                           cl::desc("prune: entries older than this"),
+                           cl::sub(storeCmd));
+cl::opt<bool> pruneAll("all", cl::desc("prune: every entry"), cl::sub(storeCmd));
 cl::opt<bool> noModel("no-model", cl::desc("Never ask a model"),
                       cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::opt<bool> quiet("quiet", cl::desc("Only errors"), cl::sub(rewriteCmd));
@@ -294,6 +307,7 @@ int runRewrite(const char *argv0) {
   opts.model.transcript = transcriptPath;
   opts.model.replay = replayPath;
   opts.model.promptDir = promptDir;
+  opts.model.storeDir = storeDir;
   if (samples < 1 || rounds < 0)
     return fail(UsageError, "--samples must be >= 1 and --rounds >= 0");
   auto result = kb::rewriteGraph(*module, opts, outs());
@@ -321,6 +335,55 @@ int runRewrite(const char *argv0) {
            << "manifest.json,report.md,report.html,report.json,kernels/}\n";
   }
   return Ok;
+}
+
+int runStore() {
+  kb::model::KernelStore store(storeDir.empty() ? kb::model::KernelStore::defaultDir()
+                                                : storeDir.getValue());
+  std::string verb = storeArgs.empty() ? "list" : storeArgs[0];
+  if (verb == "list") {
+    auto entries = store.list();
+    if (!entries)
+      return fail(UsageError, toString(entries.takeError()));
+    outs() << entries->size() << " verified kernels in " << store.path() << "\n";
+    for (const auto &e : *entries)
+      outs() << formatv("{0}  {1,-9} {2,-8} {3,9:F4} ms  {4}  ({5})\n",
+                        e.signature.substr(0, 16), e.kind, e.origin,
+                        e.kernelMs, e.ops, e.gpu);
+    return Ok;
+  }
+  if (verb == "show") {
+    if (storeArgs.size() != 2)
+      return fail(UsageError, "store show needs a signature (or a prefix of one)");
+    auto entries = store.list();
+    if (!entries)
+      return fail(UsageError, toString(entries.takeError()));
+    for (const auto &e : *entries)
+      if (StringRef(e.signature).starts_with(storeArgs[1])) {
+        outs() << "// " << e.signature << "\n// " << e.ops << " (" << e.kind
+               << "), " << e.origin << ", " << formatv("{0:F4}", e.kernelMs)
+               << " ms on " << e.gpu << "\n"
+               << e.source;
+        return Ok;
+      }
+    return fail(UsageError, "no stored kernel with signature '" + storeArgs[1] + "'");
+  }
+  if (verb == "prune") {
+    if (!pruneAll && olderThanDays < 0)
+      return fail(UsageError, "store prune needs --all or --older-than-days N");
+    int64_t cutoff = 0;
+    if (!pruneAll)
+      cutoff = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count() -
+               int64_t(olderThanDays) * 86400;
+    auto n = store.prune(cutoff);
+    if (!n)
+      return fail(UsageError, toString(n.takeError()));
+    outs() << "removed " << *n << " entries from " << store.path() << "\n";
+    return Ok;
+  }
+  return fail(UsageError, "store: expected list, show SIG or prune");
 }
 
 int runOps() {
@@ -354,8 +417,10 @@ int main(int argc, char **argv) {
     return runCodegen();
   if (rewriteCmd)
     return runRewrite(argv[0]);
+  if (storeCmd)
+    return runStore();
   errs() << "kb-rewrite: a subcommand is required (analyze, import, ops, "
-            "codegen, rewrite); "
+            "codegen, rewrite, store); "
             "see kb-rewrite --help\n";
   return UsageError;
 }

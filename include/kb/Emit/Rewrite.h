@@ -30,6 +30,7 @@ struct ModelSearchOptions {
   std::string transcript; // "" = <out>/transcript.jsonl
   std::string replay;     // a transcript to replay instead of a server
   std::string promptDir;
+  std::string storeDir; // "" = KernelStore::defaultDir()
 };
 
 struct RewriteOptions {

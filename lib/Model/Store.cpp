@@ -1,0 +1,142 @@
+//===- Store.cpp - Verified kernels, by region signature ------------------===//
+
+#include "kb/Model/Store.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <regex>
+
+using namespace llvm;
+using njson = nlohmann::json;
+
+namespace kb::model {
+namespace {
+
+njson toJson(const StoreEntry &e) {
+  return {{"signature", e.signature}, {"region", e.region}, {"kind", e.kind},
+          {"ops", e.ops},             {"gpu", e.gpu},       {"origin", e.origin},
+          {"source", e.source},       {"kernel_ms", e.kernelMs},
+          {"stored_at", e.storedAt}};
+}
+
+std::optional<StoreEntry> fromFile(StringRef path) {
+  auto buf = MemoryBuffer::getFile(path);
+  if (!buf)
+    return std::nullopt;
+  njson j = njson::parse((*buf)->getBuffer().str(), nullptr, false);
+  if (!j.is_object() || !j.contains("signature") || !j.contains("source"))
+    return std::nullopt;
+  StoreEntry e;
+  e.signature = j.value("signature", "");
+  e.region = j.value("region", "");
+  e.kind = j.value("kind", "");
+  e.ops = j.value("ops", "");
+  e.gpu = j.value("gpu", "");
+  e.origin = j.value("origin", "");
+  e.source = j.value("source", "");
+  e.kernelMs = j.value("kernel_ms", 0.0);
+  e.storedAt = j.value("stored_at", (int64_t)0);
+  return e;
+}
+
+} // namespace
+
+std::string KernelStore::defaultDir() {
+  SmallString<256> p;
+  if (const char *c = getenv("KB_CACHE_DIR"); c && *c)
+    p = c;
+  else if (const char *h = getenv("HOME"); h && *h) {
+    p = h;
+    sys::path::append(p, ".cache", "kb-rewrite");
+  } else {
+    p = ".kb-cache";
+  }
+  sys::path::append(p, "store");
+  return p.str().str();
+}
+
+std::string KernelStore::signature(const std::string &kbIR,
+                                   const std::string &gpu) {
+  // The symbol name and the region id differ between graphs with the same
+  // region: leave them out.
+  static const std::regex names(R"(@kb_region_[0-9]+|id = [0-9]+ : i64)");
+  std::string canonical = std::regex_replace(kbIR, names, "");
+  SHA256 h;
+  h.update(canonical);
+  h.update(StringRef("\0gpu:", 5));
+  h.update(gpu);
+  return toHex(h.final(), /*LowerCase=*/true);
+}
+
+Error KernelStore::put(const StoreEntry &e) {
+  if (auto ec = sys::fs::create_directories(dir))
+    return createStringError(ec, "cannot create the kernel store '" + dir + "'");
+  SmallString<256> path(dir), tmp;
+  sys::path::append(path, e.signature + ".json");
+  tmp = path;
+  tmp += ".tmp";
+  StoreEntry stamped = e;
+  if (!stamped.storedAt)
+    stamped.storedAt = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+  {
+    std::error_code ec;
+    raw_fd_ostream f(tmp, ec);
+    if (ec)
+      return createStringError(ec, "cannot write '" + tmp + "'");
+    f << toJson(stamped).dump(1) << "\n";
+  }
+  if (auto ec = sys::fs::rename(tmp, path))
+    return createStringError(ec, "cannot write '" + path + "'");
+  return Error::success();
+}
+
+std::optional<StoreEntry> KernelStore::get(const std::string &sig) const {
+  SmallString<256> path(dir);
+  sys::path::append(path, sig + ".json");
+  return fromFile(path);
+}
+
+Expected<std::vector<StoreEntry>> KernelStore::list() const {
+  std::vector<StoreEntry> out;
+  if (!sys::fs::exists(dir))
+    return out;
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (StringRef(it->path()).ends_with(".json"))
+      if (auto e = fromFile(it->path()))
+        out.push_back(*e);
+  if (ec)
+    return createStringError(ec, "cannot list the kernel store '" + dir + "'");
+  std::sort(out.begin(), out.end(), [](const StoreEntry &a, const StoreEntry &b) {
+    return a.storedAt > b.storedAt;
+  });
+  return out;
+}
+
+Expected<int> KernelStore::prune(int64_t olderThan) const {
+  auto entries = list();
+  if (!entries)
+    return entries.takeError();
+  int removed = 0;
+  for (const StoreEntry &e : *entries)
+    if (olderThan == 0 || e.storedAt < olderThan) {
+      SmallString<256> path(dir);
+      sys::path::append(path, e.signature + ".json");
+      if (!sys::fs::remove(path))
+        ++removed;
+    }
+  return removed;
+}
+
+} // namespace kb::model

@@ -1,0 +1,50 @@
+//===- StoreTest.cpp - The verified-kernel store --------------------------===//
+
+#include "kb/Model/Store.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+using namespace kb::model;
+
+TEST(KernelStore, SignatureIgnoresRegionNamesNotShapesOrGpu) {
+  std::string a = "kb.kernel @kb_region_3 attributes {id = 3 : i64} {\n  tensor<4x8xf32>\n}";
+  std::string b = "kb.kernel @kb_region_7 attributes {id = 7 : i64} {\n  tensor<4x8xf32>\n}";
+  std::string c = "kb.kernel @kb_region_3 attributes {id = 3 : i64} {\n  tensor<4x9xf32>\n}";
+  EXPECT_EQ(KernelStore::signature(a, "H200"), KernelStore::signature(b, "H200"));
+  EXPECT_NE(KernelStore::signature(a, "H200"), KernelStore::signature(c, "H200"));
+  EXPECT_NE(KernelStore::signature(a, "H200"), KernelStore::signature(a, "A100"));
+  EXPECT_EQ(KernelStore::signature(a, "H200").size(), 64u);
+}
+
+TEST(KernelStore, PutGetListPrune) {
+  llvm::SmallString<128> dir;
+  llvm::sys::fs::createUniqueDirectory("kb-store", dir);
+  KernelStore store((dir + "/store").str());
+  EXPECT_FALSE(store.get("nope").has_value());
+  StoreEntry old;
+  old.signature = std::string(64, 'a');
+  old.source = "__global__ void k() {}";
+  old.kernelMs = 0.25;
+  old.storedAt = 1000;
+  ASSERT_FALSE(bool(store.put(old)));
+  StoreEntry fresh = old;
+  fresh.signature = std::string(64, 'b');
+  fresh.storedAt = 0; // stamped now
+  ASSERT_FALSE(bool(store.put(fresh)));
+  auto got = store.get(old.signature);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->source, old.source);
+  EXPECT_DOUBLE_EQ(got->kernelMs, 0.25);
+  auto all = store.list();
+  ASSERT_TRUE(bool(all));
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].signature, fresh.signature); // newest first
+  auto n = store.prune(/*olderThan=*/2000);
+  ASSERT_TRUE(bool(n));
+  EXPECT_EQ(*n, 1);
+  EXPECT_FALSE(store.get(old.signature).has_value());
+  EXPECT_TRUE(store.get(fresh.signature).has_value());
+  llvm::sys::fs::remove_directories(dir);
+}
