@@ -148,10 +148,16 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
   if (auto ec = sys::fs::create_directories(candDir))
     return createStringError(ec, "cannot create '" + candDir + "'");
 
+  bool unreachable = false;
   for (ModelRegionInput &in : regions) {
     RegionRecord &rec = *in.record;
     if (rec.status != "verified" && rec.status != "unverified")
       continue;
+    if (unreachable) {
+      rec.modelChoice = "the model server was unreachable: the code "
+                        "generator's kernel";
+      continue;
+    }
     model::KernelSpec spec;
     spec.name = in.kernel->name;
     spec.kind = in.kernel->kind;
@@ -216,6 +222,14 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
     if (!result)
       return result.takeError();
     rec.modelCandidates = (int)result->candidates.size() - 1;
+    // A server that cannot be reached at all is not asked again for every
+    // region (each attempt costs the retries' backoff).
+    unreachable = rec.modelCandidates > 0;
+    for (const model::Candidate &c : result->candidates)
+      if (c.origin == "model" &&
+          c.detail.find("is the model server running?") == std::string::npos)
+        unreachable = false;
+
     for (const model::Candidate &c : result->candidates)
       rec.modelAccepted += c.origin == "model" && c.status == "accepted";
     rec.modelChoice = result->why;
@@ -227,6 +241,9 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
               << (c.detail.empty() ? "" : " - " + c.detail.substr(0, 120))
               << "\n";
       log << "  -> " << result->why << "\n";
+      if (unreachable)
+        log << "warning: the model server is unreachable; the remaining "
+               "regions keep the code generator's kernels\n";
     }
     // The store: a kernel verified earlier for this very region (same ops,
     // shapes, dtype and GPU) is verified again and competes too.
