@@ -95,6 +95,12 @@ cl::opt<double> draftTemperature("draft-temperature", cl::init(0.8),
 cl::opt<double> repairTemperature("repair-temperature", cl::init(0.2),
                                   cl::desc("Temperature of repairs"),
                                   cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<double> analyzeTemperature("analyze-temperature", cl::init(0.3),
+                                   cl::desc("Temperature of the agent's analysis"),
+                                   cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<uint64_t> modelSeed("model-seed", cl::init(0),
+                            cl::desc("Sampling seed sent to the server (0 = none)"),
+                            cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::opt<int> maxTokens("max-tokens", cl::init(4096),
                        cl::desc("Reply length limit"), cl::sub(rewriteCmd),
                        cl::cat(modelCat));
@@ -304,6 +310,12 @@ int runRewrite(const char *argv0) {
   opts.model.strategy.draft.maxTokens = maxTokens;
   opts.model.strategy.repair.temperature = repairTemperature;
   opts.model.strategy.repair.maxTokens = maxTokens;
+  opts.model.strategy.analyze.temperature = analyzeTemperature;
+  if (modelSeed) {
+    opts.model.strategy.draft.seed = modelSeed.getValue();
+    opts.model.strategy.repair.seed = modelSeed.getValue();
+    opts.model.strategy.analyze.seed = modelSeed.getValue();
+  }
   opts.model.transcript = transcriptPath;
   opts.model.replay = replayPath;
   opts.model.promptDir = promptDir;
