@@ -95,11 +95,15 @@ def check(kb_rewrite, kb_verify, fixtures, case, work):
     with torch.no_grad():
         for a, b in zip(flat(ref(*nc)), flat(got(*nc))):
             assert torch.allclose(a, b, atol=1e-4, rtol=1e-4), f"{case}: guarded path differs"
-    # Autograd: gradients flow through the original ops.
-    outs = flat(got(*xs))
+    # Autograd: gradients flow through the original ops (an input that
+    # requires grad is enough; parameters get theirs too).
+    xg = [x.clone().requires_grad_() if isinstance(x, torch.Tensor) else x for x in xs]
+    outs = flat(got(*xg))
     sum(o.float().sum() for o in outs).backward()
-    grads = [p.grad for p in got.parameters()]
-    assert all(g is not None for g in grads), f"{case}: missing gradients"
+    assert all(x.grad is not None for x in xg if isinstance(x, torch.Tensor)), \
+        f"{case}: no gradient for an input"
+    assert all(p.grad is not None for p in got.parameters() if p.requires_grad), \
+        f"{case}: missing parameter gradients"
     assert "autograd needs gradients" in got._kb.reasons, got._kb.reasons
     print(f"{case}: ok ({sum(launched)} kernel launches, "
           f"layout {got._kb.layout_ms}, fallbacks {got._kb.fallbacks})")
