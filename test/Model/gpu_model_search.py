@@ -58,7 +58,10 @@ for line in open(os.path.join(out, "transcript.jsonl")):
     if rec["kind"] == "selection" and rec["region"] == "kb_region_0":
         selection = rec
 statuses = sorted(v["status"] for v in verdicts.values())
-assert statuses == ["accepted", "compile_error", "wrong_result"], statuses
+# The negated kernel fails on values (or first on a non-finite mismatch in
+# the special-value trial).
+assert statuses[:2] == ["accepted", "compile_error"] and \
+    statuses[2] in ("nan_mismatch", "wrong_result"), statuses
 for v in verdicts.values():
     if v["status"] != "accepted":
         assert v["detail"], f"rejection without a reason: {v}"
