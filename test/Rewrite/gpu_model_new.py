@@ -6,7 +6,10 @@
 For a few fixture graphs: rewrite with kb-verify, then on the GPU
   * ModelNew's outputs match Model's on fresh inputs (allclose 1e-4, the
     KernelBench check), with the kernels actually launched;
-  * CUDA graph replay never overwrites a result the caller still holds;
+  * CUDA graph replay never overwrites a result the caller still holds
+    (with replay forced, KB_CUDA_GRAPHS=1), and the runtime's timing of
+    replay against eager leaves the module's buffers (batch-norm running
+    statistics) as the original's;
   * a guard that fails (non-contiguous input) and autograd (grad mode with
     parameters requiring gradients) run the original forward, and backward
     works through it.
@@ -54,13 +57,15 @@ def inputs_for(manifest_inputs, seed):
     return out
 
 
-def check(kb_rewrite, kb_verify, fixtures, case, work):
+def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
     graph = os.path.join(fixtures, "graphs", "torch-1.13", case + ".graph.txt")
     model = os.path.join(fixtures, "models", case + ".py")
     out = os.path.join(work, case)
-    subprocess.run([kb_rewrite, "rewrite", graph, "-o", out, "--source", model,
-                    "--kb-verify", kb_verify, "--quiet"], check=True)
-    new = load(os.path.join(out, "model_new.py"), "kb_gpu_" + case)
+    if not os.path.isdir(out):
+        subprocess.run([kb_rewrite, "rewrite", graph, "-o", out, "--source", model,
+                        "--kb-verify", kb_verify, "--quiet"], check=True)
+    os.environ["KB_CUDA_GRAPHS"] = graphs  # read when a ModelNew first runs
+    new = load(os.path.join(out, "model_new.py"), f"kb_gpu_{case}_{graphs or 'timed'}")
     import json
     with open(os.path.join(out, "manifest.json")) as f:
         manifest = json.load(f)
@@ -81,6 +86,14 @@ def check(kb_rewrite, kb_verify, fixtures, case, work):
                     f"{case} trial {trial}: max diff {float((a - b).abs().max())}"
         launched = [r.launches for r in got._kb.regions if r is not None]
         assert any(launched), f"{case}: no kernel ran ({got._kb.reasons})"
+        # Same number of training-mode calls: the same running statistics,
+        # whatever the runtime ran to time replay against eager.
+        for (n, a), b in zip(ref.named_buffers(), got.buffers()):
+            assert torch.allclose(a.float(), b.float(), atol=1e-5, rtol=1e-5), \
+                f"{case}: buffer {n} differs from the original's"
+        timing = got._kb.graphs.timing if got._kb.graphs is not None else None
+        if graphs == "1":
+            assert timing is None, f"{case}: KB_CUDA_GRAPHS=1 still timed replay"
         # Held results survive later calls (graph replays write elsewhere).
         xs = inputs_for(manifest["inputs"], 7)
         y1 = [t.clone() for t in flat(got(*xs))]
@@ -105,15 +118,16 @@ def check(kb_rewrite, kb_verify, fixtures, case, work):
     assert all(p.grad is not None for p in got.parameters() if p.requires_grad), \
         f"{case}: missing parameter gradients"
     assert "autograd needs gradients" in got._kb.reasons, got._kb.reasons
-    print(f"{case}: ok ({sum(launched)} kernel launches, "
-          f"layout {got._kb.layout_ms}, fallbacks {got._kb.fallbacks})")
+    print(f"{case} (KB_CUDA_GRAPHS={graphs!r}): ok ({sum(launched)} kernel launches, "
+          f"layout {got._kb.layout_ms}, graph {timing}, fallbacks {got._kb.fallbacks})")
 
 
 def main():
     kb_rewrite, kb_verify, fixtures = sys.argv[1:4]
     work = tempfile.mkdtemp(prefix="kb-gpu-rewrite-")
     for case in CASES:
-        check(kb_rewrite, kb_verify, fixtures, case, work)
+        check(kb_rewrite, kb_verify, fixtures, case, work, "")
+        check(kb_rewrite, kb_verify, fixtures, case, work, "1")
     return 0
 
 
