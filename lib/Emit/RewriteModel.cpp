@@ -47,6 +47,25 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+// Stored kernels as prompt text; long sources are cut (a 7B model's context
+// is better spent on the region itself).
+std::string retrievedText(const std::vector<model::StoreEntry> &entries) {
+  std::string out;
+  for (const model::StoreEntry &e : entries) {
+    std::string src = e.source.size() > 4000
+                          ? e.source.substr(0, 4000) + "\n// ... (cut)\n"
+                          : e.source;
+    out += formatv("// {0} ({1}), {2:F4} ms on {3}\n```cuda\n{4}", e.ops,
+                   e.kind, e.kernelMs, e.gpu.empty() ? "an unknown GPU" : e.gpu,
+                   src)
+               .str();
+    if (!src.empty() && src.back() != '\n')
+      out += "\n";
+    out += "```\n";
+  }
+  return out;
+}
+
 std::string join(const std::vector<std::string> &v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i)
@@ -176,6 +195,22 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
     spec.block = join(in.kernel->block);
     spec.example = in.example;
     spec.exampleKind = in.kernel->kind;
+    std::string gpuName;
+    if (auto *o = rec.verdict.getAsObject())
+      gpuName = o->getString("gpu").value_or("").str();
+    model::KernelStore store(mo.storeDir.empty() ? model::KernelStore::defaultDir()
+                                                 : mo.storeDir);
+    std::string sig = model::KernelStore::signature(in.kbIR, gpuName);
+    if (mo.strategy.strategy == "agent") {
+      if (replay) {
+        spec.retrieved = replay->retrieval(spec.name).value_or("");
+      } else if (auto found = store.similar(spec.kind, rec.ops, gpuName, sig,
+                                            /*limit=*/2)) {
+        spec.retrieved = retrievedText(*found);
+      } else {
+        log << "warning: " << toString(found.takeError()) << "\n";
+      }
+    }
     spec.baselineMs = rec.kernelMs;
     spec.eagerMs = rec.eagerMs;
     spec.copyGBs = rec.copyGBs;
@@ -247,12 +282,6 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
     }
     // The store: a kernel verified earlier for this very region (same ops,
     // shapes, dtype and GPU) is verified again and competes too.
-    std::string gpuName;
-    if (auto *o = rec.verdict.getAsObject())
-      gpuName = o->getString("gpu").value_or("").str();
-    model::KernelStore store(mo.storeDir.empty() ? model::KernelStore::defaultDir()
-                                                 : mo.storeDir);
-    std::string sig = model::KernelStore::signature(in.kbIR, gpuName);
     std::optional<double> bestMs = result->chosen != 0
                                        ? result->candidates[result->chosen].kernelMs
                                        : rec.kernelMs;

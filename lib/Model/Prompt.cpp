@@ -83,6 +83,7 @@ std::map<std::string, std::string> specVars(const KernelSpec &s) {
       {"tensors", s.tensors},   {"signature", s.signature},
       {"grid", s.grid},         {"block", s.block},
       {"example", s.example},   {"example_kind", s.exampleKind},
+      {"retrieved", s.retrieved.empty() ? "(none)" : s.retrieved},
       {"gpu", s.gpu.empty() ? "the GPU" : s.gpu},
       {"baseline_ms", fmtMs(s.baselineMs)},
       {"eager_ms", fmtMs(s.eagerMs)},

@@ -154,6 +154,21 @@ public:
 
   Error agent() {
     std::string history = "(none yet)";
+    // Retrieval: what the caller found in the verified-kernel store goes to
+    // the transcript (a replay must send the same prompts) and into both the
+    // analysis and the generation prompts.
+    transcript.write({{"kind", "retrieval"},
+                      {"region", spec.name},
+                      {"candidate", 0},
+                      {"found", !spec.retrieved.empty()},
+                      {"text", spec.retrieved}});
+    std::string retrievedNote;
+    if (!spec.retrieved.empty()) {
+      auto r = templates.render("retrieved", specVars(spec));
+      if (!r)
+        return r.takeError();
+      retrievedNote = "\n\n" + *r;
+    }
     for (int round = 0; round <= opt.rounds; ++round) {
       auto vars = specVars(spec);
       auto d = draft(false);
@@ -168,6 +183,7 @@ public:
       Reply notes = ask({(*d)[0], {"user", *analyzeText}}, opt.analyze, 1,
                         {"", nextIndex, round, "analyze"})[0];
       std::vector<Message> gen = *d;
+      gen[1].content += retrievedNote;
       if (!notes.completions.empty())
         gen[1].content += "\n\nChecklist from the review:\n" +
                           notes.completions[0].text;
@@ -317,8 +333,18 @@ ReplayBackend::load(const std::string &path) {
           .push_back(j);
     } else if (kind == "verdict")
       r->verdicts[region + "#" + std::to_string(cand)] = j;
+    else if (kind == "retrieval")
+      r->retrievals[region] = j.value("text", "");
   }
   return r;
+}
+
+std::optional<std::string>
+ReplayBackend::retrieval(const std::string &region) const {
+  auto it = retrievals.find(region);
+  if (it == retrievals.end())
+    return std::nullopt;
+  return it->second;
 }
 
 std::vector<Reply> ReplayBackend::sample(const std::vector<Message> &messages,

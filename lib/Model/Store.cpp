@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <map>
 #include <regex>
 
 using namespace llvm;
@@ -121,6 +122,64 @@ Expected<std::vector<StoreEntry>> KernelStore::list() const {
   std::sort(out.begin(), out.end(), [](const StoreEntry &a, const StoreEntry &b) {
     return a.storedAt > b.storedAt;
   });
+  return out;
+}
+
+double KernelStore::similarity(const std::string &opsA,
+                               const std::string &opsB) {
+  auto bag = [](StringRef chain) {
+    std::map<std::string, int> counts;
+    SmallVector<StringRef> parts;
+    chain.split(parts, "->", -1, /*KeepEmpty=*/false);
+    for (StringRef p : parts)
+      if (!p.trim().empty())
+        ++counts[p.trim().str()];
+    return counts;
+  };
+  auto a = bag(opsA), b = bag(opsB);
+  int shared = 0, total = 0;
+  for (auto &[op, n] : a) {
+    auto it = b.find(op);
+    int m = it == b.end() ? 0 : it->second;
+    shared += std::min(n, m);
+    total += std::max(n, m);
+  }
+  for (auto &[op, m] : b)
+    if (!a.count(op))
+      total += m;
+  return total ? double(shared) / total : 0.0;
+}
+
+Expected<std::vector<StoreEntry>>
+KernelStore::similar(const std::string &kind, const std::string &ops,
+                     const std::string &gpu, const std::string &exclude,
+                     size_t limit) const {
+  auto entries = list();
+  if (!entries)
+    return entries.takeError();
+  std::vector<std::pair<double, StoreEntry>> scored;
+  for (StoreEntry &e : *entries) {
+    if (e.signature == exclude)
+      continue;
+    double overlap = similarity(ops, e.ops);
+    if (overlap == 0 && e.kind != kind)
+      continue;
+    double score = overlap + (e.kind == kind ? 0.5 : 0) + (e.gpu == gpu ? 0.25 : 0);
+    scored.push_back({score, std::move(e)});
+  }
+  std::sort(scored.begin(), scored.end(), [](const auto &x, const auto &y) {
+    if (x.first != y.first)
+      return x.first > y.first;
+    if (x.second.kernelMs != y.second.kernelMs)
+      return x.second.kernelMs < y.second.kernelMs;
+    return x.second.signature < y.second.signature;
+  });
+  std::vector<StoreEntry> out;
+  for (auto &[score, e] : scored) {
+    if (out.size() == limit)
+      break;
+    out.push_back(std::move(e));
+  }
   return out;
 }
 

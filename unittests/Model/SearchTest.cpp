@@ -249,9 +249,11 @@ TEST(Search, ServerFaultsBecomeRejectionsAndTheRunCompletes) {
   for (size_t i = 1; i < 4; ++i)
     statuses.insert(r->candidates[i].status);
   EXPECT_EQ(statuses, (std::multiset<std::string>{"accepted", "no_reply", "truncated"}));
-  for (size_t i = 1; i < 4; ++i)
-    if (r->candidates[i].status == "no_reply")
+  for (size_t i = 1; i < 4; ++i) {
+    if (r->candidates[i].status == "no_reply") {
       EXPECT_NE(r->candidates[i].detail.find("HTTP 500"), std::string::npos);
+    }
+  }
 }
 
 TEST(Search, ReplayReproducesTheSessionWithoutAServer) {
@@ -302,5 +304,73 @@ TEST(Search, ReplayReproducesTheSessionWithoutAServer) {
   ASSERT_TRUE(bool(r2));
   EXPECT_EQ(r2->candidates[1].status, "no_reply");
   EXPECT_NE(r2->candidates[1].detail.find("differs from the recorded one"), std::string::npos);
+  llvm::sys::fs::remove(path);
+}
+
+TEST(Search, AgentRetrievalReachesPromptsTranscriptAndReplay) {
+  llvm::SmallString<128> path;
+  llvm::sys::fs::createTemporaryFile("kb-transcript", "jsonl", path);
+  KernelSpec withStore = spec();
+  withStore.retrieved = "// gelu -> add -> mul (pointwise), 0.0042 ms on NVIDIA H200\n"
+                        "```cuda\n// RETRIEVED KERNEL\n```\n";
+  json script = {{"cases", {{"You review a CUDA kernel", {{{"reply", "1. vectorise."}}}}}},
+                 {"default", {step("FAST")}}};
+  std::vector<json> recorded;
+  {
+    ScriptedServer s(script.dump());
+    Client client(config(s));
+    LiveBackend live(client);
+    auto templates = PromptTemplates::load();
+    StrategyOptions opt;
+    opt.strategy = "agent";
+    Transcript t(std::string(path.str()));
+    auto r = searchRegion(withStore, baseline(), live, *templates, opt, fakeVerify, t);
+    ASSERT_TRUE(bool(r));
+    recorded = t.records();
+    ASSERT_FALSE(recorded.empty());
+    EXPECT_EQ(recorded[0]["kind"], "retrieval");
+    EXPECT_EQ(recorded[0]["found"], true);
+    auto reqs = s.requests();
+    ASSERT_EQ(reqs.size(), 2u);
+    std::string analysis = reqs[0]["messages"][1]["content"];
+    std::string gen = reqs[1]["messages"][1]["content"];
+    EXPECT_NE(analysis.find("// RETRIEVED KERNEL"), std::string::npos) << analysis;
+    EXPECT_NE(gen.find("Verified kernels of similar regions (from the verified-kernel store"),
+              std::string::npos) << gen;
+    EXPECT_NE(gen.find("// RETRIEVED KERNEL"), std::string::npos);
+  }
+  // Without retrieval results the prompts say so and carry no kernel.
+  {
+    ScriptedServer s(script.dump());
+    Client client(config(s));
+    LiveBackend live(client);
+    auto templates = PromptTemplates::load();
+    StrategyOptions opt;
+    opt.strategy = "agent";
+    Transcript t;
+    ASSERT_TRUE(bool(searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t)));
+    auto reqs = s.requests();
+    std::string analysis = reqs[0]["messages"][1]["content"];
+    EXPECT_NE(analysis.find("similar regions, if any:\n(none)"), std::string::npos) << analysis;
+    std::string gen = reqs[1]["messages"][1]["content"];
+    EXPECT_EQ(gen.find("verified-kernel store"), std::string::npos);
+  }
+  // Replay gets the recorded retrieval back, so its prompts match.
+  auto replay = ReplayBackend::load(std::string(path.str()));
+  ASSERT_TRUE(bool(replay)) << llvm::toString(replay.takeError());
+  ReplayBackend &rb = **replay;
+  KernelSpec again = spec();
+  again.retrieved = rb.retrieval("kb_region_0").value_or("");
+  EXPECT_EQ(again.retrieved, withStore.retrieved);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.strategy = "agent";
+  Transcript t;
+  VerifyFn recordedVerdicts = [&](const std::string &, const std::string &id) {
+    return *rb.verdict("kb_region_0", std::stoi(id.substr(id.find('#') + 1)));
+  };
+  auto r = searchRegion(again, baseline(), rb, *templates, opt, recordedVerdicts, t);
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(r->candidates.back().status, "accepted");
   llvm::sys::fs::remove(path);
 }

@@ -48,3 +48,45 @@ TEST(KernelStore, PutGetListPrune) {
   EXPECT_TRUE(store.get(fresh.signature).has_value());
   llvm::sys::fs::remove_directories(dir);
 }
+
+TEST(KernelStore, SimilarityIsOpOverlap) {
+  EXPECT_DOUBLE_EQ(KernelStore::similarity("gelu -> add", "gelu -> add"), 1.0);
+  EXPECT_DOUBLE_EQ(KernelStore::similarity("gelu -> add", "gelu -> add -> mul"), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(KernelStore::similarity("add -> add", "add"), 0.5); // multisets
+  EXPECT_DOUBLE_EQ(KernelStore::similarity("relu", "softmax"), 0.0);
+  EXPECT_DOUBLE_EQ(KernelStore::similarity("", ""), 0.0);
+}
+
+TEST(KernelStore, SimilarRanksByOverlapKindAndGpu) {
+  llvm::SmallString<128> dir;
+  llvm::sys::fs::createUniqueDirectory("kb-store", dir);
+  KernelStore store((dir + "/store").str());
+  auto add = [&](char sig, const char *kind, const char *ops, const char *gpu,
+                 double ms) {
+    StoreEntry e;
+    e.signature = std::string(64, sig);
+    e.kind = kind;
+    e.ops = ops;
+    e.gpu = gpu;
+    e.source = std::string("// ") + ops;
+    e.kernelMs = ms;
+    e.storedAt = 1000;
+    ASSERT_FALSE(bool(store.put(e)));
+  };
+  add('a', "pointwise", "relu -> add", "NVIDIA H200", 0.1);
+  add('b', "pointwise", "gelu -> add -> mul", "NVIDIA H200", 0.2);
+  add('c', "reduction", "sum", "NVIDIA H200", 0.1);          // nothing shared
+  add('d', "pointwise", "gelu -> add -> mul", "NVIDIA A100", 0.1); // other GPU
+  add('e', "pointwise", "gelu -> add", "NVIDIA H200", 0.1);   // the region itself
+  auto got = store.similar("pointwise", "gelu -> add", "NVIDIA H200",
+                           std::string(64, 'e'), 3);
+  ASSERT_TRUE(bool(got));
+  ASSERT_EQ(got->size(), 3u);
+  EXPECT_EQ((*got)[0].signature, std::string(64, 'b')); // 2/3 + kind + gpu
+  EXPECT_EQ((*got)[1].signature, std::string(64, 'd')); // 2/3 + kind
+  EXPECT_EQ((*got)[2].signature, std::string(64, 'a')); // 1/3 + kind + gpu
+  auto none = KernelStore((dir + "/empty").str()).similar("pointwise", "relu", "", "", 2);
+  ASSERT_TRUE(bool(none));
+  EXPECT_TRUE(none->empty());
+  llvm::sys::fs::remove_directories(dir);
+}

@@ -32,6 +32,9 @@ struct KernelSpec {
   std::string signature; // extern "C" __global__ void ...(...)
   std::string grid, block;
   std::string example, exampleKind; // a verified kernel of the same kind
+  // The agent's retrieval: similar verified kernels from the store, as
+  // prompt text ("" when the store has none); see KernelStore::similar.
+  std::string retrieved;
   // Profile of the current best kernel (profiling-guided prompts).
   std::optional<double> baselineMs, eagerMs, copyGBs;
   int64_t bytes = 0;

@@ -6,8 +6,10 @@
 //   refine     each sample is repaired on kb-verify's feedback for up to
 //              `rounds` rounds, restarting from a fresh draft when the same
 //              failure repeats;
-//   agent      analysis -> generation -> evaluation -> feedback triage, the
-//              same model in each role.
+//   agent      analysis -> retrieval of similar verified kernels (the
+//              caller fills KernelSpec::retrieved from the store) ->
+//              generation -> evaluation -> feedback triage, the same model
+//              in each role.
 // `samples` > 1 is best-of-n: the drafts are sampled in one request (or n
 // concurrent ones). The code generator's kernel is always candidate 0; a
 // model kernel replaces it only when kb-verify accepts it and it is faster
@@ -96,11 +98,14 @@ public:
   /// The recorded verdict of a candidate, if any.
   std::optional<VerifyResult> verdict(const std::string &region,
                                       int candidate) const;
+  /// What the agent's retrieval step found when the session was recorded.
+  std::optional<std::string> retrieval(const std::string &region) const;
 
 private:
   std::map<std::string, nlohmann::json> requests;  // key -> request record
   std::map<std::string, std::vector<nlohmann::json>> responses;
   std::map<std::string, nlohmann::json> verdicts;
+  std::map<std::string, std::string> retrievals;
 };
 
 struct StrategyOptions {

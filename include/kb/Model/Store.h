@@ -38,6 +38,16 @@ public:
   llvm::Error put(const StoreEntry &e);
   std::optional<StoreEntry> get(const std::string &signature) const;
   llvm::Expected<std::vector<StoreEntry>> list() const;
+  /// Entries like a region (the agent's retrieval step), most similar first:
+  /// op overlap (Jaccard over the op multisets of "a -> b -> c" chains),
+  /// plus the same kind and the same GPU; entries sharing neither an op nor
+  /// the kind are left out, as is `exclude` (the region's own signature).
+  /// Ties: the faster kernel, then the signature (deterministic prompts).
+  llvm::Expected<std::vector<StoreEntry>>
+  similar(const std::string &kind, const std::string &ops,
+          const std::string &gpu, const std::string &exclude,
+          size_t limit) const;
+  static double similarity(const std::string &opsA, const std::string &opsB);
   /// Removes entries stored before `olderThan` (unix seconds); all when 0.
   llvm::Expected<int> prune(int64_t olderThan) const;
   const std::string &path() const { return dir; }
