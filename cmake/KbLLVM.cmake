@@ -21,6 +21,8 @@ if(MLIR_VERSION VERSION_LESS 22)
   message(FATAL_ERROR "kb-rewrite needs MLIR 22, found ${MLIR_VERSION}")
 endif()
 message(STATUS "Using MLIR ${MLIR_VERSION} from ${MLIR_DIR}")
+# Clang libTooling for the libtorch C++ frontend and the plugin (issue 7).
+find_package(Clang REQUIRED CONFIG HINTS ${LLVM_DIR}/../clang /usr/lib/llvm-22/lib/cmake/clang)
 message(STATUS "Using LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
 
 list(APPEND CMAKE_MODULE_PATH "${MLIR_CMAKE_DIR}" "${LLVM_CMAKE_DIR}")

@@ -40,3 +40,17 @@ if _works([config.kb_python, "-c", "import torch"]):
 
 if os.path.exists(os.path.join(config.kb_tools_dir, "kb-verify")):
     config.available_features.add("kb-verify")
+
+# The C++ frontend's tests parse real libtorch sources (Debian's libtorch-dev).
+_torch_cxx = "/usr/include/torch/csrc/api/include"
+if os.path.exists(os.path.join(_torch_cxx, "torch", "torch.h")):
+    config.available_features.add("libtorch")
+config.substitutions.append(("%torch_cxx_flags", f"-std=c++17 -I{_torch_cxx}"))
+
+# The Clang plugin runs inside the clang it was built against.
+_plugin = os.path.join(config.kb_obj_root, "lib", "KbRewrite.so")
+_clangxx = os.path.join(config.llvm_tools_dir, "clang++")
+if os.path.exists(_plugin) and os.path.exists(_clangxx):
+    config.available_features.add("clang-plugin")
+config.substitutions.append(("%kb_plugin", _plugin))
+config.substitutions.append(("%clangxx", _clangxx))

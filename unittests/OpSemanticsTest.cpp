@@ -78,3 +78,12 @@ TEST(OpSemantics, MarkdownListsEveryRow) {
     EXPECT_NE(md.find("`" + info.qualifiedName() + "`"), std::string::npos)
         << info.qualifiedName();
 }
+
+TEST(OpSemantics, EveryCxxModuleComputesATableOp) {
+  ASSERT_FALSE(kb::cxxModules().empty());
+  for (const auto &[impl, op] : kb::cxxModules())
+    EXPECT_FALSE(kb::lookupOverloads(op).empty()) << impl.str() << " -> " << op.str();
+  EXPECT_EQ(kb::cxxModuleOp("Conv2dImpl"), "conv2d");
+  EXPECT_EQ(kb::cxxModuleOp("BatchNorm2dImpl"), "batch_norm");
+  EXPECT_EQ(kb::cxxModuleOp("MyBlockImpl"), "");
+}

@@ -162,6 +162,24 @@ std::pair<StringRef, bool> kb::stripInPlace(StringRef atenName) {
   return {name, false};
 }
 
+llvm::ArrayRef<std::pair<StringRef, StringRef>> kb::cxxModules() {
+  static const std::pair<StringRef, StringRef> kModules[] = {
+#define KB_OP(...)
+#define KB_CXX_MODULE(IMPL, OP) {#IMPL, #OP},
+#include "kb/IR/OpSemantics.def"
+#undef KB_CXX_MODULE
+#undef KB_OP
+  };
+  return kModules;
+}
+
+StringRef kb::cxxModuleOp(StringRef implClass) {
+  for (const auto &[impl, op] : cxxModules())
+    if (impl == implClass)
+      return op;
+  return "";
+}
+
 StringRef kb::kindName(OpKind kind) {
   switch (kind) {
   case OpKind::Elementwise: return "elementwise";

@@ -2,6 +2,7 @@
 //
 // Subcommands:
 //   analyze <graph.txt> [--json] [--params F]   fusion report
+//   analyze a.cpp ... [-p BUILD] [--json] [-- FLAGS]  chains in libtorch C++
 //   import  <graph.txt> [--params F]            the kb dialect, as MLIR
 //   ops     [--markdown]                        the op-semantics table
 //   codegen <graph.txt> -o DIR [--params F]     CUDA + kb-verify job per region
@@ -18,6 +19,7 @@
 #include "kb/Emit/Rewrite.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Model/Store.h"
+#include "kb/Import/CxxFrontend.h"
 #include "kb/Import/TorchScriptImporter.h"
 #include "kb/Transforms/Passes.h"
 
@@ -409,10 +411,52 @@ int runOps() {
   return Ok;
 }
 
+/// `analyze` over C++ sources: its arguments are read here, not by
+/// cl::opt, because everything after `--` is a compiler's command line.
+int runAnalyzeCxx(int argc, char **argv) {
+  kb::CxxInputs in;
+  bool json = false;
+  for (int i = 2; i < argc; ++i) {
+    StringRef a = argv[i];
+    if (in.haveFlags) {
+      in.flags.push_back(a.str());
+    } else if (a == "--") {
+      in.haveFlags = true;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "-p" && i + 1 < argc) {
+      in.buildDir = argv[++i];
+    } else if (a.starts_with("-p=")) {
+      in.buildDir = a.drop_front(3).str();
+    } else if (a.starts_with("-")) {
+      return fail(UsageError, "analyze (C++ sources): unknown option '" + a +
+                                  "' (expected -p BUILD_DIR, --json, -- FLAGS)");
+    } else {
+      in.files.push_back(a.str());
+    }
+  }
+  auto result = kb::analyzeCxxSources(in);
+  if (!result)
+    return fail(InputError, toString(result.takeError()));
+  outs() << (json ? kb::cxxAnalysisJson(*result) : kb::cxxAnalysisText(*result));
+  return Ok;
+}
+
+bool cxxAnalyze(int argc, char **argv) {
+  if (argc < 3 || StringRef(argv[1]) != "analyze")
+    return false;
+  for (int i = 2; i < argc && StringRef(argv[i]) != "--"; ++i)
+    if (kb::isCxxSource(argv[i]))
+      return true;
+  return false;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  if (cxxAnalyze(argc, argv))
+    return runAnalyzeCxx(argc, argv);
   cl::SetVersionPrinter(
       [](raw_ostream &os) { os << "kb-rewrite 0.1.0 (LLVM/MLIR 22)\n"; });
   if (!cl::ParseCommandLineOptions(argc, argv, "kb-rewrite: fuse memory-bound "

@@ -102,6 +102,12 @@ const OpInfo *resolveOverload(llvm::StringRef name,
 /// "__and__" are never in-place.
 std::pair<llvm::StringRef, bool> stripInPlace(llvm::StringRef atenName);
 
+/// The aten op a libtorch module computes, from its implementation class
+/// ("Conv2dImpl" -> "conv2d"); "" when the table does not list it.
+llvm::StringRef cxxModuleOp(llvm::StringRef implClass);
+/// Every (implementation class, aten op) pair of the table.
+llvm::ArrayRef<std::pair<llvm::StringRef, llvm::StringRef>> cxxModules();
+
 llvm::StringRef kindName(OpKind kind);
 llvm::StringRef styleName(OpStyle style);
 

@@ -1,0 +1,73 @@
+//===- CxxChains.h - Fusable chains in libtorch C++ code ---------*- C++ -*-===//
+//
+// The Clang half of the frontend (issue 7): in the functions of a libtorch
+// C++ translation unit, find anchors (torch::conv2d, torch::matmul,
+// torch::linear, at::addmm, module calls such as `conv1->forward(x)` or
+// `fc(x)`) and the memory-bound chain after each: functional calls
+// (torch::relu, torch::nn::functional::gelu), Tensor methods (.relu(),
+// .add(...), in-place relu_), operators and compound assignments with
+// tensors and scalars, and calls of activation/norm modules. A chain
+// follows its value through local variables across statements of one block
+// (`x = f(x)` reassignments, `auto y = g(x)` when x is not used again) and
+// stops at anything that would change meaning: another use of the value, an
+// alias of the variable, a statement in a macro, an op the table does not
+// list as fusable.
+//
+// What an op is comes only from the op-semantics table (OpSemantics.def,
+// including its KB_CXX_MODULE rows); nothing here names an activation.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_IMPORT_CXXCHAINS_H
+#define KB_IMPORT_CXXCHAINS_H
+
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class FunctionDecl;
+} // namespace clang
+
+namespace kb {
+
+struct CxxOpSite {
+  std::string op;       // aten name ("relu", "add", "conv2d")
+  bool inPlace = false; // relu_, +=
+  std::string text;     // the source of the call
+  unsigned line = 0, column = 0;
+};
+
+struct CxxChain {
+  std::string file, function;
+  CxxOpSite anchor;
+  std::vector<CxxOpSite> ops; // in the order they apply
+  std::string variable;       // the local that holds the result ("" if none)
+  std::string end;            // why the chain stops here
+  /// "fusable epilogue after conv2d: relu -> add (2 ops)"
+  std::string summary() const;
+};
+
+/// A place the frontend looked at and left alone, with the reason.
+struct CxxSkip {
+  std::string file, function;
+  unsigned line = 0;
+  std::string reason;
+};
+
+struct CxxAnalysis {
+  std::vector<CxxChain> chains;
+  std::vector<CxxSkip> skipped;
+};
+
+/// Appends the chains (and skips) of one function definition.
+void analyzeCxxFunction(clang::ASTContext &ctx, const clang::FunctionDecl &fn,
+                        CxxAnalysis &out);
+
+/// JSON (one object: chains, skipped) as `kb-rewrite analyze --json` prints.
+std::string cxxAnalysisJson(const CxxAnalysis &a);
+/// The text report: one paragraph per chain.
+std::string cxxAnalysisText(const CxxAnalysis &a);
+
+} // namespace kb
+
+#endif // KB_IMPORT_CXXCHAINS_H

@@ -1,0 +1,623 @@
+//===- CxxChains.cpp - Fusable chains in libtorch C++ code ----------------===//
+
+#include "kb/Import/CxxChains.h"
+#include "kb/IR/OpSemantics.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <map>
+#include <optional>
+
+using namespace clang;
+using llvm::formatv;
+using llvm::StringRef;
+
+namespace kb {
+namespace {
+
+bool isTensorType(QualType t) {
+  t = t.getNonReferenceType().getCanonicalType();
+  const auto *rd = t->getAsCXXRecordDecl();
+  if (!rd)
+    return false;
+  std::string n = rd->getQualifiedNameAsString();
+  return n == "at::Tensor" || n == "at::TensorBase";
+}
+
+const Expr *strip(const Expr *e) {
+  while (e) {
+    const Expr *before = e;
+    e = e->IgnoreImplicit()->IgnoreParens();
+    if (const auto *c = dyn_cast<CXXConstructExpr>(e))
+      if (c->getNumArgs() == 1 && isTensorType(c->getType()) &&
+          isTensorType(c->getArg(0)->getType()))
+        e = c->getArg(0); // copies and moves of a Tensor
+    if (const auto *c = dyn_cast<CXXFunctionalCastExpr>(e))
+      e = c->getSubExpr();
+    if (e == before)
+      break;
+  }
+  return e;
+}
+
+/// The aten op a table row names, if the table lists it.
+const OpInfo *tableRow(StringRef base) {
+  auto rows = lookupOverloads(base);
+  return rows.empty() ? nullptr : rows.front();
+}
+
+bool fusable(const OpInfo &row) {
+  if (row.style == OpStyle::Dropout) // random in training: not replayable
+    return false;
+  return row.kind == OpKind::Elementwise || row.kind == OpKind::Broadcast ||
+         row.kind == OpKind::Reduction;
+}
+
+/// The module implementation class behind `m->forward` or `m(...)`.
+StringRef moduleImpl(QualType t) {
+  t = t.getNonReferenceType().getCanonicalType();
+  if (t->isPointerType())
+    t = t->getPointeeType().getCanonicalType();
+  const auto *rd = t->getAsCXXRecordDecl();
+  while (rd) {
+    if (const auto *spec = dyn_cast<ClassTemplateSpecializationDecl>(rd))
+      if (spec->getName() == "ModuleHolder" && spec->getTemplateArgs().size() == 1)
+        if (const auto *impl = spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl())
+          return impl->getName();
+    if (rd->getName().ends_with("Impl") && !cxxModuleOp(rd->getName()).empty())
+      return rd->getName();
+    if (!rd->hasDefinition() || rd->getNumBases() == 0)
+      break;
+    rd = rd->bases_begin()->getType()->getAsCXXRecordDecl();
+  }
+  return "";
+}
+
+/// One call as an op: what it computes and through which operands a chain
+/// can flow into it.
+struct Step {
+  std::string op;
+  bool inPlace = false;
+  bool anchor = false;
+  bool isFusable = false;
+  std::vector<const Expr *> inputs; // tensor operands a chain may come through
+  std::vector<const Expr *> others; // every other operand
+};
+
+std::optional<Step> stepOf(const Expr *e) {
+  auto make = [](StringRef name) -> std::optional<Step> {
+    auto [base, inPlace] = stripInPlace(name);
+    const OpInfo *row = tableRow(base);
+    if (!row)
+      return std::nullopt;
+    Step s;
+    s.op = base.str();
+    s.inPlace = inPlace;
+    s.anchor = row->kind == OpKind::Anchor;
+    s.isFusable = fusable(*row);
+    return s;
+  };
+  if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) {
+    OverloadedOperatorKind k = op->getOperator();
+    if (k == OO_Call && op->getNumArgs() >= 2) {
+      StringRef impl = moduleImpl(op->getArg(0)->getType());
+      if (impl.empty())
+        return std::nullopt;
+      auto s = make(cxxModuleOp(impl));
+      if (s) {
+        s->inputs.push_back(op->getArg(1));
+        for (unsigned i = 2; i < op->getNumArgs(); ++i)
+          s->others.push_back(op->getArg(i));
+      }
+      return s;
+    }
+    static const std::map<OverloadedOperatorKind, std::pair<const char *, bool>>
+        kOps = {{OO_Plus, {"add", false}},       {OO_Minus, {"sub", false}},
+                {OO_Star, {"mul", false}},       {OO_Slash, {"div", false}},
+                {OO_PlusEqual, {"add", true}},   {OO_MinusEqual, {"sub", true}},
+                {OO_StarEqual, {"mul", true}},   {OO_SlashEqual, {"div", true}}};
+    auto it = kOps.find(k);
+    if (!isTensorType(op->getType()))
+      return std::nullopt;
+    if (it == kOps.end()) {
+      if (k == OO_Minus && op->getNumArgs() == 1)
+        it = kOps.end();
+      return std::nullopt;
+    }
+    if (op->getNumArgs() == 1) { // unary minus
+      auto s = make("neg");
+      if (s)
+        s->inputs.push_back(op->getArg(0));
+      return s;
+    }
+    auto s = make(it->second.first);
+    if (!s)
+      return s;
+    s->inPlace = it->second.second;
+    if (s->inPlace) {
+      s->inputs.push_back(op->getArg(0));
+      s->others.push_back(op->getArg(1));
+    } else {
+      for (unsigned i = 0; i < 2; ++i)
+        (isTensorType(op->getArg(i)->getType()) ? s->inputs : s->others)
+            .push_back(op->getArg(i));
+    }
+    return s;
+  }
+  if (const auto *mc = dyn_cast<CXXMemberCallExpr>(e)) {
+    const CXXMethodDecl *md = mc->getMethodDecl();
+    const Expr *obj = mc->getImplicitObjectArgument();
+    if (!md || !obj)
+      return std::nullopt;
+    if (isTensorType(obj->getType())) {
+      auto s = make(md->getName());
+      if (s) {
+        s->inputs.push_back(obj);
+        for (const Expr *a : mc->arguments())
+          s->others.push_back(a);
+      }
+      return s;
+    }
+    if (md->getName() == "forward" && mc->getNumArgs() >= 1) {
+      // Without the derived-to-base cast: `bn1->forward` calls a method of
+      // BatchNormImplBase<2, BatchNorm2dImpl>.
+      StringRef impl = moduleImpl(obj->IgnoreImpCasts()->getType());
+      if (impl.empty())
+        return std::nullopt;
+      auto s = make(cxxModuleOp(impl));
+      if (s) {
+        s->inputs.push_back(mc->getArg(0));
+        for (unsigned i = 1; i < mc->getNumArgs(); ++i)
+          s->others.push_back(mc->getArg(i));
+      }
+      return s;
+    }
+    return std::nullopt;
+  }
+  if (const auto *call = dyn_cast<CallExpr>(e)) {
+    const FunctionDecl *fd = call->getDirectCallee();
+    if (!fd || !fd->getIdentifier() || call->getNumArgs() == 0)
+      return std::nullopt;
+    std::string q = fd->getQualifiedNameAsString();
+    if (!StringRef(q).starts_with("at::") && !StringRef(q).starts_with("torch::"))
+      return std::nullopt;
+    auto s = make(fd->getName());
+    if (s) {
+      s->inputs.push_back(call->getArg(0));
+      for (unsigned i = 1; i < call->getNumArgs(); ++i)
+        s->others.push_back(call->getArg(i));
+    }
+    return s;
+  }
+  return std::nullopt;
+}
+
+/// Where an expression's chain starts.
+struct Root {
+  enum Kind { None, Anchor, Var } kind = None;
+  CxxOpSite anchor;
+  const VarDecl *var = nullptr;
+  // An anchor whose input is the tracked value after more fusable ops
+  // (`fc(x.mean({2, 3}))`): those ops end the chain that feeds it.
+  bool feedsVar = false;
+  std::vector<CxxOpSite> feedOps;
+};
+
+class Analyzer {
+public:
+  Analyzer(ASTContext &ctx, const FunctionDecl &fn, CxxAnalysis &out)
+      : ctx(ctx), sm(ctx.getSourceManager()), fn(fn), out(out) {
+    collectRefs(fn.getBody());
+  }
+
+  void run() {
+    if (const auto *body = dyn_cast_or_null<CompoundStmt>(fn.getBody()))
+      block(body);
+  }
+
+private:
+  ASTContext &ctx;
+  SourceManager &sm;
+  const FunctionDecl &fn;
+  CxxAnalysis &out;
+  // Every reference to a local, by file offset; aliases (references bound
+  // to a local, its address taken) mark the local as unusable.
+  std::map<const VarDecl *, std::vector<unsigned>> refs;
+  std::map<const VarDecl *, std::string> aliased;
+
+  struct Active {
+    CxxChain chain;
+    const VarDecl *var = nullptr;
+  };
+
+  unsigned offset(SourceLocation l) const {
+    return sm.getFileOffset(sm.getExpansionLoc(l));
+  }
+  unsigned line(SourceLocation l) const {
+    return sm.getExpansionLineNumber(l);
+  }
+
+  CxxOpSite site(const Step &s, const Expr *e) const {
+    CxxOpSite o;
+    o.op = s.op;
+    o.inPlace = s.inPlace;
+    SourceLocation b = sm.getExpansionLoc(e->getBeginLoc());
+    o.line = sm.getExpansionLineNumber(b);
+    o.column = sm.getExpansionColumnNumber(b);
+    CharSourceRange r = CharSourceRange::getTokenRange(
+        sm.getExpansionRange(e->getSourceRange()).getAsRange());
+    o.text = Lexer::getSourceText(r, sm, ctx.getLangOpts()).str();
+    if (o.text.size() > 80)
+      o.text = o.text.substr(0, 77) + "...";
+    return o;
+  }
+
+  void collectRefs(const Stmt *body) {
+    struct V : RecursiveASTVisitor<V> {
+      Analyzer &a;
+      explicit V(Analyzer &a) : a(a) {}
+      bool VisitDeclRefExpr(DeclRefExpr *d) {
+        if (const auto *vd = dyn_cast<VarDecl>(d->getDecl()))
+          a.refs[vd].push_back(a.offset(d->getLocation()));
+        return true;
+      }
+      bool VisitVarDecl(VarDecl *vd) {
+        if (vd->getType()->isReferenceType() && vd->getInit())
+          if (const auto *d = dyn_cast<DeclRefExpr>(strip(vd->getInit())))
+            if (const auto *target = dyn_cast<VarDecl>(d->getDecl()))
+              a.aliased[target] = formatv("'{0}' is aliased by the reference "
+                                          "'{1}' (line {2})",
+                                          target->getName(), vd->getName(),
+                                          a.line(vd->getLocation()));
+        return true;
+      }
+      bool VisitUnaryOperator(UnaryOperator *u) {
+        if (u->getOpcode() == UO_AddrOf)
+          if (const auto *d = dyn_cast<DeclRefExpr>(strip(u->getSubExpr())))
+            if (const auto *target = dyn_cast<VarDecl>(d->getDecl()))
+              a.aliased[target] = formatv("the address of '{0}' is taken "
+                                          "(line {1})",
+                                          target->getName(),
+                                          a.line(u->getBeginLoc()));
+        return true;
+      }
+    } v(*this);
+    v.TraverseStmt(const_cast<Stmt *>(body));
+  }
+
+  static bool inMacro(const Stmt *s) {
+    if (!s)
+      return false;
+    if (s->getBeginLoc().isMacroID() || s->getEndLoc().isMacroID())
+      return true;
+    for (const Stmt *c : s->children())
+      if (inMacro(c))
+        return true;
+    return false;
+  }
+
+  bool references(const Stmt *s, const VarDecl *var) const {
+    if (!s || !var)
+      return false;
+    if (const auto *d = dyn_cast<DeclRefExpr>(s))
+      return d->getDecl() == var;
+    for (const Stmt *c : s->children())
+      if (references(c, var))
+        return true;
+    return false;
+  }
+
+  bool usedAfter(const VarDecl *var, const Stmt *s) const {
+    unsigned end = offset(s->getEndLoc());
+    auto it = refs.find(var);
+    if (it == refs.end())
+      return false;
+    for (unsigned o : it->second)
+      if (o > end)
+        return true;
+    return false;
+  }
+
+  /// Follows the chain operand of `e` down to its root; `ops` gets the
+  /// steps from the root outwards. Other operands must not read `var`.
+  Root trace(const Expr *e, const VarDecl *var, std::vector<CxxOpSite> &ops,
+             std::string &why) const {
+    e = strip(e);
+    if (const auto *d = dyn_cast<DeclRefExpr>(e)) {
+      Root r;
+      if (const auto *vd = dyn_cast<VarDecl>(d->getDecl()); vd && vd == var) {
+        r.kind = Root::Var;
+        r.var = vd;
+      }
+      return r;
+    }
+    auto step = stepOf(e);
+    if (!step)
+      return {};
+    if (step->anchor) {
+      Root r;
+      r.kind = Root::Anchor;
+      r.anchor = site(*step, e);
+      if (var && !step->inputs.empty()) {
+        std::string ignored;
+        Root in = trace(step->inputs.front(), var, r.feedOps, ignored);
+        r.feedsVar = in.kind == Root::Var;
+        if (!r.feedsVar)
+          r.feedOps.clear();
+      }
+      return r;
+    }
+    if (!step->isFusable) {
+      why = "'" + step->op + "' is not fusable (op-semantics table)";
+      return {};
+    }
+    for (const Expr *in : step->inputs) {
+      std::vector<CxxOpSite> inner;
+      Root r = trace(in, var, inner, why);
+      if (r.kind == Root::None)
+        continue;
+      for (const Expr *o : step->inputs)
+        if (o != in && references(o, var))
+          return {};
+      for (const Expr *o : step->others)
+        if (references(o, var))
+          return {};
+      ops = std::move(inner);
+      ops.push_back(site(*step, e));
+      return r;
+    }
+    return {};
+  }
+
+  void finish(std::optional<Active> &a, const std::string &why) {
+    if (a && !a->chain.ops.empty()) {
+      a->chain.end = why;
+      a->chain.variable = a->var ? a->var->getName().str() : "";
+      out.chains.push_back(std::move(a->chain));
+    }
+    a.reset();
+  }
+
+  void skip(const Stmt *s, const std::string &why) {
+    CxxSkip k;
+    k.file = sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
+    k.function = fn.getQualifiedNameAsString();
+    k.line = line(s->getBeginLoc());
+    k.reason = why;
+    out.skipped.push_back(std::move(k));
+  }
+
+  /// `target = value` forms: assignment, declaration, in-place statements.
+  bool assignment(const Stmt *s, const VarDecl *&target, const Expr *&value) {
+    if (const auto *ds = dyn_cast<DeclStmt>(s)) {
+      if (!ds->isSingleDecl())
+        return false;
+      const auto *vd = dyn_cast<VarDecl>(ds->getSingleDecl());
+      if (!vd || !vd->getInit() || vd->getType()->isReferenceType() ||
+          !isTensorType(vd->getType()))
+        return false;
+      target = vd;
+      value = vd->getInit();
+      return true;
+    }
+    const auto *e = dyn_cast<Expr>(s);
+    if (!e)
+      return false;
+    e = strip(e);
+    if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) {
+      if (op->getOperator() == OO_Equal && op->getNumArgs() == 2) {
+        const auto *d = dyn_cast<DeclRefExpr>(strip(op->getArg(0)));
+        const auto *vd = d ? dyn_cast<VarDecl>(d->getDecl()) : nullptr;
+        if (!vd || !isTensorType(vd->getType()))
+          return false;
+        target = vd;
+        value = op->getArg(1);
+        return true;
+      }
+    }
+    // x.relu_(); x += b;  — the statement itself is the op.
+    if (auto step = stepOf(e); step && step->inPlace && !step->inputs.empty())
+      if (const auto *d = dyn_cast<DeclRefExpr>(strip(step->inputs.front())))
+        if (const auto *vd = dyn_cast<VarDecl>(d->getDecl())) {
+          target = vd;
+          value = e;
+          return true;
+        }
+    return false;
+  }
+
+  void block(const CompoundStmt *b) {
+    std::optional<Active> active;
+    for (const Stmt *s : b->body()) {
+      const VarDecl *var = active ? active->var : nullptr;
+      if (inMacro(s)) {
+        if (references(s, var))
+          finish(active, formatv("'{0}' is used in a macro (line {1})",
+                                 var->getName(), line(s->getBeginLoc())));
+        skip(s, "statement in a macro expansion: not rewritten");
+        continue;
+      }
+      const VarDecl *target = nullptr;
+      const Expr *value = nullptr;
+      if (assignment(s, target, value)) {
+        std::vector<CxxOpSite> ops;
+        std::string why;
+        Root r = trace(value, var, ops, why);
+        if (r.kind == Root::Var && aliased.count(target)) {
+          skip(s, aliased[target] + ": the chain stops here");
+          finish(active, aliased[target]);
+          continue;
+        }
+        if (r.kind == Root::Var) {
+          // An intermediate value read again later must stay in memory: the
+          // chain ends there. The anchor's own result is in memory anyway.
+          if (target != var && usedAfter(var, s) && !active->chain.ops.empty()) {
+            finish(active, formatv("'{0}' is used again after line {1}",
+                                   var->getName(), line(s->getEndLoc())));
+            continue;
+          }
+          for (CxxOpSite &o : ops)
+            active->chain.ops.push_back(std::move(o));
+          active->var = target;
+          continue;
+        }
+        if (r.kind == Root::Anchor && r.feedsVar) {
+          if (target == var || !usedAfter(var, s))
+            for (CxxOpSite &o : r.feedOps)
+              active->chain.ops.push_back(std::move(o));
+          finish(active, formatv("feeds {0} at line {1}", r.anchor.op,
+                                 r.anchor.line));
+        } else if (references(s, var))
+          finish(active, why.empty()
+                             ? formatv("'{0}' is used at line {1}",
+                                       var->getName(), line(s->getBeginLoc()))
+                                   .str()
+                             : why);
+        else if (target == var)
+          finish(active, formatv("'{0}' is reassigned at line {1}",
+                                 var->getName(), line(s->getBeginLoc())));
+        if (r.kind == Root::Anchor) {
+          active.emplace();
+          active->chain.file =
+              sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
+          active->chain.function = fn.getQualifiedNameAsString();
+          active->chain.anchor = r.anchor;
+          active->chain.ops = std::move(ops);
+          active->var = target;
+          if (aliased.count(target)) {
+            skip(s, aliased[target] + ": no chain after " + r.anchor.op);
+            active.reset();
+          }
+        }
+        continue;
+      }
+      if (const auto *inner = dyn_cast<CompoundStmt>(s)) {
+        if (references(s, var))
+          finish(active, formatv("'{0}' is used in a nested block (line {1})",
+                                 var->getName(), line(s->getBeginLoc())));
+        block(inner);
+        continue;
+      }
+      // A chain inside one expression: `return torch::relu(conv(x)) * 2;`
+      if (const Expr *value = isa<ReturnStmt>(s) ? cast<ReturnStmt>(s)->getRetValue()
+                                                 : dyn_cast<Expr>(s)) {
+        std::vector<CxxOpSite> ops;
+        std::string why;
+        Root r = trace(value, nullptr, ops, why);
+        if (r.kind == Root::Anchor && !ops.empty()) {
+          finish(active, formatv("'{0}' is used at line {1}",
+                                 var ? var->getName() : "", line(s->getBeginLoc())));
+          std::optional<Active> one;
+          one.emplace();
+          one->chain.file = sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
+          one->chain.function = fn.getQualifiedNameAsString();
+          one->chain.anchor = r.anchor;
+          one->chain.ops = std::move(ops);
+          finish(one, isa<ReturnStmt>(s) ? "returned" : "end of the statement");
+          continue;
+        }
+      }
+      if (references(s, var))
+        finish(active, isa<ReturnStmt>(s)
+                           ? formatv("returned at line {0}", line(s->getBeginLoc())).str()
+                           : formatv("'{0}' is used at line {1}", var->getName(),
+                                     line(s->getBeginLoc()))
+                                 .str());
+      // Blocks under if/for/while have chains of their own.
+      for (const Stmt *c : s->children())
+        if (const auto *cb = dyn_cast_or_null<CompoundStmt>(c))
+          block(cb);
+    }
+    finish(active, "end of the block");
+  }
+};
+
+} // namespace
+
+std::string CxxChain::summary() const {
+  std::string chain;
+  for (const CxxOpSite &o : ops)
+    chain += (chain.empty() ? "" : " -> ") + o.op + (o.inPlace ? "_" : "");
+  return formatv("fusable epilogue after {0}: {1} ({2} op{3})", anchor.op, chain,
+                 ops.size(), ops.size() == 1 ? "" : "s");
+}
+
+void analyzeCxxFunction(ASTContext &ctx, const FunctionDecl &fn,
+                        CxxAnalysis &out) {
+  if (!fn.hasBody() || !fn.isThisDeclarationADefinition())
+    return;
+  if (fn.isTemplated()) {
+    CxxSkip k;
+    SourceManager &sm = ctx.getSourceManager();
+    k.file = sm.getFilename(sm.getExpansionLoc(fn.getLocation())).str();
+    k.function = fn.getQualifiedNameAsString();
+    k.line = sm.getExpansionLineNumber(fn.getLocation());
+    k.reason = "template: not rewritten (its instantiations may differ)";
+    out.skipped.push_back(std::move(k));
+    return;
+  }
+  Analyzer(ctx, fn, out).run();
+}
+
+std::string cxxAnalysisJson(const CxxAnalysis &a) {
+  auto siteJson = [](const CxxOpSite &s) {
+    return llvm::json::Object{{"op", s.op},     {"in_place", s.inPlace},
+                              {"text", s.text}, {"line", s.line},
+                              {"column", s.column}};
+  };
+  llvm::json::Array chains, skipped;
+  for (const CxxChain &c : a.chains) {
+    llvm::json::Array ops;
+    for (const CxxOpSite &o : c.ops)
+      ops.push_back(siteJson(o));
+    chains.push_back(llvm::json::Object{{"file", c.file},
+                                        {"function", c.function},
+                                        {"anchor", siteJson(c.anchor)},
+                                        {"ops", std::move(ops)},
+                                        {"variable", c.variable},
+                                        {"end", c.end},
+                                        {"summary", c.summary()}});
+  }
+  for (const CxxSkip &s : a.skipped)
+    skipped.push_back(llvm::json::Object{{"file", s.file},
+                                         {"function", s.function},
+                                         {"line", s.line},
+                                         {"reason", s.reason}});
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                             {"chains", std::move(chains)},
+                             {"skipped", std::move(skipped)}}));
+  return text + "\n";
+}
+
+std::string cxxAnalysisText(const CxxAnalysis &a) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << a.chains.size() << " fusable chain" << (a.chains.size() == 1 ? "" : "s")
+     << "\n";
+  for (const CxxChain &c : a.chains) {
+    os << c.file << ":" << c.anchor.line << ":" << c.anchor.column << ": in "
+       << c.function << ": " << c.summary() << "\n";
+    os << "  anchor " << c.anchor.text << "\n";
+    for (const CxxOpSite &o : c.ops)
+      os << "  line " << o.line << ": " << o.op << (o.inPlace ? "_" : "")
+         << "  " << o.text << "\n";
+    os << "  ends: " << c.end << "\n";
+  }
+  for (const CxxSkip &s : a.skipped)
+    os << s.file << ":" << s.line << ": in " << s.function << ": skipped: "
+       << s.reason << "\n";
+  return text;
+}
+
+} // namespace kb
