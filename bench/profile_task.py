@@ -1,4 +1,5 @@
-"""Kernel-level profile of one task: eager vs ModelNew (scripts/gpu-profile-task)."""
+"""Kernel-level profile of one task: eager vs ModelNew vs torch.compile
+(scripts/gpu-profile-task)."""
 import importlib.util, os, sys, torch
 from torch.profiler import profile, ProfilerActivity
 d = sys.argv[1]; task = sys.argv[2]
@@ -16,7 +17,11 @@ with torch.no_grad():
         ref(*x); got(*x)
     torch.cuda.synchronize()
     print("layout", got._kb.layout_ms, "graph", got._kb.graphs and got._kb.graphs.timing, flush=True)
-    for name, f in (("eager", ref), ("new", got)):
+    comp = torch.compile(ref)
+    for _ in range(3):
+        comp(*x)
+    torch.cuda.synchronize()
+    for name, f in (("eager", ref), ("new", got), ("compile", comp)):
         with profile(activities=[ProfilerActivity.CUDA]) as p:
             for _ in range(3):
                 f(*x)

@@ -285,11 +285,78 @@ struct CancelScaleAroundClamp : OpRewritePattern<AtenOp> {
   }
 };
 
+/// conv(x, w, b) followed by an elementwise op = add(conv(x, w, None),
+/// b viewed as [C, 1, ...]): the bias add moves into the epilogue, which
+/// then reads the convolution's output once instead of twice (ATen's cuDNN
+/// path adds the bias in a separate in-place pass over the whole output).
+/// Exact: ATen's cuDNN convolutions compute the bias-free result and then
+/// `output.add_(bias.reshape(...))`, the same single fp32 addition. Only
+/// for groups == 1: ATen's depthwise kernels start their sums from the
+/// bias instead, which rounds differently.
+struct SplitConvBias : OpRewritePattern<AtenOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenOp op,
+                                PatternRewriter &rewriter) const override {
+    const OpInfo *info = op.getInfo();
+    if (!info || info->style != OpStyle::Conv || op.getInplace() ||
+        !op->hasOneUse() || op->getNumResults() != 1)
+      return failure();
+    Value bias = op.getArg("bias");
+    auto idx = info->argIndex("bias");
+    if (!bias || !idx || isNone(bias) || getConstantNumber(op.getArg("groups")) != 1.0)
+      return failure();
+    auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    auto b = dyn_cast<RankedTensorType>(bias.getType());
+    if (!out || !b || b.getRank() != 1 || out.getRank() < 3 ||
+        !out.getElementType().isF32() || b.getElementType() != out.getElementType() ||
+        b.getDimSize(0) != out.getDimSize(1) || ShapedType::isDynamic(b.getDimSize(0)))
+      return failure();
+    auto user = dyn_cast<AtenOp>(*op->getUsers().begin());
+    if (!user || (getKind(user) != OpKind::Elementwise &&
+                  getKind(user) != OpKind::Broadcast))
+      return failure();
+
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    SmallVector<Value> args(op.getArgs().begin(), op.getArgs().end());
+    args[*idx] = ConstantOp::create(rewriter, loc, rewriter.getNoneType(),
+                                    rewriter.getUnitAttr());
+    auto conv = AtenOp::create(rewriter, loc, TypeRange{out}, op.getNameAttr(),
+                               op.getOverloadAttr(), nullptr, op.getKindAttr(),
+                               args);
+    SmallVector<int64_t> shape(out.getRank() - 1, 1);
+    shape[0] = b.getDimSize(0);
+    SmallVector<Value> dims;
+    for (int64_t d : shape)
+      dims.push_back(ConstantOp::create(rewriter, loc, rewriter.getI64Type(),
+                                        rewriter.getI64IntegerAttr(d)));
+    Value list = ListOp::create(
+        rewriter, loc, ListType::get(getContext(), rewriter.getI64Type()), dims);
+    auto viewType = RankedTensorType::get(shape, out.getElementType());
+    Value view = AtenOp::create(rewriter, loc, TypeRange{viewType},
+                                rewriter.getStringAttr("view"),
+                                rewriter.getStringAttr(""), nullptr,
+                                rewriter.getStringAttr(kindName(OpKind::Injective)),
+                                ValueRange{bias, list})
+                     ->getResult(0);
+    Value one = ConstantOp::create(rewriter, loc, rewriter.getI64Type(),
+                                   rewriter.getI64IntegerAttr(1));
+    Value add = AtenOp::create(rewriter, loc, TypeRange{out},
+                               rewriter.getStringAttr("add"),
+                               rewriter.getStringAttr("Tensor"), nullptr,
+                               rewriter.getStringAttr(kindName(OpKind::Broadcast)),
+                               ValueRange{conv->getResult(0), view, one})
+                    ->getResult(0);
+    rewriter.replaceOp(op, add);
+    return success();
+  }
+};
+
 struct SimplifyPass : kb::impl::SimplifyBase<SimplifyPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldIdentity, FoldAfterRelu, MergeClamps,
-                 CancelScaleAroundClamp>(&getContext());
+                 CancelScaleAroundClamp, SplitConvBias>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

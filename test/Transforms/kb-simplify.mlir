@@ -144,3 +144,46 @@ func.func @dropout_zero(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = kb.aten "dropout"(%x, %p, %t) : (tensor<8xf32>, f64, i1) -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// A convolution's bias moves into its elementwise epilogue: the convolution
+// runs without bias and an add of the [C,1,1] view joins the chain.
+// CHECK-LABEL: func.func @conv_bias_into_epilogue
+// CHECK:      %[[NONE:.*]] = kb.constant {value} : none
+// CHECK:      %[[CONV:.*]] = kb.aten "conv2d"(%arg0, %arg1, %[[NONE]],
+// CHECK:      %[[SHAPE:.*]] = kb.list(
+// CHECK:      %[[VIEW:.*]] = kb.aten "view"(%arg2, %[[SHAPE]]) {{.*}} -> tensor<4x1x1xf32>
+// CHECK:      %[[ADD:.*]] = kb.aten "add"(%[[CONV]], %[[VIEW]], %{{.*}}) {{.*}}overload = "Tensor"
+// CHECK:      kb.aten "relu"(%[[ADD]])
+func.func @conv_bias_into_epilogue(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<2x4x6x6xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %s = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "conv2d"(%x, %w, %b, %s, %p, %s, %one) : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i64) -> tensor<2x4x6x6xf32>
+  %1 = kb.aten "relu"(%0) : (tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  return %1 : tensor<2x4x6x6xf32>
+}
+
+// -----
+
+// Left alone: no epilogue (the add would be a pass of its own), grouped
+// convolutions (ATen's depthwise kernels start from the bias), and a
+// convolution with another use.
+// CHECK-LABEL: func.func @conv_bias_stays
+// CHECK-NOT:  kb.aten "view"
+// CHECK:      return
+func.func @conv_bias_stays(%x: tensor<2x4x8x8xf32>, %w: tensor<4x1x3x3xf32>, %w2: tensor<4x4x3x3xf32>, %b: tensor<4xf32>) -> (tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>) {
+  %one = kb.constant {value = 1 : i64} : i64
+  %four = kb.constant {value = 4 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %s = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "conv2d"(%x, %w2, %b, %s, %p, %s, %one) : (tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i64) -> tensor<2x4x6x6xf32>
+  %1 = kb.aten "conv2d"(%x, %w, %b, %s, %p, %s, %four) : (tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i64) -> tensor<2x4x6x6xf32>
+  %2 = kb.aten "relu"(%1) : (tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  %3 = kb.aten "conv2d"(%x, %w2, %b, %s, %p, %s, %one) : (tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i64) -> tensor<2x4x6x6xf32>
+  %4 = kb.aten "relu"(%3) : (tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  return %0, %2, %3, %4 : tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>
+}
