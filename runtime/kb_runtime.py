@@ -284,6 +284,7 @@ class Program:
         self.fallbacks = [0] * len(references)
         self.cl_regions = [None] * len(references)
         self.use_cl = False
+        self._ext = self._arch = None
         self.layout_ms = None
         self.graphs = None
         self.reasons = {}
@@ -319,6 +320,7 @@ class Program:
         dev = torch.cuda.current_device()
         major, minor = torch.cuda.get_device_capability(dev)
         arch = f"sm_{major}{minor}"
+        self._ext, self._arch = ext, arch
         variables = {"sm_count": torch.cuda.get_device_properties(
             dev).multi_processor_count}
         def make(r, name):
@@ -357,8 +359,17 @@ class Program:
         """The input of a convolution that feeds region i, in its layout."""
         if not self.use_cl or self.cl_regions[i] is None or t.dim() not in (4, 5):
             return t
-        return t.contiguous(memory_format=torch.channels_last if t.dim() == 4
-                            else torch.channels_last_3d)
+        fmt = torch.channels_last if t.dim() == 4 else torch.channels_last_3d
+        if t.is_contiguous(memory_format=fmt):
+            return t
+        # The extension's tiled transpose (2x ATen's strided copy on large
+        # activations); ATen's copy for autograd and anything unusual.
+        if self._ext is not None and t.numel() >= (1 << 16) and \
+                not (torch.is_grad_enabled() and t.requires_grad):
+            out = self._ext.to_channels_last(t, self._arch)
+            if out is not None:
+                return out
+        return t.contiguous(memory_format=fmt)
 
     def _call_cl(self, i, inputs):
         spec = self.manifest["regions"][i]["channels_last"]
