@@ -47,6 +47,12 @@ if os.path.exists(os.path.join(_torch_cxx, "torch", "torch.h")):
     config.available_features.add("libtorch")
 config.substitutions.append(("%torch_cxx_flags", f"-std=c++17 -I{_torch_cxx}"))
 
+# Generated CUDA sources with torch headers compile with nvcc where present.
+_nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+if os.path.exists(_nvcc):
+    config.available_features.add("nvcc")
+config.substitutions.append(("%nvcc", _nvcc))
+
 # The Clang plugin runs inside the clang it was built against.
 _plugin = os.path.join(config.kb_obj_root, "lib", "KbRewrite.so")
 _clangxx = os.path.join(config.llvm_tools_dir, "clang++")

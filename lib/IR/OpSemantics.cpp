@@ -53,9 +53,10 @@ std::vector<OpInfo> buildTable() {
     llvm::SmallVector<StringRef, 16> parts;
     StringRef(row.schema).split(parts, ',', -1, /*KeepEmpty=*/false);
     for (StringRef part : parts) {
-      auto [type, name] = part.trim().rsplit(' ');
+      auto [decl, def] = part.trim().split('=');
+      auto [type, name] = decl.trim().rsplit(' ');
       bool optional = type.consume_back("?");
-      info.args.push_back({name.str(), parseArgType(type), optional});
+      info.args.push_back({name.str(), parseArgType(type), optional, def.str()});
     }
     table.push_back(std::move(info));
   }

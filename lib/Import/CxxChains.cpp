@@ -89,6 +89,7 @@ struct Step {
   bool inPlace = false;
   bool anchor = false;
   bool isFusable = false;
+  bool module = false; // a module's forward: its options live in the module
   std::vector<const Expr *> inputs; // tensor operands a chain may come through
   std::vector<const Expr *> others; // every other operand
 };
@@ -114,6 +115,7 @@ std::optional<Step> stepOf(const Expr *e) {
         return std::nullopt;
       auto s = make(cxxModuleOp(impl));
       if (s) {
+        s->module = true;
         s->inputs.push_back(op->getArg(1));
         for (unsigned i = 2; i < op->getNumArgs(); ++i)
           s->others.push_back(op->getArg(i));
@@ -175,6 +177,7 @@ std::optional<Step> stepOf(const Expr *e) {
         return std::nullopt;
       auto s = make(cxxModuleOp(impl));
       if (s) {
+        s->module = true;
         s->inputs.push_back(mc->getArg(0));
         for (unsigned i = 1; i < mc->getNumArgs(); ++i)
           s->others.push_back(mc->getArg(i));
@@ -201,10 +204,40 @@ std::optional<Step> stepOf(const Expr *e) {
   return std::nullopt;
 }
 
+/// Looks through the implicit conversions a call adds to an operand
+/// (double -> at::Scalar, "tanh" -> c10::string_view).
+const Expr *operandCore(const Expr *e) {
+  while (true) {
+    e = strip(e)->IgnoreParenImpCasts();
+    const auto *c = dyn_cast<CXXConstructExpr>(e);
+    if (!c || c->getNumArgs() != 1 || isa<CXXTemporaryObjectExpr>(c))
+      return e;
+    e = c->getArg(0);
+  }
+}
+
+/// Operands the rewrite may move to the fused call: no side effects and no
+/// evaluation order to keep (locals, members, literals).
+bool movableOperand(const Expr *e) {
+  e = operandCore(e);
+  if (isa<IntegerLiteral, FloatingLiteral, CXXBoolLiteralExpr, StringLiteral,
+          DeclRefExpr, CXXThisExpr>(e))
+    return true;
+  if (const auto *u = dyn_cast<UnaryOperator>(e))
+    return (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus) &&
+           movableOperand(u->getSubExpr());
+  if (const auto *m = dyn_cast<MemberExpr>(e))
+    return !isa<CXXMethodDecl>(m->getMemberDecl()) && movableOperand(m->getBase());
+  if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) // module->weight
+    return op->getOperator() == OO_Arrow && movableOperand(op->getArg(0));
+  return false;
+}
+
 /// Where an expression's chain starts.
 struct Root {
   enum Kind { None, Anchor, Var } kind = None;
   CxxOpSite anchor;
+  const Expr *anchorExpr = nullptr;
   const VarDecl *var = nullptr;
   // An anchor whose input is the tracked value after more fusable ops
   // (`fc(x.mean({2, 3}))`): those ops end the chain that feeds it.
@@ -234,9 +267,23 @@ private:
   std::map<const VarDecl *, std::vector<unsigned>> refs;
   std::map<const VarDecl *, std::string> aliased;
 
+  /// An op of a chain as the AST has it, for the rewrite plan.
+  struct OpRef {
+    Step step;
+    const Expr *expr = nullptr;    // the call
+    const Expr *chainIn = nullptr; // the operand the chain flows through
+  };
+
   struct Active {
     CxxChain chain;
     const VarDecl *var = nullptr;
+    std::vector<OpRef> refs;
+    // Statements holding the chain's ops, with their index in the block.
+    std::vector<std::pair<const Stmt *, unsigned>> stmts;
+    const Expr *anchorExpr = nullptr; // when the first statement holds it
+    std::string inputVar;             // otherwise: the local it was stored in
+    bool feedsAnchor = false;         // its last ops sit in an anchor's operand
+    bool expression = false;          // one statement: replace the expression
   };
 
   unsigned offset(SourceLocation l) const {
@@ -330,7 +377,7 @@ private:
   /// Follows the chain operand of `e` down to its root; `ops` gets the
   /// steps from the root outwards. Other operands must not read `var`.
   Root trace(const Expr *e, const VarDecl *var, std::vector<CxxOpSite> &ops,
-             std::string &why) const {
+             std::string &why, std::vector<OpRef> &refs) const {
     e = strip(e);
     if (const auto *d = dyn_cast<DeclRefExpr>(e)) {
       Root r;
@@ -347,9 +394,11 @@ private:
       Root r;
       r.kind = Root::Anchor;
       r.anchor = site(*step, e);
+      r.anchorExpr = e;
       if (var && !step->inputs.empty()) {
         std::string ignored;
-        Root in = trace(step->inputs.front(), var, r.feedOps, ignored);
+        std::vector<OpRef> feedRefs;
+        Root in = trace(step->inputs.front(), var, r.feedOps, ignored, feedRefs);
         r.feedsVar = in.kind == Root::Var;
         if (!r.feedsVar)
           r.feedOps.clear();
@@ -362,7 +411,8 @@ private:
     }
     for (const Expr *in : step->inputs) {
       std::vector<CxxOpSite> inner;
-      Root r = trace(in, var, inner, why);
+      std::vector<OpRef> innerRefs;
+      Root r = trace(in, var, inner, why, innerRefs);
       if (r.kind == Root::None)
         continue;
       for (const Expr *o : step->inputs)
@@ -373,14 +423,210 @@ private:
           return {};
       ops = std::move(inner);
       ops.push_back(site(*step, e));
+      refs = std::move(innerRefs);
+      refs.push_back({*step, e, in});
       return r;
     }
     return {};
   }
 
+  std::string source(SourceRange r) const {
+    CharSourceRange c =
+        CharSourceRange::getTokenRange(sm.getExpansionRange(r).getAsRange());
+    return Lexer::getSourceText(c, sm, ctx.getLangOpts()).str();
+  }
+  /// Offset just past the last token of `s`, and past a `;` right after it.
+  unsigned endOf(const Stmt *s, bool withSemi) const {
+    SourceLocation end = sm.getExpansionLoc(s->getEndLoc());
+    SourceLocation after =
+        Lexer::getLocForEndOfToken(end, 0, sm, ctx.getLangOpts());
+    if (withSemi)
+      if (auto t = Lexer::findNextToken(end, sm, ctx.getLangOpts());
+          t && t->is(tok::semi))
+        after = t->getEndLoc();
+    return sm.getFileOffset(after);
+  }
+
+  /// The operands of `r` other than the chain's value, in call order.
+  std::vector<const Expr *> otherOperands(const OpRef &r) const {
+    std::vector<const Expr *> all;
+    if (const auto *op = dyn_cast<CXXOperatorCallExpr>(r.expr)) {
+      for (unsigned i = 0; i < op->getNumArgs(); ++i)
+        all.push_back(op->getArg(i));
+    } else if (const auto *mc = dyn_cast<CXXMemberCallExpr>(r.expr)) {
+      all.push_back(mc->getImplicitObjectArgument());
+      for (const Expr *a : mc->arguments())
+        all.push_back(a);
+    } else if (const auto *call = dyn_cast<CallExpr>(r.expr)) {
+      for (const Expr *a : call->arguments())
+        all.push_back(a);
+    }
+    std::vector<const Expr *> others;
+    for (const Expr *a : all)
+      if (a != r.chainIn)
+        others.push_back(a);
+    return others;
+  }
+
+  /// How the chain is replaced by one call of a fused kernel.
+  CxxRewritePlan plan(const Active &a) const {
+    CxxRewritePlan p;
+    auto fail = [&](std::string why) {
+      p = CxxRewritePlan();
+      p.whyNot = std::move(why);
+      return p;
+    };
+    if (a.feedsAnchor)
+      return fail("its last ops are inside the operand of the next anchor");
+    if (a.stmts.empty() || a.refs.size() != a.chain.ops.size())
+      return fail("the chain's statements could not be located");
+    for (size_t k = 1; k < a.stmts.size(); ++k)
+      if (a.stmts[k].second != a.stmts[0].second + k)
+        return fail(formatv("other statements stand between its ops (line {0})",
+                            line(a.stmts[k].first->getBeginLoc())));
+    bool inPlace = a.refs.front().step.inPlace;
+    for (const OpRef &r : a.refs) {
+      const std::string &op = r.step.op;
+      const OpInfo *row = tableRow(op);
+      if (!row || (row->kind != OpKind::Elementwise && row->kind != OpKind::Broadcast))
+        return fail("'" + op + "' is not pointwise: only pointwise C++ chains "
+                    "are rewritten so far");
+      if (r.step.module)
+        return fail("'" + op + "' is a module call: its options live in the "
+                    "module object");
+      if (inPlace && !r.step.inPlace)
+        return fail("it mixes in-place ops on a variable with out-of-place ops");
+      // The chain's value must be the op's `self`; add and mul also take it
+      // on the right (x + y == y + x and x * y == y * x exactly in IEEE).
+      if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(r.expr))
+        if (oc->getNumArgs() == 2 && oc->getArg(0) != r.chainIn &&
+            op != "add" && op != "mul")
+          return fail("the chain's value is the right operand of '" + op + "'");
+      if (const auto *call = dyn_cast<CallExpr>(r.expr);
+          call && !isa<CXXOperatorCallExpr, CXXMemberCallExpr>(r.expr) &&
+          call->getArg(0) != r.chainIn)
+        return fail("the chain's value is not the first argument of '" + op + "'");
+      CxxPlanOp planned;
+      planned.op = op;
+      planned.inPlace = r.step.inPlace;
+      std::vector<CxxOperand::Kind> kinds;
+      std::vector<int> indices;
+      for (const Expr *e : otherOperands(r)) {
+        const Expr *core = operandCore(e);
+        CxxOperand o;
+        if (isTensorType(e->getType()) || isTensorType(core->getType()))
+          o.kind = CxxOperand::Tensor;
+        else if (isa<StringLiteral>(core))
+          o.kind = CxxOperand::String;
+        else if (core->getType()->isArithmeticType())
+          o.kind = CxxOperand::Scalar;
+        else
+          return fail("operand '" + source(e->getSourceRange()) + "' of '" + op +
+                      "' is not a tensor, a number or a string literal");
+        if (!movableOperand(e))
+          return fail("operand '" + source(e->getSourceRange()) +
+                      "' may have side effects: it is not moved");
+        o.text = source(core->getSourceRange());
+        kinds.push_back(o.kind);
+        indices.push_back((int)p.operands.size());
+        p.operands.push_back(std::move(o));
+      }
+      const OpInfo *chosen = nullptr;
+      for (const OpInfo *cand : lookupOverloads(op)) {
+        if (cand->args.empty() || cand->args.size() - 1 < kinds.size())
+          continue;
+        bool ok = true;
+        for (size_t k = 1; k < cand->args.size() && ok; ++k) {
+          const ArgSpec &spec = cand->args[k];
+          if (k - 1 >= kinds.size()) {
+            ok = spec.optional || !spec.defaultValue.empty();
+            continue;
+          }
+          switch (kinds[k - 1]) {
+          case CxxOperand::Tensor: ok = spec.type == ArgType::Tensor; break;
+          case CxxOperand::String: ok = spec.type == ArgType::Str; break;
+          case CxxOperand::Scalar:
+            ok = spec.type == ArgType::Scalar || spec.type == ArgType::Int ||
+                 spec.type == ArgType::Float || spec.type == ArgType::Bool;
+            break;
+          }
+        }
+        if (ok) {
+          chosen = cand;
+          break;
+        }
+      }
+      if (!chosen)
+        return fail("no row of '" + op + "' in the op-semantics table takes "
+                    "these operands");
+      planned.overload = chosen->overload.str();
+      for (size_t k = 1; k < chosen->args.size(); ++k)
+        planned.args.push_back(k - 1 < indices.size() ? indices[k - 1] : -1);
+      p.ops.push_back(std::move(planned));
+    }
+    p.writesInput = inPlace;
+    if (a.anchorExpr)
+      p.input = source(a.anchorExpr->getSourceRange());
+    else if (!a.inputVar.empty())
+      p.input = a.inputVar;
+    else
+      return fail("the chain's input could not be located");
+    if (inPlace && a.anchorExpr)
+      return fail("an in-place op on the anchor's temporary result");
+
+    const Stmt *first = a.stmts.front().first, *last = a.stmts.back().first;
+    if (a.stmts.size() == 1) {
+      // One statement: only the outermost op's expression changes.
+      const Expr *e = a.refs.back().expr;
+      p.begin = offset(e->getBeginLoc());
+      p.end = endOf(e, false);
+      return p;
+    }
+    p.begin = offset(first->getBeginLoc());
+    p.end = endOf(last, true);
+    // Intermediate locals declared in the replaced statements disappear.
+    const VarDecl *target = a.var;
+    const DeclStmt *targetDecl = nullptr;
+    for (auto [st, idx] : a.stmts)
+      if (const auto *ds = dyn_cast<DeclStmt>(st)) {
+        const auto *vd = cast<VarDecl>(ds->getSingleDecl());
+        if (vd == target) {
+          targetDecl = ds;
+          continue;
+        }
+        if (auto it = refs.find(vd); it != refs.end())
+          for (unsigned o : it->second)
+            if (o >= p.end)
+              return fail("'" + vd->getName().str() + "' is used after the chain");
+      }
+    const VarDecl *t2 = nullptr;
+    const Expr *value = nullptr;
+    if (!assignment(last, t2, value))
+      return fail("its last statement is not an assignment");
+    const Expr *lastOp = a.refs.back().expr;
+    if (strip(value) != lastOp && value != lastOp)
+      return fail("its last statement does more than the last op");
+    if (targetDecl && targetDecl != last) {
+      const Expr *init = cast<VarDecl>(targetDecl->getSingleDecl())->getInit();
+      p.prefix = std::string(sm.getCharacterData(sm.getExpansionLoc(targetDecl->getBeginLoc())),
+                             offset(init->getBeginLoc()) - offset(targetDecl->getBeginLoc()));
+      p.suffix = ";";
+    } else if (value == lastOp || strip(value) == lastOp) {
+      unsigned vb = offset(lastOp->getBeginLoc()), ve = endOf(lastOp, false);
+      unsigned sb = offset(last->getBeginLoc());
+      const char *base = sm.getCharacterData(sm.getExpansionLoc(last->getBeginLoc()));
+      p.prefix = std::string(base, vb - sb);
+      p.suffix = std::string(base + (ve - sb), p.end - ve);
+      if (p.suffix.empty() || p.suffix.back() != ';')
+        p.suffix += ";";
+    }
+    return p;
+  }
+
   void finish(std::optional<Active> &a, const std::string &why) {
     if (a && !a->chain.ops.empty()) {
       a->chain.end = why;
+      a->chain.plan = plan(*a);
       a->chain.variable = a->var ? a->var->getName().str() : "";
       out.chains.push_back(std::move(a->chain));
     }
@@ -397,7 +643,8 @@ private:
   }
 
   /// `target = value` forms: assignment, declaration, in-place statements.
-  bool assignment(const Stmt *s, const VarDecl *&target, const Expr *&value) {
+  bool assignment(const Stmt *s, const VarDecl *&target,
+                  const Expr *&value) const {
     if (const auto *ds = dyn_cast<DeclStmt>(s)) {
       if (!ds->isSingleDecl())
         return false;
@@ -437,7 +684,9 @@ private:
 
   void block(const CompoundStmt *b) {
     std::optional<Active> active;
+    unsigned index = 0;
     for (const Stmt *s : b->body()) {
+      ++index;
       const VarDecl *var = active ? active->var : nullptr;
       if (inMacro(s)) {
         if (references(s, var))
@@ -450,8 +699,9 @@ private:
       const Expr *value = nullptr;
       if (assignment(s, target, value)) {
         std::vector<CxxOpSite> ops;
+        std::vector<OpRef> refs;
         std::string why;
-        Root r = trace(value, var, ops, why);
+        Root r = trace(value, var, ops, why, refs);
         if (r.kind == Root::Var && aliased.count(target)) {
           skip(s, aliased[target] + ": the chain stops here");
           finish(active, aliased[target]);
@@ -465,15 +715,24 @@ private:
                                    var->getName(), line(s->getEndLoc())));
             continue;
           }
+          if (!ops.empty()) {
+            if (active->stmts.empty() && !active->anchorExpr)
+              active->inputVar = var->getName().str();
+            active->stmts.push_back({s, index});
+          }
           for (CxxOpSite &o : ops)
             active->chain.ops.push_back(std::move(o));
+          for (OpRef &o : refs)
+            active->refs.push_back(std::move(o));
           active->var = target;
           continue;
         }
         if (r.kind == Root::Anchor && r.feedsVar) {
-          if (target == var || !usedAfter(var, s))
+          if (target == var || !usedAfter(var, s)) {
             for (CxxOpSite &o : r.feedOps)
               active->chain.ops.push_back(std::move(o));
+            active->feedsAnchor = !r.feedOps.empty();
+          }
           finish(active, formatv("feeds {0} at line {1}", r.anchor.op,
                                  r.anchor.line));
         } else if (references(s, var))
@@ -492,7 +751,14 @@ private:
           active->chain.function = fn.getQualifiedNameAsString();
           active->chain.anchor = r.anchor;
           active->chain.ops = std::move(ops);
+          active->refs = std::move(refs);
           active->var = target;
+          if (!active->chain.ops.empty()) {
+            active->stmts.push_back({s, index});
+            active->anchorExpr = r.anchorExpr;
+          } else {
+            active->inputVar = target->getName().str();
+          }
           if (aliased.count(target)) {
             skip(s, aliased[target] + ": no chain after " + r.anchor.op);
             active.reset();
@@ -511,8 +777,9 @@ private:
       if (const Expr *value = isa<ReturnStmt>(s) ? cast<ReturnStmt>(s)->getRetValue()
                                                  : dyn_cast<Expr>(s)) {
         std::vector<CxxOpSite> ops;
+        std::vector<OpRef> refs;
         std::string why;
-        Root r = trace(value, nullptr, ops, why);
+        Root r = trace(value, nullptr, ops, why, refs);
         if (r.kind == Root::Anchor && !ops.empty()) {
           finish(active, formatv("'{0}' is used at line {1}",
                                  var ? var->getName() : "", line(s->getBeginLoc())));
@@ -522,6 +789,9 @@ private:
           one->chain.function = fn.getQualifiedNameAsString();
           one->chain.anchor = r.anchor;
           one->chain.ops = std::move(ops);
+          one->refs = std::move(refs);
+          one->stmts.push_back({s, index});
+          one->anchorExpr = r.anchorExpr;
           finish(one, isa<ReturnStmt>(s) ? "returned" : "end of the statement");
           continue;
         }

@@ -7,12 +7,16 @@
 //   ops     [--markdown]                        the op-semantics table
 //   codegen <graph.txt> -o DIR [--params F]     CUDA + kb-verify job per region
 //   rewrite <graph.txt> -o DIR [--params F]     ModelNew + kernels + reports
+//   rewrite a.cpp ... (-o DIR | --in-place) [-p BUILD] [--json] [-- FLAGS]
+//                                               fused calls in libtorch C++
 //
 // Exit codes (docs/cli.md): 0 success; 1 usage or I/O error; 2 malformed or
 // unsupported input (the message names file:line:col); 3 internal failure
 // (a pass or the verifier failed; please report it).
 //
 //===----------------------------------------------------------------------===//
+
+#include "RewriteCxx.h"
 
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Emit/AnalysisReport.h"
@@ -442,8 +446,10 @@ int runAnalyzeCxx(int argc, char **argv) {
   return Ok;
 }
 
-bool cxxAnalyze(int argc, char **argv) {
-  if (argc < 3 || StringRef(argv[1]) != "analyze")
+/// `analyze` or `rewrite` with C++ sources (chosen by the input).
+bool cxxCommand(int argc, char **argv) {
+  if (argc < 3 ||
+      (StringRef(argv[1]) != "analyze" && StringRef(argv[1]) != "rewrite"))
     return false;
   for (int i = 2; i < argc && StringRef(argv[i]) != "--"; ++i)
     if (kb::isCxxSource(argv[i]))
@@ -455,8 +461,9 @@ bool cxxAnalyze(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  if (cxxAnalyze(argc, argv))
-    return runAnalyzeCxx(argc, argv);
+  if (cxxCommand(argc, argv))
+    return StringRef(argv[1]) == "rewrite" ? runRewriteCxx(argc, argv)
+                                           : runAnalyzeCxx(argc, argv);
   cl::SetVersionPrinter(
       [](raw_ostream &os) { os << "kb-rewrite 0.1.0 (LLVM/MLIR 22)\n"; });
   if (!cl::ParseCommandLineOptions(argc, argv, "kb-rewrite: fuse memory-bound "

@@ -67,6 +67,9 @@ struct ArgSpec {
   std::string name;
   ArgType type;
   bool optional; // "T?": also accepts None
+  /// ATen's default when a C++ call omits the operand ("1", "\"none\"");
+  /// empty when it has none (an omitted optional operand is None).
+  std::string defaultValue = {};
 };
 
 struct OpInfo {

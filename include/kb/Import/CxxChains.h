@@ -37,12 +37,40 @@ struct CxxOpSite {
   unsigned line = 0, column = 0;
 };
 
+/// An operand of a fused chain other than the chain's value, evaluated once
+/// where the fused call stands.
+struct CxxOperand {
+  enum Kind { Tensor, Scalar, String } kind = Tensor;
+  std::string text; // its source ("bias", "this->scale", "0.5", "\"tanh\"")
+};
+
+/// One op of a rewritable chain against its op-semantics row.
+struct CxxPlanOp {
+  std::string op, overload;
+  bool inPlace = false;
+  /// Per schema operand after `self`: an index into the plan's operands, or
+  /// -1 where the call omitted it (the row's default, or None).
+  std::vector<int> args;
+};
+
+/// How a chain is replaced by one call; `whyNot` says why it is not.
+struct CxxRewritePlan {
+  std::string whyNot;
+  unsigned begin = 0, end = 0; // the replaced bytes [begin, end) of `file`
+  std::string prefix, suffix;  // source kept around the call ("auto y = ", ";")
+  std::string input;           // source of the chain's input tensor
+  bool writesInput = false;    // in-place ops on a variable: the call writes it
+  std::vector<CxxOperand> operands;
+  std::vector<CxxPlanOp> ops;
+};
+
 struct CxxChain {
   std::string file, function;
   CxxOpSite anchor;
   std::vector<CxxOpSite> ops; // in the order they apply
   std::string variable;       // the local that holds the result ("" if none)
   std::string end;            // why the chain stops here
+  CxxRewritePlan plan;
   /// "fusable epilogue after conv2d: relu -> add (2 ops)"
   std::string summary() const;
 };

@@ -1,0 +1,52 @@
+//===- CxxRewrite.h - Rewrite libtorch C++ chains into fused calls -*- C++ -*-===//
+//
+// The rewriting half of issue 7: each rewritable chain found by the C++
+// frontend becomes one call `kb_rewrite::kb_fused_<hash>(input, operands...)`
+// declared in a generated kb_kernels.h and defined in kb_kernels.cu (a
+// shape-generic CUDA kernel and a host wrapper whose guards fall back to the
+// chain's original ATen ops, also whenever autograd needs gradients).
+// Replacements go through clang::tooling::Replacements: overlapping edits are
+// an error and then nothing is written.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_EMIT_CXXREWRITE_H
+#define KB_EMIT_CXXREWRITE_H
+
+#include "kb/Import/CxxChains.h"
+
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+struct CxxRewriteOutput {
+  /// Rewritten text of every input that changed, by its path.
+  std::map<std::string, std::string> files;
+  std::string header, source; // kb_kernels.h, kb_kernels.cu
+  /// Per chain (in analysis order): the fused function, or "" when left alone.
+  std::vector<std::string> functions;
+  unsigned rewritten = 0;
+};
+
+/// The name a plan's fused function gets: a hash of what it computes, so
+/// identical chains share one kernel and names are stable across edits.
+std::string cxxFusedName(const CxxRewritePlan &plan);
+
+/// Builds the generated files and the rewritten sources. `includeFor` maps
+/// a source path to the #include spelling of kb_kernels.h from it.
+llvm::Expected<CxxRewriteOutput>
+rewriteCxx(const CxxAnalysis &analysis,
+           const std::map<std::string, std::string> &includeFor);
+
+/// `kb-rewrite rewrite --json` for C++ inputs: the chains, what was done with
+/// each, and the files written.
+std::string cxxRewriteJson(const CxxAnalysis &analysis,
+                           const CxxRewriteOutput &out,
+                           const std::vector<std::string> &written);
+
+} // namespace kb
+
+#endif // KB_EMIT_CXXREWRITE_H

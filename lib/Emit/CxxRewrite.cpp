@@ -1,0 +1,417 @@
+//===- CxxRewrite.cpp - Fused calls for libtorch C++ chains ---------------===//
+
+#include "kb/Emit/CxxRewrite.h"
+#include "kb/CodeGen/Prelude.h"
+#include "kb/IR/OpSemantics.h"
+
+#include "clang/Tooling/Core/Replacement.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cstdio>
+#include <set>
+
+using llvm::formatv;
+using llvm::StringRef;
+
+namespace kb {
+namespace {
+
+const OpInfo *rowOf(const CxxPlanOp &op) {
+  for (const OpInfo *row : lookupOverloads(op.op))
+    if (row->overload == op.overload)
+      return row;
+  return nullptr;
+}
+
+std::string operandName(const CxxRewritePlan &p, int idx) {
+  const CxxOperand &o = p.operands[idx];
+  switch (o.kind) {
+  case CxxOperand::Tensor: return "a" + std::to_string(idx);
+  case CxxOperand::Scalar: return "s" + std::to_string(idx);
+  case CxxOperand::String: return o.text;
+  }
+  return "";
+}
+
+std::string floatLiteral(StringRef text) {
+  double v = 0;
+  if (text.getAsDouble(v))
+    return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s + "f";
+}
+
+/// One op as a device expression over `self`, from its table row.
+llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
+                                       const CxxPlanOp &op,
+                                       const std::string &self) {
+  const OpInfo *row = rowOf(op);
+  if (!row || row->cuda.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + op.op + "' has no CUDA expression");
+  std::string expr = row->cuda.str();
+  for (size_t k = 0; k < row->args.size(); ++k) {
+    const ArgSpec &arg = row->args[k];
+    std::string val;
+    int idx = k == 0 ? -2 : op.args[k - 1];
+    if (k == 0) {
+      val = self;
+    } else if (idx >= 0) {
+      val = p.operands[idx].kind == CxxOperand::Tensor
+                ? operandName(p, idx) + ".load(i)"
+                : operandName(p, idx);
+    } else if (!arg.defaultValue.empty()) {
+      val = arg.defaultValue.front() == '"' ? arg.defaultValue
+                                            : floatLiteral(arg.defaultValue);
+    } else if (arg.optional && StringRef(arg.name).contains("max")) {
+      val = "kb::inf()"; // an absent upper bound
+    } else if (arg.optional && StringRef(arg.name).contains("min")) {
+      val = "(-kb::inf())";
+    }
+    if (val.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no value for operand '" + arg.name +
+                                         "' of '" + op.op + "'");
+    std::string key = "{" + arg.name + "}";
+    for (size_t at = 0; (at = expr.find(key, at)) != std::string::npos;
+         at += val.size())
+      expr.replace(at, key.size(), val);
+  }
+  return expr;
+}
+
+/// The chain through ATen, exactly as written (in-place ops stay in place):
+/// the guard and autograd fallback.
+std::string referenceBody(const CxxRewritePlan &p) {
+  std::string s = "    at::Tensor t = in;\n";
+  for (const CxxPlanOp &op : p.ops) {
+    std::string args;
+    for (int idx : op.args) {
+      if (idx < 0)
+        break; // C++ calls omit trailing operands only
+      args += (args.empty() ? "" : ", ") + operandName(p, idx);
+    }
+    if (op.inPlace)
+      s += "    t." + op.op + "_(" + args + ");\n";
+    else
+      s += "    t = at::" + op.op + "(t" + (args.empty() ? "" : ", " + args) +
+           ");\n";
+  }
+  return s + "    return t;\n";
+}
+
+std::string params(const CxxRewritePlan &p) {
+  std::string s = "const at::Tensor& in";
+  for (size_t i = 0; i < p.operands.size(); ++i)
+    if (p.operands[i].kind == CxxOperand::Tensor)
+      s += ", const at::Tensor& a" + std::to_string(i);
+    else if (p.operands[i].kind == CxxOperand::Scalar)
+      s += ", const at::Scalar& s" + std::to_string(i);
+  return s;
+}
+
+const char *kSupport = R"(namespace kb_rewrite {
+namespace detail {
+
+// How a tensor operand broadcasts against the chain's input (a contiguous
+// float32 tensor): mode 0 same layout, 1 one value, 2 one varying dim of
+// stride 1 (a per-channel bias), 3 general strides.
+struct Operand {
+  const float* p;
+  int mode, rank;
+  long long inner, count;
+  long long size[8], stride[8];
+  __device__ __forceinline__ float load(long long i) const {
+    switch (mode) {
+    case 0: return p[i];
+    case 1: return p[0];
+    case 2: return p[(i / inner) % count];
+    default: {
+      long long off = 0;
+      for (int d = rank - 1; d >= 0; --d) {
+        off += (i % size[d]) * stride[d];
+        i /= size[d];
+      }
+      return p[off];
+    }
+    }
+  }
+};
+
+// The fused kernel runs only on what it was written for; anything else runs
+// the original ATen ops.
+inline bool usable(const at::Tensor& in) {
+  return in.defined() && in.is_cuda() && in.scalar_type() == at::kFloat &&
+         in.is_contiguous() && in.numel() > 0 && in.dim() <= 8;
+}
+
+inline bool needsGrad(std::initializer_list<const at::Tensor*> ts) {
+  if (!at::GradMode::is_enabled())
+    return false;
+  for (const at::Tensor* t : ts)
+    if (t->defined() && t->requires_grad())
+      return true;
+  return false;
+}
+
+// False when the op's result would not have `in`'s shape, dtype and device.
+inline bool operand(const at::Tensor& o, const at::Tensor& in, Operand& out) {
+  if (!o.defined() || !o.is_cuda() || o.get_device() != in.get_device() ||
+      o.scalar_type() != at::kFloat || o.dim() > in.dim())
+    return false;
+  const int rank = (int)in.dim(), lead = rank - (int)o.dim();
+  out = Operand{};
+  out.p = o.data_ptr<float>();
+  out.rank = rank;
+  bool full = true, zero = true;
+  int varying = 0, dim = -1;
+  long long expect = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    const long long size = in.size(d);
+    long long stride = 0;
+    if (d >= lead) {
+      const long long os = o.size(d - lead);
+      if (os != size && os != 1)
+        return false;
+      stride = os == 1 ? 0 : o.stride(d - lead);
+    }
+    out.size[d] = size;
+    out.stride[d] = stride;
+    if (size != 1) {
+      full = full && stride == expect;
+      if (stride != 0) {
+        zero = false;
+        ++varying;
+        dim = d;
+      }
+    }
+    expect *= size;
+  }
+  if (full) {
+    out.mode = 0;
+  } else if (zero) {
+    out.mode = 1;
+  } else if (varying == 1 && out.stride[dim] == 1) {
+    out.mode = 2;
+    out.count = in.size(dim);
+    out.inner = 1;
+    for (int d = dim + 1; d < rank; ++d)
+      out.inner *= in.size(d);
+  } else {
+    out.mode = 3;
+  }
+  return true;
+}
+
+inline unsigned blocks(long long n) {
+  long long b = (n + 255) / 256;
+  return (unsigned)(b < (1LL << 30) ? b : (1LL << 30));
+}
+
+} // namespace detail
+} // namespace kb_rewrite
+)";
+
+/// The chain's place, by file name only: generated files stay the same
+/// wherever the sources are checked out.
+std::string where(const CxxChain &c) {
+  return formatv("{0}:{1} in {2}: {3}", llvm::sys::path::filename(c.file),
+                 c.anchor.line, c.function, c.summary());
+}
+
+} // namespace
+
+std::string cxxFusedName(const CxxRewritePlan &p) {
+  std::string key = p.writesInput ? "inplace;" : "out;";
+  for (const CxxPlanOp &op : p.ops) {
+    key += op.op + "." + op.overload + (op.inPlace ? "_" : "") + "(";
+    for (int idx : op.args)
+      key += idx < 0 ? std::string("-")
+                     : p.operands[idx].kind == CxxOperand::String
+                           ? p.operands[idx].text
+                           : std::to_string(idx) +
+                                 (p.operands[idx].kind == CxxOperand::Tensor ? "t" : "s");
+    key += ")";
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "kb_fused_%08llx",
+                (unsigned long long)(llvm::xxh3_64bits(key) & 0xffffffffULL));
+  return buf;
+}
+
+llvm::Expected<CxxRewriteOutput>
+rewriteCxx(const CxxAnalysis &analysis,
+           const std::map<std::string, std::string> &includeFor) {
+  CxxRewriteOutput out;
+  std::map<std::string, clang::tooling::Replacements> reps;
+  std::map<std::string, unsigned> firstEdit;
+  std::set<std::string> defined;
+  std::string decls, defs;
+  for (const CxxChain &c : analysis.chains) {
+    const CxxRewritePlan &p = c.plan;
+    if (!p.whyNot.empty()) {
+      out.functions.push_back("");
+      continue;
+    }
+    std::string name = cxxFusedName(p);
+    if (defined.insert(name).second) {
+      // The kernel: one pass, each element read once and written once.
+      std::string body, value = "in[i]";
+      for (size_t k = 0; k < p.ops.size(); ++k) {
+        auto e = deviceExpr(p, p.ops[k], value);
+        if (!e)
+          return e.takeError();
+        std::string t = "t" + std::to_string(k);
+        body += "    const float " + t + " = " + *e + "; // aten::" +
+                p.ops[k].op + "\n";
+        value = t;
+      }
+      std::string kparams = "const float* in, float* out, long long n";
+      std::string kargs = "in.data_ptr<float>(), out.data_ptr<float>(), in.numel()";
+      std::string guards, tensors = "&in";
+      for (size_t i = 0; i < p.operands.size(); ++i) {
+        std::string I = std::to_string(i);
+        if (p.operands[i].kind == CxxOperand::Tensor) {
+          kparams += ", kb_rewrite::detail::Operand a" + I;
+          kargs += ", o" + I;
+          tensors += ", &a" + I;
+          guards += "  kb_rewrite::detail::Operand o" + I + ";\n  if (!kb_rewrite::detail::operand(a" +
+                    I + ", in, o" + I + "))\n    return reference();\n";
+        } else if (p.operands[i].kind == CxxOperand::Scalar) {
+          kparams += ", float s" + I;
+          kargs += ", s" + I + ".to<float>()";
+        }
+      }
+      std::string sig = "at::Tensor " + name + "(" + params(p) + ")";
+      decls += "/// " + where(c) + "\n" + sig + ";\n\n";
+      defs += "// " + where(c) + "\n";
+      defs += "// In and out may be the same tensor (in-place chains): no __restrict__.\n";
+      defs += "__global__ void __launch_bounds__(256)\n" + name + "_kernel(" +
+              kparams + ") {\n  for (long long i = (long long)blockIdx.x * blockDim.x + "
+              "threadIdx.x; i < n;\n       i += (long long)gridDim.x * blockDim.x) {\n" +
+              body + "    out[i] = " + value + ";\n  }\n}\n\n";
+      defs += sig + " {\n  auto reference = [&]() {\n" + referenceBody(p) +
+              "  };\n  if (!kb_rewrite::detail::usable(in) ||\n      "
+              "kb_rewrite::detail::needsGrad({" + tensors + "}))\n    return reference();\n" +
+              guards + "  c10::cuda::CUDAGuard device(in.device());\n" +
+              (p.writesInput ? "  at::Tensor out = in; // the chain was in place\n"
+                             : "  at::Tensor out = at::empty_like(in);\n") +
+              "  " + name + "_kernel<<<kb_rewrite::detail::blocks(in.numel()), 256, 0,\n" +
+              "      at::cuda::getCurrentCUDAStream()>>>(" + kargs + ");\n" +
+              "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n  return out;\n}\n\n";
+    }
+    std::string call = "kb_rewrite::" + name + "(" + p.input;
+    for (const CxxOperand &o : p.operands)
+      if (o.kind != CxxOperand::String)
+        call += ", " + o.text;
+    call += ")";
+    clang::tooling::Replacement r(c.file, p.begin, p.end - p.begin,
+                                  p.prefix + call + p.suffix);
+    if (auto err = reps[c.file].add(r))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          formatv("{0}:{1}: conflicting replacements ({2}); nothing was written",
+                  c.file, c.anchor.line, llvm::toString(std::move(err))));
+    auto [it, fresh] = firstEdit.emplace(c.file, p.begin);
+    if (!fresh)
+      it->second = std::min(it->second, p.begin);
+    out.functions.push_back(name);
+    ++out.rewritten;
+  }
+
+  for (auto &[file, fileReps] : reps) {
+    auto buf = llvm::MemoryBuffer::getFile(file);
+    if (!buf)
+      return llvm::createStringError(buf.getError(),
+                                     "cannot read '" + file + "'");
+    StringRef code = (*buf)->getBuffer();
+    // The include goes after the last #include before the first edit.
+    size_t insertAt = 0;
+    for (size_t pos = 0; pos < firstEdit[file] && pos < code.size();) {
+      size_t eol = code.find('\n', pos);
+      StringRef line = code.slice(pos, eol == StringRef::npos ? code.size() : eol);
+      if (line.ltrim().starts_with("#include"))
+        insertAt = eol == StringRef::npos ? code.size() : eol + 1;
+      if (eol == StringRef::npos)
+        break;
+      pos = eol + 1;
+    }
+    auto inc = includeFor.find(file);
+    std::string spelling = inc == includeFor.end() ? "kb_kernels.h" : inc->second;
+    std::string text = "#include \"" + spelling + "\" // kb-rewrite: fused kernels\n";
+    if (insertAt == code.size() && !code.empty() && code.back() != '\n')
+      text = "\n" + text;
+    if (auto err = fileReps.add(clang::tooling::Replacement(file, insertAt, 0, text)))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     file + ": " + llvm::toString(std::move(err)));
+    auto rewritten = clang::tooling::applyAllReplacements(code, fileReps);
+    if (!rewritten)
+      return rewritten.takeError();
+    out.files[file] = *rewritten;
+  }
+
+  out.header = "// Generated by kb-rewrite: fused pointwise chains of libtorch C++ code.\n"
+               "// Each function runs one CUDA kernel when its guards hold and the\n"
+               "// chain's original ATen ops otherwise (also when autograd needs them).\n"
+               "#pragma once\n#include <ATen/ATen.h>\n\nnamespace kb_rewrite {\n\n" +
+               decls + "} // namespace kb_rewrite\n";
+  out.source = "// Generated by kb-rewrite (see kb_kernels.h).\n"
+               "#include \"kb_kernels.h\"\n\n#include <ATen/cuda/CUDAContext.h>\n"
+               "#include <c10/cuda/CUDAException.h>\n#include <c10/cuda/CUDAGuard.h>\n\n" +
+               cudaPrelude().str() + "\n" + kSupport + "\nnamespace kb_rewrite {\n\n" +
+               defs + "} // namespace kb_rewrite\n";
+  return out;
+}
+
+std::string cxxRewriteJson(const CxxAnalysis &analysis,
+                           const CxxRewriteOutput &out,
+                           const std::vector<std::string> &written) {
+  llvm::json::Array chains;
+  for (size_t i = 0; i < analysis.chains.size(); ++i) {
+    const CxxChain &c = analysis.chains[i];
+    std::string fn = i < out.functions.size() ? out.functions[i] : "";
+    llvm::json::Array ops;
+    for (const CxxOpSite &o : c.ops)
+      ops.push_back(o.op + (o.inPlace ? "_" : ""));
+    llvm::json::Object o{{"file", c.file},
+                         {"function", c.function},
+                         {"line", c.anchor.line},
+                         {"anchor", c.anchor.op},
+                         {"ops", std::move(ops)},
+                         {"summary", c.summary()},
+                         {"action", fn.empty() ? "left" : "rewritten"}};
+    if (fn.empty())
+      o["reason"] = c.plan.whyNot;
+    else
+      o["fused"] = fn;
+    chains.push_back(std::move(o));
+  }
+  llvm::json::Array skipped;
+  for (const CxxSkip &s : analysis.skipped)
+    skipped.push_back(llvm::json::Object{{"file", s.file},
+                                         {"function", s.function},
+                                         {"line", s.line},
+                                         {"reason", s.reason}});
+  llvm::json::Array files;
+  for (const std::string &w : written)
+    files.push_back(w);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                             {"chains", std::move(chains)},
+                             {"skipped", std::move(skipped)},
+                             {"rewritten", out.rewritten},
+                             {"written", std::move(files)}}));
+  return text + "\n";
+}
+
+} // namespace kb

@@ -1,0 +1,133 @@
+// kb-rewrite rewrite over libtorch C++ (issue 7), HIPIFY style: this file is
+// the input, and the CHECK lines describe its rewritten copy.
+// REQUIRES: libtorch
+// RUN: rm -rf %t && cp %s %t.orig
+// RUN: kb-rewrite rewrite %s -o %t -- %torch_cxx_flags | FileCheck %s --check-prefix=LOG
+// RUN: FileCheck %s --input-file %t/cxx-rewrite.cpp
+// RUN: FileCheck %s --check-prefix=HDR --input-file %t/kb_kernels.h
+// RUN: FileCheck %s --check-prefix=CU --input-file %t/kb_kernels.cu
+// The rewritten source compiles against libtorch with the generated header.
+// RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t %t/cxx-rewrite.cpp
+// The input is untouched (-o DIR).
+// RUN: cmp %s %t.orig
+#include <torch/torch.h>
+// CHECK: #include <torch/torch.h>
+// CHECK-NEXT: #include "kb_kernels.h" // kb-rewrite: fused kernels
+
+// A chain across statements through one local: the three statements become
+// one assignment; the convolution stays a cuDNN call.
+torch::Tensor across(torch::nn::Conv2d &conv, torch::Tensor x,
+                     torch::Tensor bias) {
+  auto y = conv->forward(x);
+  y = torch::relu(y);
+  y = y + bias;
+  y = y * 0.5;
+  return y;
+}
+// CHECK-LABEL: torch::Tensor across(
+// CHECK:      auto y = conv->forward(x);
+// CHECK-NEXT: y = kb_rewrite::kb_fused_{{[0-9a-f]+}}(y, bias, 0.5);
+// CHECK-NEXT: return y;
+
+// One expression: only the outermost op's expression changes.
+torch::Tensor one_expression(torch::Tensor a, torch::Tensor w) {
+  return torch::sigmoid(torch::matmul(a, w)) * 2;
+}
+// CHECK-LABEL: torch::Tensor one_expression(
+// CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(torch::matmul(a, w), 2);
+
+// Methods, a string operand and default operands; the intermediate local
+// disappears with its statement.
+torch::Tensor methods(torch::Tensor a, torch::Tensor w) {
+  auto z = torch::linear(a, w);
+  auto r = z.clamp(-1.0, 1.0);
+  auto g = torch::gelu(r, "tanh");
+  return g.add(1);
+}
+// CHECK-LABEL: torch::Tensor methods(
+// CHECK:      auto z = torch::linear(a, w);
+// CHECK-NEXT: auto g = kb_rewrite::kb_fused_{{[0-9a-f]+}}(z, -1.0, 1.0);
+// CHECK-NEXT: return g.add(1);
+
+// In place on a local: the fused call writes the tensor in place too.
+void in_place(torch::Tensor a, torch::Tensor w, torch::Tensor &out) {
+  auto h = torch::mm(a, w);
+  h.relu_();
+  h.mul_(3);
+  out = h;
+}
+// CHECK-LABEL: void in_place(
+// CHECK:      auto h = torch::mm(a, w);
+// CHECK-NEXT: kb_rewrite::kb_fused_{{[0-9a-f]+}}(h, 3);
+// CHECK-NEXT: out = h;
+
+// Left alone, with the reason: the chain's value on the right of '-'.
+torch::Tensor right_operand(torch::Tensor a, torch::Tensor w) {
+  auto m = torch::matmul(a, w);
+  auto r = 1 - torch::relu(m);
+  return r;
+}
+// CHECK-LABEL: torch::Tensor right_operand(
+// CHECK:      auto r = 1 - torch::relu(m);
+
+// Left alone: an operand with side effects would move.
+torch::Tensor side_effects(torch::Tensor a, torch::Tensor w) {
+  auto m = torch::matmul(a, w);
+  auto r = torch::relu(m) + torch::randn({4});
+  return r;
+}
+// CHECK-LABEL: torch::Tensor side_effects(
+// CHECK:      auto r = torch::relu(m) + torch::randn({4});
+
+// A use after the chain ends it: `r` stays in memory, `s` is not fused.
+torch::Tensor used_after(torch::Tensor a, torch::Tensor w) {
+  auto m = torch::matmul(a, w);
+  auto r = torch::relu(m);
+  auto s = r * 2;
+  return s + r;
+}
+// CHECK-LABEL: torch::Tensor used_after(
+// CHECK:      auto r = kb_rewrite::kb_fused_{{[0-9a-f]+}}(m);
+// CHECK-NEXT: auto s = r * 2;
+
+// Macros and templates are not rewritten (a note says so).
+#define RELU_OF(t) torch::relu(t)
+torch::Tensor in_macro(torch::Tensor a, torch::Tensor w) {
+  auto m = torch::matmul(a, w);
+  auto r = RELU_OF(m);
+  return r;
+}
+// CHECK-LABEL: torch::Tensor in_macro(
+// CHECK:      auto r = RELU_OF(m);
+template <typename T> torch::Tensor templated(T a, torch::Tensor w) {
+  auto m = torch::matmul(a, w);
+  auto r = torch::relu(m);
+  return r;
+}
+// CHECK-LABEL: template <typename T> torch::Tensor templated(
+// CHECK:      auto r = torch::relu(m);
+
+// An alias of the anchor's result stops the chain.
+torch::Tensor aliased(torch::Tensor a, torch::Tensor w) {
+  auto m = torch::matmul(a, w);
+  auto &alias = m;
+  m = torch::relu(m);
+  return alias;
+}
+// CHECK-LABEL: torch::Tensor aliased(
+// CHECK:      m = torch::relu(m);
+
+// LOG: cxx-rewrite.cpp:{{[0-9]+}}: fusable epilogue after conv2d: relu -> add -> mul (3 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_
+// LOG: fusable epilogue after matmul: relu -> sub (2 ops)
+// LOG-NEXT: left as is: the chain's value is the right operand of 'sub'
+// LOG: fusable epilogue after matmul: relu -> add (2 ops)
+// LOG-NEXT: left as is: operand 'torch::randn({4})' may have side effects: it is not moved
+// LOG: skipped: statement in a macro expansion: not rewritten
+// LOG: skipped: template: not rewritten
+// LOG: skipped: 'm' is aliased by the reference 'alias'
+// LOG: 5 of 7 chains rewritten
+// HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, const at::Tensor& a0, const at::Scalar& s1);
+// CU: __global__ void __launch_bounds__(256)
+// CU: t = at::relu(t);
+// CU: t.relu_();
