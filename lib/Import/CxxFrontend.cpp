@@ -63,10 +63,21 @@ Expected<CxxAnalysis> analyzeCxxSources(const CxxInputs &in) {
               "compiler flags after `--`");
   }
   tooling::ClangTool tool(*db, in.files);
-  // The resource directory (stddef.h and friends) of the Clang kb-rewrite was
-  // built against; the compile command's compiler may be gcc or nvcc.
+  // The resource directory (stddef.h and friends): beside the executable in
+  // a packed kb-rewrite (lib/clang/<N>, as clang itself looks), else that of
+  // the Clang kb-rewrite was built against. The compile command's compiler
+  // may be gcc or nvcc, whose own directories Clang cannot use.
+  std::string resource = KB_CLANG_RESOURCE_DIR;
+  std::string exe = sys::fs::getMainExecutable(nullptr, nullptr);
+  if (!exe.empty()) {
+    SmallString<256> packed(sys::path::parent_path(sys::path::parent_path(exe)));
+    sys::path::append(packed, "lib", "clang",
+                      sys::path::filename(KB_CLANG_RESOURCE_DIR));
+    if (sys::fs::exists(packed + "/include/stddef.h"))
+      resource = packed.str().str();
+  }
   tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(
-      {"-resource-dir=" KB_CLANG_RESOURCE_DIR, "-Wno-unknown-warning-option"},
+      {"-resource-dir=" + resource, "-Wno-unknown-warning-option"},
       tooling::ArgumentInsertPosition::END));
   tool.appendArgumentsAdjuster(tooling::getClangSyntaxOnlyAdjuster());
   CxxAnalysis out;

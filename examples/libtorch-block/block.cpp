@@ -1,0 +1,34 @@
+// A small libtorch model file of the kind kb-rewrite rewrites: convolution
+// and GEMM anchors (kept in cuDNN/cuBLAS) followed by memory-bound chains.
+#include <torch/torch.h>
+
+#include "block.h"
+
+// conv -> relu -> + per-channel bias -> * 0.5 -> tanh-GELU
+torch::Tensor conv_block(const torch::Tensor &x, const torch::Tensor &w,
+                         const torch::Tensor &bias) {
+  auto y = torch::conv2d(x, w, {}, 1, 1);
+  y = torch::relu(y);
+  y = y + bias;
+  y = y * 0.5;
+  y = torch::gelu(y, "tanh");
+  return y;
+}
+
+// matmul -> + row bias -> tanh -> clamp
+torch::Tensor mlp_head(const torch::Tensor &x, const torch::Tensor &w,
+                       const torch::Tensor &b) {
+  auto h = torch::matmul(x, w);
+  h = h + b;
+  h = torch::tanh(h);
+  h = h.clamp(-0.5, 0.5);
+  return h;
+}
+
+// In place after a GEMM: the fused call writes h in place as well.
+torch::Tensor scaled_relu(const torch::Tensor &x, const torch::Tensor &w) {
+  auto h = torch::mm(x, w);
+  h.relu_();
+  h.mul_(2.0);
+  return h;
+}
