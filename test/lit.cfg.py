@@ -17,6 +17,7 @@ config.test_exec_root = os.path.join(config.kb_obj_root, "test")
 config.environment["PATH"] = os.pathsep.join(
     [config.kb_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%kb_src", config.kb_src_root))
+config.substitutions.append(("%kb_build", config.kb_obj_root))
 config.substitutions.append(("%fixtures", os.path.join(config.kb_src_root, "test", "fixtures")))
 config.substitutions.append(("%python", config.kb_python))
 config.substitutions.append(("%kb_export",

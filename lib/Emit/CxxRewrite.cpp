@@ -11,6 +11,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
+#include "llvm/Config/llvm-config.h"
 
 #include <cstdio>
 #include <set>
@@ -230,7 +231,8 @@ std::string where(const CxxChain &c) {
 
 } // namespace
 
-std::string cxxFusedName(const CxxRewritePlan &p) {
+namespace {
+std::string signatureOf(const CxxRewritePlan &p) {
   std::string key = p.writesInput ? "inplace;" : "out;";
   for (const CxxPlanOp &op : p.ops) {
     key += op.op + "." + op.overload + (op.inPlace ? "_" : "") + "(";
@@ -242,6 +244,12 @@ std::string cxxFusedName(const CxxRewritePlan &p) {
                                  (p.operands[idx].kind == CxxOperand::Tensor ? "t" : "s");
     key += ")";
   }
+  return key;
+}
+} // namespace
+
+std::string cxxFusedName(const CxxRewritePlan &p) {
+  std::string key = signatureOf(p);
   char buf[32];
   std::snprintf(buf, sizeof buf, "kb_fused_%08llx",
                 (unsigned long long)(llvm::xxh3_64bits(key) & 0xffffffffULL));
@@ -293,6 +301,7 @@ rewriteCxx(const CxxAnalysis &analysis,
       }
       std::string sig = "at::Tensor " + name + "(" + params(p) + ")";
       decls += "/// " + where(c) + "\n" + sig + ";\n\n";
+      size_t defsStart = defs.size();
       defs += "// " + where(c) + "\n";
       defs += "// In and out may be the same tensor (in-place chains): no __restrict__.\n";
       defs += "__global__ void __launch_bounds__(256)\n" + name + "_kernel(" +
@@ -308,6 +317,19 @@ rewriteCxx(const CxxAnalysis &analysis,
               "  " + name + "_kernel<<<kb_rewrite::detail::blocks(in.numel()), 256, 0,\n" +
               "      at::cuda::getCurrentCUDAStream()>>>(" + kargs + ");\n" +
               "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n  return out;\n}\n\n";
+      // The hash skips the first comment line (where the chain was found):
+      // moving code around does not change the kernel.
+      StringRef text = StringRef(defs).drop_front(defsStart);
+      text = text.drop_until([](char ch) { return ch == '\n'; });
+      char hash[32];
+      std::snprintf(hash, sizeof hash, "xxh3:%016llx",
+                    (unsigned long long)llvm::xxh3_64bits(text));
+      std::string chain;
+      for (const CxxOpSite &o : c.ops)
+        chain += (chain.empty() ? "" : " -> ") + o.op + (o.inPlace ? "_" : "");
+      out.lock[name] = {signatureOf(p), hash, chain,
+                        formatv("{0}:{1} in {2}", llvm::sys::path::filename(c.file),
+                                c.anchor.line, c.function)};
     }
     std::string call = "kb_rewrite::" + name + "(" + p.input;
     for (const CxxOperand &o : p.operands)
@@ -370,6 +392,59 @@ rewriteCxx(const CxxAnalysis &analysis,
                cudaPrelude().str() + "\n" + kSupport + "\nnamespace kb_rewrite {\n\n" +
                defs + "} // namespace kb_rewrite\n";
   return out;
+}
+
+std::string cxxLockJson(const CxxRewriteOutput &out) {
+  llvm::json::Object kernels;
+  for (const auto &[name, e] : out.lock)
+    kernels[name] = llvm::json::Object{{"signature", e.signature},
+                                       {"source_hash", e.hash},
+                                       {"origin", "codegen"},
+                                       {"verdict", "unverified"},
+                                       {"chain", e.chain},
+                                       {"first_seen_at", e.where}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                             {"schema_version", 1},
+                             {"toolchain", llvm::json::Object{
+                                               {"kb_rewrite", "0.1.0"},
+                                               {"llvm", LLVM_VERSION_STRING}}},
+                             {"kernels", std::move(kernels)}}));
+  return text + "\n";
+}
+
+llvm::Error checkCxxLock(StringRef lockPath, StringRef lockText,
+                         const CxxRewriteOutput &out) {
+  auto parsed = llvm::json::parse(lockText);
+  if (!parsed)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   lockPath + ": not a lock file: " +
+                                       llvm::toString(parsed.takeError()));
+  const llvm::json::Object *kernels =
+      parsed->getAsObject() ? parsed->getAsObject()->getObject("kernels") : nullptr;
+  if (!kernels)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   lockPath + ": no \"kernels\" object");
+  std::string problems;
+  for (const auto &[name, e] : out.lock) {
+    const llvm::json::Object *k = kernels->getObject(name);
+    if (!k)
+      problems += "\n  " + name + " (" + e.where + ": " + e.chain +
+                  ") is not in the lock";
+    else if (k->getString("source_hash").value_or("") != e.hash)
+      problems += "\n  " + name + " (" + e.where + "): the generated source "
+                  "differs from the locked one (" +
+                  k->getString("source_hash").value_or("?").str() + " vs " +
+                  e.hash + ")";
+  }
+  if (problems.empty())
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      lockPath + ": the rewrite does not match the lock file; nothing was "
+                 "written (run with --update-lock to accept the new kernels):" +
+          problems);
 }
 
 std::string cxxRewriteJson(const CxxAnalysis &analysis,

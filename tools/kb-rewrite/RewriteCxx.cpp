@@ -53,8 +53,8 @@ Error writeAtomically(StringRef path, StringRef text) {
 
 int runRewriteCxx(int argc, char **argv) {
   kb::CxxInputs in;
-  bool json = false, inPlace = false;
-  std::string outDir;
+  bool json = false, inPlace = false, updateLock = false;
+  std::string outDir, lockPath;
   for (int i = 2; i < argc; ++i) {
     StringRef a = argv[i];
     if (in.haveFlags)
@@ -71,10 +71,16 @@ int runRewriteCxx(int argc, char **argv) {
       in.buildDir = a.drop_front(3).str();
     else if (a == "-o" && i + 1 < argc)
       outDir = argv[++i];
+    else if (a == "--lock" && i + 1 < argc)
+      lockPath = argv[++i];
+    else if (a.starts_with("--lock="))
+      lockPath = a.drop_front(7).str();
+    else if (a == "--update-lock")
+      updateLock = true;
     else if (a.starts_with("-"))
       return error(1, "rewrite (C++ sources): unknown option '" + a +
                           "' (expected -p BUILD_DIR, -o DIR, --in-place, "
-                          "--json, -- FLAGS)");
+                          "--lock FILE, --update-lock, --json, -- FLAGS)");
     else
       in.files.push_back(a.str());
   }
@@ -119,6 +125,17 @@ int runRewriteCxx(int argc, char **argv) {
   auto out = kb::rewriteCxx(*analysis, includeFor);
   if (!out)
     return error(2, toString(out.takeError()));
+  if (updateLock && lockPath.empty())
+    lockPath = "kb.lock.json";
+  // A lock replays: the generated kernels must be the locked ones.
+  if (!lockPath.empty() && !updateLock) {
+    auto buf = MemoryBuffer::getFile(lockPath);
+    if (!buf)
+      return error(1, "cannot read the lock file '" + lockPath +
+                          "' (create it with --update-lock)");
+    if (Error err = kb::checkCxxLock(lockPath, (*buf)->getBuffer(), *out))
+      return error(2, toString(std::move(err)));
+  }
 
   if (!outDir.empty())
     if (std::error_code ec = sys::fs::create_directories(outDir))
@@ -166,6 +183,11 @@ int runRewriteCxx(int argc, char **argv) {
     written.push_back(path);
   }
 
+  if (updateLock) {
+    if (Error err = writeAtomically(lockPath, kb::cxxLockJson(*out)))
+      return error(1, toString(std::move(err)));
+    written.push_back(lockPath);
+  }
   if (json) {
     outs() << kb::cxxRewriteJson(*analysis, *out, written);
     return 0;

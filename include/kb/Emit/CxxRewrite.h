@@ -22,6 +22,13 @@
 
 namespace kb {
 
+/// What the lock file records for one generated function.
+struct CxxLockEntry {
+  std::string signature; // what the chain computes (the name's hash input)
+  std::string hash;      // xxh3 of the kernel and wrapper source
+  std::string chain, where;
+};
+
 struct CxxRewriteOutput {
   /// Rewritten text of every input that changed, by its path.
   std::map<std::string, std::string> files;
@@ -29,6 +36,7 @@ struct CxxRewriteOutput {
   /// Per chain (in analysis order): the fused function, or "" when left alone.
   std::vector<std::string> functions;
   unsigned rewritten = 0;
+  std::map<std::string, CxxLockEntry> lock; // by function name
 };
 
 /// The name a plan's fused function gets: a hash of what it computes, so
@@ -40,6 +48,14 @@ std::string cxxFusedName(const CxxRewritePlan &plan);
 llvm::Expected<CxxRewriteOutput>
 rewriteCxx(const CxxAnalysis &analysis,
            const std::map<std::string, std::string> &includeFor);
+
+/// kb.lock.json for C++ rewrites: function -> signature, source hash, origin
+/// (the code generator), verdict and the toolchain that produced it.
+std::string cxxLockJson(const CxxRewriteOutput &out);
+/// Checks that every function of `out` is in the lock with the same source;
+/// the error names each difference and says how to refresh the lock.
+llvm::Error checkCxxLock(llvm::StringRef lockPath, llvm::StringRef lockText,
+                         const CxxRewriteOutput &out);
 
 /// `kb-rewrite rewrite --json` for C++ inputs: the chains, what was done with
 /// each, and the files written.
