@@ -74,11 +74,6 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
 
 namespace {
 
-/// Float4s per thread of large pointwise kernels, and what "large" is: 4M
-/// elements still give 1024 blocks of 256 threads (7.8 per SM of an H200).
-constexpr int kUnroll = 4;
-constexpr int64_t kUnrollMinElements = int64_t(1) << 22;
-
 class Emitter : public RegionEmitter {
 public:
   using RegionEmitter::RegionEmitter;
@@ -208,93 +203,46 @@ private:
                              narrow) +
              "]";
     };
-    // Call arguments for lane `lane` of the float4 whose values are named
-    // with `sfx` (a0_1.x, b1_1, r0_1.x), or (empty lane) for the scalar tail.
-    auto callArgs = [&](llvm::StringRef idx, llvm::StringRef lane,
-                        llvm::StringRef sfx = "") {
+    // Call arguments for lane `lane` of unrolled float4 `u`, or (empty lane)
+    // for the scalar tail.
+    auto callArgs = [&](llvm::StringRef idx, llvm::StringRef lane) {
       std::string a = idx.str();
       for (size_t k = 0; k < nIn; ++k) {
         std::string K = std::to_string(k);
         if (pass[k] == Full)
-          a += lane.empty() ? ", in" + K + "[i]"
-                            : ", a" + K + sfx.str() + lane.str();
+          a += lane.empty() ? ", in" + K + "[i]" : ", a" + K + lane.str();
         else if (pass[k] == Uniform)
-          a += lane.empty() ? ", " + at(k, "i") : ", b" + K + sfx.str();
+          a += lane.empty() ? ", " + at(k, "i") : ", b" + K;
         else
           a += ", in" + K;
       }
       for (size_t k = 0; k < nOut; ++k)
         a += lane.empty() ? ", o" + std::to_string(k)
-                          : ", r" + std::to_string(k) + sfx.str() + lane.str();
+                          : ", r" + std::to_string(k) + lane.str();
       return a;
     };
     int64_t n = product(space);
-    // Large regions give each thread kUnroll float4s, all loaded before any
-    // is computed: measured on the H200 (bench/NOTES.md), this keeps more
-    // loads in flight while the math of transcendental-heavy chains runs
-    // (erf-GELU + sigmoid: 82% -> 93% of copy bandwidth, mish/mish 88% ->
-    // 93%) and is neutral on cheap chains. Small regions keep one float4
-    // per thread so that the grid still fills the GPU.
-    const int unroll = n >= kUnrollMinElements ? kUnroll : 1;
     std::string text;
     llvm::raw_string_ostream s(text);
+    s << "  const long long n = " << n << "LL, nv = n / 4;\n"
+      << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+      << "  for (long long q = (long long)blockIdx.x * blockDim.x + "
+         "threadIdx.x; q < nv; q += stride) {\n";
+    for (size_t k = 0; k < nIn; ++k)
+      if (pass[k] == Full)
+        s << "    const float4 a" << k
+          << " = reinterpret_cast<const float4*>(in" << k << ")[q];\n";
+      else if (pass[k] == Uniform)
+        s << "    const float b" << k << " = " << at(k, "4 * q") << ";\n";
+    for (size_t k = 0; k < nOut; ++k)
+      s << "    float4 r" << k << ";\n";
     const char *lanes[] = {".x", ".y", ".z", ".w"};
-    auto emitBody = [&](llvm::StringRef q, llvm::StringRef suffix,
-                        llvm::StringRef indent) {
-      for (size_t k = 0; k < nOut; ++k)
-        s << indent << "float4 r" << k << suffix << ";\n";
-      for (int l = 0; l < 4; ++l) {
-        std::string args = callArgs(
-            "4 * " + q.str() + " + " + std::to_string(l), lanes[l], suffix);
-        s << indent << name << "_element(" << args << ");\n";
-      }
-      for (size_t k = 0; k < nOut; ++k)
-        s << indent << "reinterpret_cast<float4*>(out" << k << ")[" << q
-          << "] = r" << k << suffix << ";\n";
-    };
-    s << "  const long long n = " << n << "LL, nv = n / 4;\n";
-    if (unroll == 1) {
-      s << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
-        << "  for (long long q = (long long)blockIdx.x * blockDim.x + "
-           "threadIdx.x; q < nv; q += stride) {\n";
-      for (size_t k = 0; k < nIn; ++k)
-        if (pass[k] == Full)
-          s << "    const float4 a" << k
-            << " = reinterpret_cast<const float4*>(in" << k << ")[q];\n";
-        else if (pass[k] == Uniform)
-          s << "    const float b" << k << " = " << at(k, "4 * q") << ";\n";
-      emitBody("q", "", "    ");
-      s << "  }\n";
-    } else {
-      std::string U = std::to_string(unroll);
-      s << "  const long long stride = (long long)gridDim.x * blockDim.x * " << U
-        << ";\n"
-        << "  for (long long q0 = (long long)blockIdx.x * blockDim.x * " << U
-        << " + threadIdx.x; q0 < nv; q0 += stride) {\n";
-      for (int u = 0; u < unroll; ++u)
-        s << "    const long long q_" << u << " = q0 + " << u
-          << " * (long long)blockDim.x;\n";
-      // Out-of-range slots load element 0 (always valid) and are not stored.
-      for (int u = 0; u < unroll; ++u) {
-        std::string q = "q_" + std::to_string(u), sfx = "_" + std::to_string(u);
-        std::string safe = "(" + q + " < nv ? " + q + " : 0)";
-        for (size_t k = 0; k < nIn; ++k)
-          if (pass[k] == Full)
-            s << "    const float4 a" << k << sfx
-              << " = reinterpret_cast<const float4*>(in" << k << ")[" << safe
-              << "];\n";
-          else if (pass[k] == Uniform)
-            s << "    const float b" << k << sfx << " = "
-              << at(k, "4 * " + safe) << ";\n";
-      }
-      for (int u = 0; u < unroll; ++u) {
-        std::string q = "q_" + std::to_string(u);
-        s << "    if (" << q << " < nv) {\n";
-        emitBody(q, "_" + std::to_string(u), "      ");
-        s << "    }\n";
-      }
-      s << "  }\n";
-    }
+    for (int l = 0; l < 4; ++l)
+      s << "    " << name << "_element("
+        << callArgs("4 * q + " + std::to_string(l), lanes[l]) << ");\n";
+    for (size_t k = 0; k < nOut; ++k)
+      s << "    reinterpret_cast<float4*>(out" << k << ")[q] = r" << k << ";\n";
+    s << "  }\n";
     if (n % 4) {
       s << "  for (long long i = nv * 4 + (long long)blockIdx.x * blockDim.x + "
            "threadIdx.x; i < n;\n       i += (long long)gridDim.x * "
@@ -308,10 +256,7 @@ private:
     }
     std::string comment =
         "One pass over " + std::to_string(n) +
-        " elements, " +
-        (unroll == 1 ? std::string("a float4")
-                     : std::to_string(unroll) + " float4s") +
-        " per thread (a scalar loop takes the tail);\n"
+        " elements, a float4 per thread (a scalar loop takes the tail);\n"
         "inputs are read once, outputs written once. Tensors must be "
         "16-byte aligned.";
     if (auto err =
@@ -319,14 +264,11 @@ private:
       return std::move(err);
     out.kind = "pointwise";
     int64_t nv = std::max<int64_t>(n / 4, 1);
-    int64_t perBlock = 256 * unroll;
     // One float4 per thread and no cap on the grid: measured on the H200
     // (bench/NOTES.md), a grid-stride loop over a grid capped at 32 blocks
     // per SM reached 92% of copy bandwidth, with or without unrolling; a
     // block per 256 float4 reached 100%, as ATen's and inductor's kernels.
-    out.grid = {"ceil_div(" + std::to_string(nv) + ", " +
-                    std::to_string(perBlock) + ")",
-                "1", "1"};
+    out.grid = {"ceil_div(" + std::to_string(nv) + ", 256)", "1", "1"};
     out.block = {"256", "1", "1"};
     return out;
   }
