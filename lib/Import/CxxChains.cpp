@@ -461,9 +461,12 @@ private:
       for (const Expr *a : call->arguments())
         all.push_back(a);
     }
+    // Defaulted arguments were omitted in the source: the row's default (or
+    // None) stands for them, as in the ATen call the fallback makes.
     std::vector<const Expr *> others;
     for (const Expr *a : all)
-      if (a != r.chainIn)
+      if (a != r.chainIn && !isa<CXXDefaultArgExpr>(a->IgnoreImplicit()) &&
+          !isa<CXXDefaultArgExpr>(a))
         others.push_back(a);
     return others;
   }

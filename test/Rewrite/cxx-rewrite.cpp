@@ -61,6 +61,19 @@ void in_place(torch::Tensor a, torch::Tensor w, torch::Tensor &out) {
 // CHECK-NEXT: kb_rewrite::kb_fused_{{[0-9a-f]+}}(h, 3);
 // CHECK-NEXT: out = h;
 
+// Omitted (defaulted) arguments take the op table's defaults, as ATen's
+// own calls do: leaky_relu's slope 0.01, gelu's "none".
+torch::Tensor defaults(torch::Tensor a, torch::Tensor w) {
+  auto m = torch::matmul(a, w);
+  auto l = torch::leaky_relu(m);
+  auto g = torch::nn::functional::gelu(l);
+  return g;
+}
+// CHECK-LABEL: torch::Tensor defaults(
+// CHECK:      auto m = torch::matmul(a, w);
+// CHECK-NEXT: auto g = kb_rewrite::kb_fused_{{[0-9a-f]+}}(m);
+// CHECK-NEXT: return g;
+
 // Left alone, with the reason: the chain's value on the right of '-'.
 torch::Tensor right_operand(torch::Tensor a, torch::Tensor w) {
   auto m = torch::matmul(a, w);
@@ -126,8 +139,10 @@ torch::Tensor aliased(torch::Tensor a, torch::Tensor w) {
 // LOG: skipped: statement in a macro expansion: not rewritten
 // LOG: skipped: template: not rewritten
 // LOG: skipped: 'm' is aliased by the reference 'alias'
-// LOG: 5 of 7 chains rewritten
+// LOG: 6 of 8 chains rewritten
 // HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, const at::Tensor& a0, const at::Scalar& s1);
 // CU: __global__ void __launch_bounds__(256)
 // CU: t = at::relu(t);
 // CU: t.relu_();
+// CU: kb::leaky_relu(in[i], 0.01f)
+// CU-NEXT: kb::gelu(t0, "none")
