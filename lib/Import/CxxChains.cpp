@@ -487,6 +487,11 @@ private:
       if (a.stmts[k].second != a.stmts[0].second + k)
         return fail(formatv("other statements stand between its ops (line {0})",
                             line(a.stmts[k].first->getBeginLoc())));
+    // One pointwise op makes one pass in ATen too; the generic kernel would
+    // not be faster (measured slower per pass, bench/NOTES.md).
+    if (a.refs.size() == 1)
+      return fail("a single op: nothing to fuse (ATen's kernel is one pass "
+                  "as well)");
     bool inPlace = a.refs.front().step.inPlace;
     for (const OpRef &r : a.refs) {
       const std::string &op = r.step.op;
