@@ -6,12 +6,12 @@
 
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
-#include "llvm/Config/llvm-config.h"
 
 #include <cstdio>
 #include <set>
@@ -32,9 +32,12 @@ const OpInfo *rowOf(const CxxPlanOp &op) {
 std::string operandName(const CxxRewritePlan &p, int idx) {
   const CxxOperand &o = p.operands[idx];
   switch (o.kind) {
-  case CxxOperand::Tensor: return "a" + std::to_string(idx);
-  case CxxOperand::Scalar: return "s" + std::to_string(idx);
-  case CxxOperand::String: return o.text;
+  case CxxOperand::Tensor:
+    return "a" + std::to_string(idx);
+  case CxxOperand::Scalar:
+    return "s" + std::to_string(idx);
+  case CxxOperand::String:
+    return o.text;
   }
   return "";
 }
@@ -242,10 +245,10 @@ std::string signatureOf(const CxxRewritePlan &p) {
     key += op.op + "." + op.overload + (op.inPlace ? "_" : "") + "(";
     for (int idx : op.args)
       key += idx < 0 ? std::string("-")
-                     : p.operands[idx].kind == CxxOperand::String
-                           ? p.operands[idx].text
-                           : std::to_string(idx) +
-                                 (p.operands[idx].kind == CxxOperand::Tensor ? "t" : "s");
+             : p.operands[idx].kind == CxxOperand::String
+                 ? p.operands[idx].text
+                 : std::to_string(idx) +
+                       (p.operands[idx].kind == CxxOperand::Tensor ? "t" : "s");
     key += ")";
   }
   return key;
@@ -283,12 +286,13 @@ rewriteCxx(const CxxAnalysis &analysis,
         if (!e)
           return e.takeError();
         std::string t = "t" + std::to_string(k);
-        body += "    const float " + t + " = " + *e + "; // aten::" +
-                p.ops[k].op + "\n";
+        body += "    const float " + t + " = " + *e +
+                "; // aten::" + p.ops[k].op + "\n";
         value = t;
       }
       std::string kparams = "const float* in, float* out, long long n";
-      std::string kargs = "in.data_ptr<float>(), out.data_ptr<float>(), in.numel()";
+      std::string kargs =
+          "in.data_ptr<float>(), out.data_ptr<float>(), in.numel()";
       std::string guards, tensors = "&in";
       for (size_t i = 0; i < p.operands.size(); ++i) {
         std::string I = std::to_string(i);
@@ -296,8 +300,9 @@ rewriteCxx(const CxxAnalysis &analysis,
           kparams += ", kb_rewrite::detail::Operand a" + I;
           kargs += ", o" + I;
           tensors += ", &a" + I;
-          guards += "  kb_rewrite::detail::Operand o" + I + ";\n  if (!kb_rewrite::detail::operand(a" +
-                    I + ", in, o" + I + "))\n    return reference();\n";
+          guards += "  kb_rewrite::detail::Operand o" + I +
+                    ";\n  if (!kb_rewrite::detail::operand(a" + I + ", in, o" +
+                    I + "))\n    return reference();\n";
         } else if (p.operands[i].kind == CxxOperand::Scalar) {
           kparams += ", float s" + I;
           kargs += ", s" + I + ".to<float>()";
@@ -307,20 +312,26 @@ rewriteCxx(const CxxAnalysis &analysis,
       decls += "/// " + where(c) + "\n" + sig + ";\n\n";
       size_t defsStart = defs.size();
       defs += "// " + where(c) + "\n";
-      defs += "// In and out may be the same tensor (in-place chains): no __restrict__.\n";
+      defs += "// In and out may be the same tensor (in-place chains): no "
+              "__restrict__.\n";
       defs += "__global__ void __launch_bounds__(256)\n" + name + "_kernel(" +
-              kparams + ") {\n  for (long long i = (long long)blockIdx.x * blockDim.x + "
-              "threadIdx.x; i < n;\n       i += (long long)gridDim.x * blockDim.x) {\n" +
+              kparams +
+              ") {\n  for (long long i = (long long)blockIdx.x * blockDim.x + "
+              "threadIdx.x; i < n;\n       i += (long long)gridDim.x * "
+              "blockDim.x) {\n" +
               body + "    out[i] = " + value + ";\n  }\n}\n\n";
-      defs += sig + " {\n  auto reference = [&]() {\n" + referenceBody(p) +
-              "  };\n  if (!kb_rewrite::detail::usable(in) ||\n      "
-              "kb_rewrite::detail::needsGrad({" + tensors + "}))\n    return reference();\n" +
-              guards + "  c10::cuda::CUDAGuard device(in.device());\n" +
-              (p.writesInput ? "  at::Tensor out = in; // the chain was in place\n"
-                             : "  at::Tensor out = at::empty_like(in);\n") +
-              "  " + name + "_kernel<<<kb_rewrite::detail::blocks(in.numel()), 256, 0,\n" +
-              "      at::cuda::getCurrentCUDAStream()>>>(" + kargs + ");\n" +
-              "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n  return out;\n}\n\n";
+      defs +=
+          sig + " {\n  auto reference = [&]() {\n" + referenceBody(p) +
+          "  };\n  if (!kb_rewrite::detail::usable(in) ||\n      "
+          "kb_rewrite::detail::needsGrad({" +
+          tensors + "}))\n    return reference();\n" + guards +
+          "  c10::cuda::CUDAGuard device(in.device());\n" +
+          (p.writesInput ? "  at::Tensor out = in; // the chain was in place\n"
+                         : "  at::Tensor out = at::empty_like(in);\n") +
+          "  " + name +
+          "_kernel<<<kb_rewrite::detail::blocks(in.numel()), 256, 0,\n" +
+          "      at::cuda::getCurrentCUDAStream()>>>(" + kargs + ");\n" +
+          "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n  return out;\n}\n\n";
       // The hash skips the first comment line (where the chain was found):
       // moving code around does not change the kernel.
       StringRef text = StringRef(defs).drop_front(defsStart);
@@ -332,7 +343,8 @@ rewriteCxx(const CxxAnalysis &analysis,
       for (const CxxOpSite &o : c.ops)
         chain += (chain.empty() ? "" : " -> ") + o.op + (o.inPlace ? "_" : "");
       out.lock[name] = {signatureOf(p), hash, chain,
-                        formatv("{0}:{1} in {2}", llvm::sys::path::filename(c.file),
+                        formatv("{0}:{1} in {2}",
+                                llvm::sys::path::filename(c.file),
                                 c.anchor.line, c.function)};
     }
     std::string call = "kb_rewrite::" + name + "(" + p.input;
@@ -345,8 +357,9 @@ rewriteCxx(const CxxAnalysis &analysis,
     if (auto err = reps[c.file].add(r))
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
-          formatv("{0}:{1}: conflicting replacements ({2}); nothing was written",
-                  c.file, c.anchor.line, llvm::toString(std::move(err))));
+          formatv(
+              "{0}:{1}: conflicting replacements ({2}); nothing was written",
+              c.file, c.anchor.line, llvm::toString(std::move(err))));
     auto [it, fresh] = firstEdit.emplace(c.file, p.begin);
     if (!fresh)
       it->second = std::min(it->second, p.begin);
@@ -364,7 +377,8 @@ rewriteCxx(const CxxAnalysis &analysis,
     size_t insertAt = 0;
     for (size_t pos = 0; pos < firstEdit[file] && pos < code.size();) {
       size_t eol = code.find('\n', pos);
-      StringRef line = code.slice(pos, eol == StringRef::npos ? code.size() : eol);
+      StringRef line =
+          code.slice(pos, eol == StringRef::npos ? code.size() : eol);
       if (line.ltrim().starts_with("#include"))
         insertAt = eol == StringRef::npos ? code.size() : eol + 1;
       if (eol == StringRef::npos)
@@ -372,49 +386,57 @@ rewriteCxx(const CxxAnalysis &analysis,
       pos = eol + 1;
     }
     auto inc = includeFor.find(file);
-    std::string spelling = inc == includeFor.end() ? "kb_kernels.h" : inc->second;
-    std::string text = "#include \"" + spelling + "\" // kb-rewrite: fused kernels\n";
+    std::string spelling =
+        inc == includeFor.end() ? "kb_kernels.h" : inc->second;
+    std::string text =
+        "#include \"" + spelling + "\" // kb-rewrite: fused kernels\n";
     if (insertAt == code.size() && !code.empty() && code.back() != '\n')
       text = "\n" + text;
-    if (auto err = fileReps.add(clang::tooling::Replacement(file, insertAt, 0, text)))
+    if (auto err =
+            fileReps.add(clang::tooling::Replacement(file, insertAt, 0, text)))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     file + ": " + llvm::toString(std::move(err)));
+                                     file + ": " +
+                                         llvm::toString(std::move(err)));
     auto rewritten = clang::tooling::applyAllReplacements(code, fileReps);
     if (!rewritten)
       return rewritten.takeError();
     out.files[file] = *rewritten;
   }
 
-  out.header = "// Generated by kb-rewrite: fused pointwise chains of libtorch C++ code.\n"
-               "// Each function runs one CUDA kernel when its guards hold and the\n"
-               "// chain's original ATen ops otherwise (also when autograd needs them).\n"
-               "#pragma once\n#include <ATen/ATen.h>\n\nnamespace kb_rewrite {\n\n" +
-               decls + "} // namespace kb_rewrite\n";
-  out.source = "// Generated by kb-rewrite (see kb_kernels.h).\n"
-               "#include \"kb_kernels.h\"\n\n#include <ATen/cuda/CUDAContext.h>\n"
-               "#include <c10/core/GradMode.h>\n#include <c10/cuda/CUDAException.h>\n#include <c10/cuda/CUDAGuard.h>\n\n" +
-               cudaPrelude().str() + "\n" + kSupport + "\nnamespace kb_rewrite {\n\n" +
-               defs + "} // namespace kb_rewrite\n";
+  out.header =
+      "// Generated by kb-rewrite: fused pointwise chains of libtorch C++ "
+      "code.\n"
+      "// Each function runs one CUDA kernel when its guards hold and the\n"
+      "// chain's original ATen ops otherwise (also when autograd needs "
+      "them).\n"
+      "#pragma once\n#include <ATen/ATen.h>\n\nnamespace kb_rewrite {\n\n" +
+      decls + "} // namespace kb_rewrite\n";
+  out.source =
+      "// Generated by kb-rewrite (see kb_kernels.h).\n"
+      "#include \"kb_kernels.h\"\n\n#include <ATen/cuda/CUDAContext.h>\n"
+      "#include <c10/core/GradMode.h>\n#include "
+      "<c10/cuda/CUDAException.h>\n#include <c10/cuda/CUDAGuard.h>\n\n" +
+      cudaPrelude().str() + "\n" + kSupport + "\nnamespace kb_rewrite {\n\n" +
+      defs + "} // namespace kb_rewrite\n";
   return out;
 }
 
 std::string cxxLockJson(const CxxRewriteOutput &out) {
   llvm::json::Object kernels;
   for (const auto &[name, e] : out.lock)
-    kernels[name] = llvm::json::Object{{"signature", e.signature},
-                                       {"source_hash", e.hash},
-                                       {"origin", "codegen"},
-                                       {"verdict", "unverified"},
-                                       {"chain", e.chain},
-                                       {"first_seen_at", e.where}};
+    kernels[name] = llvm::json::Object{
+        {"signature", e.signature}, {"source_hash", e.hash},
+        {"origin", "codegen"},      {"verdict", "unverified"},
+        {"chain", e.chain},         {"first_seen_at", e.where}};
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                             {"schema_version", 1},
-                             {"toolchain", llvm::json::Object{
-                                               {"kb_rewrite", "0.1.0"},
-                                               {"llvm", LLVM_VERSION_STRING}}},
-                             {"kernels", std::move(kernels)}}));
+  os << formatv(
+      "{0:2}",
+      llvm::json::Value(llvm::json::Object{
+          {"schema_version", 1},
+          {"toolchain", llvm::json::Object{{"kb_rewrite", "0.1.0"},
+                                           {"llvm", LLVM_VERSION_STRING}}},
+          {"kernels", std::move(kernels)}}));
   return text + "\n";
 }
 
@@ -422,11 +444,12 @@ llvm::Error checkCxxLock(StringRef lockPath, StringRef lockText,
                          const CxxRewriteOutput &out) {
   auto parsed = llvm::json::parse(lockText);
   if (!parsed)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   lockPath + ": not a lock file: " +
-                                       llvm::toString(parsed.takeError()));
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        lockPath + ": not a lock file: " + llvm::toString(parsed.takeError()));
   const llvm::json::Object *kernels =
-      parsed->getAsObject() ? parsed->getAsObject()->getObject("kernels") : nullptr;
+      parsed->getAsObject() ? parsed->getAsObject()->getObject("kernels")
+                            : nullptr;
   if (!kernels)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    lockPath + ": no \"kernels\" object");
@@ -437,7 +460,8 @@ llvm::Error checkCxxLock(StringRef lockPath, StringRef lockText,
       problems += "\n  " + name + " (" + e.where + ": " + e.chain +
                   ") is not in the lock";
     else if (k->getString("source_hash").value_or("") != e.hash)
-      problems += "\n  " + name + " (" + e.where + "): the generated source "
+      problems += "\n  " + name + " (" + e.where +
+                  "): the generated source "
                   "differs from the locked one (" +
                   k->getString("source_hash").value_or("?").str() + " vs " +
                   e.hash + ")";
@@ -446,8 +470,9 @@ llvm::Error checkCxxLock(StringRef lockPath, StringRef lockText,
     return llvm::Error::success();
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
-      lockPath + ": the rewrite does not match the lock file; nothing was "
-                 "written (run with --update-lock to accept the new kernels):" +
+      lockPath +
+          ": the rewrite does not match the lock file; nothing was "
+          "written (run with --update-lock to accept the new kernels):" +
           problems);
 }
 

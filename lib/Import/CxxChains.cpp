@@ -70,8 +70,10 @@ StringRef moduleImpl(QualType t) {
   const auto *rd = t->getAsCXXRecordDecl();
   while (rd) {
     if (const auto *spec = dyn_cast<ClassTemplateSpecializationDecl>(rd))
-      if (spec->getName() == "ModuleHolder" && spec->getTemplateArgs().size() == 1)
-        if (const auto *impl = spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl())
+      if (spec->getName() == "ModuleHolder" &&
+          spec->getTemplateArgs().size() == 1)
+        if (const auto *impl =
+                spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl())
           return impl->getName();
     if (rd->getName().ends_with("Impl") && !cxxModuleOp(rd->getName()).empty())
       return rd->getName();
@@ -123,10 +125,10 @@ std::optional<Step> stepOf(const Expr *e) {
       return s;
     }
     static const std::map<OverloadedOperatorKind, std::pair<const char *, bool>>
-        kOps = {{OO_Plus, {"add", false}},       {OO_Minus, {"sub", false}},
-                {OO_Star, {"mul", false}},       {OO_Slash, {"div", false}},
-                {OO_PlusEqual, {"add", true}},   {OO_MinusEqual, {"sub", true}},
-                {OO_StarEqual, {"mul", true}},   {OO_SlashEqual, {"div", true}}};
+        kOps = {{OO_Plus, {"add", false}},     {OO_Minus, {"sub", false}},
+                {OO_Star, {"mul", false}},     {OO_Slash, {"div", false}},
+                {OO_PlusEqual, {"add", true}}, {OO_MinusEqual, {"sub", true}},
+                {OO_StarEqual, {"mul", true}}, {OO_SlashEqual, {"div", true}}};
     auto it = kOps.find(k);
     if (!isTensorType(op->getType()))
       return std::nullopt;
@@ -191,7 +193,8 @@ std::optional<Step> stepOf(const Expr *e) {
     if (!fd || !fd->getIdentifier() || call->getNumArgs() == 0)
       return std::nullopt;
     std::string q = fd->getQualifiedNameAsString();
-    if (!StringRef(q).starts_with("at::") && !StringRef(q).starts_with("torch::"))
+    if (!StringRef(q).starts_with("at::") &&
+        !StringRef(q).starts_with("torch::"))
       return std::nullopt;
     auto s = make(fd->getName());
     if (s) {
@@ -227,7 +230,8 @@ bool movableOperand(const Expr *e) {
     return (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus) &&
            movableOperand(u->getSubExpr());
   if (const auto *m = dyn_cast<MemberExpr>(e))
-    return !isa<CXXMethodDecl>(m->getMemberDecl()) && movableOperand(m->getBase());
+    return !isa<CXXMethodDecl>(m->getMemberDecl()) &&
+           movableOperand(m->getBase());
   if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) // module->weight
     return op->getOperator() == OO_Arrow && movableOperand(op->getArg(0));
   return false;
@@ -289,9 +293,7 @@ private:
   unsigned offset(SourceLocation l) const {
     return sm.getFileOffset(sm.getExpansionLoc(l));
   }
-  unsigned line(SourceLocation l) const {
-    return sm.getExpansionLineNumber(l);
-  }
+  unsigned line(SourceLocation l) const { return sm.getExpansionLineNumber(l); }
 
   CxxOpSite site(const Step &s, const Expr *e) const {
     CxxOpSite o;
@@ -331,10 +333,10 @@ private:
         if (u->getOpcode() == UO_AddrOf)
           if (const auto *d = dyn_cast<DeclRefExpr>(strip(u->getSubExpr())))
             if (const auto *target = dyn_cast<VarDecl>(d->getDecl()))
-              a.aliased[target] = formatv("the address of '{0}' is taken "
-                                          "(line {1})",
-                                          target->getName(),
-                                          a.line(u->getBeginLoc()));
+              a.aliased[target] =
+                  formatv("the address of '{0}' is taken "
+                          "(line {1})",
+                          target->getName(), a.line(u->getBeginLoc()));
         return true;
       }
     } v(*this);
@@ -398,7 +400,8 @@ private:
       if (var && !step->inputs.empty()) {
         std::string ignored;
         std::vector<OpRef> feedRefs;
-        Root in = trace(step->inputs.front(), var, r.feedOps, ignored, feedRefs);
+        Root in =
+            trace(step->inputs.front(), var, r.feedOps, ignored, feedRefs);
         r.feedsVar = in.kind == Root::Var;
         if (!r.feedsVar)
           r.feedOps.clear();
@@ -496,14 +499,18 @@ private:
     for (const OpRef &r : a.refs) {
       const std::string &op = r.step.op;
       const OpInfo *row = tableRow(op);
-      if (!row || (row->kind != OpKind::Elementwise && row->kind != OpKind::Broadcast))
-        return fail("'" + op + "' is not pointwise: only pointwise C++ chains "
+      if (!row ||
+          (row->kind != OpKind::Elementwise && row->kind != OpKind::Broadcast))
+        return fail("'" + op +
+                    "' is not pointwise: only pointwise C++ chains "
                     "are rewritten so far");
       if (r.step.module)
-        return fail("'" + op + "' is a module call: its options live in the "
+        return fail("'" + op +
+                    "' is a module call: its options live in the "
                     "module object");
       if (inPlace && !r.step.inPlace)
-        return fail("it mixes in-place ops on a variable with out-of-place ops");
+        return fail(
+            "it mixes in-place ops on a variable with out-of-place ops");
       // The chain's value must be the op's `self`; add and mul also take it
       // on the right (x + y == y + x and x * y == y * x exactly in IEEE).
       if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(r.expr))
@@ -513,7 +520,8 @@ private:
       if (const auto *call = dyn_cast<CallExpr>(r.expr);
           call && !isa<CXXOperatorCallExpr, CXXMemberCallExpr>(r.expr) &&
           call->getArg(0) != r.chainIn)
-        return fail("the chain's value is not the first argument of '" + op + "'");
+        return fail("the chain's value is not the first argument of '" + op +
+                    "'");
       CxxPlanOp planned;
       planned.op = op;
       planned.inPlace = r.step.inPlace;
@@ -529,8 +537,8 @@ private:
         else if (core->getType()->isArithmeticType())
           o.kind = CxxOperand::Scalar;
         else
-          return fail("operand '" + source(e->getSourceRange()) + "' of '" + op +
-                      "' is not a tensor, a number or a string literal");
+          return fail("operand '" + source(e->getSourceRange()) + "' of '" +
+                      op + "' is not a tensor, a number or a string literal");
         if (!movableOperand(e))
           return fail("operand '" + source(e->getSourceRange()) +
                       "' may have side effects: it is not moved");
@@ -551,8 +559,12 @@ private:
             continue;
           }
           switch (kinds[k - 1]) {
-          case CxxOperand::Tensor: ok = spec.type == ArgType::Tensor; break;
-          case CxxOperand::String: ok = spec.type == ArgType::Str; break;
+          case CxxOperand::Tensor:
+            ok = spec.type == ArgType::Tensor;
+            break;
+          case CxxOperand::String:
+            ok = spec.type == ArgType::Str;
+            break;
           case CxxOperand::Scalar:
             ok = spec.type == ArgType::Scalar || spec.type == ArgType::Int ||
                  spec.type == ArgType::Float || spec.type == ArgType::Bool;
@@ -565,7 +577,8 @@ private:
         }
       }
       if (!chosen)
-        return fail("no row of '" + op + "' in the op-semantics table takes "
+        return fail("no row of '" + op +
+                    "' in the op-semantics table takes "
                     "these operands");
       planned.overload = chosen->overload.str();
       for (size_t k = 1; k < chosen->args.size(); ++k)
@@ -605,7 +618,8 @@ private:
         if (auto it = refs.find(vd); it != refs.end())
           for (unsigned o : it->second)
             if (o >= p.end)
-              return fail("'" + vd->getName().str() + "' is used after the chain");
+              return fail("'" + vd->getName().str() +
+                          "' is used after the chain");
       }
     const VarDecl *t2 = nullptr;
     const Expr *value = nullptr;
@@ -616,13 +630,15 @@ private:
       return fail("its last statement does more than the last op");
     if (targetDecl && targetDecl != last) {
       const Expr *init = cast<VarDecl>(targetDecl->getSingleDecl())->getInit();
-      p.prefix = std::string(sm.getCharacterData(sm.getExpansionLoc(targetDecl->getBeginLoc())),
-                             offset(init->getBeginLoc()) - offset(targetDecl->getBeginLoc()));
+      p.prefix = std::string(
+          sm.getCharacterData(sm.getExpansionLoc(targetDecl->getBeginLoc())),
+          offset(init->getBeginLoc()) - offset(targetDecl->getBeginLoc()));
       p.suffix = ";";
     } else if (value == lastOp || strip(value) == lastOp) {
       unsigned vb = offset(lastOp->getBeginLoc()), ve = endOf(lastOp, false);
       unsigned sb = offset(last->getBeginLoc());
-      const char *base = sm.getCharacterData(sm.getExpansionLoc(last->getBeginLoc()));
+      const char *base =
+          sm.getCharacterData(sm.getExpansionLoc(last->getBeginLoc()));
       p.prefix = std::string(base, vb - sb);
       p.suffix = std::string(base + (ve - sb), p.end - ve);
       if (p.suffix.empty() || p.suffix.back() != ';')
@@ -718,7 +734,8 @@ private:
         if (r.kind == Root::Var) {
           // An intermediate value read again later must stay in memory: the
           // chain ends there. The anchor's own result is in memory anyway.
-          if (target != var && usedAfter(var, s) && !active->chain.ops.empty()) {
+          if (target != var && usedAfter(var, s) &&
+              !active->chain.ops.empty()) {
             finish(active, formatv("'{0}' is used again after line {1}",
                                    var->getName(), line(s->getEndLoc())));
             continue;
@@ -741,8 +758,8 @@ private:
               active->chain.ops.push_back(std::move(o));
             active->feedsAnchor = !r.feedOps.empty();
           }
-          finish(active, formatv("feeds {0} at line {1}", r.anchor.op,
-                                 r.anchor.line));
+          finish(active,
+                 formatv("feeds {0} at line {1}", r.anchor.op, r.anchor.line));
         } else if (references(s, var))
           finish(active, why.empty()
                              ? formatv("'{0}' is used at line {1}",
@@ -782,18 +799,21 @@ private:
         continue;
       }
       // A chain inside one expression: `return torch::relu(conv(x)) * 2;`
-      if (const Expr *value = isa<ReturnStmt>(s) ? cast<ReturnStmt>(s)->getRetValue()
-                                                 : dyn_cast<Expr>(s)) {
+      if (const Expr *value = isa<ReturnStmt>(s)
+                                  ? cast<ReturnStmt>(s)->getRetValue()
+                                  : dyn_cast<Expr>(s)) {
         std::vector<CxxOpSite> ops;
         std::vector<OpRef> refs;
         std::string why;
         Root r = trace(value, nullptr, ops, why, refs);
         if (r.kind == Root::Anchor && !ops.empty()) {
-          finish(active, formatv("'{0}' is used at line {1}",
-                                 var ? var->getName() : "", line(s->getBeginLoc())));
+          finish(active,
+                 formatv("'{0}' is used at line {1}", var ? var->getName() : "",
+                         line(s->getBeginLoc())));
           std::optional<Active> one;
           one.emplace();
-          one->chain.file = sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
+          one->chain.file =
+              sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
           one->chain.function = fn.getQualifiedNameAsString();
           one->chain.anchor = r.anchor;
           one->chain.ops = std::move(ops);
@@ -805,11 +825,13 @@ private:
         }
       }
       if (references(s, var))
-        finish(active, isa<ReturnStmt>(s)
-                           ? formatv("returned at line {0}", line(s->getBeginLoc())).str()
-                           : formatv("'{0}' is used at line {1}", var->getName(),
-                                     line(s->getBeginLoc()))
-                                 .str());
+        finish(
+            active,
+            isa<ReturnStmt>(s)
+                ? formatv("returned at line {0}", line(s->getBeginLoc())).str()
+                : formatv("'{0}' is used at line {1}", var->getName(),
+                          line(s->getBeginLoc()))
+                      .str());
       // Blocks under if/for/while have chains of their own.
       for (const Stmt *c : s->children())
         if (const auto *cb = dyn_cast_or_null<CompoundStmt>(c))
@@ -825,8 +847,8 @@ std::string CxxChain::summary() const {
   std::string chain;
   for (const CxxOpSite &o : ops)
     chain += (chain.empty() ? "" : " -> ") + o.op + (o.inPlace ? "_" : "");
-  return formatv("fusable epilogue after {0}: {1} ({2} op{3})", anchor.op, chain,
-                 ops.size(), ops.size() == 1 ? "" : "s");
+  return formatv("fusable epilogue after {0}: {1} ({2} op{3})", anchor.op,
+                 chain, ops.size(), ops.size() == 1 ? "" : "s");
 }
 
 void analyzeCxxFunction(ASTContext &ctx, const FunctionDecl &fn,
@@ -848,8 +870,10 @@ void analyzeCxxFunction(ASTContext &ctx, const FunctionDecl &fn,
 
 std::string cxxAnalysisJson(const CxxAnalysis &a) {
   auto siteJson = [](const CxxOpSite &s) {
-    return llvm::json::Object{{"op", s.op},     {"in_place", s.inPlace},
-                              {"text", s.text}, {"line", s.line},
+    return llvm::json::Object{{"op", s.op},
+                              {"in_place", s.inPlace},
+                              {"text", s.text},
+                              {"line", s.line},
                               {"column", s.column}};
   };
   llvm::json::Array chains, skipped;
@@ -893,8 +917,8 @@ std::string cxxAnalysisText(const CxxAnalysis &a) {
     os << "  ends: " << c.end << "\n";
   }
   for (const CxxSkip &s : a.skipped)
-    os << s.file << ":" << s.line << ": in " << s.function << ": skipped: "
-       << s.reason << "\n";
+    os << s.file << ":" << s.line << ": in " << s.function
+       << ": skipped: " << s.reason << "\n";
   return text;
 }
 

@@ -54,7 +54,8 @@ Expected<CxxAnalysis> analyzeCxxSources(const CxxInputs &in) {
                                "cannot load compile_commands.json from '" +
                                    in.buildDir + "': " + err);
   } else {
-    db = tooling::CompilationDatabase::autoDetectFromSource(in.files.front(), err);
+    db = tooling::CompilationDatabase::autoDetectFromSource(in.files.front(),
+                                                            err);
     if (!db)
       return createStringError(
           inconvertibleErrorCode(),
@@ -70,7 +71,8 @@ Expected<CxxAnalysis> analyzeCxxSources(const CxxInputs &in) {
   std::string resource = KB_CLANG_RESOURCE_DIR;
   std::string exe = sys::fs::getMainExecutable(nullptr, nullptr);
   if (!exe.empty()) {
-    SmallString<256> packed(sys::path::parent_path(sys::path::parent_path(exe)));
+    SmallString<256> packed(
+        sys::path::parent_path(sys::path::parent_path(exe)));
     sys::path::append(packed, "lib", "clang",
                       sys::path::filename(KB_CLANG_RESOURCE_DIR));
     if (sys::fs::exists(packed + "/include/stddef.h"))

@@ -200,16 +200,18 @@ struct MergeClamps : OpRewritePattern<AtenOp> {
       return failure();
     Bounds merged;
     merged.lo = !in->lo ? outer->lo
-                : !outer->lo ? in->lo
-                             : std::optional<double>(std::max(*in->lo, *outer->lo));
+                : !outer->lo
+                    ? in->lo
+                    : std::optional<double>(std::max(*in->lo, *outer->lo));
     merged.hi = !in->hi ? outer->hi
-                : !outer->hi ? in->hi
-                             : std::optional<double>(std::min(*in->hi, *outer->hi));
+                : !outer->hi
+                    ? in->hi
+                    : std::optional<double>(std::min(*in->hi, *outer->hi));
     if (merged.lo && merged.hi && *merged.lo > *merged.hi)
       return failure(); // disjoint: the result is a constant, leave it
     Value x = inner.getArgs()[0];
-    Value merged_ = makeClamp(rewriter, op.getLoc(), x, merged,
-                              op->getResult(0).getType());
+    Value merged_ =
+        makeClamp(rewriter, op.getLoc(), x, merged, op->getResult(0).getType());
     rewriter.replaceOp(op, merged_);
     eraseIfDead(rewriter, inner);
     return success();
@@ -303,13 +305,16 @@ struct SplitConvBias : OpRewritePattern<AtenOp> {
       return failure();
     Value bias = op.getArg("bias");
     auto idx = info->argIndex("bias");
-    if (!bias || !idx || isNone(bias) || getConstantNumber(op.getArg("groups")) != 1.0)
+    if (!bias || !idx || isNone(bias) ||
+        getConstantNumber(op.getArg("groups")) != 1.0)
       return failure();
     auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     auto b = dyn_cast<RankedTensorType>(bias.getType());
     if (!out || !b || b.getRank() != 1 || out.getRank() < 3 ||
-        !out.getElementType().isF32() || b.getElementType() != out.getElementType() ||
-        b.getDimSize(0) != out.getDimSize(1) || ShapedType::isDynamic(b.getDimSize(0)))
+        !out.getElementType().isF32() ||
+        b.getElementType() != out.getElementType() ||
+        b.getDimSize(0) != out.getDimSize(1) ||
+        ShapedType::isDynamic(b.getDimSize(0)))
       return failure();
     auto user = dyn_cast<AtenOp>(*op->getUsers().begin());
     if (!user || (getKind(user) != OpKind::Elementwise &&
@@ -321,9 +326,9 @@ struct SplitConvBias : OpRewritePattern<AtenOp> {
     SmallVector<Value> args(op.getArgs().begin(), op.getArgs().end());
     args[*idx] = ConstantOp::create(rewriter, loc, rewriter.getNoneType(),
                                     rewriter.getUnitAttr());
-    auto conv = AtenOp::create(rewriter, loc, TypeRange{out}, op.getNameAttr(),
-                               op.getOverloadAttr(), nullptr, op.getKindAttr(),
-                               args);
+    auto conv =
+        AtenOp::create(rewriter, loc, TypeRange{out}, op.getNameAttr(),
+                       op.getOverloadAttr(), nullptr, op.getKindAttr(), args);
     SmallVector<int64_t> shape(out.getRank() - 1, 1);
     shape[0] = b.getDimSize(0);
     SmallVector<Value> dims;
@@ -331,22 +336,25 @@ struct SplitConvBias : OpRewritePattern<AtenOp> {
       dims.push_back(ConstantOp::create(rewriter, loc, rewriter.getI64Type(),
                                         rewriter.getI64IntegerAttr(d)));
     Value list = ListOp::create(
-        rewriter, loc, ListType::get(getContext(), rewriter.getI64Type()), dims);
+        rewriter, loc, ListType::get(getContext(), rewriter.getI64Type()),
+        dims);
     auto viewType = RankedTensorType::get(shape, out.getElementType());
-    Value view = AtenOp::create(rewriter, loc, TypeRange{viewType},
-                                rewriter.getStringAttr("view"),
-                                rewriter.getStringAttr(""), nullptr,
-                                rewriter.getStringAttr(kindName(OpKind::Injective)),
-                                ValueRange{bias, list})
-                     ->getResult(0);
+    Value view =
+        AtenOp::create(rewriter, loc, TypeRange{viewType},
+                       rewriter.getStringAttr("view"),
+                       rewriter.getStringAttr(""), nullptr,
+                       rewriter.getStringAttr(kindName(OpKind::Injective)),
+                       ValueRange{bias, list})
+            ->getResult(0);
     Value one = ConstantOp::create(rewriter, loc, rewriter.getI64Type(),
                                    rewriter.getI64IntegerAttr(1));
-    Value add = AtenOp::create(rewriter, loc, TypeRange{out},
-                               rewriter.getStringAttr("add"),
-                               rewriter.getStringAttr("Tensor"), nullptr,
-                               rewriter.getStringAttr(kindName(OpKind::Broadcast)),
-                               ValueRange{conv->getResult(0), view, one})
-                    ->getResult(0);
+    Value add =
+        AtenOp::create(rewriter, loc, TypeRange{out},
+                       rewriter.getStringAttr("add"),
+                       rewriter.getStringAttr("Tensor"), nullptr,
+                       rewriter.getStringAttr(kindName(OpKind::Broadcast)),
+                       ValueRange{conv->getResult(0), view, one})
+            ->getResult(0);
     rewriter.replaceOp(op, add);
     return success();
   }

@@ -118,8 +118,8 @@ int runRewriteCxx(int argc, char **argv) {
     SmallString<256> dir(c.file);
     sys::fs::make_absolute(dir);
     sys::path::remove_filename(dir);
-    includeFor[c.file] = (!inPlace || dir == kernelsDir) ? "kb_kernels.h"
-                                                         : header.str().str();
+    includeFor[c.file] =
+        (!inPlace || dir == kernelsDir) ? "kb_kernels.h" : header.str().str();
   }
 
   auto out = kb::rewriteCxx(*analysis, includeFor);
@@ -175,9 +175,9 @@ int runRewriteCxx(int argc, char **argv) {
   }
   SmallString<256> source(kernelsDir);
   sys::path::append(source, "kb_kernels.cu");
-  for (auto [path, text] : {std::pair<std::string, std::string *>(
-                                header.str().str(), &out->header),
-                            {source.str().str(), &out->source}}) {
+  for (auto [path, text] :
+       {std::pair<std::string, std::string *>(header.str().str(), &out->header),
+        {source.str().str(), &out->source}}) {
     if (Error err = writeAtomically(path, *text))
       return error(1, toString(std::move(err)));
     written.push_back(path);

@@ -1,4 +1,5 @@
-//===- RewriteCxx.h - `kb-rewrite rewrite` for C++ sources -------*- C++ -*-===//
+//===- RewriteCxx.h - `kb-rewrite rewrite` for C++ sources -------*- C++
+//-*-===//
 #ifndef KB_TOOLS_REWRITECXX_H
 #define KB_TOOLS_REWRITECXX_H
 

@@ -1,4 +1,5 @@
-//===- CxxRewrite.h - Rewrite libtorch C++ chains into fused calls -*- C++ -*-===//
+//===- CxxRewrite.h - Rewrite libtorch C++ chains into fused calls -*- C++
+//-*-===//
 //
 // The rewriting half of issue 7: each rewritable chain found by the C++
 // frontend becomes one call `kb_rewrite::kb_fused_<hash>(input, operands...)`

@@ -1,4 +1,5 @@
-//===- CxxChains.h - Fusable chains in libtorch C++ code ---------*- C++ -*-===//
+//===- CxxChains.h - Fusable chains in libtorch C++ code ---------*- C++
+//-*-===//
 //
 // The Clang half of the frontend (issue 7): in the functions of a libtorch
 // C++ translation unit, find anchors (torch::conv2d, torch::matmul,
