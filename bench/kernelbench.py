@@ -161,6 +161,8 @@ def run_task(args, level, task_path, result):
         cmd += ["--kb-verify", args.kb_verify]
     if args.no_cuda_graphs:
         cmd += ["--no-cuda-graphs"]
+    if args.fast_math:
+        cmd += ["--fast-math"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.stage_timeout)
     result["rewrite_s"] = round(time.time() - t0, 2)
     if r.returncode != 0:
@@ -330,6 +332,8 @@ def main():
     p.add_argument("--verify", default="auto", choices=["auto", "on", "off"])
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     p.add_argument("--no-cuda-graphs", action="store_true")
+    p.add_argument("--fast-math", action="store_true",
+                   help="kb-rewrite --fast-math (approximate exp/division, as inductor)")
     p.add_argument("--cpu-inputs", action="store_true",
                    help="draw get_inputs() on the CPU as KernelBench does (slow for large inputs)")
     p.add_argument("--no-time", dest="time", action="store_false")

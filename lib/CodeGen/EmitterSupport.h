@@ -77,6 +77,8 @@ public:
   /// Every tensor of the region has fewer than 2^31 elements: index math in
   /// 32 bits.
   bool narrow = false;
+  /// EmitOptions::fastMath: the prelude's approximate variants.
+  bool fastMath = false;
 
   llvm::Error unsupported(const llvm::Twine &why) const;
 

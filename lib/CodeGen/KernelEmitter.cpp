@@ -58,6 +58,13 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
     << "\n";
   for (llvm::StringRef line : llvm::split(comment, '\n'))
     s << "// " << line << "\n";
+  // The prelude picks its approximate variants under this macro, so the
+  // choice is part of the source (and of its hash in lock files).
+  out.approximate =
+      e.fastMath && callsFastMathHelper((helpers + e.preamble + e.stageDefs +
+                                         body).str());
+  if (out.approximate)
+    s << "#define KB_FAST_MATH 1\n";
   s << cudaPrelude() << helpers << "\nextern \"C\" __global__ void "
     << "__launch_bounds__(" << blockSize << ")\n"
     << out.name << "(";
@@ -224,10 +231,19 @@ private:
     int64_t n = product(space);
     std::string text;
     llvm::raw_string_ostream s(text);
-    s << "  const long long n = " << n << "LL, nv = n / 4;\n"
-      << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
-      << "  for (long long q = (long long)blockIdx.x * blockDim.x + "
-         "threadIdx.x; q < nv; q += stride) {\n";
+    // The grid has a thread per float4 (see below). With fewer than 2^31
+    // elements every index fits 32 bits and no thread loops: the 64-bit
+    // loop and index arithmetic cost 5% of the instructions of a long
+    // chain (L2-7), which is instruction-bound (bench/NOTES.md).
+    if (narrow)
+      s << "  const unsigned n = " << n << "u, nv = n / 4;\n"
+        << "  const unsigned q = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        << "  if (q < nv) {\n";
+    else
+      s << "  const long long n = " << n << "LL, nv = n / 4;\n"
+        << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+        << "  for (long long q = (long long)blockIdx.x * blockDim.x + "
+           "threadIdx.x; q < nv; q += stride) {\n";
     for (size_t k = 0; k < nIn; ++k)
       if (pass[k] == Full)
         s << "    const float4 a" << k
@@ -244,9 +260,12 @@ private:
       s << "    reinterpret_cast<float4*>(out" << k << ")[q] = r" << k << ";\n";
     s << "  }\n";
     if (n % 4) {
-      s << "  for (long long i = nv * 4 + (long long)blockIdx.x * blockDim.x + "
-           "threadIdx.x; i < n;\n       i += (long long)gridDim.x * "
-           "blockDim.x) {\n";
+      if (narrow)
+        s << "  if (q < n % 4) {\n    const unsigned i = nv * 4 + q;\n";
+      else
+        s << "  for (long long i = nv * 4 + (long long)blockIdx.x * "
+             "blockDim.x + threadIdx.x; i < n;\n       i += "
+             "(long long)gridDim.x * blockDim.x) {\n";
       for (size_t k = 0; k < nOut; ++k)
         s << "    float o" << k << ";\n";
       s << "    " << name << "_element(" << callArgs("i", "") << ");\n";
@@ -256,7 +275,7 @@ private:
     }
     std::string comment =
         "One pass over " + std::to_string(n) +
-        " elements, a float4 per thread (a scalar loop takes the tail);\n"
+        " elements, a float4 per thread (scalar code takes the tail);\n"
         "inputs are read once, outputs written once. Tensors must be "
         "16-byte aligned.";
     if (auto err =
@@ -284,7 +303,8 @@ private:
       auto a = v.getDefiningOp<AtenOp>();
       if (!a || !seen.insert(v).second)
         continue;
-      if (getKind(a) == OpKind::Reduction && isSerialRecipe(a.getInfo()->cuda))
+      if (getKind(a) == OpKind::Reduction &&
+          isSerialRecipe(a.getInfo()->cuda)) {
         if (auto s = analyzeStage(kernel, a)) {
           int64_t count = 1;
           for (int64_t d : s->reduced)
@@ -294,6 +314,7 @@ private:
         } else {
           llvm::consumeError(s.takeError());
         }
+      }
       work.append(a.getArgs().begin(), a.getArgs().end());
     }
     return false;
@@ -380,6 +401,9 @@ private:
 
 } // namespace
 
-llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel) {
-  return Emitter(kernel).run();
+llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
+                                             const EmitOptions &options) {
+  Emitter e(kernel);
+  e.fastMath = options.fastMath;
+  return e.run();
 }

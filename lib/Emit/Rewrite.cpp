@@ -279,7 +279,9 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     rec.anchor = kernel.getAnchor() ? kernel.getAnchor()->str() : "";
     rec.ops = opsChain(kernel, rec.numOps);
     regionIndex[rec.name] = result.regions.size();
-    auto k = emitKernel(kernel);
+    EmitOptions emitOptions;
+    emitOptions.fastMath = opts.fastMath;
+    auto k = emitKernel(kernel, emitOptions);
     if (!k) {
       rec.status = "not_generated";
       rec.detail = toString(k.takeError());
@@ -290,9 +292,12 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       continue;
     }
     rec.kind = k->kind;
+    rec.approximate = k->approximate;
     // Pointwise kernels and max pooling round exactly as ATen does; sums,
-    // norms and softmax only to within a few ulps.
-    bool exact = k->kind == "pointwise" || k->kind == "pool";
+    // norms and softmax only to within a few ulps, and --fast-math kernels
+    // to within 2 ulps per approximate exp or division.
+    bool exact = (k->kind == "pointwise" || k->kind == "pool") &&
+                 !k->approximate;
     if (!exact && beforeConv.count(rec.name) && !opts.fuseBeforeTF32) {
       rec.status = "kept";
       rec.detail = "a " + k->kind +
@@ -323,7 +328,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     emittedCL.emplace_back();
     variants.push_back(makeChannelsLastVariant(kernel, *scratch));
     if (variants.back()) {
-      auto cl = emitKernel(variants.back()->kernel);
+      auto cl = emitKernel(variants.back()->kernel, emitOptions);
       if (!cl) {
         consumeError(cl.takeError());
         variants.back().reset();

@@ -69,6 +69,7 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
                    {"anchor", r.anchor}, {"ops", r.ops},
                    {"status", r.status}, {"origin", r.origin},
                    {"detail", r.detail}, {"bytes", r.bytes},
+                   {"math", r.approximate ? "fast" : "exact"},
                    {"verdict", r.verdict}};
     if (r.kernelMs)
       o["kernel_ms"] = *r.kernelMs;
@@ -89,6 +90,7 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
   return json::Object{{"schema_version", 1},
                       {"graph", opts.graphPath},
                       {"gpu", res.gpu},
+                      {"fast_math", opts.fastMath},
                       {"summary", headline(res)},
                       {"warning", warning(res)},
                       {"model_new", res.modelNew},
@@ -107,6 +109,10 @@ std::string reportMarkdown(const RewriteOptions &opts,
     os << "> **" << w << "**\n\n";
   if (!res.modelNew)
     os << "> model_new.py was not written: " << res.modelNewNote << "\n\n";
+  if (opts.fastMath)
+    os << "> Built with --fast-math: kernels marked *(fast math)* compute exp "
+          "and division approximately (2 ulp each, as torch.compile does); "
+          "the others are exact.\n\n";
   os << "| region | anchor | fused ops | kind | origin | status | kernel ms | "
         "eager ms | vs eager | GB/s |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n";
@@ -119,7 +125,8 @@ std::string reportMarkdown(const RewriteOptions &opts,
       speed = *r.eagerMs / *r.kernelMs;
     os << "| " << r.name << " | " << (r.anchor.empty() ? "-" : r.anchor)
        << " | " << r.ops << " | " << (r.kind.empty() ? "-" : r.kind) << " | "
-       << r.origin << " | " << r.status << " | "
+       << r.origin << (r.approximate ? " *(fast math)*" : "") << " | "
+       << r.status << " | "
        << num(r.kernelMs, "{0:F3}") << " | " << num(r.eagerMs, "{0:F3}")
        << " | " << num(speed, "{0:F2}x") << " | "
        << num(achievedGBs(r), "{0:F0}") << " |\n";

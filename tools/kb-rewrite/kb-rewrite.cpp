@@ -81,6 +81,11 @@ cl::opt<bool> fuseBeforeTF32(
     cl::desc("Fuse reductions and norms even where they feed a TF32 "
              "convolution (outputs then differ from eager by ~1e-4)"),
     cl::sub(rewriteCmd));
+cl::opt<bool> fastMath(
+    "fast-math",
+    cl::desc("Approximate exp and division in sigmoid, silu and mish, as "
+             "torch.compile does (2 ulp; default: ATen-exact)"),
+    cl::sub(rewriteCmd), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string> modelUrl(
     "model-url", cl::desc("OpenAI-compatible server (default $KB_MODEL_URL)"),
@@ -243,7 +248,9 @@ int runCodegen() {
     return fail(UsageError, "cannot create '" + outDir + "': " + ec.message());
   unsigned written = 0, skipped = 0;
   for (kb::KernelOp kernel : module->getOps<kb::KernelOp>()) {
-    auto emitted = kb::emitKernel(kernel);
+    kb::EmitOptions emitOptions;
+    emitOptions.fastMath = fastMath;
+    auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";
       ++skipped;
@@ -300,6 +307,7 @@ int runRewrite(const char *argv0) {
   opts.quiet = quiet;
   opts.modelSource = modelFile;
   opts.fuseBeforeTF32 = fuseBeforeTF32;
+  opts.fastMath = fastMath;
   const char *envUrl = getenv("KB_MODEL_URL");
   opts.model.enabled =
       !noModel && (!modelUrl.empty() || !replayPath.empty() ||

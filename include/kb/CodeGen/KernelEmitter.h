@@ -28,13 +28,23 @@ struct EmittedKernel {
   /// original op writes in place (batch_norm's running statistics); the host
   /// wrapper passes the input's buffer for that output.
   std::vector<std::pair<int, int>> updates;
+  /// Built with EmitOptions::fastMath and calling a helper it changes.
+  bool approximate = false;
+};
+
+struct EmitOptions {
+  /// Approximate exp and division (2 ulp) in sigmoid, silu and mish, as
+  /// torch.compile's Triton code computes them, instead of ATen's exact
+  /// expf and IEEE division (docs/codegen.md, "Exact and fast math").
+  bool fastMath = false;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,
 /// norms and poolings with pointwise ops before and after them (float32,
 /// static shapes). Anything else gives an error naming what is not
 /// generated yet.
-llvm::Expected<EmittedKernel> emitKernel(KernelOp kernel);
+llvm::Expected<EmittedKernel> emitKernel(KernelOp kernel,
+                                         const EmitOptions &options = {});
 
 /// The kb-verify job (docs/verify.md) for an emitted kernel.
 std::string verifyJobJson(const EmittedKernel &k);

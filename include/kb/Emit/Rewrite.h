@@ -43,6 +43,8 @@ struct RewriteOptions {
   /// Fuse reductions/norms/softmax even where their result feeds a TF32
   /// convolution (see docs/rewrite.md, "Numerics").
   bool fuseBeforeTF32 = false;
+  /// EmitOptions::fastMath for every generated kernel.
+  bool fastMath = false;
   bool quiet = false;
   ModelSearchOptions model;
 };
@@ -63,6 +65,8 @@ struct RegionRecord {
   int64_t bytes = 0;    // bytes the fused kernel reads and writes
   int64_t elements = 0; // output elements
   unsigned numOps = 0;
+  /// Its kernel uses --fast-math's approximate exp and division.
+  bool approximate = false;
   llvm::json::Value verdict = nullptr;
   /// Model search: candidates tried, accepted, and why the choice.
   int modelCandidates = 0, modelAccepted = 0;
