@@ -81,8 +81,32 @@ TEST(OpSemantics, MarkdownListsEveryRow) {
 
 TEST(OpSemantics, EveryCxxModuleComputesATableOp) {
   ASSERT_FALSE(kb::cxxModules().empty());
-  for (const auto &[impl, op] : kb::cxxModules())
-    EXPECT_FALSE(kb::lookupOverloads(op).empty()) << impl.str() << " -> " << op.str();
+  for (const kb::CxxModuleInfo &m : kb::cxxModules()) {
+    auto rows = kb::lookupOverloads(m.op);
+    ASSERT_FALSE(rows.empty()) << m.impl.str() << " -> " << m.op.str();
+    // Each STATE name feeds a schema operand of that name, or the module's
+    // own CUDA expression; each {name} of that expression is defined.
+    llvm::SmallVector<llvm::StringRef> names;
+    m.state.split(names, ' ', -1, false);
+    for (llvm::StringRef n : names) {
+      if (n == "inplace" || n == "eval")
+        continue;
+      llvm::StringRef bare = n.ltrim('.');
+      bool inSchema = false;
+      for (const kb::ArgSpec &a : rows.front()->args)
+        inSchema |= a.name == bare;
+      EXPECT_TRUE(m.cuda.contains("{" + bare.str() + "}") ||
+                  (inSchema && !n.starts_with(".")))
+          << m.impl.str() << ": " << n.str();
+    }
+    for (size_t at = 0; (at = m.cuda.find('{', at)) != llvm::StringRef::npos;
+         ++at) {
+      llvm::StringRef key = m.cuda.substr(at + 1).split('}').first;
+      EXPECT_TRUE(key == "self" || llvm::is_contained(names, key) ||
+                  llvm::is_contained(names, "." + key.str()))
+          << m.impl.str() << ": {" << key.str() << "}";
+    }
+  }
   EXPECT_EQ(kb::cxxModuleOp("Conv2dImpl"), "conv2d");
   EXPECT_EQ(kb::cxxModuleOp("BatchNorm2dImpl"), "batch_norm");
   EXPECT_EQ(kb::cxxModuleOp("MyBlockImpl"), "");

@@ -3,8 +3,33 @@
 
 #include "block.h"
 
+// One ConvBnRelu with the same parameters in every build (seeded), and
+// non-trivial running statistics so that eval mode tests them.
+static ConvBnRelu block{nullptr};
+
+void make_block(int64_t channels, int64_t seed) {
+  torch::manual_seed(seed);
+  block = ConvBnRelu(channels);
+  torch::NoGradGuard noGrad;
+  block->bn->running_mean.uniform_(-0.5, 0.5);
+  block->bn->running_var.uniform_(0.5, 1.5);
+  block->bn->weight.uniform_(0.5, 1.5);
+  block->bn->bias.uniform_(-0.5, 0.5);
+  block->to(torch::kCUDA);
+}
+
+torch::Tensor block_forward(const torch::Tensor &x, bool training) {
+  block->train(training);
+  return block->forward(x);
+}
+
+torch::Tensor block_running_mean() { return block->bn->running_mean.clone(); }
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("conv_block", &conv_block);
   m.def("mlp_head", &mlp_head);
   m.def("scaled_relu", &scaled_relu);
+  m.def("make_block", &make_block);
+  m.def("block_forward", &block_forward);
+  m.def("block_running_mean", &block_running_mean);
 }

@@ -32,3 +32,20 @@ torch::Tensor scaled_relu(const torch::Tensor &x, const torch::Tensor &w) {
   h.mul_(2.0);
   return h;
 }
+
+ConvBnReluImpl::ConvBnReluImpl(int64_t channels)
+    : conv(torch::nn::Conv2dOptions(channels, channels, 3)
+               .padding(1)
+               .bias(false)),
+      bn(channels), relu(torch::nn::ReLUOptions().inplace(true)) {
+  register_module("conv", conv);
+  register_module("bn", bn);
+  register_module("relu", relu);
+}
+
+torch::Tensor ConvBnReluImpl::forward(torch::Tensor x) {
+  x = conv->forward(x);
+  x = bn->forward(x);
+  x = relu->forward(x);
+  return x;
+}

@@ -17,5 +17,9 @@ int main() {
   std::printf("conv_block %.6f\n", conv_block(x, w, bias).sum().item<double>());
   std::printf("mlp_head %.6f\n", mlp_head(a, wm, b).sum().item<double>());
   std::printf("scaled_relu %.6f\n", scaled_relu(a, wm).sum().item<double>());
+  ConvBnRelu block(32);
+  block->to(torch::kCUDA);
+  block->eval();
+  std::printf("conv_bn_relu %.6f\n", block->forward(x).sum().item<double>());
   return 0;
 }

@@ -375,8 +375,8 @@ RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
       return e->takeError();
   if (mean->empty() || var->empty())
     return unsupported("batch_norm without running statistics in eval mode");
-  std::string y = "(" + *x + " - " + *mean + ") * (1.f / sqrtf(" + *var +
-                  " + " + floatLiteral(*eps) + "))";
+  std::string y = "kb::bn_normalize(" + *x + ", " + *mean + ", " + *var +
+                  ", " + floatLiteral(*eps) + ")";
   if (!w->empty())
     y += " * " + *w;
   if (!b->empty())

@@ -61,6 +61,11 @@ __device__ __forceinline__ float mish(float x) {
   return x * n / (n + 2.f);
 #endif
 }
+// batch_norm with running statistics (eval): ATen's invstd = 1 / sqrt(var +
+// eps), then (x - mean) * invstd; weight and bias follow.
+__device__ __forceinline__ float bn_normalize(float x, float mean, float var, float eps) {
+  return (x - mean) * (1.f / sqrtf(var + eps));
+}
 __device__ __forceinline__ float hardsigmoid(float x) { return min_(max_(x + 3.f, 0.f), 6.f) / 6.f; }
 __device__ __forceinline__ float hardswish(float x) { return x * min_(max_(x + 3.f, 0.f), 6.f) / 6.f; }
 __device__ __forceinline__ float elu(float x, float alpha, float scale, float input_scale) {

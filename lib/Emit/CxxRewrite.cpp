@@ -33,11 +33,15 @@ std::string operandName(const CxxRewritePlan &p, int idx) {
   const CxxOperand &o = p.operands[idx];
   switch (o.kind) {
   case CxxOperand::Tensor:
+  case CxxOperand::ModuleTensor:
     return "a" + std::to_string(idx);
   case CxxOperand::Scalar:
+  case CxxOperand::ModuleOption:
     return "s" + std::to_string(idx);
   case CxxOperand::String:
     return o.text;
+  case CxxOperand::Module:
+    return "m" + std::to_string(idx);
   }
   return "";
 }
@@ -54,10 +58,47 @@ std::string floatLiteral(StringRef text) {
   return s + "f";
 }
 
-/// One op as a device expression over `self`, from its table row.
+bool isTensor(const CxxOperand &o) {
+  return o.kind == CxxOperand::Tensor || o.kind == CxxOperand::ModuleTensor;
+}
+
+/// The expression a module row substitutes for its op, or "".
+StringRef moduleCuda(const CxxRewritePlan &p, const CxxPlanOp &op) {
+  if (op.module < 0)
+    return "";
+  StringRef type = p.operands[op.module].type;
+  const CxxModuleInfo *m = cxxModule(type.rsplit("::").second.empty()
+                                         ? type
+                                         : type.rsplit("::").second);
+  return m ? m->cuda : "";
+}
+
+/// One op as a device expression over `self`, from its table row (or its
+/// module row's expression).
 llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
                                        const CxxPlanOp &op,
                                        const std::string &self) {
+  if (StringRef cuda = moduleCuda(p, op); !cuda.empty()) {
+    std::string expr = cuda.str();
+    std::vector<std::pair<std::string, std::string>> subs = {{"self", self}};
+    for (const auto &[name, idx] : op.named)
+      subs.push_back({name, p.operands[idx].kind == CxxOperand::ModuleTensor
+                                ? operandName(p, idx) + "[ch]"
+                                : isTensor(p.operands[idx])
+                                ? operandName(p, idx) + ".load(i)"
+                                : operandName(p, idx)});
+    for (const auto &[name, val] : subs) {
+      std::string key = "{" + name + "}";
+      for (size_t at = 0; (at = expr.find(key, at)) != std::string::npos;
+           at += val.size())
+        expr.replace(at, key.size(), val);
+    }
+    if (expr.find('{') != std::string::npos)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "module expression '" + cuda.str() +
+                                         "' names an unknown operand");
+    return expr;
+  }
   const OpInfo *row = rowOf(op);
   if (!row || row->cuda.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -70,9 +111,8 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
     if (k == 0) {
       val = self;
     } else if (idx >= 0) {
-      val = p.operands[idx].kind == CxxOperand::Tensor
-                ? operandName(p, idx) + ".load(i)"
-                : operandName(p, idx);
+      val = isTensor(p.operands[idx]) ? operandName(p, idx) + ".load(i)"
+                                      : operandName(p, idx);
     } else if (!arg.defaultValue.empty()) {
       val = arg.defaultValue.front() == '"' ? arg.defaultValue
                                             : floatLiteral(arg.defaultValue);
@@ -98,6 +138,10 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
 std::string referenceBody(const CxxRewritePlan &p) {
   std::string s = "    at::Tensor t = in;\n";
   for (const CxxPlanOp &op : p.ops) {
+    if (op.module >= 0) { // the module itself, options and all
+      s += "    t = " + operandName(p, op.module) + ".forward(t);\n";
+      continue;
+    }
     std::string args;
     for (int idx : op.args) {
       if (idx < 0)
@@ -120,6 +164,8 @@ std::string params(const CxxRewritePlan &p) {
       s += ", const at::Tensor& a" + std::to_string(i);
     else if (p.operands[i].kind == CxxOperand::Scalar)
       s += ", const at::Scalar& s" + std::to_string(i);
+    else if (p.operands[i].kind == CxxOperand::Module)
+      s += ", " + p.operands[i].type + "& m" + std::to_string(i);
   return s;
 }
 
@@ -220,6 +266,24 @@ inline bool operand(const at::Tensor& o, const at::Tensor& in, Operand& out) {
   return true;
 }
 
+// A module's per-channel tensor (batch norm statistics): one float32 value
+// per channel (dim 1) of `in`, contiguous on its device.
+inline bool perChannel(const at::Tensor& v, const at::Tensor& in) {
+  return v.defined() && v.dim() == 1 && in.dim() >= 2 &&
+         v.size(0) == in.size(1) && v.is_cuda() &&
+         v.get_device() == in.get_device() && v.scalar_type() == at::kFloat &&
+         v.is_contiguous();
+}
+
+// The channel (dim 1) of element i of a contiguous tensor; one division
+// per element for all per-channel operands, in 32 bits when it fits.
+__device__ __forceinline__ long long channelOf(long long i, long long inner,
+                                               long long channels) {
+  return i < (1LL << 32) && inner < (1LL << 32)
+             ? (long long)(((unsigned)i / (unsigned)inner) % (unsigned)channels)
+             : (i / inner) % channels;
+}
+
 inline unsigned blocks(long long n) {
   long long b = (n + 255) / 256;
   return (unsigned)(b < (1LL << 30) ? b : (1LL << 30));
@@ -243,6 +307,13 @@ std::string signatureOf(const CxxRewritePlan &p) {
   std::string key = p.writesInput ? "inplace;" : "out;";
   for (const CxxPlanOp &op : p.ops) {
     key += op.op + "." + op.overload + (op.inPlace ? "_" : "") + "(";
+    if (op.module >= 0) {
+      key += p.operands[op.module].type;
+      for (const auto &[name, idx] : op.named)
+        key += " " + name;
+      for (const auto &[name, val] : op.pinned)
+        key += " " + name + "=" + val;
+    }
     for (int idx : op.args)
       key += idx < 0 ? std::string("-")
              : p.operands[idx].kind == CxxOperand::String
@@ -271,6 +342,7 @@ rewriteCxx(const CxxAnalysis &analysis,
   std::map<std::string, unsigned> firstEdit;
   std::set<std::string> defined;
   std::string decls, defs;
+  bool usesModules = false; // the header then needs torch::nn's classes
   for (const CxxChain &c : analysis.chains) {
     const CxxRewritePlan &p = c.plan;
     if (!p.whyNot.empty()) {
@@ -278,6 +350,8 @@ rewriteCxx(const CxxAnalysis &analysis,
       continue;
     }
     std::string name = cxxFusedName(p);
+    for (const CxxOperand &o : p.operands)
+      usesModules |= o.kind == CxxOperand::Module;
     if (defined.insert(name).second) {
       // The kernel: one pass, each element read once and written once.
       std::string body, value = "in[i]";
@@ -293,20 +367,61 @@ rewriteCxx(const CxxAnalysis &analysis,
       std::string kparams = "const float* in, float* out, long long n";
       std::string kargs =
           "in.data_ptr<float>(), out.data_ptr<float>(), in.numel()";
-      std::string guards, tensors = "&in";
+      std::string guards, tensors = "&in", moduleGuards, derived;
+      bool perChannel = false;
+      for (size_t k = 0; k < p.ops.size(); ++k) {
+        const CxxPlanOp &op = p.ops[k];
+        if (op.module < 0)
+          continue;
+        std::string m = operandName(p, op.module);
+        if (op.evalOnly)
+          moduleGuards += "  if (" + m + ".is_training())\n    return reference();\n";
+        for (const auto &[name, val] : op.pinned)
+          moduleGuards += "  if (" + m + ".options." + name + "() != " + val +
+                          ")\n    return reference();\n";
+        // Only the first op's input can be seen by others: a module that
+        // would write it runs as written.
+        if (op.inplaceOpt && k == 0)
+          moduleGuards += "  if (" + m + ".options.inplace())\n    return reference();\n";
+      }
       for (size_t i = 0; i < p.operands.size(); ++i) {
         std::string I = std::to_string(i);
-        if (p.operands[i].kind == CxxOperand::Tensor) {
+        const CxxOperand &o = p.operands[i];
+        if (o.kind == CxxOperand::ModuleOption)
+          derived += "  const at::Scalar s" + I + " = " +
+                     operandName(p, o.owner) + ".options." + o.text + "();\n";
+        else if (o.kind == CxxOperand::ModuleTensor)
+          derived += "  const at::Tensor& a" + I + " = " +
+                     operandName(p, o.owner) + "." + o.text + ";\n";
+      }
+      for (size_t i = 0; i < p.operands.size(); ++i) {
+        std::string I = std::to_string(i);
+        if (p.operands[i].kind == CxxOperand::ModuleTensor) {
+          kparams += ", const float* __restrict__ a" + I;
+          kargs += ", a" + I + ".data_ptr<float>()";
+          tensors += ", &a" + I;
+          guards += "  if (!kb_rewrite::detail::perChannel(a" + I +
+                    ", in))\n    return reference();\n";
+          perChannel = true;
+        } else if (isTensor(p.operands[i])) {
           kparams += ", kb_rewrite::detail::Operand a" + I;
           kargs += ", o" + I;
           tensors += ", &a" + I;
           guards += "  kb_rewrite::detail::Operand o" + I +
                     ";\n  if (!kb_rewrite::detail::operand(a" + I + ", in, o" +
                     I + "))\n    return reference();\n";
-        } else if (p.operands[i].kind == CxxOperand::Scalar) {
+        } else if (p.operands[i].kind == CxxOperand::Scalar ||
+                   p.operands[i].kind == CxxOperand::ModuleOption) {
           kparams += ", float s" + I;
           kargs += ", s" + I + ".to<float>()";
         }
+      }
+      std::string chLine, chArgs;
+      if (perChannel) {
+        kparams += ", long long inner, long long channels";
+        kargs += ", in.numel() / (in.size(0) * in.size(1)), in.size(1)";
+        chLine = "    const long long ch = kb_rewrite::detail::channelOf(i, "
+                 "inner, channels);\n";
       }
       std::string sig = "at::Tensor " + name + "(" + params(p) + ")";
       decls += "/// " + where(c) + "\n" + sig + ";\n\n";
@@ -319,12 +434,14 @@ rewriteCxx(const CxxAnalysis &analysis,
               ") {\n  for (long long i = (long long)blockIdx.x * blockDim.x + "
               "threadIdx.x; i < n;\n       i += (long long)gridDim.x * "
               "blockDim.x) {\n" +
-              body + "    out[i] = " + value + ";\n  }\n}\n\n";
+              chLine + body + "    out[i] = " + value + ";\n  }\n}\n\n";
       defs +=
           sig + " {\n  auto reference = [&]() {\n" + referenceBody(p) +
-          "  };\n  if (!kb_rewrite::detail::usable(in) ||\n      "
-          "kb_rewrite::detail::needsGrad({" +
-          tensors + "}))\n    return reference();\n" + guards +
+          "  };\n  if (!kb_rewrite::detail::usable(in))\n    return "
+          "reference();\n" +
+          moduleGuards + derived +
+          "  if (kb_rewrite::detail::needsGrad({" + tensors +
+          "}))\n    return reference();\n" + guards +
           "  c10::cuda::CUDAGuard device(in.device());\n" +
           (p.writesInput ? "  at::Tensor out = in; // the chain was in place\n"
                          : "  at::Tensor out = at::empty_like(in);\n") +
@@ -349,7 +466,8 @@ rewriteCxx(const CxxAnalysis &analysis,
     }
     std::string call = "kb_rewrite::" + name + "(" + p.input;
     for (const CxxOperand &o : p.operands)
-      if (o.kind != CxxOperand::String)
+      if (o.kind == CxxOperand::Tensor || o.kind == CxxOperand::Scalar ||
+          o.kind == CxxOperand::Module)
         call += ", " + o.text;
     call += ")";
     clang::tooling::Replacement r(c.file, p.begin, p.end - p.begin,
@@ -409,7 +527,9 @@ rewriteCxx(const CxxAnalysis &analysis,
       "// Each function runs one CUDA kernel when its guards hold and the\n"
       "// chain's original ATen ops otherwise (also when autograd needs "
       "them).\n"
-      "#pragma once\n#include <ATen/ATen.h>\n\nnamespace kb_rewrite {\n\n" +
+      "#pragma once\n#include <ATen/ATen.h>\n" +
+      std::string(usesModules ? "#include <torch/nn.h>\n" : "") +
+      "\nnamespace kb_rewrite {\n\n" +
       decls + "} // namespace kb_rewrite\n";
   out.source =
       "// Generated by kb-rewrite (see kb_kernels.h).\n"

@@ -163,10 +163,10 @@ std::pair<StringRef, bool> kb::stripInPlace(StringRef atenName) {
   return {name, false};
 }
 
-llvm::ArrayRef<std::pair<StringRef, StringRef>> kb::cxxModules() {
-  static const std::pair<StringRef, StringRef> kModules[] = {
+llvm::ArrayRef<CxxModuleInfo> kb::cxxModules() {
+  static const CxxModuleInfo kModules[] = {
 #define KB_OP(...)
-#define KB_CXX_MODULE(IMPL, OP) {#IMPL, #OP},
+#define KB_CXX_MODULE(IMPL, OP, STATE, CUDA) {#IMPL, #OP, STATE, CUDA},
 #include "kb/IR/OpSemantics.def"
 #undef KB_CXX_MODULE
 #undef KB_OP
@@ -174,11 +174,16 @@ llvm::ArrayRef<std::pair<StringRef, StringRef>> kb::cxxModules() {
   return kModules;
 }
 
+const CxxModuleInfo *kb::cxxModule(StringRef implClass) {
+  for (const CxxModuleInfo &m : cxxModules())
+    if (m.impl == implClass)
+      return &m;
+  return nullptr;
+}
+
 StringRef kb::cxxModuleOp(StringRef implClass) {
-  for (const auto &[impl, op] : cxxModules())
-    if (impl == implClass)
-      return op;
-  return "";
+  const CxxModuleInfo *m = cxxModule(implClass);
+  return m ? m->op : "";
 }
 
 StringRef kb::kindName(OpKind kind) {

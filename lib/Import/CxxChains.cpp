@@ -63,7 +63,12 @@ bool fusable(const OpInfo &row) {
 }
 
 /// The module implementation class behind `m->forward` or `m(...)`.
+const CXXRecordDecl *moduleImplDecl(QualType t);
 StringRef moduleImpl(QualType t) {
+  const CXXRecordDecl *rd = moduleImplDecl(t);
+  return rd ? rd->getName() : "";
+}
+const CXXRecordDecl *moduleImplDecl(QualType t) {
   t = t.getNonReferenceType().getCanonicalType();
   if (t->isPointerType())
     t = t->getPointeeType().getCanonicalType();
@@ -74,14 +79,14 @@ StringRef moduleImpl(QualType t) {
           spec->getTemplateArgs().size() == 1)
         if (const auto *impl =
                 spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl())
-          return impl->getName();
+          return impl;
     if (rd->getName().ends_with("Impl") && !cxxModuleOp(rd->getName()).empty())
-      return rd->getName();
+      return rd;
     if (!rd->hasDefinition() || rd->getNumBases() == 0)
       break;
     rd = rd->bases_begin()->getType()->getAsCXXRecordDecl();
   }
-  return "";
+  return nullptr;
 }
 
 /// One call as an op: what it computes and through which operands a chain
@@ -92,6 +97,9 @@ struct Step {
   bool anchor = false;
   bool isFusable = false;
   bool module = false; // a module's forward: its options live in the module
+  const Expr *moduleObj = nullptr; // the module (holder, pointer or object)
+  bool moduleDeref = false;        // `*obj` is the implementation object
+  std::string moduleType;          // its qualified implementation class
   std::vector<const Expr *> inputs; // tensor operands a chain may come through
   std::vector<const Expr *> others; // every other operand
 };
@@ -112,12 +120,15 @@ std::optional<Step> stepOf(const Expr *e) {
   if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) {
     OverloadedOperatorKind k = op->getOperator();
     if (k == OO_Call && op->getNumArgs() >= 2) {
-      StringRef impl = moduleImpl(op->getArg(0)->getType());
-      if (impl.empty())
+      const CXXRecordDecl *impl = moduleImplDecl(op->getArg(0)->getType());
+      if (!impl)
         return std::nullopt;
-      auto s = make(cxxModuleOp(impl));
+      auto s = make(cxxModuleOp(impl->getName()));
       if (s) {
         s->module = true;
+        s->moduleObj = op->getArg(0); // a ModuleHolder: `bn1(x)`
+        s->moduleDeref = true;
+        s->moduleType = impl->getQualifiedNameAsString();
         s->inputs.push_back(op->getArg(1));
         for (unsigned i = 2; i < op->getNumArgs(); ++i)
           s->others.push_back(op->getArg(i));
@@ -174,12 +185,23 @@ std::optional<Step> stepOf(const Expr *e) {
     if (md->getName() == "forward" && mc->getNumArgs() >= 1) {
       // Without the derived-to-base cast: `bn1->forward` calls a method of
       // BatchNormImplBase<2, BatchNorm2dImpl>.
-      StringRef impl = moduleImpl(obj->IgnoreImpCasts()->getType());
-      if (impl.empty())
+      const CXXRecordDecl *impl =
+          moduleImplDecl(obj->IgnoreImpCasts()->getType());
+      if (!impl)
         return std::nullopt;
-      auto s = make(cxxModuleOp(impl));
+      auto s = make(cxxModuleOp(impl->getName()));
       if (s) {
         s->module = true;
+        s->moduleType = impl->getQualifiedNameAsString();
+        // `bn1->forward`: the holder's operator-> (or a pointer's ->);
+        // `bn1.forward`: the implementation object itself.
+        const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
+        const Expr *base = me ? me->getBase()->IgnoreParenImpCasts() : obj;
+        if (const auto *arrow = dyn_cast<CXXOperatorCallExpr>(base);
+            arrow && arrow->getOperator() == OO_Arrow)
+          base = arrow->getArg(0);
+        s->moduleObj = base;
+        s->moduleDeref = me && me->isArrow();
         s->inputs.push_back(mc->getArg(0));
         for (unsigned i = 1; i < mc->getNumArgs(); ++i)
           s->others.push_back(mc->getArg(i));
@@ -474,6 +496,85 @@ private:
     return others;
   }
 
+  /// A module call of a chain as a planned op: the module is an operand,
+  /// its options and tensors are read from it inside the fused function
+  /// (the KB_CXX_MODULE row's STATE says which). An error says why not.
+  std::optional<std::string> planModule(const OpRef &r,
+                                        CxxRewritePlan &p) const {
+    const Step &st = r.step;
+    StringRef impl = StringRef(st.moduleType).rsplit("::").second;
+    if (impl.empty())
+      impl = st.moduleType;
+    const CxxModuleInfo *m = cxxModule(impl);
+    const OpInfo *row = tableRow(st.op);
+    if (!m || !row)
+      return "module '" + st.moduleType + "' is not in the op-semantics table";
+    if (m->cuda.empty() && row->kind != OpKind::Elementwise &&
+        row->kind != OpKind::Broadcast)
+      return "'" + st.op + "' (module " + impl.str() +
+             ") is not pointwise: only pointwise C++ chains are rewritten so "
+             "far";
+    if (!st.others.empty())
+      return "the call of module " + impl.str() + " passes more than its input";
+    if (!st.moduleObj || !movableOperand(st.moduleObj))
+      return "the module expression of '" + st.op +
+             "' may have side effects: it is not moved";
+    CxxPlanOp planned;
+    planned.op = st.op;
+    planned.overload = row->overload.str();
+    planned.module = (int)p.operands.size();
+    CxxOperand mod;
+    mod.kind = CxxOperand::Module;
+    std::string obj = source(st.moduleObj->getSourceRange());
+    mod.text = st.moduleDeref ? "(*" + obj + ")" : obj;
+    mod.type = st.moduleType;
+    p.operands.push_back(mod);
+    SmallVector<StringRef> state;
+    m->state.split(state, ' ', -1, false);
+    if (m->state.contains(" .") && !out.fuseBatchNormModules)
+      return "'" + st.op + "' (module " + impl.str() +
+             "): the scalar C++ kernel measured 0.89x of ATen's eval-mode "
+             "batch norm + relu (bench/NOTES.md); "
+             "--fuse-batch-norm-modules rewrites it anyway";
+    std::map<std::string, int> fromModule;
+    for (StringRef n : state) {
+      if (n == "eval") {
+        planned.evalOnly = true;
+        continue;
+      }
+      if (n == "inplace") {
+        planned.inplaceOpt = true;
+        continue;
+      }
+      CxxOperand o;
+      o.owner = planned.module;
+      o.kind = n.consume_front(".") ? CxxOperand::ModuleTensor
+                                    : CxxOperand::ModuleOption;
+      o.text = n.str();
+      // A str option (gelu's approximate) is a compile-time choice of the
+      // kernel: it must keep the schema default.
+      const ArgSpec *spec = nullptr;
+      for (const ArgSpec &arg : row->args)
+        if (arg.name == n)
+          spec = &arg;
+      if (spec && spec->type == ArgType::Str) {
+        planned.pinned.push_back({n.str(), spec->defaultValue});
+        continue;
+      }
+      fromModule[n.str()] = (int)p.operands.size();
+      planned.named.push_back({n.str(), (int)p.operands.size()});
+      p.operands.push_back(o);
+    }
+    for (size_t k = 1; k < row->args.size(); ++k) {
+      auto it = fromModule.find(row->args[k].name);
+      planned.args.push_back(it == fromModule.end() || !m->cuda.empty()
+                                 ? -1
+                                 : it->second);
+    }
+    p.ops.push_back(std::move(planned));
+    return std::nullopt;
+  }
+
   /// How the chain is replaced by one call of a fused kernel.
   CxxRewritePlan plan(const Active &a) const {
     CxxRewritePlan p;
@@ -499,15 +600,19 @@ private:
     for (const OpRef &r : a.refs) {
       const std::string &op = r.step.op;
       const OpInfo *row = tableRow(op);
+      if (r.step.module) {
+        if (inPlace)
+          return fail("it mixes in-place ops on a variable with a module "
+                      "call");
+        if (auto err = planModule(r, p))
+          return fail(*err);
+        continue;
+      }
       if (!row ||
           (row->kind != OpKind::Elementwise && row->kind != OpKind::Broadcast))
         return fail("'" + op +
                     "' is not pointwise: only pointwise C++ chains "
                     "are rewritten so far");
-      if (r.step.module)
-        return fail("'" + op +
-                    "' is a module call: its options live in the "
-                    "module object");
       if (inPlace && !r.step.inPlace)
         return fail(
             "it mixes in-place ops on a variable with out-of-place ops");

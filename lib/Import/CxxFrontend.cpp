@@ -83,6 +83,7 @@ Expected<CxxAnalysis> analyzeCxxSources(const CxxInputs &in) {
       tooling::ArgumentInsertPosition::END));
   tool.appendArgumentsAdjuster(tooling::getClangSyntaxOnlyAdjuster());
   CxxAnalysis out;
+  out.fuseBatchNormModules = in.fuseBatchNormModules;
   Collect collect(out);
   MatchFinder finder;
   finder.addMatcher(functionDecl(isDefinition(), isExpansionInMainFile(),

@@ -10,6 +10,12 @@
 // RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t %t/cxx-rewrite.cpp
 // The input is untouched (-o DIR).
 // RUN: cmp %s %t.orig
+// Batch norm modules are fused only on request (see BlockImpl below).
+// RUN: kb-rewrite rewrite %s -o %t.bn --fuse-batch-norm-modules -- %torch_cxx_flags | FileCheck %s --check-prefix=BNLOG
+// RUN: FileCheck %s --check-prefix=BN --input-file %t.bn/cxx-rewrite.cpp
+// RUN: FileCheck %s --check-prefix=BNCU --input-file %t.bn/kb_kernels.cu
+// RUN: FileCheck %s --check-prefix=BNHDR --input-file %t.bn/kb_kernels.h
+// RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t.bn %t.bn/cxx-rewrite.cpp
 #include <torch/torch.h>
 // CHECK: #include <torch/torch.h>
 // CHECK-NEXT: #include "kb_kernels.h" // kb-rewrite: fused kernels
@@ -131,6 +137,48 @@ torch::Tensor aliased(torch::Tensor a, torch::Tensor w) {
 // CHECK-LABEL: torch::Tensor aliased(
 // CHECK:      m = torch::relu(m);
 
+// Activation and norm modules: the modules go to the fused call by
+// reference. Batch norm reads its running statistics and eps from the
+// module and is fused only in eval mode, and only with
+// --fuse-batch-norm-modules (the scalar kernel measured slower than ATen's);
+// leaky_relu reads its slope from its options; a GELU module must keep
+// approximate == "none" (the kernel's choice); otherwise each falls back to
+// calling the module.
+struct BlockImpl : torch::nn::Module {
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::BatchNorm2d bn{nullptr};
+  torch::nn::ReLU relu{nullptr};
+  torch::nn::LeakyReLU leaky{nullptr};
+  torch::nn::GELU gelu{nullptr};
+  torch::Tensor forward(torch::Tensor x) {
+    x = conv->forward(x);
+    x = bn->forward(x);
+    x = relu->forward(x);
+    return x;
+  }
+  torch::Tensor holder_calls(torch::Tensor x) {
+    return leaky(bn(conv(x)));
+  }
+  torch::Tensor object_call(torch::nn::GELUImpl &g, torch::Tensor x) {
+    auto y = conv(x);
+    y = g.forward(y);
+    y = y * 2;
+    return y;
+  }
+};
+// CHECK-LABEL: struct BlockImpl
+// CHECK:      x = conv->forward(x);
+// CHECK-NEXT: x = bn->forward(x);
+// CHECK-NEXT: x = relu->forward(x);
+// CHECK:      return leaky(bn(conv(x)));
+// CHECK:      auto y = conv(x);
+// BN:      x = conv->forward(x);
+// BN-NEXT: x = kb_rewrite::kb_fused_{{[0-9a-f]+}}(x, (*bn), (*relu));
+// BN-NEXT: return x;
+// BN:      return kb_rewrite::kb_fused_{{[0-9a-f]+}}(conv(x), (*bn), (*leaky));
+// CHECK-NEXT: y = kb_rewrite::kb_fused_{{[0-9a-f]+}}(y, g, 2);
+// CHECK-NEXT: return y;
+
 // LOG: cxx-rewrite.cpp:{{[0-9]+}}: fusable epilogue after conv2d: relu -> add -> mul (3 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after matmul: relu -> sub (2 ops)
@@ -139,13 +187,42 @@ torch::Tensor aliased(torch::Tensor a, torch::Tensor w) {
 // LOG-NEXT: left as is: operand 'torch::randn({4})' may have side effects: it is not moved
 // LOG: fusable epilogue after matmul: relu (1 op)
 // LOG-NEXT: left as is: a single op: nothing to fuse
+// LOG: fusable epilogue after conv2d: batch_norm -> relu (2 ops)
+// LOG-NEXT: left as is: 'batch_norm' (module BatchNorm2dImpl): the scalar C++ kernel measured 0.89x of ATen's eval-mode batch norm + relu (bench/NOTES.md); --fuse-batch-norm-modules rewrites it anyway
+// LOG: fusable epilogue after conv2d: batch_norm -> leaky_relu (2 ops)
+// LOG-NEXT: left as is:
+// LOG: fusable epilogue after conv2d: gelu -> mul (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_
+// BNLOG: fusable epilogue after conv2d: batch_norm -> relu (2 ops)
+// BNLOG-NEXT: rewritten: kb_rewrite::kb_fused_
+// BNLOG: fusable epilogue after conv2d: batch_norm -> leaky_relu (2 ops)
+// BNLOG-NEXT: rewritten: kb_rewrite::kb_fused_
+// BNLOG: 8 of 11 chains rewritten
 // LOG: skipped: statement in a macro expansion: not rewritten
 // LOG: skipped: template: not rewritten
 // LOG: skipped: 'm' is aliased by the reference 'alias'
-// LOG: 5 of 8 chains rewritten
+// LOG: 6 of 11 chains rewritten
+// HDR: #include <torch/nn.h>
 // HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, const at::Tensor& a0, const at::Scalar& s1);
 // CU: __global__ void __launch_bounds__(256)
 // CU: t = at::relu(t);
 // CU: t.relu_();
 // CU: kb::leaky_relu(in[i], 0.01f)
 // CU-NEXT: kb::gelu(t0, "none")
+// BNHDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, torch::nn::BatchNorm2dImpl& m0, torch::nn::ReLUImpl& m6);
+// BNCU: const long long ch = kb_rewrite::detail::channelOf(i, inner, channels);
+// BNCU-NEXT: kb::bn_normalize(in[i], a1[ch], a2[ch], s5) * a3[ch] + a4[ch]; // aten::batch_norm
+// The module's own forward is the fallback; eval mode, statistics per
+// channel and the relu's inplace option are checked first.
+// BNCU: t = m0.forward(t);
+// BNCU-NEXT: t = m6.forward(t);
+// BNCU: if (m0.is_training())
+// BNCU-NEXT: return reference();
+// BNCU-NEXT: const at::Tensor& a1 = m0.running_mean;
+// BNCU: const at::Scalar s5 = m0.options.eps();
+// BNCU: if (kb_rewrite::detail::needsGrad({&in, &a1, &a2, &a3, &a4}))
+// BNCU: if (!kb_rewrite::detail::perChannel(a1, in))
+// BNCU: s5.to<float>(), in.numel() / (in.size(0) * in.size(1)), in.size(1));
+// BNCU: const at::Scalar s7 = m6.options.negative_slope();
+// CU: if (m0.options.approximate() != "none")
+// CU-NEXT: return reference();

@@ -105,11 +105,20 @@ const OpInfo *resolveOverload(llvm::StringRef name,
 /// "__and__" are never in-place.
 std::pair<llvm::StringRef, bool> stripInPlace(llvm::StringRef atenName);
 
+/// A KB_CXX_MODULE row (see OpSemantics.def).
+struct CxxModuleInfo {
+  llvm::StringRef impl, op;
+  llvm::StringRef state; // where operands live in the module
+  llvm::StringRef cuda;  // "" = the op row's expression
+};
+
 /// The aten op a libtorch module computes, from its implementation class
 /// ("Conv2dImpl" -> "conv2d"); "" when the table does not list it.
 llvm::StringRef cxxModuleOp(llvm::StringRef implClass);
-/// Every (implementation class, aten op) pair of the table.
-llvm::ArrayRef<std::pair<llvm::StringRef, llvm::StringRef>> cxxModules();
+/// The row of an implementation class; nullptr when the table lacks it.
+const CxxModuleInfo *cxxModule(llvm::StringRef implClass);
+/// Every KB_CXX_MODULE row of the table.
+llvm::ArrayRef<CxxModuleInfo> cxxModules();
 
 llvm::StringRef kindName(OpKind kind);
 llvm::StringRef styleName(OpStyle style);

@@ -41,8 +41,16 @@ struct CxxOpSite {
 /// An operand of a fused chain other than the chain's value, evaluated once
 /// where the fused call stands.
 struct CxxOperand {
-  enum Kind { Tensor, Scalar, String } kind = Tensor;
+  /// Module: a torch::nn module whose forward the chain calls (passed by
+  /// reference; `type` is its implementation class). ModuleOption and
+  /// ModuleTensor are read from module `owner` inside the fused function
+  /// (`options.<text>()`, the member tensor `<text>` per channel), not
+  /// passed at the call.
+  enum Kind { Tensor, Scalar, String, Module, ModuleOption, ModuleTensor };
+  Kind kind = Tensor;
   std::string text; // its source ("bias", "this->scale", "0.5", "\"tanh\"")
+  std::string type; // Module: "torch::nn::BatchNorm2dImpl"
+  int owner = -1;   // ModuleOption, ModuleTensor: the Module operand
 };
 
 /// One op of a rewritable chain against its op-semantics row.
@@ -52,6 +60,15 @@ struct CxxPlanOp {
   /// Per schema operand after `self`: an index into the plan's operands, or
   /// -1 where the call omitted it (the row's default, or None).
   std::vector<int> args;
+  /// A module call: its Module operand, and the operands its row's CUDA
+  /// names (by STATE name) when the module row replaces the expression.
+  int module = -1;
+  std::vector<std::pair<std::string, int>> named;
+  /// Options that must keep their value for the kernel to be right
+  /// ("approximate" == "none"): name -> C++ value.
+  std::vector<std::pair<std::string, std::string>> pinned;
+  bool evalOnly = false;    // the module's fused form needs !is_training()
+  bool inplaceOpt = false;  // the module has an `inplace` option
 };
 
 /// How a chain is replaced by one call; `whyNot` says why it is not.
@@ -84,6 +101,9 @@ struct CxxSkip {
 };
 
 struct CxxAnalysis {
+  /// Input: plan chains through modules with per-channel tensor state
+  /// (batch norm); off by default, see docs/cxx.md.
+  bool fuseBatchNormModules = false;
   std::vector<CxxChain> chains;
   std::vector<CxxSkip> skipped;
 };
