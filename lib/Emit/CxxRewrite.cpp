@@ -82,10 +82,8 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
     std::string expr = cuda.str();
     std::vector<std::pair<std::string, std::string>> subs = {{"self", self}};
     for (const auto &[name, idx] : op.named)
-      subs.push_back({name, p.operands[idx].kind == CxxOperand::ModuleTensor
-                                ? operandName(p, idx) + "[ch]"
-                                : isTensor(p.operands[idx])
-                                ? operandName(p, idx) + ".load(i)"
+      subs.push_back({name, isTensor(p.operands[idx])
+                                ? "v" + std::to_string(idx)
                                 : operandName(p, idx)});
     for (const auto &[name, val] : subs) {
       std::string key = "{" + name + "}";
@@ -111,7 +109,7 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
     if (k == 0) {
       val = self;
     } else if (idx >= 0) {
-      val = isTensor(p.operands[idx]) ? operandName(p, idx) + ".load(i)"
+      val = isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
                                       : operandName(p, idx);
     } else if (!arg.defaultValue.empty()) {
       val = arg.defaultValue.front() == '"' ? arg.defaultValue
@@ -198,7 +196,25 @@ struct Operand {
     }
     }
   }
+  // The operand at the 4 elements of float4 q (vec4() below holds).
+  __device__ __forceinline__ float4 load4(long long q) const {
+    if (mode == 0)
+      return reinterpret_cast<const float4*>(p)[q];
+    const float v = load(4 * q);
+    return make_float4(v, v, v, v);
+  }
 };
+
+// Whether the float4 kernel may run: 16-byte aligned whole float4s, and
+// every operand the same over each float4 or read as float4s.
+inline bool vec4(const at::Tensor& t) {
+  return t.numel() % 4 == 0 &&
+         reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+}
+inline bool vec4(const Operand& o) {
+  return o.mode == 1 || (o.mode == 2 && o.inner % 4 == 0) ||
+         (o.mode == 0 && reinterpret_cast<uintptr_t>(o.p) % 16 == 0);
+}
 
 // The fused kernel runs only on what it was written for; anything else runs
 // the original ATen ops.
@@ -353,20 +369,23 @@ rewriteCxx(const CxxAnalysis &analysis,
     for (const CxxOperand &o : p.operands)
       usesModules |= o.kind == CxxOperand::Module;
     if (defined.insert(name).second) {
-      // The kernel: one pass, each element read once and written once.
-      std::string body, value = "in[i]";
+      // The chain per element, called by the scalar and the float4 kernel.
+      std::string body, value = "x";
       for (size_t k = 0; k < p.ops.size(); ++k) {
         auto e = deviceExpr(p, p.ops[k], value);
         if (!e)
           return e.takeError();
         std::string t = "t" + std::to_string(k);
-        body += "    const float " + t + " = " + *e +
-                "; // aten::" + p.ops[k].op + "\n";
+        body += "  const float " + t + " = " + *e + "; // aten::" +
+                p.ops[k].op + "\n";
         value = t;
       }
-      std::string kparams = "const float* in, float* out, long long n";
-      std::string kargs =
-          "in.data_ptr<float>(), out.data_ptr<float>(), in.numel()";
+      std::string kparams, kargs, eparams = "float x";
+      // Per operand: its element-function argument in the scalar kernel, in
+      // lane L of the float4 kernel, and the float4 kernel's loads.
+      std::string scalarArgs, loads4, vecGuards;
+      std::vector<std::string> laneArgs(4);
+      const char *lanes[] = {"x", "y", "z", "w"};
       std::string guards, tensors = "&in", moduleGuards, derived;
       bool perChannel = false;
       for (size_t k = 0; k < p.ops.size(); ++k) {
@@ -396,6 +415,26 @@ rewriteCxx(const CxxAnalysis &analysis,
       }
       for (size_t i = 0; i < p.operands.size(); ++i) {
         std::string I = std::to_string(i);
+        if (isTensor(p.operands[i]) || p.operands[i].kind == CxxOperand::Scalar ||
+            p.operands[i].kind == CxxOperand::ModuleOption)
+          eparams += isTensor(p.operands[i]) ? ", float v" + I : ", float s" + I;
+        if (p.operands[i].kind == CxxOperand::ModuleTensor) {
+          scalarArgs += ", a" + I + "[ch]";
+          loads4 += "    const float v" + I + " = a" + I + "[ch];\n";
+          for (int l = 0; l < 4; ++l)
+            laneArgs[l] += ", v" + I;
+        } else if (isTensor(p.operands[i])) {
+          scalarArgs += ", a" + I + ".load(i)";
+          loads4 += "    const float4 v" + I + " = a" + I + ".load4(q);\n";
+          for (int l = 0; l < 4; ++l)
+            laneArgs[l] += ", v" + I + "." + lanes[l];
+          vecGuards += " && kb_rewrite::detail::vec4(o" + I + ")";
+        } else if (p.operands[i].kind == CxxOperand::Scalar ||
+                   p.operands[i].kind == CxxOperand::ModuleOption) {
+          scalarArgs += ", s" + I;
+          for (int l = 0; l < 4; ++l)
+            laneArgs[l] += ", s" + I;
+        }
         if (p.operands[i].kind == CxxOperand::ModuleTensor) {
           kparams += ", const float* __restrict__ a" + I;
           kargs += ", a" + I + ".data_ptr<float>()";
@@ -416,12 +455,15 @@ rewriteCxx(const CxxAnalysis &analysis,
           kargs += ", s" + I + ".to<float>()";
         }
       }
-      std::string chLine, chArgs;
+      std::string chLine, chLine4;
       if (perChannel) {
         kparams += ", long long inner, long long channels";
-        kargs += ", in.numel() / (in.size(0) * in.size(1)), in.size(1)";
+        kargs += ", inner, in.size(1)";
         chLine = "    const long long ch = kb_rewrite::detail::channelOf(i, "
                  "inner, channels);\n";
+        chLine4 = "    const long long ch = kb_rewrite::detail::channelOf(4 * "
+                  "q, inner, channels);\n";
+        vecGuards += " && inner % 4 == 0";
       }
       std::string sig = "at::Tensor " + name + "(" + params(p) + ")";
       decls += "/// " + where(c) + "\n" + sig + ";\n\n";
@@ -429,12 +471,29 @@ rewriteCxx(const CxxAnalysis &analysis,
       defs += "// " + where(c) + "\n";
       defs += "// In and out may be the same tensor (in-place chains): no "
               "__restrict__.\n";
-      defs += "__global__ void __launch_bounds__(256)\n" + name + "_kernel(" +
-              kparams +
+      defs += "static __device__ __forceinline__ float " + name + "_element(" +
+              eparams + ") {\n" + body + "  return " + value + ";\n}\n\n";
+      defs += "__global__ void __launch_bounds__(256)\n" + name +
+              "_kernel(const float* in, float* out, long long n" + kparams +
               ") {\n  for (long long i = (long long)blockIdx.x * blockDim.x + "
               "threadIdx.x; i < n;\n       i += (long long)gridDim.x * "
               "blockDim.x) {\n" +
-              chLine + body + "    out[i] = " + value + ";\n  }\n}\n\n";
+              chLine + "    out[i] = " + name + "_element(in[i]" + scalarArgs +
+              ");\n  }\n}\n\n";
+      // A float4 per thread (16-byte accesses), operands loaded once per
+      // float4 where the 4 lanes share them.
+      std::string lanesText;
+      for (int l = 0; l < 4; ++l)
+        lanesText += std::string("    r.") + lanes[l] + " = " + name +
+                     "_element(x." + lanes[l] + laneArgs[l] + ");\n";
+      defs += "__global__ void __launch_bounds__(256)\n" + name +
+              "_kernel4(const float* in, float* out, long long nv" + kparams +
+              ") {\n  for (long long q = (long long)blockIdx.x * blockDim.x + "
+              "threadIdx.x; q < nv;\n       q += (long long)gridDim.x * "
+              "blockDim.x) {\n    const float4 x = reinterpret_cast<const "
+              "float4*>(in)[q];\n" +
+              chLine4 + loads4 + "    float4 r;\n" + lanesText +
+              "    reinterpret_cast<float4*>(out)[q] = r;\n  }\n}\n\n";
       defs +=
           sig + " {\n  auto reference = [&]() {\n" + referenceBody(p) +
           "  };\n  if (!kb_rewrite::detail::usable(in))\n    return "
@@ -445,9 +504,19 @@ rewriteCxx(const CxxAnalysis &analysis,
           "  c10::cuda::CUDAGuard device(in.device());\n" +
           (p.writesInput ? "  at::Tensor out = in; // the chain was in place\n"
                          : "  at::Tensor out = at::empty_like(in);\n") +
-          "  " + name +
-          "_kernel<<<kb_rewrite::detail::blocks(in.numel()), 256, 0,\n" +
-          "      at::cuda::getCurrentCUDAStream()>>>(" + kargs + ");\n" +
+          (perChannel ? "  const long long inner = in.numel() / (in.size(0) * "
+                        "in.size(1));\n"
+                      : "") +
+          "  const auto stream = at::cuda::getCurrentCUDAStream();\n"
+          "  const float* pin = in.data_ptr<float>();\n"
+          "  float* pout = out.data_ptr<float>();\n"
+          "  if (kb_rewrite::detail::vec4(in) && kb_rewrite::detail::vec4(out)" +
+          vecGuards + ")\n    " + name +
+          "_kernel4<<<kb_rewrite::detail::blocks(in.numel() / 4), 256, 0, "
+          "stream>>>(\n        pin, pout, in.numel() / 4" + kargs +
+          ");\n  else\n    " + name +
+          "_kernel<<<kb_rewrite::detail::blocks(in.numel()), 256, 0, "
+          "stream>>>(\n        pin, pout, in.numel()" + kargs + ");\n" +
           "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n  return out;\n}\n\n";
       // The hash skips the first comment line (where the chain was found):
       // moving code around does not change the kernel.

@@ -207,11 +207,18 @@ struct BlockImpl : torch::nn::Module {
 // CU: __global__ void __launch_bounds__(256)
 // CU: t = at::relu(t);
 // CU: t.relu_();
-// CU: kb::leaky_relu(in[i], 0.01f)
+// CU: kb::leaky_relu(x, 0.01f)
 // CU-NEXT: kb::gelu(t0, "none")
 // BNHDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, torch::nn::BatchNorm2dImpl& m0, torch::nn::ReLUImpl& m6);
+// The element function, the scalar kernel (one channel division per
+// element) and the float4 kernel (one per float4, the statistics loaded
+// once for its 4 lanes).
+// BNCU: kb::bn_normalize(x, v1, v2, s5) * v3 + v4; // aten::batch_norm
 // BNCU: const long long ch = kb_rewrite::detail::channelOf(i, inner, channels);
-// BNCU-NEXT: kb::bn_normalize(in[i], a1[ch], a2[ch], s5) * a3[ch] + a4[ch]; // aten::batch_norm
+// BNCU-NEXT: out[i] = kb_fused_{{[0-9a-f]+}}_element(in[i], a1[ch], a2[ch], a3[ch], a4[ch], s5);
+// BNCU: const long long ch = kb_rewrite::detail::channelOf(4 * q, inner, channels);
+// BNCU-NEXT: const float v1 = a1[ch];
+// BNCU: r.w = kb_fused_{{[0-9a-f]+}}_element(x.w, v1, v2, v3, v4, s5);
 // The module's own forward is the fallback; eval mode, statistics per
 // channel and the relu's inplace option are checked first.
 // BNCU: t = m0.forward(t);
@@ -222,7 +229,9 @@ struct BlockImpl : torch::nn::Module {
 // BNCU: const at::Scalar s5 = m0.options.eps();
 // BNCU: if (kb_rewrite::detail::needsGrad({&in, &a1, &a2, &a3, &a4}))
 // BNCU: if (!kb_rewrite::detail::perChannel(a1, in))
-// BNCU: s5.to<float>(), in.numel() / (in.size(0) * in.size(1)), in.size(1));
+// BNCU: if (kb_rewrite::detail::vec4(in) && kb_rewrite::detail::vec4(out) && inner % 4 == 0)
+// BNCU-NEXT: _kernel4<<<
+// BNCU-NEXT: pin, pout, in.numel() / 4, a1.data_ptr<float>(), a2.data_ptr<float>(), a3.data_ptr<float>(), a4.data_ptr<float>(), s5.to<float>(), inner, in.size(1));
 // BNCU: const at::Scalar s7 = m6.options.negative_slope();
 // CU: if (m0.options.approximate() != "none")
 // CU-NEXT: return reference();
