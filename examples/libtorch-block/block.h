@@ -7,11 +7,9 @@ torch::Tensor mlp_head(const torch::Tensor &x, const torch::Tensor &w,
                        const torch::Tensor &b);
 torch::Tensor scaled_relu(const torch::Tensor &x, const torch::Tensor &w);
 
-// conv -> batch norm -> relu as modules (a ResNet stem): with
-// --fuse-batch-norm-modules the rewrite passes the modules to the fused
-// call, which reads the running statistics in eval mode and calls the
-// modules themselves in training mode (by default the chain is left to
-// ATen: bench/NOTES.md).
+// conv -> batch norm -> relu as modules (a ResNet stem): the rewrite passes
+// the modules to the fused call, which reads the running statistics in
+// eval mode and calls the modules themselves in training mode.
 struct ConvBnReluImpl : torch::nn::Module {
   explicit ConvBnReluImpl(int64_t channels);
   torch::Tensor forward(torch::Tensor x);

@@ -531,11 +531,6 @@ private:
     p.operands.push_back(mod);
     SmallVector<StringRef> state;
     m->state.split(state, ' ', -1, false);
-    if (m->state.contains(" .") && !out.fuseBatchNormModules)
-      return "'" + st.op + "' (module " + impl.str() +
-             "): the scalar C++ kernel measured 0.89x of ATen's eval-mode "
-             "batch norm + relu (bench/NOTES.md); "
-             "--fuse-batch-norm-modules rewrites it anyway";
     std::map<std::string, int> fromModule;
     for (StringRef n : state) {
       if (n == "eval") {

@@ -83,7 +83,6 @@ Expected<CxxAnalysis> analyzeCxxSources(const CxxInputs &in) {
       tooling::ArgumentInsertPosition::END));
   tool.appendArgumentsAdjuster(tooling::getClangSyntaxOnlyAdjuster());
   CxxAnalysis out;
-  out.fuseBatchNormModules = in.fuseBatchNormModules;
   Collect collect(out);
   MatchFinder finder;
   finder.addMatcher(functionDecl(isDefinition(), isExpansionInMainFile(),

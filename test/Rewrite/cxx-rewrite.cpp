@@ -10,12 +10,7 @@
 // RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t %t/cxx-rewrite.cpp
 // The input is untouched (-o DIR).
 // RUN: cmp %s %t.orig
-// Batch norm modules are fused only on request (see BlockImpl below).
-// RUN: kb-rewrite rewrite %s -o %t.bn --fuse-batch-norm-modules -- %torch_cxx_flags | FileCheck %s --check-prefix=BNLOG
-// RUN: FileCheck %s --check-prefix=BN --input-file %t.bn/cxx-rewrite.cpp
-// RUN: FileCheck %s --check-prefix=BNCU --input-file %t.bn/kb_kernels.cu
-// RUN: FileCheck %s --check-prefix=BNHDR --input-file %t.bn/kb_kernels.h
-// RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t.bn %t.bn/cxx-rewrite.cpp
+// RUN: FileCheck %s --check-prefix=BNCU --input-file %t/kb_kernels.cu
 #include <torch/torch.h>
 // CHECK: #include <torch/torch.h>
 // CHECK-NEXT: #include "kb_kernels.h" // kb-rewrite: fused kernels
@@ -139,9 +134,7 @@ torch::Tensor aliased(torch::Tensor a, torch::Tensor w) {
 
 // Activation and norm modules: the modules go to the fused call by
 // reference. Batch norm reads its running statistics and eps from the
-// module and is fused only in eval mode, and only with
-// --fuse-batch-norm-modules (the scalar kernel measured slower than ATen's);
-// leaky_relu reads its slope from its options; a GELU module must keep
+// module and is fused only in eval mode; leaky_relu reads its slope from its options; a GELU module must keep
 // approximate == "none" (the kernel's choice); otherwise each falls back to
 // calling the module.
 struct BlockImpl : torch::nn::Module {
@@ -168,14 +161,10 @@ struct BlockImpl : torch::nn::Module {
 };
 // CHECK-LABEL: struct BlockImpl
 // CHECK:      x = conv->forward(x);
-// CHECK-NEXT: x = bn->forward(x);
-// CHECK-NEXT: x = relu->forward(x);
-// CHECK:      return leaky(bn(conv(x)));
+// CHECK-NEXT: x = kb_rewrite::kb_fused_{{[0-9a-f]+}}(x, (*bn), (*relu));
+// CHECK-NEXT: return x;
+// CHECK:      return kb_rewrite::kb_fused_{{[0-9a-f]+}}(conv(x), (*bn), (*leaky));
 // CHECK:      auto y = conv(x);
-// BN:      x = conv->forward(x);
-// BN-NEXT: x = kb_rewrite::kb_fused_{{[0-9a-f]+}}(x, (*bn), (*relu));
-// BN-NEXT: return x;
-// BN:      return kb_rewrite::kb_fused_{{[0-9a-f]+}}(conv(x), (*bn), (*leaky));
 // CHECK-NEXT: y = kb_rewrite::kb_fused_{{[0-9a-f]+}}(y, g, 2);
 // CHECK-NEXT: return y;
 
@@ -188,20 +177,15 @@ struct BlockImpl : torch::nn::Module {
 // LOG: fusable epilogue after matmul: relu (1 op)
 // LOG-NEXT: left as is: a single op: nothing to fuse
 // LOG: fusable epilogue after conv2d: batch_norm -> relu (2 ops)
-// LOG-NEXT: left as is: 'batch_norm' (module BatchNorm2dImpl): the scalar C++ kernel measured 0.89x of ATen's eval-mode batch norm + relu (bench/NOTES.md); --fuse-batch-norm-modules rewrites it anyway
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after conv2d: batch_norm -> leaky_relu (2 ops)
-// LOG-NEXT: left as is:
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after conv2d: gelu -> mul (2 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
-// BNLOG: fusable epilogue after conv2d: batch_norm -> relu (2 ops)
-// BNLOG-NEXT: rewritten: kb_rewrite::kb_fused_
-// BNLOG: fusable epilogue after conv2d: batch_norm -> leaky_relu (2 ops)
-// BNLOG-NEXT: rewritten: kb_rewrite::kb_fused_
-// BNLOG: 8 of 11 chains rewritten
 // LOG: skipped: statement in a macro expansion: not rewritten
 // LOG: skipped: template: not rewritten
 // LOG: skipped: 'm' is aliased by the reference 'alias'
-// LOG: 6 of 11 chains rewritten
+// LOG: 8 of 11 chains rewritten
 // HDR: #include <torch/nn.h>
 // HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, const at::Tensor& a0, const at::Scalar& s1);
 // CU: __global__ void __launch_bounds__(256)
@@ -209,7 +193,7 @@ struct BlockImpl : torch::nn::Module {
 // CU: t.relu_();
 // CU: kb::leaky_relu(x, 0.01f)
 // CU-NEXT: kb::gelu(t0, "none")
-// BNHDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, torch::nn::BatchNorm2dImpl& m0, torch::nn::ReLUImpl& m6);
+// HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, torch::nn::BatchNorm2dImpl& m0, torch::nn::ReLUImpl& m6);
 // The element function, the scalar kernel (one channel division per
 // element) and the float4 kernel (one per float4, the statistics loaded
 // once for its 4 lanes).

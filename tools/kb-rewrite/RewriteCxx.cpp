@@ -75,15 +75,12 @@ int runRewriteCxx(int argc, char **argv) {
       lockPath = argv[++i];
     else if (a.starts_with("--lock="))
       lockPath = a.drop_front(7).str();
-    else if (a == "--fuse-batch-norm-modules")
-      in.fuseBatchNormModules = true;
     else if (a == "--update-lock")
       updateLock = true;
     else if (a.starts_with("-"))
       return error(1, "rewrite (C++ sources): unknown option '" + a +
                           "' (expected -p BUILD_DIR, -o DIR, --in-place, "
-                          "--lock FILE, --update-lock, --fuse-batch-norm-modules, --json, -- "
-                          "FLAGS)");
+                          "--lock FILE, --update-lock, --json, -- FLAGS)");
     else
       in.files.push_back(a.str());
   }

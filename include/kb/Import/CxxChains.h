@@ -101,9 +101,6 @@ struct CxxSkip {
 };
 
 struct CxxAnalysis {
-  /// Input: plan chains through modules with per-channel tensor state
-  /// (batch norm); off by default, see docs/cxx.md.
-  bool fuseBatchNormModules = false;
   std::vector<CxxChain> chains;
   std::vector<CxxSkip> skipped;
 };

@@ -23,8 +23,6 @@ struct CxxInputs {
   std::string buildDir;                   // -p; "" = none
   std::vector<std::string> flags;         // after `--`
   bool haveFlags = false;                 // `--` was given (maybe empty)
-  /// Rewrite chains through batch norm modules (--fuse-batch-norm-modules).
-  bool fuseBatchNormModules = false;
 };
 
 /// True for the file names the C++ frontend takes (.cpp .cc .cxx .cu .h ...).
