@@ -50,8 +50,9 @@ TEST_P(FixtureGraph, ImportsAnalysesAndOutlines) {
     EXPECT_LE(r.bytesFused, r.bytesUnfused) << "region r" << r.id;
     EXPECT_GT(r.bytesFused, 0) << "region r" << r.id;
   }
-  if (llvm::StringRef(llvm::sys::path::filename(path)).starts_with("level2_"))
+  if (llvm::StringRef(llvm::sys::path::filename(path)).starts_with("level2_")) {
     EXPECT_GE(report.regions.size(), 1u) << path;
+  }
 
   mlir::PassManager outline(&ctx);
   outline.addPass(kb::createOutline());
@@ -60,10 +61,9 @@ TEST_P(FixtureGraph, ImportsAnalysesAndOutlines) {
 }
 
 std::string testName(const ::testing::TestParamInfo<std::string> &info) {
-  std::string name = llvm::sys::path::parent_path(info.param)
-                         .rsplit('/')
-                         .second.str() +
-                     "_" + llvm::sys::path::stem(info.param).str();
+  std::string name =
+      llvm::sys::path::parent_path(info.param).rsplit('/').second.str() + "_" +
+      llvm::sys::path::stem(info.param).str();
   for (char &c : name)
     if (!isalnum(static_cast<unsigned char>(c)))
       c = '_';

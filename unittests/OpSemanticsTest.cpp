@@ -64,8 +64,10 @@ TEST(OpSemantics, OverloadsResolveByOperandTypes) {
 }
 
 TEST(OpSemantics, InPlaceNames) {
-  EXPECT_EQ(stripInPlace("aten::relu_"), std::make_pair(llvm::StringRef("relu"), true));
-  EXPECT_EQ(stripInPlace("aten::relu"), std::make_pair(llvm::StringRef("relu"), false));
+  EXPECT_EQ(stripInPlace("aten::relu_"),
+            std::make_pair(llvm::StringRef("relu"), true));
+  EXPECT_EQ(stripInPlace("aten::relu"),
+            std::make_pair(llvm::StringRef("relu"), false));
   EXPECT_EQ(stripInPlace("aten::__and__"),
             std::make_pair(llvm::StringRef("__and__"), false));
   EXPECT_EQ(stripInPlace("aten::_convolution"),

@@ -108,8 +108,8 @@ std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
 }
 
 std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
-                                    ArrayRef<int64_t> dims,
-                                    llvm::StringRef idx, bool narrow) {
+                                    ArrayRef<int64_t> dims, llvm::StringRef idx,
+                                    bool narrow) {
   std::vector<int64_t> stride(shape.size(), 1);
   for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
     stride[k] = stride[k + 1] * shape[k + 1];
@@ -135,8 +135,7 @@ std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
                    : "(" + idx.str() + " / " + std::to_string(inner) + "LL)";
     if (r + 1 < runs.size())
       coord = "(" + coord + " % " + intLit(size, narrow) + ")";
-    std::string term =
-        st == 1 ? coord : coord + " * " + intLit(st, narrow);
+    std::string term = st == 1 ? coord : coord + " * " + intLit(st, narrow);
     expr = expr.empty() ? term : term + " + " + expr;
     inner *= size;
   }
@@ -375,8 +374,8 @@ RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
       return e->takeError();
   if (mean->empty() || var->empty())
     return unsupported("batch_norm without running statistics in eval mode");
-  std::string y = "kb::bn_normalize(" + *x + ", " + *mean + ", " + *var +
-                  ", " + floatLiteral(*eps) + ")";
+  std::string y = "kb::bn_normalize(" + *x + ", " + *mean + ", " + *var + ", " +
+                  floatLiteral(*eps) + ")";
   if (!w->empty())
     y += " * " + *w;
   if (!b->empty())

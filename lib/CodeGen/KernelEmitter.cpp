@@ -61,8 +61,8 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
   // The prelude picks its approximate variants under this macro, so the
   // choice is part of the source (and of its hash in lock files).
   out.approximate =
-      e.fastMath && callsFastMathHelper((helpers + e.preamble + e.stageDefs +
-                                         body).str());
+      e.fastMath &&
+      callsFastMathHelper((helpers + e.preamble + e.stageDefs + body).str());
   if (out.approximate)
     s << "#define KB_FAST_MATH 1\n";
   s << cudaPrelude() << helpers << "\nextern \"C\" __global__ void "
@@ -198,7 +198,8 @@ private:
     hs << "\nstatic __device__ __forceinline__ void " << name
        << "_element(long long i";
     for (size_t k = 0; k < nIn; ++k)
-      hs << (pass[k] != Pointer ? ", float v" : ", const float* __restrict__ in")
+      hs << (pass[k] != Pointer ? ", float v"
+                                : ", const float* __restrict__ in")
          << k;
     for (size_t k = 0; k < nOut; ++k)
       hs << ", float& o" << k;
@@ -206,8 +207,7 @@ private:
 
     auto at = [&](size_t k, llvm::StringRef idx) {
       return "in" + std::to_string(k) + "[" +
-             broadcastOffset(shapeOf(body.getArgument(k)), space, idx,
-                             narrow) +
+             broadcastOffset(shapeOf(body.getArgument(k)), space, idx, narrow) +
              "]";
     };
     // Call arguments for lane `lane` of unrolled float4 `u`, or (empty lane)

@@ -67,9 +67,8 @@ StringRef moduleCuda(const CxxRewritePlan &p, const CxxPlanOp &op) {
   if (op.module < 0)
     return "";
   StringRef type = p.operands[op.module].type;
-  const CxxModuleInfo *m = cxxModule(type.rsplit("::").second.empty()
-                                         ? type
-                                         : type.rsplit("::").second);
+  const CxxModuleInfo *m = cxxModule(
+      type.rsplit("::").second.empty() ? type : type.rsplit("::").second);
   return m ? m->cuda : "";
 }
 
@@ -376,8 +375,8 @@ rewriteCxx(const CxxAnalysis &analysis,
         if (!e)
           return e.takeError();
         std::string t = "t" + std::to_string(k);
-        body += "  const float " + t + " = " + *e + "; // aten::" +
-                p.ops[k].op + "\n";
+        body += "  const float " + t + " = " + *e +
+                "; // aten::" + p.ops[k].op + "\n";
         value = t;
       }
       std::string kparams, kargs, eparams = "float x";
@@ -394,14 +393,16 @@ rewriteCxx(const CxxAnalysis &analysis,
           continue;
         std::string m = operandName(p, op.module);
         if (op.evalOnly)
-          moduleGuards += "  if (" + m + ".is_training())\n    return reference();\n";
+          moduleGuards +=
+              "  if (" + m + ".is_training())\n    return reference();\n";
         for (const auto &[name, val] : op.pinned)
           moduleGuards += "  if (" + m + ".options." + name + "() != " + val +
                           ")\n    return reference();\n";
         // Only the first op's input can be seen by others: a module that
         // would write it runs as written.
         if (op.inplaceOpt && k == 0)
-          moduleGuards += "  if (" + m + ".options.inplace())\n    return reference();\n";
+          moduleGuards +=
+              "  if (" + m + ".options.inplace())\n    return reference();\n";
       }
       for (size_t i = 0; i < p.operands.size(); ++i) {
         std::string I = std::to_string(i);
@@ -415,9 +416,11 @@ rewriteCxx(const CxxAnalysis &analysis,
       }
       for (size_t i = 0; i < p.operands.size(); ++i) {
         std::string I = std::to_string(i);
-        if (isTensor(p.operands[i]) || p.operands[i].kind == CxxOperand::Scalar ||
+        if (isTensor(p.operands[i]) ||
+            p.operands[i].kind == CxxOperand::Scalar ||
             p.operands[i].kind == CxxOperand::ModuleOption)
-          eparams += isTensor(p.operands[i]) ? ", float v" + I : ", float s" + I;
+          eparams +=
+              isTensor(p.operands[i]) ? ", float v" + I : ", float s" + I;
         if (p.operands[i].kind == CxxOperand::ModuleTensor) {
           scalarArgs += ", a" + I + "[ch]";
           loads4 += "    const float v" + I + " = a" + I + "[ch];\n";
@@ -498,9 +501,8 @@ rewriteCxx(const CxxAnalysis &analysis,
           sig + " {\n  auto reference = [&]() {\n" + referenceBody(p) +
           "  };\n  if (!kb_rewrite::detail::usable(in))\n    return "
           "reference();\n" +
-          moduleGuards + derived +
-          "  if (kb_rewrite::detail::needsGrad({" + tensors +
-          "}))\n    return reference();\n" + guards +
+          moduleGuards + derived + "  if (kb_rewrite::detail::needsGrad({" +
+          tensors + "}))\n    return reference();\n" + guards +
           "  c10::cuda::CUDAGuard device(in.device());\n" +
           (p.writesInput ? "  at::Tensor out = in; // the chain was in place\n"
                          : "  at::Tensor out = at::empty_like(in);\n") +
@@ -510,13 +512,15 @@ rewriteCxx(const CxxAnalysis &analysis,
           "  const auto stream = at::cuda::getCurrentCUDAStream();\n"
           "  const float* pin = in.data_ptr<float>();\n"
           "  float* pout = out.data_ptr<float>();\n"
-          "  if (kb_rewrite::detail::vec4(in) && kb_rewrite::detail::vec4(out)" +
+          "  if (kb_rewrite::detail::vec4(in) && "
+          "kb_rewrite::detail::vec4(out)" +
           vecGuards + ")\n    " + name +
           "_kernel4<<<kb_rewrite::detail::blocks(in.numel() / 4), 256, 0, "
-          "stream>>>(\n        pin, pout, in.numel() / 4" + kargs +
-          ");\n  else\n    " + name +
+          "stream>>>(\n        pin, pout, in.numel() / 4" +
+          kargs + ");\n  else\n    " + name +
           "_kernel<<<kb_rewrite::detail::blocks(in.numel()), 256, 0, "
-          "stream>>>(\n        pin, pout, in.numel()" + kargs + ");\n" +
+          "stream>>>(\n        pin, pout, in.numel()" +
+          kargs + ");\n" +
           "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n  return out;\n}\n\n";
       // The hash skips the first comment line (where the chain was found):
       // moving code around does not change the kernel.
@@ -598,8 +602,7 @@ rewriteCxx(const CxxAnalysis &analysis,
       "them).\n"
       "#pragma once\n#include <ATen/ATen.h>\n" +
       std::string(usesModules ? "#include <torch/nn.h>\n" : "") +
-      "\nnamespace kb_rewrite {\n\n" +
-      decls + "} // namespace kb_rewrite\n";
+      "\nnamespace kb_rewrite {\n\n" + decls + "} // namespace kb_rewrite\n";
   out.source =
       "// Generated by kb-rewrite (see kb_kernels.h).\n"
       "#include \"kb_kernels.h\"\n\n#include <ATen/cuda/CUDAContext.h>\n"

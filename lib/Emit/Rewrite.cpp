@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kb/Emit/Rewrite.h"
+#include "RewriteModel.h"
 #include "kb/CodeGen/ChannelsLast.h"
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Emit/PythonEmitter.h"
-#include "RewriteModel.h"
 #include "kb/IR/KbDialect.h"
 #include "kb/Transforms/Passes.h"
 
@@ -73,7 +73,8 @@ int64_t numel(const std::vector<int64_t> &shape) {
 json::Array shapeList(const std::vector<EmittedTensor> &ts) {
   json::Array a;
   for (const EmittedTensor &t : ts)
-    a.push_back(json::Object{{"name", t.name}, {"shape", json::Array(t.shape)}});
+    a.push_back(
+        json::Object{{"name", t.name}, {"shape", json::Array(t.shape)}});
   return a;
 }
 
@@ -85,9 +86,10 @@ bool gpuPresent() {
 
 /// Runs kb-verify with `args`, stdin from `in` (may be empty), and returns
 /// its stdout lines parsed as JSON objects.
-Expected<std::vector<json::Object>>
-runVerifier(StringRef exe, ArrayRef<std::string> args, StringRef in,
-            StringRef workDir, int &exitCode) {
+Expected<std::vector<json::Object>> runVerifier(StringRef exe,
+                                                ArrayRef<std::string> args,
+                                                StringRef in, StringRef workDir,
+                                                int &exitCode) {
   SmallString<256> out(workDir), err(workDir);
   sys::path::append(out, "kb-verify.out.jsonl");
   sys::path::append(err, "kb-verify.log");
@@ -99,7 +101,8 @@ runVerifier(StringRef exe, ArrayRef<std::string> args, StringRef in,
                  : std::optional<StringRef>(in),
       StringRef(out), StringRef(err)};
   std::string msg;
-  exitCode = sys::ExecuteAndWait(exe, argv, std::nullopt, redirects, 0, 0, &msg);
+  exitCode =
+      sys::ExecuteAndWait(exe, argv, std::nullopt, redirects, 0, 0, &msg);
   if (exitCode < 0)
     return createStringError(inconvertibleErrorCode(),
                              "cannot run kb-verify '" + exe + "': " + msg);
@@ -124,9 +127,8 @@ runVerifier(StringRef exe, ArrayRef<std::string> args, StringRef in,
 std::string opsChain(KernelOp kernel, unsigned &count) {
   std::string s;
   count = 0;
-  kernel.getBody().walk([&](AtenOp op) {
-    s += (count++ ? " -> " : "") + op.getName().str();
-  });
+  kernel.getBody().walk(
+      [&](AtenOp op) { s += (count++ ? " -> " : "") + op.getName().str(); });
   return s;
 }
 
@@ -244,9 +246,10 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
             toString(paramsText.takeError()) + " (pass --params FILE)");
   auto params = json::parse(*paramsText);
   if (!params || !params->getAsObject())
-    return createStringError(inconvertibleErrorCode(),
-                             opts.paramsPath + ": not a JSON object" +
-                                 (params ? "" : ": " + toString(params.takeError())));
+    return createStringError(
+        inconvertibleErrorCode(),
+        opts.paramsPath + ": not a JSON object" +
+            (params ? "" : ": " + toString(params.takeError())));
   json::Object &meta = *params->getAsObject();
 
   mlir::PassManager pm(module.getContext());
@@ -296,8 +299,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     // Pointwise kernels and max pooling round exactly as ATen does; sums,
     // norms and softmax only to within a few ulps, and --fast-math kernels
     // to within 2 ulps per approximate exp or division.
-    bool exact = (k->kind == "pointwise" || k->kind == "pool") &&
-                 !k->approximate;
+    bool exact =
+        (k->kind == "pointwise" || k->kind == "pool") && !k->approximate;
     if (!exact && beforeConv.count(rec.name) && !opts.fuseBeforeTF32) {
       rec.status = "kept";
       rec.detail = "a " + k->kind +
@@ -439,8 +442,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
         continue;
       apply(rec.name, rec.status, rec.detail, rec.kernelMs, rec, true);
       if (!rec.clStatus.empty())
-        apply(rec.name + "_cl", rec.clStatus, rec.clDetail, rec.clKernelMs,
-              rec, false);
+        apply(rec.name + "_cl", rec.clStatus, rec.clDetail, rec.clKernelMs, rec,
+              false);
     }
   } else {
     for (RegionRecord &rec : result.regions)
@@ -472,7 +475,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       // region's own (the baseline to beat).
       in.example = emitted[idx].source;
       for (auto [j, other] : llvm::enumerate(emitted))
-        if (j != idx && !other.name.empty() && other.kind == emitted[idx].kind) {
+        if (j != idx && !other.name.empty() &&
+            other.kind == emitted[idx].kind) {
           in.example = other.source;
           break;
         }
@@ -480,7 +484,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     }
     if (!refs)
       consumeError(refs.takeError());
-    if (auto err = searchRegionsWithModel(opts, result.gpu, absDir, inputs, log))
+    if (auto err =
+            searchRegionsWithModel(opts, result.gpu, absDir, inputs, log))
       return std::move(err);
     for (ModelRegionInput &in : inputs) {
       if (in.chosenSource.empty())
@@ -490,7 +495,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       if (auto err = writeFile(kernelDir, in.kernel->name + ".codegen.cu",
                                in.kernel->source))
         return std::move(err);
-      if (auto err = writeFile(kernelDir, in.kernel->name + ".cu", in.chosenSource))
+      if (auto err =
+              writeFile(kernelDir, in.kernel->name + ".cu", in.chosenSource))
         return std::move(err);
       emittedCL[idx].reset(); // the channels-last variant is the codegen's
       variants[idx].reset();
@@ -525,16 +531,16 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
         ins.push_back(json::Object{{"shape", json::Array(shape)}});
       for (const EmittedTensor &t : c.outputs)
         outs.push_back(json::Object{{"shape", json::Array(t.shape)}});
-      r["channels_last"] = json::Object{
-          {"status", rec.clStatus},
-          {"source", "kernels/" + c.name + ".cu"},
-          {"entry", c.name},
-          {"grid", json::Array(c.grid)},
-          {"block", json::Array(c.block)},
-          {"shared_bytes", "0"},
-          {"perm", json::Array(variants[idx]->perm)},
-          {"inputs", std::move(ins)},
-          {"outputs", std::move(outs)}};
+      r["channels_last"] =
+          json::Object{{"status", rec.clStatus},
+                       {"source", "kernels/" + c.name + ".cu"},
+                       {"entry", c.name},
+                       {"grid", json::Array(c.grid)},
+                       {"block", json::Array(c.block)},
+                       {"shared_bytes", "0"},
+                       {"perm", json::Array(variants[idx]->perm)},
+                       {"inputs", std::move(ins)},
+                       {"outputs", std::move(outs)}};
     }
     regions.push_back(std::move(r));
   }
@@ -549,8 +555,9 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       {"cuda_graphs", opts.cudaGraphs},
       {"inputs", std::move(inputs)},
       {"regions", std::move(regions)}};
-  if (auto err = writeFile(absDir, "manifest.json",
-                           formatv("{0:2}", json::Value(std::move(manifest))).str()))
+  if (auto err =
+          writeFile(absDir, "manifest.json",
+                    formatv("{0:2}", json::Value(std::move(manifest))).str()))
     return std::move(err);
   for (auto &[name, text] : runtimeFiles())
     if (auto err = writeFile(absDir, name, text))
@@ -572,9 +579,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   if (!prog) {
     result.modelNewNote = toString(prog.takeError());
   } else if (source.empty() || !StringRef(source).ends_with(".py")) {
-    result.modelNewNote =
-        "params.json names no model file (source '" + source +
-        "'); model_new.py needs the original Model class";
+    result.modelNewNote = "params.json names no model file (source '" + source +
+                          "'); model_new.py needs the original Model class";
   } else if (auto text = readFile(source); !text) {
     result.modelNewNote = toString(text.takeError()) +
                           " (the model file kb-export traced; pass --source "
@@ -582,9 +588,9 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   } else {
     if (auto err = writeFile(absDir, "original_model.py", *text))
       return std::move(err);
-    if (auto err = writeFile(absDir, "model_new.py",
-                             modelNewSource(opts, absDir, name, *prog,
-                                            result.regions, "Model")))
+    if (auto err = writeFile(
+            absDir, "model_new.py",
+            modelNewSource(opts, absDir, name, *prog, result.regions, "Model")))
       return std::move(err);
     result.modelNew = true;
   }

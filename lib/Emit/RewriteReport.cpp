@@ -24,11 +24,20 @@ std::string html(StringRef s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -43,8 +52,9 @@ std::optional<double> achievedGBs(const RegionRecord &r) {
 std::string headline(const RewriteResult &res) {
   unsigned verified = 0, unverified = 0, other = 0;
   for (const RegionRecord &r : res.regions)
-    (r.status == "verified" ? verified
-                            : r.status == "unverified" ? unverified : other)++;
+    (r.status == "verified"     ? verified
+     : r.status == "unverified" ? unverified
+                                : other)++;
   std::string s = formatv("{0} regions: {1} verified, {2} unverified, {3} "
                           "running their ATen ops",
                           res.regions.size(), verified, unverified, other);
@@ -65,10 +75,14 @@ std::string warning(const RewriteResult &res) {
 json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
   json::Array regions;
   for (const RegionRecord &r : res.regions) {
-    json::Object o{{"name", r.name},     {"kind", r.kind},
-                   {"anchor", r.anchor}, {"ops", r.ops},
-                   {"status", r.status}, {"origin", r.origin},
-                   {"detail", r.detail}, {"bytes", r.bytes},
+    json::Object o{{"name", r.name},
+                   {"kind", r.kind},
+                   {"anchor", r.anchor},
+                   {"ops", r.ops},
+                   {"status", r.status},
+                   {"origin", r.origin},
+                   {"detail", r.detail},
+                   {"bytes", r.bytes},
                    {"math", r.approximate ? "fast" : "exact"},
                    {"verdict", r.verdict}};
     if (r.kernelMs)
@@ -102,8 +116,7 @@ std::string reportMarkdown(const RewriteOptions &opts,
                            const RewriteResult &res) {
   std::string s;
   raw_string_ostream os(s);
-  os << "# kb-rewrite report: " << sys::path::filename(opts.graphPath)
-     << "\n\n"
+  os << "# kb-rewrite report: " << sys::path::filename(opts.graphPath) << "\n\n"
      << headline(res) << ".\n\n";
   if (std::string w = warning(res); !w.empty())
     os << "> **" << w << "**\n\n";
@@ -126,9 +139,8 @@ std::string reportMarkdown(const RewriteOptions &opts,
     os << "| " << r.name << " | " << (r.anchor.empty() ? "-" : r.anchor)
        << " | " << r.ops << " | " << (r.kind.empty() ? "-" : r.kind) << " | "
        << r.origin << (r.approximate ? " *(fast math)*" : "") << " | "
-       << r.status << " | "
-       << num(r.kernelMs, "{0:F3}") << " | " << num(r.eagerMs, "{0:F3}")
-       << " | " << num(speed, "{0:F2}x") << " | "
+       << r.status << " | " << num(r.kernelMs, "{0:F3}") << " | "
+       << num(r.eagerMs, "{0:F3}") << " | " << num(speed, "{0:F2}x") << " | "
        << num(achievedGBs(r), "{0:F0}") << " |\n";
   }
   bool details = false;
@@ -138,16 +150,16 @@ std::string reportMarkdown(const RewriteOptions &opts,
         os << "\n## Details\n\n";
       details = true;
       os << "- " << r.name << " (model): " << r.modelCandidates
-         << " candidates, " << r.modelAccepted << " accepted; "
-         << r.modelChoice << "\n";
+         << " candidates, " << r.modelAccepted << " accepted; " << r.modelChoice
+         << "\n";
     }
   for (const RegionRecord &r : res.regions)
     if (!r.detail.empty() && r.status != "verified") {
       if (!details)
         os << "\n## Details\n\n";
       details = true;
-      os << "- " << r.name << " (" << r.status << "): "
-         << StringRef(r.detail).take_front(400) << "\n";
+      os << "- " << r.name << " (" << r.status
+         << "): " << StringRef(r.detail).take_front(400) << "\n";
     }
   return os.str();
 }
@@ -178,8 +190,8 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
   if (maxMs <= 0) {
     os << "<p>No timings: the kernels were not run (no GPU).</p>\n";
   } else {
-    os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 120
-       << "\" height=\"" << height << "\">\n";
+    os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\""
+       << left + width + 120 << "\" height=\"" << height << "\">\n";
     for (auto [i, r] : llvm::enumerate(res.regions)) {
       int y = 10 + i * rowH;
       os << formatv("<text x=\"0\" y=\"{0}\">{1}</text>\n", y + 14,

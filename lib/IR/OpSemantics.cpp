@@ -28,18 +28,25 @@ const RawRow kRows[] = {
 
 ArgType parseArgType(StringRef t) {
   static const llvm::StringMap<ArgType> kTypes = {
-      {"Tensor", ArgType::Tensor},         {"Tensor[]", ArgType::TensorList},
-      {"Scalar", ArgType::Scalar},         {"int", ArgType::Int},
-      {"float", ArgType::Float},           {"bool", ArgType::Bool},
-      {"int[]", ArgType::IntList},         {"float[]", ArgType::FloatList},
-      {"str", ArgType::Str},               {"ScalarType", ArgType::ScalarType},
-      {"MemoryFormat", ArgType::MemoryFormat}, {"Layout", ArgType::Layout},
-      {"Device", ArgType::Device},         {"Generator", ArgType::Generator},
+      {"Tensor", ArgType::Tensor},
+      {"Tensor[]", ArgType::TensorList},
+      {"Scalar", ArgType::Scalar},
+      {"int", ArgType::Int},
+      {"float", ArgType::Float},
+      {"bool", ArgType::Bool},
+      {"int[]", ArgType::IntList},
+      {"float[]", ArgType::FloatList},
+      {"str", ArgType::Str},
+      {"ScalarType", ArgType::ScalarType},
+      {"MemoryFormat", ArgType::MemoryFormat},
+      {"Layout", ArgType::Layout},
+      {"Device", ArgType::Device},
+      {"Generator", ArgType::Generator},
       {"Any", ArgType::Any}};
   auto it = kTypes.find(t);
   if (it == kTypes.end())
-    llvm::report_fatal_error(llvm::Twine("OpSemantics.def: unknown schema type '") +
-                             t + "'");
+    llvm::report_fatal_error(
+        llvm::Twine("OpSemantics.def: unknown schema type '") + t + "'");
   return it->second;
 }
 
@@ -48,15 +55,16 @@ ArgType parseArgType(StringRef t) {
 std::vector<OpInfo> buildTable() {
   std::vector<OpInfo> table;
   for (const RawRow &row : kRows) {
-    OpInfo info{row.name, row.overload, row.kind, row.style,
-                row.schema, row.cuda, row.aten, {}};
+    OpInfo info{row.name,   row.overload, row.kind, row.style,
+                row.schema, row.cuda,     row.aten, {}};
     llvm::SmallVector<StringRef, 16> parts;
     StringRef(row.schema).split(parts, ',', -1, /*KeepEmpty=*/false);
     for (StringRef part : parts) {
       auto [decl, def] = part.trim().split('=');
       auto [type, name] = decl.trim().rsplit(' ');
       bool optional = type.consume_back("?");
-      info.args.push_back({name.str(), parseArgType(type), optional, def.str()});
+      info.args.push_back(
+          {name.str(), parseArgType(type), optional, def.str()});
     }
     table.push_back(std::move(info));
   }
@@ -188,33 +196,54 @@ StringRef kb::cxxModuleOp(StringRef implClass) {
 
 StringRef kb::kindName(OpKind kind) {
   switch (kind) {
-  case OpKind::Elementwise: return "elementwise";
-  case OpKind::Broadcast: return "broadcast";
-  case OpKind::Injective: return "injective";
-  case OpKind::Reduction: return "reduction";
-  case OpKind::Anchor: return "anchor";
-  case OpKind::Host: return "host";
-  case OpKind::Opaque: return "opaque";
+  case OpKind::Elementwise:
+    return "elementwise";
+  case OpKind::Broadcast:
+    return "broadcast";
+  case OpKind::Injective:
+    return "injective";
+  case OpKind::Reduction:
+    return "reduction";
+  case OpKind::Anchor:
+    return "anchor";
+  case OpKind::Host:
+    return "host";
+  case OpKind::Opaque:
+    return "opaque";
   }
   llvm_unreachable("unknown OpKind");
 }
 
 StringRef kb::styleName(OpStyle style) {
   switch (style) {
-  case OpStyle::None: return "";
-  case OpStyle::Conv: return "conv";
-  case OpStyle::Gemm: return "gemm";
-  case OpStyle::Attention: return "attention";
-  case OpStyle::Reduce: return "reduce";
-  case OpStyle::ArgReduce: return "arg-reduce";
-  case OpStyle::Softmax: return "softmax";
-  case OpStyle::Norm: return "norm";
-  case OpStyle::Pool: return "pool";
-  case OpStyle::View: return "view";
-  case OpStyle::Identity: return "identity";
-  case OpStyle::Copy: return "copy";
-  case OpStyle::Cast: return "cast";
-  case OpStyle::Dropout: return "dropout";
+  case OpStyle::None:
+    return "";
+  case OpStyle::Conv:
+    return "conv";
+  case OpStyle::Gemm:
+    return "gemm";
+  case OpStyle::Attention:
+    return "attention";
+  case OpStyle::Reduce:
+    return "reduce";
+  case OpStyle::ArgReduce:
+    return "arg-reduce";
+  case OpStyle::Softmax:
+    return "softmax";
+  case OpStyle::Norm:
+    return "norm";
+  case OpStyle::Pool:
+    return "pool";
+  case OpStyle::View:
+    return "view";
+  case OpStyle::Identity:
+    return "identity";
+  case OpStyle::Copy:
+    return "copy";
+  case OpStyle::Cast:
+    return "cast";
+  case OpStyle::Dropout:
+    return "dropout";
   }
   llvm_unreachable("unknown OpStyle");
 }
@@ -228,7 +257,8 @@ std::string kb::renderOpSemanticsMarkdown() {
      << "Kinds follow TVM's pattern order (elementwise < broadcast < "
         "injective < reduction < anchor); `host` ops compute shapes and "
         "scalars on the CPU; anything not listed imports as an opaque op.\n\n"
-     << "| op | kind | style | operands | CUDA expression or codegen recipe | ATen behaviour |\n"
+     << "| op | kind | style | operands | CUDA expression or codegen recipe | "
+        "ATen behaviour |\n"
      << "|---|---|---|---|---|---|\n";
   for (const OpInfo &info : table()) {
     std::string cuda = info.cuda.str();

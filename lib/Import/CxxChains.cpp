@@ -63,11 +63,6 @@ bool fusable(const OpInfo &row) {
 }
 
 /// The module implementation class behind `m->forward` or `m(...)`.
-const CXXRecordDecl *moduleImplDecl(QualType t);
-StringRef moduleImpl(QualType t) {
-  const CXXRecordDecl *rd = moduleImplDecl(t);
-  return rd ? rd->getName() : "";
-}
 const CXXRecordDecl *moduleImplDecl(QualType t) {
   t = t.getNonReferenceType().getCanonicalType();
   if (t->isPointerType())
@@ -97,9 +92,9 @@ struct Step {
   bool anchor = false;
   bool isFusable = false;
   bool module = false; // a module's forward: its options live in the module
-  const Expr *moduleObj = nullptr; // the module (holder, pointer or object)
-  bool moduleDeref = false;        // `*obj` is the implementation object
-  std::string moduleType;          // its qualified implementation class
+  const Expr *moduleObj = nullptr;  // the module (holder, pointer or object)
+  bool moduleDeref = false;         // `*obj` is the implementation object
+  std::string moduleType;           // its qualified implementation class
   std::vector<const Expr *> inputs; // tensor operands a chain may come through
   std::vector<const Expr *> others; // every other operand
 };
@@ -562,9 +557,8 @@ private:
     }
     for (size_t k = 1; k < row->args.size(); ++k) {
       auto it = fromModule.find(row->args[k].name);
-      planned.args.push_back(it == fromModule.end() || !m->cuda.empty()
-                                 ? -1
-                                 : it->second);
+      planned.args.push_back(
+          it == fromModule.end() || !m->cuda.empty() ? -1 : it->second);
     }
     p.ops.push_back(std::move(planned));
     return std::nullopt;
@@ -668,6 +662,11 @@ private:
           case CxxOperand::Scalar:
             ok = spec.type == ArgType::Scalar || spec.type == ArgType::Int ||
                  spec.type == ArgType::Float || spec.type == ArgType::Bool;
+            break;
+          case CxxOperand::Module: // only module calls have these
+          case CxxOperand::ModuleOption:
+          case CxxOperand::ModuleTensor:
+            ok = false;
             break;
           }
         }

@@ -22,9 +22,9 @@
 #include "kb/Emit/AnalysisReport.h"
 #include "kb/Emit/Rewrite.h"
 #include "kb/IR/OpSemantics.h"
-#include "kb/Model/Store.h"
 #include "kb/Import/CxxFrontend.h"
 #include "kb/Import/TorchScriptImporter.h"
+#include "kb/Model/Store.h"
 #include "kb/Transforms/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -32,8 +32,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -54,8 +54,8 @@ cl::SubCommand rewriteCmd("rewrite",
                           "Write ModelNew, verified kernels and a report");
 cl::opt<std::string> rewriteInput(cl::Positional, cl::Required,
                                   cl::desc("<graph.txt>"), cl::sub(rewriteCmd));
-cl::opt<std::string> rewriteOut("o", cl::desc("Output directory"),
-                                cl::Required, cl::sub(rewriteCmd));
+cl::opt<std::string> rewriteOut("o", cl::desc("Output directory"), cl::Required,
+                                cl::sub(rewriteCmd));
 cl::opt<kb::VerifyMode> verifyMode(
     "verify", cl::desc("Run kb-verify on every kernel"),
     cl::values(clEnumValN(kb::VerifyMode::Auto, "auto",
@@ -87,15 +87,17 @@ cl::opt<bool> fastMath(
              "torch.compile does (2 ulp; default: ATen-exact)"),
     cl::sub(rewriteCmd), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
-cl::opt<std::string> modelUrl(
-    "model-url", cl::desc("OpenAI-compatible server (default $KB_MODEL_URL)"),
-    cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string>
+    modelUrl("model-url",
+             cl::desc("OpenAI-compatible server (default $KB_MODEL_URL)"),
+             cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::opt<std::string> modelName("model",
                                cl::desc("Model name (default $KB_MODEL)"),
                                cl::sub(rewriteCmd), cl::cat(modelCat));
-cl::opt<std::string> strategy(
-    "strategy", cl::desc("zero-shot | profile | refine | agent"),
-    cl::init(""), cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string> strategy("strategy",
+                              cl::desc("zero-shot | profile | refine | agent"),
+                              cl::init(""), cl::sub(rewriteCmd),
+                              cl::cat(modelCat));
 cl::opt<int> samples("samples", cl::desc("Best-of-n: samples per region"),
                      cl::init(1), cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::opt<int> rounds("rounds", cl::desc("Repair rounds (refine, agent)"),
@@ -106,12 +108,14 @@ cl::opt<double> draftTemperature("draft-temperature", cl::init(0.8),
 cl::opt<double> repairTemperature("repair-temperature", cl::init(0.2),
                                   cl::desc("Temperature of repairs"),
                                   cl::sub(rewriteCmd), cl::cat(modelCat));
-cl::opt<double> analyzeTemperature("analyze-temperature", cl::init(0.3),
-                                   cl::desc("Temperature of the agent's analysis"),
-                                   cl::sub(rewriteCmd), cl::cat(modelCat));
-cl::opt<uint64_t> modelSeed("model-seed", cl::init(0),
-                            cl::desc("Sampling seed sent to the server (0 = none)"),
-                            cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<double>
+    analyzeTemperature("analyze-temperature", cl::init(0.3),
+                       cl::desc("Temperature of the agent's analysis"),
+                       cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<uint64_t>
+    modelSeed("model-seed", cl::init(0),
+              cl::desc("Sampling seed sent to the server (0 = none)"),
+              cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::opt<int> maxTokens("max-tokens", cl::init(4096),
                        cl::desc("Reply length limit"), cl::sub(rewriteCmd),
                        cl::cat(modelCat));
@@ -124,22 +128,26 @@ cl::opt<int> modelConcurrency("model-concurrency", cl::init(4),
 cl::opt<std::string> transcriptPath(
     "transcript", cl::desc("JSONL transcript (default <out>/transcript.jsonl)"),
     cl::sub(rewriteCmd), cl::cat(modelCat));
-cl::opt<std::string> replayPath(
-    "replay", cl::desc("Replay a transcript instead of asking a server"),
-    cl::sub(rewriteCmd), cl::cat(modelCat));
-cl::opt<std::string> promptDir(
-    "prompt-dir", cl::desc("Directory of edited prompt templates"),
-    cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string>
+    replayPath("replay",
+               cl::desc("Replay a transcript instead of asking a server"),
+               cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string> promptDir("prompt-dir",
+                               cl::desc("Directory of edited prompt templates"),
+                               cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::SubCommand storeCmd("store", "List, show or prune verified kernels");
-cl::list<std::string> storeArgs(cl::Positional, cl::desc("list | show SIG | prune"),
+cl::list<std::string> storeArgs(cl::Positional,
+                                cl::desc("list | show SIG | prune"),
                                 cl::sub(storeCmd));
-cl::opt<std::string> storeDir(
-    "store", cl::desc("Verified-kernel store (default $KB_CACHE_DIR/store)"),
-    cl::sub(rewriteCmd), cl::sub(storeCmd));
+cl::opt<std::string>
+    storeDir("store",
+             cl::desc("Verified-kernel store (default $KB_CACHE_DIR/store)"),
+             cl::sub(rewriteCmd), cl::sub(storeCmd));
 cl::opt<int> olderThanDays("older-than-days", cl::init(-1),
                            cl::desc("prune: entries older than this"),
                            cl::sub(storeCmd));
-cl::opt<bool> pruneAll("all", cl::desc("prune: every entry"), cl::sub(storeCmd));
+cl::opt<bool> pruneAll("all", cl::desc("prune: every entry"),
+                       cl::sub(storeCmd));
 cl::opt<bool> noModel("no-model", cl::desc("Never ask a model"),
                       cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::opt<bool> quiet("quiet", cl::desc("Only errors"), cl::sub(rewriteCmd));
@@ -149,8 +157,7 @@ cl::opt<std::string> outDir("o", cl::desc("Output directory"), cl::Required,
                             cl::sub(codegenCmd));
 
 cl::opt<std::string> analyzeInput(cl::Positional, cl::Required,
-                                  cl::desc("<graph.txt>"),
-                                  cl::sub(analyzeCmd));
+                                  cl::desc("<graph.txt>"), cl::sub(analyzeCmd));
 cl::opt<std::string> importInput(cl::Positional, cl::Required,
                                  cl::desc("<graph.txt>"), cl::sub(importCmd));
 cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"),
@@ -170,7 +177,8 @@ cl::opt<bool> markdown("markdown", cl::desc("Markdown (docs/op-semantics.md)"),
 int fail(ExitCode code, const Twine &msg) {
   std::string text = msg.str();
   // Errors from the parser already carry "file:line:col: error:".
-  if (StringRef(text).contains(": error:") || StringRef(text).starts_with("error:"))
+  if (StringRef(text).contains(": error:") ||
+      StringRef(text).starts_with("error:"))
     errs() << text;
   else
     WithColor::error(errs(), "kb-rewrite") << text;
@@ -185,8 +193,8 @@ mlir::OwningOpRef<mlir::ModuleOp> load(mlir::MLIRContext &ctx, StringRef input,
   auto module = kb::importGraphFile(ctx, input, paramsPath);
   if (!module) {
     std::string msg = toString(module.takeError());
-    code = fail(StringRef(msg).contains("cannot read") ? UsageError : InputError,
-                msg);
+    code = fail(
+        StringRef(msg).contains("cannot read") ? UsageError : InputError, msg);
     return nullptr;
   }
   if (mlir::failed(mlir::verify(**module))) {
@@ -211,8 +219,8 @@ int runAnalyze() {
     kb::buildAnalysisPipeline(pm);
   }
   if (mlir::failed(pm.run(*module)))
-    return fail(InternalError, "the analysis pipeline failed on '" +
-                                   analyzeInput + "'");
+    return fail(InternalError,
+                "the analysis pipeline failed on '" + analyzeInput + "'");
   kb::AnalysisReport report = kb::buildAnalysisReport(*module, analyzeInput);
   report.numOps = importedOps;
   if (jsonOut)
@@ -256,8 +264,9 @@ int runCodegen() {
       ++skipped;
       continue;
     }
-    for (auto [ext, text] : {std::pair<StringRef, std::string>{".cu", emitted->source},
-                             {".job.json", kb::verifyJobJson(*emitted)}}) {
+    for (auto [ext, text] :
+         {std::pair<StringRef, std::string>{".cu", emitted->source},
+          {".job.json", kb::verifyJobJson(*emitted)}}) {
       SmallString<256> path(outDir);
       sys::path::append(path, emitted->name + ext.str());
       std::error_code ec;
@@ -309,9 +318,8 @@ int runRewrite(const char *argv0) {
   opts.fuseBeforeTF32 = fuseBeforeTF32;
   opts.fastMath = fastMath;
   const char *envUrl = getenv("KB_MODEL_URL");
-  opts.model.enabled =
-      !noModel && (!modelUrl.empty() || !replayPath.empty() ||
-                   !strategy.empty() || (envUrl && *envUrl));
+  opts.model.enabled = !noModel && (!modelUrl.empty() || !replayPath.empty() ||
+                                    !strategy.empty() || (envUrl && *envUrl));
   opts.model.client.baseUrl = modelUrl;
   opts.model.client.model = modelName;
   opts.model.client.timeoutS = modelTimeout;
@@ -364,23 +372,26 @@ int runRewrite(const char *argv0) {
 }
 
 int runStore() {
-  kb::model::KernelStore store(storeDir.empty() ? kb::model::KernelStore::defaultDir()
-                                                : storeDir.getValue());
+  kb::model::KernelStore store(storeDir.empty()
+                                   ? kb::model::KernelStore::defaultDir()
+                                   : storeDir.getValue());
   std::string verb = storeArgs.empty() ? "list" : storeArgs[0];
   if (verb == "list") {
     auto entries = store.list();
     if (!entries)
       return fail(UsageError, toString(entries.takeError()));
-    outs() << entries->size() << " verified kernels in " << store.path() << "\n";
+    outs() << entries->size() << " verified kernels in " << store.path()
+           << "\n";
     for (const auto &e : *entries)
       outs() << formatv("{0}  {1,-9} {2,-8} {3,9:F4} ms  {4}  ({5})\n",
-                        e.signature.substr(0, 16), e.kind, e.origin,
-                        e.kernelMs, e.ops, e.gpu);
+                        e.signature.substr(0, 16), e.kind, e.origin, e.kernelMs,
+                        e.ops, e.gpu);
     return Ok;
   }
   if (verb == "show") {
     if (storeArgs.size() != 2)
-      return fail(UsageError, "store show needs a signature (or a prefix of one)");
+      return fail(UsageError,
+                  "store show needs a signature (or a prefix of one)");
     auto entries = store.list();
     if (!entries)
       return fail(UsageError, toString(entries.takeError()));
@@ -392,7 +403,8 @@ int runStore() {
                << e.source;
         return Ok;
       }
-    return fail(UsageError, "no stored kernel with signature '" + storeArgs[1] + "'");
+    return fail(UsageError,
+                "no stored kernel with signature '" + storeArgs[1] + "'");
   }
   if (verb == "prune") {
     if (!pruneAll && olderThanDays < 0)
@@ -441,8 +453,9 @@ int runAnalyzeCxx(int argc, char **argv) {
     } else if (a.starts_with("-p=")) {
       in.buildDir = a.drop_front(3).str();
     } else if (a.starts_with("-")) {
-      return fail(UsageError, "analyze (C++ sources): unknown option '" + a +
-                                  "' (expected -p BUILD_DIR, --json, -- FLAGS)");
+      return fail(UsageError,
+                  "analyze (C++ sources): unknown option '" + a +
+                      "' (expected -p BUILD_DIR, --json, -- FLAGS)");
     } else {
       in.files.push_back(a.str());
     }
@@ -450,7 +463,8 @@ int runAnalyzeCxx(int argc, char **argv) {
   auto result = kb::analyzeCxxSources(in);
   if (!result)
     return fail(InputError, toString(result.takeError()));
-  outs() << (json ? kb::cxxAnalysisJson(*result) : kb::cxxAnalysisText(*result));
+  outs() << (json ? kb::cxxAnalysisJson(*result)
+                  : kb::cxxAnalysisText(*result));
   return Ok;
 }
 
@@ -474,8 +488,9 @@ int main(int argc, char **argv) {
                                            : runAnalyzeCxx(argc, argv);
   cl::SetVersionPrinter(
       [](raw_ostream &os) { os << "kb-rewrite 0.1.0 (LLVM/MLIR 22)\n"; });
-  if (!cl::ParseCommandLineOptions(argc, argv, "kb-rewrite: fuse memory-bound "
-                                               "epilogues of PyTorch models\n",
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "kb-rewrite: fuse memory-bound "
+                                   "epilogues of PyTorch models\n",
                                    &errs()))
     return UsageError;
   if (analyzeCmd)

@@ -37,7 +37,7 @@ struct RewriteOptions {
   std::string graphPath, paramsPath, outDir;
   std::string modelSource; // the traced model.py ("" = params.json's source)
   VerifyMode verify = VerifyMode::Auto;
-  std::string kbVerify;       // path of kb-verify ("" = not found)
+  std::string kbVerify; // path of kb-verify ("" = not found)
   std::string compileArchs = "sm_75,sm_90"; // checked when no GPU is present
   bool cudaGraphs = true;
   /// Fuse reductions/norms/softmax even where their result feeds a TF32

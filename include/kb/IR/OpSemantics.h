@@ -88,8 +88,21 @@ struct OpInfo {
 };
 
 /// The kind of an actual operand, as seen by overload resolution.
-enum class ValueClass { Tensor, TensorList, Int, Float, Bool, Number, IntList,
-                        FloatList, List, Str, None, Device, Other };
+enum class ValueClass {
+  Tensor,
+  TensorList,
+  Int,
+  Float,
+  Bool,
+  Number,
+  IntList,
+  FloatList,
+  List,
+  Str,
+  None,
+  Device,
+  Other
+};
 
 /// All rows of the table, in table order.
 llvm::ArrayRef<OpInfo> allOps();

@@ -67,8 +67,8 @@ struct CxxPlanOp {
   /// Options that must keep their value for the kernel to be right
   /// ("approximate" == "none"): name -> C++ value.
   std::vector<std::pair<std::string, std::string>> pinned;
-  bool evalOnly = false;    // the module's fused form needs !is_training()
-  bool inplaceOpt = false;  // the module has an `inplace` option
+  bool evalOnly = false;   // the module's fused form needs !is_training()
+  bool inplaceOpt = false; // the module has an `inplace` option
 };
 
 /// How a chain is replaced by one call; `whyNot` says why it is not.
