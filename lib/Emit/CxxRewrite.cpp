@@ -529,8 +529,8 @@ rewriteCxx(const CxxAnalysis &analysis,
       char hash[32];
       std::snprintf(hash, sizeof hash, "xxh3:%016llx",
                     (unsigned long long)llvm::xxh3_64bits(text));
-      std::string chain;
-      for (const CxxOpSite &o : c.ops)
+      std::string chain; // the ops replaced (a partial plan: its last ones)
+      for (const CxxPlanOp &o : p.ops)
         chain += (chain.empty() ? "" : " -> ") + o.op + (o.inPlace ? "_" : "");
       out.lock[name] = {signatureOf(p), hash, chain,
                         formatv("{0}:{1} in {2}",
@@ -551,9 +551,20 @@ rewriteCxx(const CxxAnalysis &analysis,
           formatv(
               "{0}:{1}: conflicting replacements ({2}); nothing was written",
               c.file, c.anchor.line, llvm::toString(std::move(err))));
-    auto [it, fresh] = firstEdit.emplace(c.file, p.begin);
+    unsigned firstByte = p.begin;
+    for (auto [b, e] : p.removals) {
+      if (auto err = reps[c.file].add(
+              clang::tooling::Replacement(c.file, b, e - b, "")))
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            formatv("{0}:{1}: conflicting replacements ({2}); nothing was "
+                    "written",
+                    c.file, c.anchor.line, llvm::toString(std::move(err))));
+      firstByte = std::min(firstByte, b);
+    }
+    auto [it, fresh] = firstEdit.emplace(c.file, firstByte);
     if (!fresh)
-      it->second = std::min(it->second, p.begin);
+      it->second = std::min(it->second, firstByte);
     out.functions.push_back(name);
     ++out.rewritten;
   }
@@ -689,6 +700,8 @@ std::string cxxRewriteJson(const CxxAnalysis &analysis,
       o["reason"] = c.plan.whyNot;
     else
       o["fused"] = fn;
+    if (!fn.empty() && !c.plan.partial.empty())
+      o["partial"] = c.plan.partial;
     chains.push_back(std::move(o));
   }
   llvm::json::Array skipped;

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 
 using namespace clang;
 using llvm::formatv;
@@ -305,6 +306,7 @@ private:
     std::string inputVar;             // otherwise: the local it was stored in
     bool feedsAnchor = false;         // its last ops sit in an anchor's operand
     bool expression = false;          // one statement: replace the expression
+    const CompoundStmt *parent = nullptr; // the block of `stmts`
   };
 
   unsigned offset(SourceLocation l) const {
@@ -564,6 +566,150 @@ private:
     return std::nullopt;
   }
 
+  /// The declarations (locals, members) `s` names.
+  static void namedDecls(const Stmt *s, std::set<const Decl *> &out) {
+    if (!s)
+      return;
+    if (const auto *d = dyn_cast<DeclRefExpr>(s))
+      out.insert(d->getDecl());
+    if (const auto *m = dyn_cast<MemberExpr>(s))
+      out.insert(m->getMemberDecl());
+    if (const auto *ds = dyn_cast<DeclStmt>(s))
+      for (const Decl *d : ds->decls())
+        out.insert(d);
+    for (const Stmt *c : s->children())
+      namedDecls(c, out);
+  }
+
+  /// Whether `s` reaches the object's state other than through named
+  /// fields (`helper()`, `*this`): what it touches is then unknown.
+  static bool usesThisOpaquely(const Stmt *s) {
+    if (!s)
+      return false;
+    if (const auto *m = dyn_cast<MemberExpr>(s))
+      if (isa<CXXThisExpr>(m->getBase()->IgnoreParenImpCasts()))
+        return !isa<FieldDecl>(m->getMemberDecl());
+    if (isa<CXXThisExpr>(s))
+      return true;
+    for (const Stmt *c : s->children())
+      if (usesThisOpaquely(c))
+        return true;
+    return false;
+  }
+
+  /// Why the ops of the statements before a.stmts[lastRun] cannot move
+  /// down to it past the statements between them; nullopt if they can. The
+  /// statements between must be plain declarations or expressions that name
+  /// nothing the moved statements name (the chain's locals, its operands,
+  /// its modules), and the moved ops may read no tensor but the chain's own
+  /// value and their modules' state (another tensor could alias one the
+  /// statements between write).
+  std::optional<std::string> deferrable(const Active &a, size_t lastRun) const {
+    auto body = a.parent->body();
+    auto firstGap = [&]() -> unsigned {
+      for (size_t k = 1; k < a.stmts.size(); ++k)
+        if (a.stmts[k - 1].second + 1 != a.stmts[k].second)
+          return line(
+              (*std::next(body.begin(), a.stmts[k - 1].second))->getBeginLoc());
+      return 0;
+    };
+    if (a.anchorExpr)
+      return formatv("other statements stand between its ops (line {0}) and "
+                     "its anchor would move past them",
+                     firstGap())
+          .str();
+    std::set<const Decl *> moved;
+    for (size_t k = 0; k < a.stmts.size(); ++k) {
+      const Stmt *s = a.stmts[k].first;
+      if (k < lastRun) {
+        namedDecls(s, moved);
+        unsigned b = offset(s->getBeginLoc()), e = endOf(s, true);
+        for (const OpRef &r : a.refs) {
+          unsigned o = offset(r.expr->getBeginLoc());
+          if (o < b || o >= e || r.step.module)
+            continue;
+          for (const Expr *x : otherOperands(r))
+            if (isTensorType(x->getType()) ||
+                isTensorType(operandCore(x)->getType()))
+              return formatv("other statements stand between its ops (line "
+                             "{0}) and '{1}' reads tensor '{2}' before them",
+                             firstGap(), r.step.op, source(x->getSourceRange()))
+                  .str();
+        }
+      }
+      if (k == 0 || a.stmts[k - 1].second + 1 == a.stmts[k].second)
+        continue;
+      for (unsigned i = a.stmts[k - 1].second + 1; i < a.stmts[k].second; ++i) {
+        const Stmt *g = *std::next(body.begin(), i - 1);
+        auto blocked = [&](const std::string &why) {
+          return formatv("other statements stand between its ops (line {0}): "
+                         "{1}",
+                         line(g->getBeginLoc()), why)
+              .str();
+        };
+        if (!isa<DeclStmt, Expr, NullStmt>(g))
+          return blocked("not a plain declaration or expression");
+        std::set<const Decl *> named;
+        namedDecls(g, named);
+        for (const Decl *d : named)
+          if (moved.count(d)) {
+            const auto *nd = dyn_cast<NamedDecl>(d);
+            return blocked("it names '" +
+                           (nd ? nd->getNameAsString() : std::string("?")) +
+                           "', which the chain's earlier ops use");
+          }
+        if (usesThisOpaquely(g))
+          return blocked("it calls a member function");
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// The chain's last run of adjacent statements as a chain of its own,
+  /// starting from the local the statement before it assigned.
+  std::optional<Active> lastRunOnly(const Active &a, size_t lastRun) const {
+    const VarDecl *from = nullptr;
+    const Expr *value = nullptr;
+    if (!assignment(a.stmts[lastRun - 1].first, from, value) || !from)
+      return std::nullopt;
+    Active t;
+    t.parent = a.parent;
+    t.var = a.var;
+    t.inputVar = from->getName().str();
+    t.chain = a.chain;
+    t.chain.ops.clear();
+    unsigned b = offset(a.stmts[lastRun].first->getBeginLoc());
+    for (size_t k = 0; k < a.refs.size(); ++k)
+      if (offset(a.refs[k].expr->getBeginLoc()) >= b) {
+        t.refs.push_back(a.refs[k]);
+        t.chain.ops.push_back(a.chain.ops[k]);
+      }
+    t.stmts.assign(a.stmts.begin() + lastRun, a.stmts.end());
+    return t;
+  }
+
+  /// A statement with its line when nothing else is on it: its indentation,
+  /// and a trailing comment and the newline.
+  std::pair<unsigned, unsigned> wholeLines(const Stmt *s) const {
+    unsigned b = offset(s->getBeginLoc()), e = endOf(s, true);
+    StringRef code =
+        sm.getBufferData(sm.getFileID(sm.getExpansionLoc(s->getBeginLoc())));
+    unsigned lb = b;
+    while (lb > 0 && (code[lb - 1] == ' ' || code[lb - 1] == '\t'))
+      --lb;
+    if (lb > 0 && code[lb - 1] != '\n')
+      return {b, e};
+    unsigned le = e;
+    while (le < code.size() && (code[le] == ' ' || code[le] == '\t'))
+      ++le;
+    if (code.substr(le).starts_with("//"))
+      le = code.find('\n', le) == StringRef::npos ? code.size()
+                                                  : code.find('\n', le);
+    if (le < code.size() && code[le] == '\n')
+      return {lb, le + 1};
+    return {b, e};
+  }
+
   /// How the chain is replaced by one call of a fused kernel.
   CxxRewritePlan plan(const Active &a) const {
     CxxRewritePlan p;
@@ -576,10 +722,30 @@ private:
       return fail("its last ops are inside the operand of the next anchor");
     if (a.stmts.empty() || a.refs.size() != a.chain.ops.size())
       return fail("the chain's statements could not be located");
-    for (size_t k = 1; k < a.stmts.size(); ++k)
-      if (a.stmts[k].second != a.stmts[0].second + k)
-        return fail(formatv("other statements stand between its ops (line {0})",
-                            line(a.stmts[k].first->getBeginLoc())));
+    // Statements between the chain's own ones: its earlier ops move to the
+    // last run of adjacent chain statements when that cannot be observed.
+    size_t lastRun = a.stmts.size() - 1;
+    while (lastRun > 0 &&
+           a.stmts[lastRun - 1].second + 1 == a.stmts[lastRun].second)
+      --lastRun;
+    if (lastRun > 0) {
+      if (auto why = deferrable(a, lastRun)) {
+        // Its ops after the statements between may still be a chain of
+        // their own, from the local they read.
+        if (auto tail = lastRunOnly(a, lastRun)) {
+          CxxRewritePlan t = plan(*tail);
+          if (t.whyNot.empty()) {
+            t.partial =
+                formatv("only its ops from line {0} on: {1}",
+                        line(a.stmts[lastRun].first->getBeginLoc()), *why);
+            return t;
+          }
+        }
+        return fail(*why);
+      }
+      for (size_t k = 0; k < lastRun; ++k)
+        p.removals.push_back(wholeLines(a.stmts[k].first));
+    }
     // One pointwise op makes one pass in ATen too; the generic kernel would
     // not be faster (measured slower per pass, bench/NOTES.md).
     if (a.refs.size() == 1)
@@ -694,7 +860,7 @@ private:
     if (inPlace && a.anchorExpr)
       return fail("an in-place op on the anchor's temporary result");
 
-    const Stmt *first = a.stmts.front().first, *last = a.stmts.back().first;
+    const Stmt *first = a.stmts[lastRun].first, *last = a.stmts.back().first;
     if (a.stmts.size() == 1) {
       // One statement: only the outermost op's expression changes.
       const Expr *e = a.refs.back().expr;
@@ -870,6 +1036,7 @@ private:
                                  var->getName(), line(s->getBeginLoc())));
         if (r.kind == Root::Anchor) {
           active.emplace();
+          active->parent = b;
           active->chain.file =
               sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
           active->chain.function = fn.getQualifiedNameAsString();
@@ -911,6 +1078,7 @@ private:
                          line(s->getBeginLoc())));
           std::optional<Active> one;
           one.emplace();
+          one->parent = b;
           one->chain.file =
               sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
           one->chain.function = fn.getQualifiedNameAsString();

@@ -198,7 +198,9 @@ int runRewriteCxx(int argc, char **argv) {
     if (out->functions[i].empty())
       outs() << "left as is: " << c.plan.whyNot << "\n";
     else
-      outs() << "rewritten: kb_rewrite::" << out->functions[i] << "\n";
+      outs() << "rewritten: kb_rewrite::" << out->functions[i]
+             << (c.plan.partial.empty() ? "" : " (" + c.plan.partial + ")")
+             << "\n";
   }
   for (const kb::CxxSkip &s : analysis->skipped)
     outs() << s.file << ":" << s.line << ": skipped: " << s.reason << "\n";

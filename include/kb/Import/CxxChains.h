@@ -74,10 +74,14 @@ struct CxxPlanOp {
 /// How a chain is replaced by one call; `whyNot` says why it is not.
 struct CxxRewritePlan {
   std::string whyNot;
+  std::string partial; // set when only the chain's last ops are replaced
   unsigned begin = 0, end = 0; // the replaced bytes [begin, end) of `file`
   std::string prefix, suffix;  // source kept around the call ("auto y = ", ";")
-  std::string input;           // source of the chain's input tensor
-  bool writesInput = false;    // in-place ops on a variable: the call writes it
+  /// Earlier statements of the chain, removed: their ops moved down to the
+  /// call past statements that cannot observe them (byte ranges of `file`).
+  std::vector<std::pair<unsigned, unsigned>> removals;
+  std::string input;        // source of the chain's input tensor
+  bool writesInput = false; // in-place ops on a variable: the call writes it
   std::vector<CxxOperand> operands;
   std::vector<CxxPlanOp> ops;
 };
