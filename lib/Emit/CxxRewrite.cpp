@@ -139,12 +139,19 @@ std::string referenceBody(const CxxRewritePlan &p) {
       s += "    t = " + operandName(p, op.module) + ".forward(t);\n";
       continue;
     }
+    // C++ calls omit trailing operands only: one left out before a given
+    // one (set through an options object) passes the schema default.
+    size_t given = 0;
+    for (size_t k = 0; k < op.args.size(); ++k)
+      if (op.args[k] >= 0)
+        given = k + 1;
+    const OpInfo *row = rowOf(op);
     std::string args;
-    for (int idx : op.args) {
-      if (idx < 0)
-        break; // C++ calls omit trailing operands only
-      args += (args.empty() ? "" : ", ") + operandName(p, idx);
-    }
+    for (size_t k = 0; k < given; ++k)
+      args += (args.empty() ? "" : ", ") +
+              (op.args[k] >= 0 ? operandName(p, op.args[k])
+               : row           ? row->args[k + 1].defaultValue
+                               : std::string());
     if (op.inPlace)
       s += "    t." + op.op + "_(" + args + ");\n";
     else

@@ -710,6 +710,36 @@ private:
     return {b, e};
   }
 
+  /// A functional options object built in place
+  /// (`F::LeakyReLUFuncOptions().negative_slope(0.2)`) as (option, value)
+  /// pairs in `out`. nullopt: `e` is no options object; an empty string:
+  /// it is one and `out` has its options; otherwise why it is not usable.
+  static std::optional<std::string>
+  funcOptions(const Expr *e,
+              std::vector<std::pair<std::string, const Expr *>> &out) {
+    // F::LeakyReLUFuncOptions is an alias of nn::LeakyReLUOptions.
+    const auto *rd =
+        operandCore(e)->getType().getNonReferenceType()->getAsCXXRecordDecl();
+    if (!rd || !StringRef(rd->getName()).ends_with("Options") ||
+        !StringRef(rd->getQualifiedNameAsString()).starts_with("torch::nn::"))
+      return std::nullopt;
+    e = operandCore(e);
+    while (const auto *mc = dyn_cast<CXXMemberCallExpr>(e)) {
+      const auto *md = mc->getMethodDecl();
+      if (!md || mc->getNumArgs() != 1)
+        return std::string("an options call that is not a setter");
+      out.insert(out.begin(), {md->getNameAsString(), mc->getArg(0)});
+      e = operandCore(mc->getImplicitObjectArgument());
+    }
+    const auto *c = dyn_cast<CXXConstructExpr>(e);
+    if (!c)
+      return std::string("an options object not built in place");
+    for (const Expr *arg : c->arguments())
+      if (!isa<CXXDefaultArgExpr>(arg))
+        return std::string("an options object constructed with arguments");
+    return std::string();
+  }
+
   /// How the chain is replaced by one call of a fused kernel.
   CxxRewritePlan plan(const Active &a) const {
     CxxRewritePlan p;
@@ -787,8 +817,55 @@ private:
       planned.inPlace = r.step.inPlace;
       std::vector<CxxOperand::Kind> kinds;
       std::vector<int> indices;
+      // Operands set through a functional options object, by schema name.
+      std::map<std::string, std::pair<CxxOperand::Kind, int>> named;
+      std::vector<std::pair<std::string, const Expr *>> values;
       for (const Expr *e : otherOperands(r)) {
         const Expr *core = operandCore(e);
+        std::vector<std::pair<std::string, const Expr *>> opts;
+        if (auto err = funcOptions(e, opts)) {
+          if (!err->empty())
+            return fail(*err + " (in '" + source(e->getSourceRange()) + "')");
+          for (auto &[name, value] : opts) {
+            if (name == "inplace") {
+              const auto *b =
+                  dyn_cast<CXXBoolLiteralExpr>(value->IgnoreParenImpCasts());
+              if (!b)
+                return fail("'inplace' of '" + op + "' is not a literal");
+              // In place on a temporary of the chain is unobservable; on
+              // the chain's input variable it is not.
+              if (b->getValue() && &r == &a.refs.front() && !a.anchorExpr)
+                return fail("'" + op +
+                            "' with inplace(true) writes the chain's input");
+              continue;
+            }
+            const Expr *vc = operandCore(value);
+            // std::string("tanh") (with its defaulted allocator): the literal.
+            if (const auto *c = dyn_cast<CXXConstructExpr>(vc);
+                c && c->getNumArgs() >= 1 &&
+                llvm::all_of(
+                    llvm::drop_begin(c->arguments()),
+                    [](const Expr *x) { return isa<CXXDefaultArgExpr>(x); }))
+              if (const auto *lit = dyn_cast<StringLiteral>(
+                      c->getArg(0)->IgnoreParenImpCasts()))
+                vc = lit;
+            CxxOperand o;
+            if (isa<StringLiteral>(vc))
+              o.kind = CxxOperand::String;
+            else if (vc->getType()->isArithmeticType())
+              o.kind = CxxOperand::Scalar;
+            else
+              return fail("option '" + name + "' of '" + op +
+                          "' is not a number or a string literal");
+            if (!isa<StringLiteral>(vc) && !movableOperand(value))
+              return fail("option '" + name + "' of '" + op +
+                          "' may have side effects: it is not moved");
+            o.text = source(vc->getSourceRange());
+            named[name] = {o.kind, (int)p.operands.size()};
+            p.operands.push_back(std::move(o));
+          }
+          continue;
+        }
         CxxOperand o;
         if (isTensorType(e->getType()) || isTensorType(core->getType()))
           o.kind = CxxOperand::Tensor;
@@ -815,7 +892,14 @@ private:
         for (size_t k = 1; k < cand->args.size() && ok; ++k) {
           const ArgSpec &spec = cand->args[k];
           if (k - 1 >= kinds.size()) {
-            ok = spec.optional || !spec.defaultValue.empty();
+            auto it = named.find(spec.name);
+            if (it == named.end())
+              ok = spec.optional || !spec.defaultValue.empty();
+            else if (it->second.first == CxxOperand::String)
+              ok = spec.type == ArgType::Str;
+            else
+              ok = spec.type == ArgType::Scalar || spec.type == ArgType::Int ||
+                   spec.type == ArgType::Float;
             continue;
           }
           switch (kinds[k - 1]) {
@@ -836,6 +920,10 @@ private:
             break;
           }
         }
+        for (const auto &n : named)
+          ok = ok && llvm::any_of(cand->args, [&](const ArgSpec &spec) {
+                 return spec.name == n.first;
+               });
         if (ok) {
           chosen = cand;
           break;
@@ -846,8 +934,21 @@ private:
                     "' in the op-semantics table takes "
                     "these operands");
       planned.overload = chosen->overload.str();
-      for (size_t k = 1; k < chosen->args.size(); ++k)
-        planned.args.push_back(k - 1 < indices.size() ? indices[k - 1] : -1);
+      for (size_t k = 1; k < chosen->args.size(); ++k) {
+        auto it = named.find(chosen->args[k].name);
+        planned.args.push_back(k - 1 < indices.size() ? indices[k - 1]
+                               : it != named.end()    ? it->second.second
+                                                      : -1);
+      }
+      // The fallback calls the ATen op positionally: an operand left out
+      // before one that is given takes the schema's default there.
+      for (size_t k = 0; k + 1 < planned.args.size(); ++k)
+        if (planned.args[k] < 0 &&
+            llvm::any_of(ArrayRef<int>(planned.args).drop_front(k + 1),
+                         [](int i) { return i >= 0; }) &&
+            chosen->args[k + 1].defaultValue.empty())
+          return fail("operand '" + chosen->args[k + 1].name + "' of '" + op +
+                      "' has no default to pass before the options given");
       p.ops.push_back(std::move(planned));
     }
     p.writesInput = inPlace;
@@ -888,12 +989,22 @@ private:
       }
     const VarDecl *t2 = nullptr;
     const Expr *value = nullptr;
-    if (!assignment(last, t2, value))
+    const auto *ret = dyn_cast<ReturnStmt>(last);
+    if (ret) {
+      value = ret->getRetValue();
+      if (targetDecl)
+        if (auto it = refs.find(target); it != refs.end())
+          for (unsigned o : it->second)
+            if (o >= p.end)
+              return fail("'" + target->getName().str() +
+                          "' is used after the chain");
+    } else if (!assignment(last, t2, value)) {
       return fail("its last statement is not an assignment");
+    }
     const Expr *lastOp = a.refs.back().expr;
     if (strip(value) != lastOp && value != lastOp)
       return fail("its last statement does more than the last op");
-    if (targetDecl && targetDecl != last) {
+    if (targetDecl && targetDecl != last && !ret) {
       const Expr *init = cast<VarDecl>(targetDecl->getSingleDecl())->getInit();
       p.prefix = std::string(
           sm.getCharacterData(sm.getExpansionLoc(targetDecl->getBeginLoc())),
@@ -1063,6 +1174,26 @@ private:
                                  var->getName(), line(s->getBeginLoc())));
         block(inner);
         continue;
+      }
+      // The chain's last ops in its return: `return torch::relu(y);`
+      if (const auto *ret = dyn_cast<ReturnStmt>(s);
+          ret && active && var && ret->getRetValue()) {
+        std::vector<CxxOpSite> ops;
+        std::vector<OpRef> refs;
+        std::string why;
+        Root r = trace(ret->getRetValue(), var, ops, why, refs);
+        if (r.kind == Root::Var && !r.feedsVar && !ops.empty()) {
+          if (active->stmts.empty() && !active->anchorExpr)
+            active->inputVar = var->getName().str();
+          active->stmts.push_back({s, index});
+          for (CxxOpSite &o : ops)
+            active->chain.ops.push_back(std::move(o));
+          for (OpRef &o : refs)
+            active->refs.push_back(std::move(o));
+          finish(active,
+                 formatv("returned at line {0}", line(s->getBeginLoc())));
+          continue;
+        }
       }
       // A chain inside one expression: `return torch::relu(conv(x)) * 2;`
       if (const Expr *value = isa<ReturnStmt>(s)

@@ -37,8 +37,8 @@ torch::Tensor one_expression(torch::Tensor a, torch::Tensor w) {
 // CHECK-LABEL: torch::Tensor one_expression(
 // CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(torch::matmul(a, w), 2);
 
-// Methods, a string operand and default operands; the intermediate local
-// disappears with its statement.
+// Methods, a string operand and default operands; the intermediate locals
+// disappear with their statements, and the return's op joins the chain.
 torch::Tensor methods(torch::Tensor a, torch::Tensor w) {
   auto z = torch::linear(a, w);
   auto r = z.clamp(-1.0, 1.0);
@@ -47,8 +47,7 @@ torch::Tensor methods(torch::Tensor a, torch::Tensor w) {
 }
 // CHECK-LABEL: torch::Tensor methods(
 // CHECK:      auto z = torch::linear(a, w);
-// CHECK-NEXT: auto g = kb_rewrite::kb_fused_{{[0-9a-f]+}}(z, -1.0, 1.0);
-// CHECK-NEXT: return g.add(1);
+// CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(z, -1.0, 1.0, 1);
 
 // In place on a local: the fused call writes the tensor in place too.
 void in_place(torch::Tensor a, torch::Tensor w, torch::Tensor &out) {
@@ -168,6 +167,32 @@ struct BlockImpl : torch::nn::Module {
 // CHECK-NEXT: y = kb_rewrite::kb_fused_{{[0-9a-f]+}}(y, g, 2);
 // CHECK-NEXT: return y;
 
+// Functional options objects name the op's operands (an operand left out
+// before a given one takes its default in the fallback; inplace(true) on a
+// temporary changes nothing); the return's op joins the chain.
+torch::Tensor options(torch::nn::Linear &fc, torch::Tensor x) {
+  auto y = torch::nn::functional::softplus(
+      fc(x), torch::nn::functional::SoftplusFuncOptions().threshold(10.0));
+  y = torch::nn::functional::leaky_relu(
+      y, torch::nn::functional::LeakyReLUFuncOptions().negative_slope(0.2).inplace(true));
+  return torch::nn::functional::gelu(
+      y, torch::nn::functional::GELUFuncOptions().approximate("tanh"));
+}
+// CHECK-LABEL: torch::Tensor options(
+// CHECK-NEXT:  return kb_rewrite::kb_fused_{{[0-9a-f]+}}(fc(x), 10.0, 0.2);
+// CHECK-NEXT:  }
+
+// In place on the chain's input variable: aliases would see it; left alone.
+torch::Tensor options_inplace_input(torch::Tensor w, torch::Tensor x) {
+  auto y = torch::mm(x, w);
+  y = torch::nn::functional::relu(
+      y, torch::nn::functional::ReLUFuncOptions().inplace(true));
+  return y * 2;
+}
+// CHECK-LABEL: torch::Tensor options_inplace_input(
+// CHECK-NEXT:  auto y = torch::mm(x, w);
+// CHECK-NEXT:  y = torch::nn::functional::relu(
+
 // LOG: cxx-rewrite.cpp:{{[0-9]+}}: fusable epilogue after conv2d: relu -> add -> mul (3 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after matmul: relu -> sub (2 ops)
@@ -182,10 +207,14 @@ struct BlockImpl : torch::nn::Module {
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after conv2d: gelu -> mul (2 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
+// LOG: fusable epilogue after linear: softplus -> leaky_relu -> gelu (3 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_
+// LOG: fusable epilogue after mm: relu -> mul (2 ops)
+// LOG-NEXT: left as is: 'relu' with inplace(true) writes the chain's input
 // LOG: skipped: statement in a macro expansion: not rewritten
 // LOG: skipped: template: not rewritten
 // LOG: skipped: 'm' is aliased by the reference 'alias'
-// LOG: 8 of 11 chains rewritten
+// LOG: 9 of 13 chains rewritten
 // HDR: #include <torch/nn.h>
 // HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, const at::Tensor& a0, const at::Scalar& s1);
 // CU: __global__ void __launch_bounds__(256)
@@ -219,3 +248,6 @@ struct BlockImpl : torch::nn::Module {
 // BNCU: const at::Scalar s7 = m6.options.negative_slope();
 // CU: if (m0.options.approximate() != "none")
 // CU-NEXT: return reference();
+// CU: t = at::softplus(t, 1, s0);
+// CU: t = at::leaky_relu(t, s1);
+// CU: t = at::gelu(t, "tanh");
