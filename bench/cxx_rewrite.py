@@ -108,32 +108,38 @@ def main():
         print(f"{name:12s} err {err:.1e} (float64 {err64:.1e}, cpu {errcpu:.1e}, grad {errgrad:.1e})"
               f"  orig {t['orig']:.3f} ms  new {t['new']:.3f} ms  x{t['orig'] / t['new']:.2f}"
               f"{'  MISMATCH' if bad else ''}", flush=True)
-    # Modules (conv -> batch norm -> relu, issue 7): eval mode through the
-    # fused kernel, training mode through the modules (running statistics
-    # updated as the original does), autograd through the modules.
-    x = torch.randn(32, 64, 112, 112, device=dev)
-    for m in (orig, new):
-        m.make_block(64, 0)
-    with torch.no_grad():
-        err = (orig.block_forward(x, False) - new.block_forward(x, False)).abs().max().item()
-        errtrain = (orig.block_forward(x, True) - new.block_forward(x, True)).abs().max().item()
-        errstats = (orig.block_running_mean() - new.block_running_mean()).abs().max().item()
-        t = time_interleaved({"orig": lambda: orig.block_forward(x, False),
-                              "new": lambda: new.block_forward(x, False)}, a.runs)
-    xg = [x[:4].clone().requires_grad_(True) for _ in range(2)]
-    orig.block_forward(xg[0], False).sum().backward()
-    new.block_forward(xg[1], False).sum().backward()
-    errgrad = (xg[0].grad - xg[1].grad).abs().max().item()
-    row = {"function": "ConvBnRelu (modules, eval)", "max_abs_err": err,
-           "train_mode_err": errtrain, "running_mean_err": errstats,
-           "autograd_grad_err": errgrad, "orig_ms": t["orig"], "new_ms": t["new"],
-           "speedup": t["orig"] / t["new"]}
-    rows.append(row)
-    bad = max(err, errtrain, errstats, errgrad) > 1e-5
-    ok = ok and not bad
-    print(f"{'conv_bn_relu':12s} err {err:.1e} (train {errtrain:.1e}, stats {errstats:.1e}, "
-          f"grad {errgrad:.1e})  orig {t['orig']:.3f} ms  new {t['new']:.3f} ms  "
-          f"x{t['orig'] / t['new']:.2f}{'  MISMATCH' if bad else ''}", flush=True)
+    # Modules (issue 7): eval mode through the fused kernels, training mode
+    # through the modules (running statistics updated as the original does),
+    # autograd through the modules. ConvBnRelu: conv -> batch norm -> relu;
+    # ResidualBlock: the ResNet block, bn2 moved past the shortcut.
+    modules = [("conv_bn_relu", "ConvBnRelu (modules, eval)", "block"),
+               ("residual", "ResidualBlock (modules, eval)", "residual")]
+    for short, title, stem in modules:
+        x = torch.randn(32, 64, 112, 112, device=dev)
+        for m in (orig, new):
+            getattr(m, "make_" + stem)(64, 0)
+        fwd = {m: getattr(m, stem + "_forward") for m in (orig, new)}
+        stats = {m: getattr(m, stem + "_running_mean") for m in (orig, new)}
+        with torch.no_grad():
+            err = (fwd[orig](x, False) - fwd[new](x, False)).abs().max().item()
+            errtrain = (fwd[orig](x, True) - fwd[new](x, True)).abs().max().item()
+            errstats = (stats[orig]() - stats[new]()).abs().max().item()
+            t = time_interleaved({"orig": lambda: fwd[orig](x, False),
+                                  "new": lambda: fwd[new](x, False)}, a.runs)
+        xg = [x[:4].clone().requires_grad_(True) for _ in range(2)]
+        fwd[orig](xg[0], False).sum().backward()
+        fwd[new](xg[1], False).sum().backward()
+        errgrad = (xg[0].grad - xg[1].grad).abs().max().item()
+        row = {"function": title, "max_abs_err": err,
+               "train_mode_err": errtrain, "running_mean_err": errstats,
+               "autograd_grad_err": errgrad, "orig_ms": t["orig"], "new_ms": t["new"],
+               "speedup": t["orig"] / t["new"]}
+        rows.append(row)
+        bad = max(err, errtrain, errstats, errgrad) > 1e-5
+        ok = ok and not bad
+        print(f"{short:12s} err {err:.1e} (train {errtrain:.1e}, stats {errstats:.1e}, "
+              f"grad {errgrad:.1e})  orig {t['orig']:.3f} ms  new {t['new']:.3f} ms  "
+              f"x{t['orig'] / t['new']:.2f}{'  MISMATCH' if bad else ''}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,

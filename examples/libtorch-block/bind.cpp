@@ -25,6 +25,30 @@ torch::Tensor block_forward(const torch::Tensor &x, bool training) {
 
 torch::Tensor block_running_mean() { return block->bn->running_mean.clone(); }
 
+static ResidualBlock residual{nullptr};
+
+void make_residual(int64_t channels, int64_t seed) {
+  torch::manual_seed(seed);
+  residual = ResidualBlock(channels);
+  torch::NoGradGuard noGrad;
+  for (auto *bn : {&residual->bn1, &residual->bn2}) {
+    (*bn)->running_mean.uniform_(-0.5, 0.5);
+    (*bn)->running_var.uniform_(0.5, 1.5);
+    (*bn)->weight.uniform_(0.5, 1.5);
+    (*bn)->bias.uniform_(-0.5, 0.5);
+  }
+  residual->to(torch::kCUDA);
+}
+
+torch::Tensor residual_forward(const torch::Tensor &x, bool training) {
+  residual->train(training);
+  return residual->forward(x);
+}
+
+torch::Tensor residual_running_mean() {
+  return residual->bn2->running_mean.clone();
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("conv_block", &conv_block);
   m.def("mlp_head", &mlp_head);
@@ -32,4 +56,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("make_block", &make_block);
   m.def("block_forward", &block_forward);
   m.def("block_running_mean", &block_running_mean);
+  m.def("make_residual", &make_residual);
+  m.def("residual_forward", &residual_forward);
+  m.def("residual_running_mean", &residual_running_mean);
 }

@@ -49,3 +49,32 @@ torch::Tensor ConvBnReluImpl::forward(torch::Tensor x) {
   x = relu->forward(x);
   return x;
 }
+
+ResidualBlockImpl::ResidualBlockImpl(int64_t channels)
+    : conv1(torch::nn::Conv2dOptions(channels, channels, 3)
+                .padding(1)
+                .bias(false)),
+      conv2(torch::nn::Conv2dOptions(channels, channels, 3)
+                .padding(1)
+                .bias(false)),
+      bn1(channels), bn2(channels),
+      relu(torch::nn::ReLUOptions().inplace(true)) {
+  register_module("conv1", conv1);
+  register_module("bn1", bn1);
+  register_module("conv2", conv2);
+  register_module("bn2", bn2);
+  register_module("relu", relu);
+}
+
+torch::Tensor ResidualBlockImpl::forward(torch::Tensor x) {
+  auto out = conv1->forward(x);
+  out = bn1->forward(out);
+  out = relu->forward(out);
+  out = conv2->forward(out);
+  out = bn2->forward(out);
+
+  auto residual = downsampler ? downsampler->forward(x) : x;
+  out += residual;
+  out = relu->forward(out);
+  return out;
+}

@@ -18,3 +18,16 @@ struct ConvBnReluImpl : torch::nn::Module {
   torch::nn::ReLU relu{nullptr};
 };
 TORCH_MODULE(ConvBnRelu);
+
+// The residual block of the public ResNet examples: the shortcut is
+// computed between bn2 and the add, and the rewrite moves bn2 past it into
+// one fused call (bn2 -> + shortcut -> relu).
+struct ResidualBlockImpl : torch::nn::Module {
+  explicit ResidualBlockImpl(int64_t channels);
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+  torch::nn::ReLU relu{nullptr};
+  torch::nn::Sequential downsampler{nullptr};
+};
+TORCH_MODULE(ResidualBlock);
