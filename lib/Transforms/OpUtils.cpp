@@ -97,6 +97,11 @@ OpKind kb::computeKind(AtenOp op) {
   }
   if (info->kind != OpKind::Elementwise || op->getNumResults() != 1)
     return info->kind;
+  // One tensor operand: nothing to broadcast against, whatever its shape
+  // (C++ chains are unranked).
+  if (llvm::count_if(op.getArgs(),
+                     [](Value v) { return isa<TensorType>(v.getType()); }) == 1)
+    return OpKind::Elementwise;
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   for (Value operand : op.getArgs()) {
     auto t = dyn_cast<TensorType>(operand.getType());
@@ -114,9 +119,9 @@ OpKind kb::getKind(Operation *op) {
   if (!aten)
     return OpKind::Opaque;
   if (auto k = aten.getKind()) {
-    for (OpKind kind : {OpKind::Elementwise, OpKind::Broadcast,
-                        OpKind::Injective, OpKind::Reduction, OpKind::Anchor,
-                        OpKind::Host, OpKind::Opaque})
+    for (OpKind kind :
+         {OpKind::Elementwise, OpKind::Broadcast, OpKind::Injective,
+          OpKind::Reduction, OpKind::Anchor, OpKind::Host, OpKind::Opaque})
       if (kindName(kind) == *k)
         return kind;
   }

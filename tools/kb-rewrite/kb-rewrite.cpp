@@ -23,6 +23,7 @@
 #include "kb/Emit/Rewrite.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Import/CxxFrontend.h"
+#include "kb/Import/CxxImporter.h"
 #include "kb/Import/TorchScriptImporter.h"
 #include "kb/Model/Store.h"
 #include "kb/Transforms/Passes.h"
@@ -439,7 +440,7 @@ int runOps() {
 /// cl::opt, because everything after `--` is a compiler's command line.
 int runAnalyzeCxx(int argc, char **argv) {
   kb::CxxInputs in;
-  bool json = false;
+  bool json = false, ir = false;
   for (int i = 2; i < argc; ++i) {
     StringRef a = argv[i];
     if (in.haveFlags) {
@@ -448,6 +449,8 @@ int runAnalyzeCxx(int argc, char **argv) {
       in.haveFlags = true;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--emit=kb") {
+      ir = true;
     } else if (a == "-p" && i + 1 < argc) {
       in.buildDir = argv[++i];
     } else if (a.starts_with("-p=")) {
@@ -455,7 +458,8 @@ int runAnalyzeCxx(int argc, char **argv) {
     } else if (a.starts_with("-")) {
       return fail(UsageError,
                   "analyze (C++ sources): unknown option '" + a +
-                      "' (expected -p BUILD_DIR, --json, -- FLAGS)");
+                      "' (expected -p BUILD_DIR, --json, --emit=kb, -- "
+                      "FLAGS)");
     } else {
       in.files.push_back(a.str());
     }
@@ -463,6 +467,14 @@ int runAnalyzeCxx(int argc, char **argv) {
   auto result = kb::analyzeCxxSources(in);
   if (!result)
     return fail(InputError, toString(result.takeError()));
+  if (ir) {
+    // The chains as kb IR, each op at its C++ source (kb-opt reads it back).
+    mlir::MLIRContext ctx;
+    auto module = kb::importCxxChains(ctx, *result);
+    module->print(outs(), mlir::OpPrintingFlags().enableDebugInfo(true, false));
+    outs() << "\n";
+    return Ok;
+  }
   outs() << (json ? kb::cxxAnalysisJson(*result)
                   : kb::cxxAnalysisText(*result));
   return Ok;
