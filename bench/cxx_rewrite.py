@@ -63,6 +63,8 @@ def main():
             torch.randn(4096, device=d, dtype=dt)),
         "scaled_relu": lambda d, dt=torch.float32: (
             torch.randn(8192, 1024, device=d), torch.randn(1024, 4096, device=d) * 0.03),
+        "conv_swish": lambda d, dt=torch.float32: (
+            torch.randn(64, 128, 64, 64, device=d), torch.randn(128, 128, 3, 3, device=d) * 0.05),
     }
     ok, rows = True, []
     for name, make in cases.items():

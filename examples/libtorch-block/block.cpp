@@ -33,6 +33,14 @@ torch::Tensor scaled_relu(const torch::Tensor &x, const torch::Tensor &w) {
   return h;
 }
 
+// conv -> swish -> mish, written out: the chain's value is read twice.
+torch::Tensor conv_swish(const torch::Tensor &x, const torch::Tensor &w) {
+  auto y = torch::conv2d(x, w, {}, 1, 1);
+  y = y * torch::sigmoid(y);
+  y = y * torch::tanh(torch::softplus(y));
+  return y;
+}
+
 ConvBnReluImpl::ConvBnReluImpl(int64_t channels)
     : conv(torch::nn::Conv2dOptions(channels, channels, 3)
                .padding(1)

@@ -42,6 +42,8 @@ std::string operandName(const CxxRewritePlan &p, int idx) {
     return o.text;
   case CxxOperand::Module:
     return "m" + std::to_string(idx);
+  case CxxOperand::Value: // named by its position (valueName)
+    return "";
   }
   return "";
 }
@@ -72,10 +74,25 @@ StringRef moduleCuda(const CxxRewritePlan &p, const CxxPlanOp &op) {
   return m ? m->cuda : "";
 }
 
-/// One op as a device expression over `self`, from its table row (or its
-/// module row's expression).
+/// The result of op `j` under `prefix` ("t" in the element function, "r" in
+/// the fallback), or the chain's input `in` when j < 0.
+std::string valueName(int j, StringRef prefix, StringRef in) {
+  return j < 0 ? in.str() : prefix.str() + std::to_string(j);
+}
+
+/// Whether an op reads anything but the previous op's result as the
+/// chain's value (`x * torch::sigmoid(x)`).
+bool readsTwice(const CxxRewritePlan &p) {
+  return llvm::any_of(p.ops, [](const CxxPlanOp &o) { return o.selfBack != 1; }) ||
+         llvm::any_of(p.operands, [](const CxxOperand &o) {
+           return o.kind == CxxOperand::Value;
+         });
+}
+
+/// One op (number k of the chain) as a device expression over `self`, from
+/// its table row (or its module row's expression).
 llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
-                                       const CxxPlanOp &op,
+                                       const CxxPlanOp &op, size_t pos,
                                        const std::string &self) {
   if (StringRef cuda = moduleCuda(p, op); !cuda.empty()) {
     std::string expr = cuda.str();
@@ -107,6 +124,8 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
     int idx = k == 0 ? -2 : op.args[k - 1];
     if (k == 0) {
       val = self;
+    } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::Value) {
+      val = valueName((int)pos - p.operands[idx].back, "t", "x");
     } else if (idx >= 0) {
       val = isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
                                       : operandName(p, idx);
@@ -133,6 +152,35 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
 /// The chain through ATen, exactly as written (in-place ops stay in place):
 /// the guard and autograd fallback.
 std::string referenceBody(const CxxRewritePlan &p) {
+  if (readsTwice(p)) {
+    // The chain's values are read twice: each op's result is kept (no
+    // in-place ops: the plan refuses those here).
+    std::string s;
+    for (size_t k = 0; k < p.ops.size(); ++k) {
+      const CxxPlanOp &op = p.ops[k];
+      std::string self = valueName((int)k - op.selfBack, "r", "in");
+      std::string r = "    at::Tensor r" + std::to_string(k) + " = ";
+      if (op.module >= 0) {
+        s += r + operandName(p, op.module) + ".forward(" + self + ");\n";
+        continue;
+      }
+      size_t given = 0;
+      for (size_t a = 0; a < op.args.size(); ++a)
+        if (op.args[a] >= 0)
+          given = a + 1;
+      const OpInfo *row = rowOf(op);
+      std::string args;
+      for (size_t a = 0; a < given; ++a) {
+        int idx = op.args[a];
+        args += ", " + (idx < 0 ? (row ? row->args[a + 1].defaultValue : "")
+                        : p.operands[idx].kind == CxxOperand::Value
+                            ? valueName((int)k - p.operands[idx].back, "r", "in")
+                            : operandName(p, idx));
+      }
+      s += r + "at::" + op.op + "(" + self + args + ");\n";
+    }
+    return s + "    return r" + std::to_string(p.ops.size() - 1) + ";\n";
+  }
   std::string s = "    at::Tensor t = in;\n";
   for (const CxxPlanOp &op : p.ops) {
     if (op.module >= 0) { // the module itself, options and all
@@ -328,7 +376,8 @@ namespace {
 std::string signatureOf(const CxxRewritePlan &p) {
   std::string key = p.writesInput ? "inplace;" : "out;";
   for (const CxxPlanOp &op : p.ops) {
-    key += op.op + "." + op.overload + (op.inPlace ? "_" : "") + "(";
+    key += op.op + "." + op.overload + (op.inPlace ? "_" : "") +
+           (op.selfBack != 1 ? "@" + std::to_string(op.selfBack) : "") + "(";
     if (op.module >= 0) {
       key += p.operands[op.module].type;
       for (const auto &[name, idx] : op.named)
@@ -338,6 +387,8 @@ std::string signatureOf(const CxxRewritePlan &p) {
     }
     for (int idx : op.args)
       key += idx < 0 ? std::string("-")
+             : p.operands[idx].kind == CxxOperand::Value
+                 ? "@" + std::to_string(p.operands[idx].back)
              : p.operands[idx].kind == CxxOperand::String
                  ? p.operands[idx].text
                  : std::to_string(idx) +
@@ -376,15 +427,14 @@ rewriteCxx(const CxxAnalysis &analysis,
       usesModules |= o.kind == CxxOperand::Module;
     if (defined.insert(name).second) {
       // The chain per element, called by the scalar and the float4 kernel.
-      std::string body, value = "x";
+      std::string body;
       for (size_t k = 0; k < p.ops.size(); ++k) {
-        auto e = deviceExpr(p, p.ops[k], value);
+        auto e = deviceExpr(p, p.ops[k], k,
+                            valueName((int)k - p.ops[k].selfBack, "t", "x"));
         if (!e)
           return e.takeError();
-        std::string t = "t" + std::to_string(k);
-        body += "  const float " + t + " = " + *e +
+        body += "  const float t" + std::to_string(k) + " = " + *e +
                 "; // aten::" + p.ops[k].op + "\n";
-        value = t;
       }
       std::string kparams, kargs, eparams = "float x";
       // Per operand: its element-function argument in the scalar kernel, in
@@ -482,7 +532,7 @@ rewriteCxx(const CxxAnalysis &analysis,
       defs += "// In and out may be the same tensor (in-place chains): no "
               "__restrict__.\n";
       defs += "static __device__ __forceinline__ float " + name + "_element(" +
-              eparams + ") {\n" + body + "  return " + value + ";\n}\n\n";
+              eparams + ") {\n" + body + "  return t" + std::to_string(p.ops.size() - 1) + ";\n}\n\n";
       defs += "__global__ void __launch_bounds__(256)\n" + name +
               "_kernel(const float* in, float* out, long long n" + kparams +
               ") {\n  for (long long i = (long long)blockIdx.x * blockDim.x + "

@@ -294,6 +294,10 @@ private:
     Step step;
     const Expr *expr = nullptr;    // the call
     const Expr *chainIn = nullptr; // the operand the chain flows through
+    // `x * f(x)`: the other operand that reads the chain's value, how many
+    // ops back its value is, and how many back `self`'s is.
+    const Expr *value = nullptr;
+    int valueBack = 0, selfBack = 1;
   };
 
   struct Active {
@@ -437,16 +441,37 @@ private:
       Root r = trace(in, var, inner, why, innerRefs);
       if (r.kind == Root::None)
         continue;
-      for (const Expr *o : step->inputs)
-        if (o != in && references(o, var))
+      // The chain's value read twice (`x * torch::sigmoid(x)`, `x * x`): the
+      // other read must be the value itself or pointwise ops of it, and one
+      // of the two reads the value directly.
+      const Expr *value = nullptr;
+      std::vector<CxxOpSite> sub;
+      std::vector<OpRef> subRefs;
+      for (const Expr *o : step->inputs) {
+        if (o == in || !references(o, var))
+          continue;
+        std::string ignored;
+        if (value || r.kind != Root::Var ||
+            trace(o, var, sub, ignored, subRefs).kind != Root::Var ||
+            (!inner.empty() && !sub.empty()))
           return {};
+        value = o;
+      }
       for (const Expr *o : step->others)
         if (references(o, var))
           return {};
+      OpRef self{*step, e, in};
+      if (value) {
+        self.value = value;
+        self.selfBack = (int)sub.size() + 1;
+        self.valueBack = sub.empty() ? (int)inner.size() + 1 : 1;
+      }
       ops = std::move(inner);
+      ops.insert(ops.end(), sub.begin(), sub.end());
       ops.push_back(site(*step, e));
       refs = std::move(innerRefs);
-      refs.push_back({*step, e, in});
+      refs.insert(refs.end(), subRefs.begin(), subRefs.end());
+      refs.push_back(self);
       return r;
     }
     return {};
@@ -815,6 +840,11 @@ private:
       CxxPlanOp planned;
       planned.op = op;
       planned.inPlace = r.step.inPlace;
+      planned.selfBack = r.selfBack;
+      if (r.value &&
+          llvm::any_of(a.refs, [](const OpRef &x) { return x.step.inPlace; }))
+        return fail("the chain's value is read twice by '" + op +
+                    "' and the chain has in-place ops");
       std::vector<CxxOperand::Kind> kinds;
       std::vector<int> indices;
       // Operands set through a functional options object, by schema name.
@@ -866,6 +896,16 @@ private:
           }
           continue;
         }
+        if (e == r.value) {
+          CxxOperand o;
+          o.kind = CxxOperand::Value;
+          o.back = r.valueBack;
+          o.text = source(e->getSourceRange());
+          kinds.push_back(CxxOperand::Tensor); // matched as a tensor operand
+          indices.push_back((int)p.operands.size());
+          p.operands.push_back(std::move(o));
+          continue;
+        }
         CxxOperand o;
         if (isTensorType(e->getType()) || isTensorType(core->getType()))
           o.kind = CxxOperand::Tensor;
@@ -913,6 +953,7 @@ private:
             ok = spec.type == ArgType::Scalar || spec.type == ArgType::Int ||
                  spec.type == ArgType::Float || spec.type == ArgType::Bool;
             break;
+          case CxxOperand::Value: // pushed as Tensor above
           case CxxOperand::Module: // only module calls have these
           case CxxOperand::ModuleOption:
           case CxxOperand::ModuleTensor:

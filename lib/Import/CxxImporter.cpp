@@ -68,7 +68,11 @@ public:
     Block *entry = fn.addEntryBlock();
     b.setInsertionPointToEnd(entry);
 
-    Value self = entry->getArgument(0);
+    // Each op's result: `x * torch::sigmoid(x)` reads one twice.
+    SmallVector<Value> results;
+    auto resultAt = [&](int j) {
+      return j < 0 ? entry->getArgument(0) : results[j];
+    };
     size_t first = c.ops.size() - p.ops.size();
     for (size_t k = 0; k < p.ops.size(); ++k) {
       const CxxPlanOp &op = p.ops[k];
@@ -78,22 +82,25 @@ public:
       if (!row)
         continue; // the plan chose a row; never reached
       std::map<std::string, int> named(op.named.begin(), op.named.end());
-      SmallVector<Value> operands{self};
+      SmallVector<Value> operands{resultAt((int)k - op.selfBack)};
       for (size_t a = 1; a < row->args.size(); ++a) {
         const ArgSpec &spec = row->args[a];
         int idx = a - 1 < op.args.size() ? op.args[a - 1] : -1;
         if (auto it = named.find(spec.name); idx < 0 && it != named.end())
           idx = it->second;
-        operands.push_back(operand(p, idx, spec, entry, argOf, l));
+        if (idx >= 0 && p.operands[idx].kind == CxxOperand::Value)
+          operands.push_back(resultAt((int)k - p.operands[idx].back));
+        else
+          operands.push_back(operand(p, idx, spec, entry, argOf, l));
       }
       auto aten = AtenOp::create(
           b, l, TypeRange{tensor}, b.getStringAttr(row->name),
           b.getStringAttr(row->overload),
           op.inPlace ? b.getUnitAttr() : nullptr, /*kind=*/nullptr, operands);
-      self = aten->getResult(0);
+      results.push_back(aten->getResult(0));
     }
     func::ReturnOp::create(b, fileLoc(c.ops.back().line, c.ops.back().column),
-                           self);
+                           results.back());
   }
 
 private:

@@ -11,6 +11,7 @@
 // The input is untouched (-o DIR).
 // RUN: cmp %s %t.orig
 // RUN: FileCheck %s --check-prefix=BNCU --input-file %t/kb_kernels.cu
+// RUN: FileCheck %s --check-prefix=DAG --input-file %t/kb_kernels.cu
 #include <torch/torch.h>
 // CHECK: #include <torch/torch.h>
 // CHECK-NEXT: #include "kb_kernels.h" // kb-rewrite: fused kernels
@@ -193,6 +194,27 @@ torch::Tensor options_inplace_input(torch::Tensor w, torch::Tensor x) {
 // CHECK-NEXT:  auto y = torch::mm(x, w);
 // CHECK-NEXT:  y = torch::nn::functional::relu(
 
+// The chain's value read twice (swish, then mish written out): the element
+// function and the fallback keep each op's result.
+torch::Tensor swish_mish(torch::nn::Conv2d &conv, torch::Tensor x) {
+  x = conv(x);
+  x = x * torch::sigmoid(x);
+  return x * torch::tanh(torch::softplus(x));
+}
+// CHECK-LABEL: torch::Tensor swish_mish(
+// CHECK-NEXT:  x = conv(x);
+// CHECK-NEXT:  return kb_rewrite::kb_fused_{{[0-9a-f]+}}(x);
+// DAG:      const float t1 = (x * t0); // aten::mul
+// DAG-NEXT: const float t2 = kb::softplus(t1, 1.0f, 20.0f); // aten::softplus
+// DAG-NEXT: const float t3 = tanhf(t2); // aten::tanh
+// DAG-NEXT: const float t4 = (t1 * t3); // aten::mul
+// DAG:      at::Tensor r0 = at::sigmoid(in);
+// DAG-NEXT: at::Tensor r1 = at::mul(in, r0);
+// DAG-NEXT: at::Tensor r2 = at::softplus(r1);
+// DAG-NEXT: at::Tensor r3 = at::tanh(r2);
+// DAG-NEXT: at::Tensor r4 = at::mul(r1, r3);
+// DAG-NEXT: return r4;
+
 // LOG: cxx-rewrite.cpp:{{[0-9]+}}: fusable epilogue after conv2d: relu -> add -> mul (3 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after matmul: relu -> sub (2 ops)
@@ -211,10 +233,12 @@ torch::Tensor options_inplace_input(torch::Tensor w, torch::Tensor x) {
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after mm: relu -> mul (2 ops)
 // LOG-NEXT: left as is: 'relu' with inplace(true) writes the chain's input
+// LOG: fusable epilogue after conv2d: sigmoid -> mul -> softplus -> tanh -> mul (5 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: skipped: statement in a macro expansion: not rewritten
 // LOG: skipped: template: not rewritten
 // LOG: skipped: 'm' is aliased by the reference 'alias'
-// LOG: 9 of 13 chains rewritten
+// LOG: 10 of 14 chains rewritten
 // HDR: #include <torch/nn.h>
 // HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, const at::Tensor& a0, const at::Scalar& s1);
 // CU: __global__ void __launch_bounds__(256)

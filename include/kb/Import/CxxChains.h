@@ -46,11 +46,23 @@ struct CxxOperand {
   /// ModuleTensor are read from module `owner` inside the fused function
   /// (`options.<text>()`, the member tensor `<text>` per channel), not
   /// passed at the call.
-  enum Kind { Tensor, Scalar, String, Module, ModuleOption, ModuleTensor };
+  /// Value: the chain's own value read a second time (`x * torch::sigmoid(x)`):
+  /// the result of the op `back` places before the one it feeds, or the
+  /// chain's input when there is none.
+  enum Kind {
+    Tensor,
+    Scalar,
+    String,
+    Module,
+    ModuleOption,
+    ModuleTensor,
+    Value
+  };
   Kind kind = Tensor;
   std::string text; // its source ("bias", "this->scale", "0.5", "\"tanh\"")
   std::string type; // Module: "torch::nn::BatchNorm2dImpl"
   int owner = -1;   // ModuleOption, ModuleTensor: the Module operand
+  int back = 0;     // Value: how many ops back from the op it feeds
 };
 
 /// One op of a rewritable chain against its op-semantics row.
@@ -67,6 +79,9 @@ struct CxxPlanOp {
   /// Options that must keep their value for the kernel to be right
   /// ("approximate" == "none"): name -> C++ value.
   std::vector<std::pair<std::string, std::string>> pinned;
+  /// Its `self` is the result of the op this many places before it (or the
+  /// chain's input): 1 but for `x * f(x)`, where f's ops come between.
+  int selfBack = 1;
   bool evalOnly = false;   // the module's fused form needs !is_training()
   bool inplaceOpt = false; // the module has an `inplace` option
 };
