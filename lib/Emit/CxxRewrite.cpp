@@ -83,7 +83,8 @@ std::string valueName(int j, StringRef prefix, StringRef in) {
 /// Whether an op reads anything but the previous op's result as the
 /// chain's value (`x * torch::sigmoid(x)`).
 bool readsTwice(const CxxRewritePlan &p) {
-  return llvm::any_of(p.ops, [](const CxxPlanOp &o) { return o.selfBack != 1; }) ||
+  return llvm::any_of(p.ops,
+                      [](const CxxPlanOp &o) { return o.selfBack != 1; }) ||
          llvm::any_of(p.operands, [](const CxxOperand &o) {
            return o.kind == CxxOperand::Value;
          });
@@ -172,10 +173,11 @@ std::string referenceBody(const CxxRewritePlan &p) {
       std::string args;
       for (size_t a = 0; a < given; ++a) {
         int idx = op.args[a];
-        args += ", " + (idx < 0 ? (row ? row->args[a + 1].defaultValue : "")
-                        : p.operands[idx].kind == CxxOperand::Value
-                            ? valueName((int)k - p.operands[idx].back, "r", "in")
-                            : operandName(p, idx));
+        args +=
+            ", " + (idx < 0 ? (row ? row->args[a + 1].defaultValue : "")
+                    : p.operands[idx].kind == CxxOperand::Value
+                        ? valueName((int)k - p.operands[idx].back, "r", "in")
+                        : operandName(p, idx));
       }
       s += r + "at::" + op.op + "(" + self + args + ");\n";
     }
@@ -532,7 +534,8 @@ rewriteCxx(const CxxAnalysis &analysis,
       defs += "// In and out may be the same tensor (in-place chains): no "
               "__restrict__.\n";
       defs += "static __device__ __forceinline__ float " + name + "_element(" +
-              eparams + ") {\n" + body + "  return t" + std::to_string(p.ops.size() - 1) + ";\n}\n\n";
+              eparams + ") {\n" + body + "  return t" +
+              std::to_string(p.ops.size() - 1) + ";\n}\n\n";
       defs += "__global__ void __launch_bounds__(256)\n" + name +
               "_kernel(const float* in, float* out, long long n" + kparams +
               ") {\n  for (long long i = (long long)blockIdx.x * blockDim.x + "

@@ -953,7 +953,7 @@ private:
             ok = spec.type == ArgType::Scalar || spec.type == ArgType::Int ||
                  spec.type == ArgType::Float || spec.type == ArgType::Bool;
             break;
-          case CxxOperand::Value: // pushed as Tensor above
+          case CxxOperand::Value:  // pushed as Tensor above
           case CxxOperand::Module: // only module calls have these
           case CxxOperand::ModuleOption:
           case CxxOperand::ModuleTensor:
