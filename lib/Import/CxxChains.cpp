@@ -444,22 +444,31 @@ private:
       // The chain's value read twice (`x * torch::sigmoid(x)`, `x * x`): the
       // other read must be the value itself or pointwise ops of it, and one
       // of the two reads the value directly.
+      // (`y.mul(torch::sigmoid(y))`: a method's or function's tensor
+      // argument too). Only pointwise ops may stand between: a reduction
+      // read twice (`x + x.mean()`) ends the chain before it.
       const Expr *value = nullptr;
       std::vector<CxxOpSite> sub;
       std::vector<OpRef> subRefs;
-      for (const Expr *o : step->inputs) {
+      std::vector<const Expr *> reads(step->inputs.begin(), step->inputs.end());
+      reads.insert(reads.end(), step->others.begin(), step->others.end());
+      for (const Expr *o : reads) {
         if (o == in || !references(o, var))
           continue;
         std::string ignored;
-        if (value || r.kind != Root::Var ||
+        if (value || r.kind != Root::Var || !isTensorType(o->getType()) ||
             trace(o, var, sub, ignored, subRefs).kind != Root::Var ||
             (!inner.empty() && !sub.empty()))
           return {};
+        for (const OpRef &x : subRefs) {
+          const OpInfo *row = tableRow(x.step.op);
+          if (x.step.module || !row ||
+              (row->kind != OpKind::Elementwise &&
+               row->kind != OpKind::Broadcast))
+            return {};
+        }
         value = o;
       }
-      for (const Expr *o : step->others)
-        if (references(o, var))
-          return {};
       OpRef self{*step, e, in};
       if (value) {
         self.value = value;

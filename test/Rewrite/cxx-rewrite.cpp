@@ -215,6 +215,19 @@ torch::Tensor swish_mish(torch::nn::Conv2d &conv, torch::Tensor x) {
 // DAG-NEXT: at::Tensor r4 = at::mul(r1, r3);
 // DAG-NEXT: return r4;
 
+// A method's argument may read the value too; a reduction read a second
+// time ends the chain before it.
+torch::Tensor method_twice(torch::nn::Linear &fc, torch::Tensor x) {
+  auto y = fc(x);
+  y = y.mul(torch::sigmoid(y)).add(1.0);
+  y = y + y.mean();
+  return y;
+}
+// CHECK-LABEL: torch::Tensor method_twice(
+// CHECK-NEXT:  auto y = fc(x);
+// CHECK-NEXT:  y = kb_rewrite::kb_fused_{{[0-9a-f]+}}(y, 1.0);
+// CHECK-NEXT:  y = y + y.mean();
+
 // LOG: cxx-rewrite.cpp:{{[0-9]+}}: fusable epilogue after conv2d: relu -> add -> mul (3 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after matmul: relu -> sub (2 ops)
@@ -235,10 +248,12 @@ torch::Tensor swish_mish(torch::nn::Conv2d &conv, torch::Tensor x) {
 // LOG-NEXT: left as is: 'relu' with inplace(true) writes the chain's input
 // LOG: fusable epilogue after conv2d: sigmoid -> mul -> softplus -> tanh -> mul (5 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
+// LOG: fusable epilogue after linear: sigmoid -> mul -> add (3 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: skipped: statement in a macro expansion: not rewritten
 // LOG: skipped: template: not rewritten
 // LOG: skipped: 'm' is aliased by the reference 'alias'
-// LOG: 10 of 14 chains rewritten
+// LOG: 11 of 15 chains rewritten
 // HDR: #include <torch/nn.h>
 // HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, const at::Tensor& a0, const at::Scalar& s1);
 // CU: __global__ void __launch_bounds__(256)
