@@ -255,6 +255,7 @@ def run_task(args, level, task_path, result):
     result["fallbacks"] = {"regions": model_new._kb.fallbacks,
                            "forward": model_new._kb.reasons}
     result["layout"] = model_new._kb.layout_ms
+    result["library"] = {str(k): v for k, v in model_new._kb.library_ms.items()}
     graphs = model_new._kb.graphs
     result["cuda_graph"] = graphs.timing if graphs is not None else None
 

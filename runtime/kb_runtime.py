@@ -19,8 +19,10 @@ Fallbacks (all exact, all cheap to decide; docs/rewrite.md):
 
 Environment: KB_CUDA_GRAPHS=0 disables CUDA graph replay, =1 uses it
 without timing it against the eager forward first; KB_RUNTIME=off
-runs every region through its ATen ops; KB_RUNTIME_VERBOSE=1 prints what
-was loaded and why anything fell back.
+runs every region through its ATen ops; KB_CHANNELS_LAST=0/1 and
+KB_LIBRARY_EPILOGUES=0/1 force the layout and the library forms instead of
+timing them; KB_RUNTIME_VERBOSE=1 prints what was loaded, what was chosen
+and why anything fell back.
 """
 
 import ast
@@ -288,6 +290,10 @@ class Program:
         self.layout_ms = None
         self.graphs = None
         self.reasons = {}
+        # Region index -> True (library form) / False (anchor + kernel), and
+        # what the choice measured.
+        self.lib_choice = {}
+        self.library_ms = {}
 
     # ---- guards -----------------------------------------------------------
     def _mismatch(self, module, args, kwargs):
@@ -428,6 +434,64 @@ class Program:
             self.layout_ms["channels_last"] < 0.97 * self.layout_ms["nchw"]
         _log(f"layout: {self.layout_ms} -> "
              f"{'channels-last' if self.use_cl else 'NCHW'}")
+
+    # ---- library epilogues -------------------------------------------------
+    def lib(self, i, lib_fn, anchor_fn, operands):
+        """Region i over anchor_fn(*operands), or lib_fn: one library call
+        (a cuBLASLt / cuDNN epilogue) computing the same; chosen on first use."""
+        use = self.lib_choice.get(i)
+        if use is None:
+            use = self.lib_choice[i] = self._choose_lib(i, lib_fn, anchor_fn,
+                                                        operands)
+        if use:
+            return lib_fn(*operands)
+        return tuple(self.call(i, (anchor_fn(*operands),)))
+
+    def _choose_lib(self, i, lib_fn, anchor_fn, operands):
+        forced = os.environ.get("KB_LIBRARY_EPILOGUES")
+        if forced is not None:
+            self.library_ms[i] = {"chosen": "forced", "library": None}
+            return forced not in ("", "0")
+        if os.environ.get("KB_RUNTIME", "on") == "off" or \
+                not all(t.is_cuda for t in operands if isinstance(t, torch.Tensor)) or \
+                torch.cuda.is_current_stream_capturing():
+            return False
+        unfused = lambda: self.call(i, (anchor_fn(*operands),))[0]
+        library = lambda: lib_fn(*operands)[0]
+        record = self.library_ms[i] = {}
+        with torch.no_grad():
+            want = unfused()
+            try:
+                got = library()
+            except (RuntimeError, TypeError) as e:
+                record.update(chosen="kernel", error=str(e).splitlines()[0])
+                _log(f"region {i} library form: {record['error']}")
+                return False
+            same = (got.shape == want.shape and got.dtype == want.dtype and
+                    torch.allclose(got, want, rtol=1e-5, atol=1e-5,
+                                   equal_nan=True))
+            record["same_results"] = same
+            if not same:
+                record["chosen"] = "kernel"
+                _log(f"region {i} library form differs from the kernel's")
+                return False
+            times = {"kernel": [], "library": []}
+            for _ in range(3):
+                for name, fn in (("kernel", unfused), ("library", library)):
+                    start = torch.cuda.Event(enable_timing=True)
+                    end = torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    for _ in range(10):
+                        fn()
+                    end.record()
+                    end.synchronize()
+                    times[name].append(start.elapsed_time(end) / 10)
+        record["kernel"] = min(times["kernel"])
+        record["library"] = min(times["library"])
+        use = record["library"] < 0.97 * record["kernel"]
+        record["chosen"] = "library" if use else "kernel"
+        _log(f"region {i} library form: {record}")
+        return use
 
     # ---- execution ----------------------------------------------------------
     def call(self, i, inputs):

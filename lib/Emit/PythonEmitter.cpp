@@ -8,12 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kb/Emit/PythonEmitter.h"
+#include "kb/Emit/LibraryEpilogue.h"
 #include "kb/IR/KbDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -153,37 +155,26 @@ private:
   }
 
   llvm::Expected<std::string> literal(Operation *op, Attribute a, Type t) {
-    if (isa<UnitAttr>(a) || isa<NoneType>(t))
-      return std::string("None");
-    if (auto b = dyn_cast<BoolAttr>(a))
-      return std::string(b.getValue() ? "True" : "False");
-    auto tensor = dyn_cast<TensorType>(t);
+    if (auto scalar = pythonScalarLiteral(a, t))
+      return *scalar;
+    auto tensor = cast<TensorType>(t);
     if (auto i = dyn_cast<IntegerAttr>(a)) {
       if (i.getType().isInteger(1))
         return std::string(i.getInt() ? "True" : "False");
-      std::string v = std::to_string(i.getInt());
-      if (tensor)
-        return "torch.tensor(" + v + ", dtype=" +
-               torchDtype(tensor.getElementType()) + ")";
-      return v;
+      return "torch.tensor(" + std::to_string(i.getInt()) +
+             ", dtype=" + torchDtype(tensor.getElementType()) + ")";
     }
     if (auto f = dyn_cast<FloatAttr>(a)) {
-      std::string v = pyFloat(f.getValueAsDouble());
-      if (tensor) {
-        std::string dt = torchDtype(tensor.getElementType());
-        if (dt.empty())
-          return fail(op, "a tensor constant of an unsupported dtype");
-        return "torch.tensor(" + v + ", dtype=" + dt + ")";
-      }
-      return v;
+      std::string dt = torchDtype(tensor.getElementType());
+      if (dt.empty())
+        return fail(op, "a tensor constant of an unsupported dtype");
+      return "torch.tensor(" + pyFloat(f.getValueAsDouble()) +
+             ", dtype=" + dt + ")";
     }
-    if (auto s = dyn_cast<StringAttr>(a)) {
-      if (tensor)
-        return fail(op, "a non-scalar tensor constant (" + s.getValue() +
-                            ") has no Python form; re-export without "
-                            "constant tensors");
-      return pyString(s.getValue());
-    }
+    if (auto s = dyn_cast<StringAttr>(a))
+      return fail(op, "a non-scalar tensor constant (" + s.getValue() +
+                          ") has no Python form; re-export without "
+                          "constant tensors");
     return fail(op, "a constant kb-rewrite cannot print as Python");
   }
 
@@ -220,6 +211,17 @@ private:
       return llvm::Error::success();
     }
     if (auto a = dyn_cast<AtenOp>(op)) {
+      if (auto lib = libAnchors.find(&op); lib != libAnchors.end()) {
+        // The launch it feeds is computed here, by K.lib: the library call
+        // or this op then the region (the launch reads nothing else).
+        auto [launch, index] = lib->second;
+        std::string lhs = assign(launch);
+        lhs = lhs.substr(0, lhs.size() - 3) + ", = ";
+        os << ind << lhs << "K.lib(" << index << ", _kb_lib_" << index
+           << ", " << site("aten", a.getName()) << ", ("
+           << args(a.getArgs()) << ",))\n";
+        return llvm::Error::success();
+      }
       std::string name = a.getName().str() + (a.getInplace() ? "_" : "");
       if (a.getInplace() && llvm::StringRef(a.getName()).ends_with("_"))
         name = a.getName().str();
@@ -238,6 +240,8 @@ private:
       return llvm::Error::success();
     }
     if (auto l = dyn_cast<LaunchOp>(op)) {
+      if (libLaunches.count(&op))
+        return llvm::Error::success(); // computed at its anchor
       auto it = regionIndex.find(l.getKernel().str());
       if (it == regionIndex.end())
         return fail(&op, "launch of an unknown kernel @" + l.getKernel());
@@ -318,6 +322,10 @@ public:
   std::vector<std::string> sites;
   /// Convolutions whose output feeds a channels-last-capable region.
   llvm::DenseMap<Operation *, unsigned> clConvs;
+  /// Anchors with a library form of the launch they feed: that launch and
+  /// its region index.
+  llvm::DenseMap<Operation *, std::pair<Operation *, unsigned>> libAnchors;
+  llvm::DenseSet<Operation *> libLaunches;
 
 private:
   const std::map<std::string, unsigned> &regionIndex;
@@ -347,6 +355,26 @@ emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
         if (!isa<func::ReturnOp>(user))
           return;
     emitter.clConvs[conv] = regionIndex.at(launch.getKernel().str());
+    prog.channelsLast.insert(launch.getKernel().str());
+  });
+  // Library forms (cuBLASLt / cuDNN epilogues), where no channels-last
+  // variant competes for the anchor.
+  module.walk([&](LaunchOp launch) {
+    auto it = regionIndex.find(launch.getKernel().str());
+    if (it == regionIndex.end())
+      return;
+    auto m = matchLibraryEpilogue(launch, module);
+    if (!m || emitter.clConvs.count(m->anchor))
+      return;
+    emitter.libAnchors[m->anchor] = {launch, it->second};
+    emitter.libLaunches.insert(launch);
+    std::string helper = "def _kb_lib_" + std::to_string(it->second) + "(";
+    for (auto [i, p] : llvm::enumerate(m->params))
+      helper += (i ? ", " : "") + p;
+    helper += "):\n    # " + m->row->library.str() + "\n    return (" +
+              m->call + ",)\n";
+    prog.library[launch.getKernel().str()] = {m->row->library.str(), m->call};
+    prog.libraryHelpers += helper + "\n\n";
   });
   llvm::raw_string_ostream refs(prog.references);
   for (KernelOp kernel : module.getOps<KernelOp>()) {

@@ -176,7 +176,7 @@ std::string modelNewSource(const RewriteOptions &opts, StringRef absDir,
      << pyStringLiteral(name)
      << ".replace(\"-\", \"_\"), \"original_model.py\")\n\n\n"
      << prog.sites << "\n\n"
-     << prog.references << prog.forward << "\n\n"
+     << prog.references << prog.libraryHelpers << prog.forward << "\n\n"
      << "_KB_REFERENCES = [";
   for (auto [i, r] : llvm::enumerate(regions))
     os << (i ? ", " : "") << "_" << r.name << "_reference";
@@ -504,7 +504,18 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     }
   }
 
-  // 3. manifest.json: what the runtime loads.
+  // 3. manifest.json: what the runtime loads; model_new.py's forward first
+  // (it decides which regions have a library form).
+  std::set<std::string> clKernels;
+  for (auto [idx, rec] : llvm::enumerate(result.regions))
+    if (emittedCL[idx] && rec.clStatus != "rejected" &&
+        rec.clStatus != "compile_error")
+      clKernels.insert(rec.name);
+  auto prog = emitPython(module, regionIndex, clKernels);
+  if (prog)
+    for (RegionRecord &rec : result.regions)
+      if (auto it = prog->library.find(rec.name); it != prog->library.end())
+        rec.library = it->second.first;
   json::Array regions;
   for (auto [idx, rec] : llvm::enumerate(result.regions)) {
     const EmittedKernel &k = emitted[idx];
@@ -524,7 +535,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
         updates.push_back(json::Array{o, i});
       r["updates"] = std::move(updates);
     }
-    if (variants[idx] && emittedCL[idx]) {
+    if (variants[idx] && emittedCL[idx] &&
+        (!prog || prog->channelsLast.count(rec.name))) {
       const EmittedKernel &c = *emittedCL[idx];
       json::Array ins, outs;
       for (const auto &shape : variants[idx]->permutedShapes)
@@ -542,6 +554,10 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
                        {"inputs", std::move(ins)},
                        {"outputs", std::move(outs)}};
     }
+    if (prog)
+      if (auto it = prog->library.find(rec.name); it != prog->library.end())
+        r["library"] = json::Object{{"library", it->second.first},
+                                    {"call", it->second.second}};
     regions.push_back(std::move(r));
   }
   json::Array inputs;
@@ -570,12 +586,6 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   std::string source = opts.modelSource.empty()
                            ? meta.getString("source").value_or("").str()
                            : opts.modelSource;
-  std::set<std::string> clKernels;
-  for (auto [idx, rec] : llvm::enumerate(result.regions))
-    if (emittedCL[idx] && rec.clStatus != "rejected" &&
-        rec.clStatus != "compile_error")
-      clKernels.insert(rec.name);
-  auto prog = emitPython(module, regionIndex, clKernels);
   if (!prog) {
     result.modelNewNote = toString(prog.takeError());
   } else if (source.empty() || !StringRef(source).ends_with(".py")) {

@@ -95,6 +95,8 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
       o["achieved_gbs"] = *gbs;
     if (r.copyGBs)
       o["copy_gbs"] = *r.copyGBs;
+    if (!r.library.empty())
+      o["library_form"] = r.library;
     if (r.modelCandidates > 0)
       o["model"] = json::Object{{"candidates", r.modelCandidates},
                                 {"accepted", r.modelAccepted},
@@ -152,6 +154,16 @@ std::string reportMarkdown(const RewriteOptions &opts,
       os << "- " << r.name << " (model): " << r.modelCandidates
          << " candidates, " << r.modelAccepted << " accepted; " << r.modelChoice
          << "\n";
+    }
+  for (const RegionRecord &r : res.regions)
+    if (!r.library.empty()) {
+      if (!details)
+        os << "\n## Details\n\n";
+      details = true;
+      os << "- " << r.name << " (library form): " << r.library
+         << " competes with the anchor + this kernel; the runtime times both "
+            "on the traced operands and keeps the faster when the results "
+            "agree within 1e-5 (model_new's `_kb.library_ms`)\n";
     }
   for (const RegionRecord &r : res.regions)
     if (!r.detail.empty() && r.status != "verified") {

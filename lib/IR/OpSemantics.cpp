@@ -182,6 +182,18 @@ llvm::ArrayRef<CxxModuleInfo> kb::cxxModules() {
   return kModules;
 }
 
+llvm::ArrayRef<LibEpilogueInfo> kb::libraryEpilogues() {
+  static const LibEpilogueInfo kRows[] = {
+#define KB_OP(...)
+#define KB_LIB_EPILOGUE(ANCHOR, OP, WHEN, CALL, LIBRARY)                       \
+  {#ANCHOR, #OP, WHEN, CALL, LIBRARY},
+#include "kb/IR/OpSemantics.def"
+#undef KB_LIB_EPILOGUE
+#undef KB_OP
+  };
+  return kRows;
+}
+
 const CxxModuleInfo *kb::cxxModule(StringRef implClass) {
   for (const CxxModuleInfo &m : cxxModules())
     if (m.impl == implClass)
@@ -269,5 +281,15 @@ std::string kb::renderOpSemanticsMarkdown() {
        << (cuda.empty() ? "" : "`" + cuda + "`") << " | " << info.aten
        << " |\n";
   }
+  os << "\n## Library epilogues\n\n"
+     << "A region that is exactly the op applied to the anchor's result may "
+        "also run as one library call; the runtime times both and keeps the "
+        "faster when the results agree (docs/rewrite.md).\n\n"
+     << "| anchor | op | when | library call | library |\n"
+     << "|---|---|---|---|---|\n";
+  for (const LibEpilogueInfo &e : libraryEpilogues())
+    os << "| `aten::" << e.anchor << "` | `aten::" << e.op << "` | "
+       << (e.when.empty() ? "" : "`" + e.when.str() + "`") << " | `" << e.call
+       << "` | " << e.library << " |\n";
   return out;
 }

@@ -43,6 +43,7 @@ class ReferenceRegions:
     def __init__(self, references):
         self.references = references
         self.calls = 0
+        self.lib_bound = self.lib_unavailable = 0
 
     def cl(self, i, t):
         return t  # NCHW: the layout the graph was traced in
@@ -50,6 +51,20 @@ class ReferenceRegions:
     def call(self, i, inputs):
         self.calls += 1
         return self.references[i](*inputs)
+
+    def lib(self, i, lib_fn, anchor_fn, operands):
+        """A library form: the region's path gives the result; the library
+        call must bind its operands and give the same shape where ATen's
+        CPU build has it (cuDNN's fused convolution has no CPU kernel)."""
+        out = tuple(self.call(i, (anchor_fn(*operands),)))
+        try:
+            alt = lib_fn(*operands)
+        except (RuntimeError, NotImplementedError):
+            self.lib_unavailable += 1
+            return out
+        assert alt[0].shape == out[0].shape, f"library form of region {i}"
+        self.lib_bound += 1
+        return out
 
 
 class PermutedReference:
@@ -138,6 +153,9 @@ def main():
         assert torch.allclose(a.float(), b.float(), atol=1e-6), f"state '{k}' after forward differs"
     print(f"graph program: {len(ref)} outputs match Model.forward "
           f"({regions.calls} regions through their reference ops)")
+    if regions.lib_bound or regions.lib_unavailable:
+        print(f"library forms: {regions.lib_bound} ran on the CPU, "
+              f"{regions.lib_unavailable} have no CPU kernel")
 
     variants = [r.get("channels_last") for r in manifest["regions"]]
     if any(variants):

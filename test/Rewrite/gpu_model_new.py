@@ -10,6 +10,8 @@ For a few fixture graphs: rewrite with kb-verify, then on the GPU
     (with replay forced, KB_CUDA_GRAPHS=1), and the runtime's timing of
     replay against eager leaves the module's buffers (batch-norm running
     statistics) as the original's;
+  * library forms (cuBLASLt / cuDNN epilogues) give the same outputs,
+    forced (KB_LIBRARY_EPILOGUES=1, with replay forced) or measured;
   * a guard that fails (non-contiguous input) and autograd (grad mode with
     parameters requiring gradients) run the original forward, and backward
     works through it.
@@ -31,7 +33,7 @@ if not torch.cuda.is_available():
     sys.exit(77)
 
 CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
-         "sweep_pointwise_b"]
+         "sweep_pointwise_b", "library_epilogues"]
 
 
 def load(path, name):
@@ -65,6 +67,10 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
         subprocess.run([kb_rewrite, "rewrite", graph, "-o", out, "--source", model,
                         "--kb-verify", kb_verify, "--quiet"], check=True)
     os.environ["KB_CUDA_GRAPHS"] = graphs  # read when a ModelNew first runs
+    if graphs == "1":
+        os.environ["KB_LIBRARY_EPILOGUES"] = "1"  # read at each site's first use
+    else:
+        os.environ.pop("KB_LIBRARY_EPILOGUES", None)
     new = load(os.path.join(out, "model_new.py"), f"kb_gpu_{case}_{graphs or 'timed'}")
     import json
     with open(os.path.join(out, "manifest.json")) as f:
@@ -91,6 +97,14 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
         for (n, a), b in zip(ref.named_buffers(), got.buffers()):
             assert torch.allclose(a.float(), b.float(), atol=1e-5, rtol=1e-5), \
                 f"{case}: buffer {n} differs from the original's"
+        sites = "K.lib(" in open(os.path.join(out, "model_new.py")).read()
+        if sites:
+            assert got._kb.lib_choice, f"{case}: no library form was decided"
+            if graphs == "1":
+                assert all(got._kb.lib_choice.values()), got._kb.library_ms
+            else:
+                assert all("same_results" in r or "error" in r
+                           for r in got._kb.library_ms.values()), got._kb.library_ms
         timing = got._kb.graphs.timing if got._kb.graphs is not None else None
         if graphs == "1":
             assert timing is None, f"{case}: KB_CUDA_GRAPHS=1 still timed replay"
@@ -119,7 +133,8 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
         f"{case}: missing parameter gradients"
     assert "autograd needs gradients" in got._kb.reasons, got._kb.reasons
     print(f"{case} (KB_CUDA_GRAPHS={graphs!r}): ok ({sum(launched)} kernel launches, "
-          f"layout {got._kb.layout_ms}, graph {timing}, fallbacks {got._kb.fallbacks})")
+          f"layout {got._kb.layout_ms}, graph {timing}, fallbacks {got._kb.fallbacks}, "
+          f"library {got._kb.library_ms})")
 
 
 def main():

@@ -84,5 +84,48 @@ class GuardTest(unittest.TestCase):
         self.assertIn("training mode", p._mismatch(m, (x, 3.14), {}))
 
 
+class LibraryFormTest(unittest.TestCase):
+    """Program.lib: the library form of a region, forced or chosen."""
+
+    def program(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "manifest.json"), "w") as f:
+            json.dump({"training": False, "regions": [], "inputs": []}, f)
+        self.calls = []
+        def reference(t):  # the region's ATen ops (relu)
+            self.calls.append("region")
+            return (torch.relu(t),)
+        p = kb_runtime.Program(d, None, [reference], None)
+        p.regions = [None]  # no kernel loaded: the region runs its ATen ops
+        return p
+
+    def run_site(self, p):
+        x, w, b = torch.randn(4, 8), torch.randn(3, 8), torch.randn(3)
+        def lib(input, weight, bias):
+            self.calls.append("library")
+            return (torch.ops.aten._addmm_activation(bias, input, weight.t()),)
+        y, = p.lib(0, lib, torch.nn.functional.linear, (x, w, b))
+        self.assertTrue(torch.allclose(y, torch.relu(x @ w.t() + b)))
+
+    def test_forced(self):
+        for value, expect in (("1", "library"), ("0", "region")):
+            os.environ["KB_LIBRARY_EPILOGUES"] = value
+            try:
+                p = self.program()
+                self.run_site(p)
+                self.run_site(p)  # the choice is kept
+            finally:
+                del os.environ["KB_LIBRARY_EPILOGUES"]
+            self.assertEqual(self.calls, [expect, expect])
+            self.assertEqual(p.library_ms[0]["chosen"], "forced")
+
+    def test_cpu_operands_keep_the_region(self):
+        p = self.program()
+        self.run_site(p)
+        self.assertEqual(self.calls, ["region"])
+        self.assertIs(p.lib_choice[0], False)
+        self.assertNotIn(0, p.library_ms)  # nothing was measured
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

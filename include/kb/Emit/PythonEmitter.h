@@ -29,6 +29,14 @@ struct PythonProgram {
   std::map<std::string, std::string> referenceOf;
   /// _opN_<name> = kb_runtime.OpCall(ns, name): the call sites used above.
   std::string sites;
+  /// def _kb_lib_N(<anchor operands>): the library form of region N, where
+  /// one exists (LibraryEpilogue.h); the forward calls K.lib(N, ...) there.
+  std::string libraryHelpers;
+  /// Per kernel symbol with a library form: what runs it, and the call.
+  std::map<std::string, std::pair<std::string, std::string>> library;
+  /// Kernels of `channelsLast` whose convolution goes through K.cl (the
+  /// others' variants could only ever fail their guards).
+  std::set<std::string> channelsLast;
   unsigned numArgs = 0;
 };
 

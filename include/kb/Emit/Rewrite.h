@@ -62,6 +62,9 @@ struct RegionRecord {
   /// its status as above ("" = none) and time.
   std::string clStatus, clDetail;
   std::optional<double> clKernelMs;
+  /// The library form that competes with anchor + kernel at run time
+  /// ("" = none; LibraryEpilogue.h).
+  std::string library;
   int64_t bytes = 0;    // bytes the fused kernel reads and writes
   int64_t elements = 0; // output elements
   unsigned numOps = 0;

@@ -133,6 +133,16 @@ const CxxModuleInfo *cxxModule(llvm::StringRef implClass);
 /// Every KB_CXX_MODULE row of the table.
 llvm::ArrayRef<CxxModuleInfo> cxxModules();
 
+/// A KB_LIB_EPILOGUE row (see OpSemantics.def).
+struct LibEpilogueInfo {
+  llvm::StringRef anchor, op; // aten names without "aten::"
+  llvm::StringRef when;       // conditions on the traced operands
+  llvm::StringRef call;       // Python call over {anchor operand}
+  llvm::StringRef library;    // what runs it
+};
+/// Every KB_LIB_EPILOGUE row of the table.
+llvm::ArrayRef<LibEpilogueInfo> libraryEpilogues();
+
 llvm::StringRef kindName(OpKind kind);
 llvm::StringRef styleName(OpStyle style);
 
