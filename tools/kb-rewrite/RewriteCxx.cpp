@@ -10,10 +10,13 @@
 #include "RewriteCxx.h"
 
 #include "kb/Emit/CxxRewrite.h"
+#include "kb/Emit/CxxVerifyHarness.h"
 #include "kb/Import/CxxFrontend.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -49,12 +52,85 @@ Error writeAtomically(StringRef path, StringRef text) {
   return Error::success();
 }
 
+bool gpuVisible() {
+  if (const char *env = getenv("KB_ASSUME_NO_GPU"); env && *env && *env != '0')
+    return false;
+  return sys::fs::exists("/dev/nvidiactl") || sys::fs::exists("/dev/nvidia0");
+}
+
+std::string verifierNextTo(const char *argv0, std::string given) {
+  if (!given.empty())
+    return given;
+  if (const char *env = getenv("KB_VERIFY"); env && *env)
+    return env;
+  std::string self =
+      sys::fs::getMainExecutable(argv0, (void *)&verifierNextTo);
+  SmallString<256> beside(sys::path::parent_path(self));
+  sys::path::append(beside, "kb-verify");
+  return sys::fs::can_execute(beside) ? beside.str().str() : "";
+}
+
+/// kb-verify --cxx over the generated files in a scratch directory: the
+/// verdict of every fused function, by name.
+Expected<std::map<std::string, json::Object>>
+verifyKernels(StringRef kbVerify, const kb::CxxAnalysis &analysis,
+              const kb::CxxRewriteOutput &out) {
+  SmallString<256> dir;
+  if (std::error_code ec =
+          sys::fs::createUniqueDirectory("kb-cxx-verify", dir))
+    return createStringError(ec, "cannot create a scratch directory");
+  for (auto [name, text] :
+       {std::pair<const char *, std::string>("kb_kernels.h", out.header),
+        {"kb_kernels.cu", out.source},
+        {"kb_verify_harness.cpp", kb::cxxVerifyHarness(analysis, out)}}) {
+    SmallString<256> p(dir);
+    sys::path::append(p, name);
+    if (Error err = writeAtomically(p, text))
+      return std::move(err);
+  }
+  SmallString<256> outPath(dir), errPath(dir);
+  sys::path::append(outPath, "verdicts.jsonl");
+  sys::path::append(errPath, "kb-verify.log");
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(outPath),
+                                          StringRef(errPath)};
+  std::string msg;
+  StringRef argv[] = {kbVerify, "--cxx", dir};
+  int rc = sys::ExecuteAndWait(kbVerify, argv, std::nullopt, redirects, 0, 0,
+                               &msg);
+  if (rc < 0)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot run kb-verify '" + kbVerify + "': " + msg);
+  auto buf = MemoryBuffer::getFile(outPath);
+  if (!buf)
+    return createStringError(buf.getError(), "kb-verify wrote no verdicts");
+  std::map<std::string, json::Object> verdicts;
+  SmallVector<StringRef> lines;
+  (*buf)->getBuffer().split(lines, '\n', -1, false);
+  for (StringRef line : lines) {
+    auto v = json::parse(line);
+    if (!v) {
+      consumeError(v.takeError());
+      continue;
+    }
+    json::Object *o = v->getAsObject();
+    if (!o)
+      continue;
+    if (auto e = o->getString("error"))
+      return createStringError(inconvertibleErrorCode(),
+                               "kb-verify --cxx " + dir + ": " + *e);
+    if (auto f = o->getString("function"))
+      verdicts[f->str()] = std::move(*o);
+  }
+  sys::fs::remove_directories(dir);
+  return verdicts;
+}
+
 } // namespace
 
 int runRewriteCxx(int argc, char **argv) {
   kb::CxxInputs in;
-  bool json = false, inPlace = false, updateLock = false;
-  std::string outDir, lockPath;
+  bool json = false, inPlace = false, updateLock = false, harness = false;
+  std::string outDir, lockPath, verify = "auto", kbVerify;
   for (int i = 2; i < argc; ++i) {
     StringRef a = argv[i];
     if (in.haveFlags)
@@ -77,10 +153,22 @@ int runRewriteCxx(int argc, char **argv) {
       lockPath = a.drop_front(7).str();
     else if (a == "--update-lock")
       updateLock = true;
+    else if (a == "--verify-harness")
+      harness = true;
+    else if (a.starts_with("--verify="))
+      verify = a.drop_front(9).str();
+    else if (a == "--verify" && i + 1 < argc)
+      verify = argv[++i];
+    else if (a.starts_with("--kb-verify="))
+      kbVerify = a.drop_front(12).str();
+    else if (a == "--kb-verify" && i + 1 < argc)
+      kbVerify = argv[++i];
     else if (a.starts_with("-"))
       return error(1, "rewrite (C++ sources): unknown option '" + a +
                           "' (expected -p BUILD_DIR, -o DIR, --in-place, "
-                          "--lock FILE, --update-lock, --json, -- FLAGS)");
+                          "--lock FILE, --update-lock, --verify auto|on|off, "
+                          "--kb-verify PATH, --verify-harness, --json, -- "
+                          "FLAGS)");
     else
       in.files.push_back(a.str());
   }
@@ -122,9 +210,52 @@ int runRewriteCxx(int argc, char **argv) {
         (!inPlace || dir == kernelsDir) ? "kb_kernels.h" : header.str().str();
   }
 
+  if (verify != "auto" && verify != "on" && verify != "off")
+    return error(1, "--verify takes auto, on or off, not '" + verify + "'");
   auto out = kb::rewriteCxx(*analysis, includeFor);
   if (!out)
     return error(2, toString(out.takeError()));
+  // Verification on a GPU host: every fused function against its own ATen
+  // fallback (kb-verify --cxx); a rejected one is not used. Replaying a
+  // lock (builds) takes the lock's verdicts instead, unless --verify on.
+  const bool replay = !lockPath.empty() && !updateLock;
+  if (verify == "auto" && replay)
+    verify = "off";
+  kbVerify = verify == "off" ? "" : verifierNextTo(argv[0], kbVerify);
+  const bool gpu = gpuVisible();
+  if (verify == "on" && (!gpu || kbVerify.empty()))
+    return error(2, std::string("--verify on needs ") +
+                        (gpu ? "kb-verify (pass --kb-verify PATH)"
+                             : "a GPU; none is visible (/dev/nvidiactl)"));
+  std::map<std::string, json::Object> verdicts;
+  if (gpu && !kbVerify.empty() && out->rewritten > 0) {
+    auto v = verifyKernels(kbVerify, *analysis, *out);
+    if (!v)
+      return error(3, toString(v.takeError()));
+    verdicts = std::move(*v);
+    bool rejected = false;
+    for (kb::CxxChain &c : analysis->chains) {
+      if (!c.plan.whyNot.empty())
+        continue;
+      auto it = verdicts.find(kb::cxxFusedName(c.plan));
+      if (it == verdicts.end() ||
+          it->second.getString("verdict").value_or("") != "rejected")
+        continue;
+      c.plan.whyNot = "kb-verify rejected its kernel: " +
+                      it->second.getString("detail").value_or("").str();
+      rejected = true;
+    }
+    if (rejected) {
+      out = kb::rewriteCxx(*analysis, includeFor);
+      if (!out)
+        return error(2, toString(out.takeError()));
+    }
+  }
+  for (auto &[name, entry] : out->lock)
+    if (auto it = verdicts.find(name); it != verdicts.end()) {
+      entry.verdict = it->second.getString("verdict").value_or("").str();
+      entry.evidence = it->second;
+    }
   if (updateLock && lockPath.empty())
     lockPath = "kb.lock.json";
   // A lock replays: the generated kernels must be the locked ones.
@@ -183,6 +314,13 @@ int runRewriteCxx(int argc, char **argv) {
     written.push_back(path);
   }
 
+  if (harness) {
+    SmallString<256> p(kernelsDir);
+    sys::path::append(p, "kb_verify_harness.cpp");
+    if (Error err = writeAtomically(p, kb::cxxVerifyHarness(*analysis, *out)))
+      return error(1, toString(std::move(err)));
+    written.push_back(p.str().str());
+  }
   if (updateLock) {
     if (Error err = writeAtomically(lockPath, kb::cxxLockJson(*out)))
       return error(1, toString(std::move(err)));
@@ -200,7 +338,7 @@ int runRewriteCxx(int argc, char **argv) {
     else
       outs() << "rewritten: kb_rewrite::" << out->functions[i]
              << (c.plan.partial.empty() ? "" : " (" + c.plan.partial + ")")
-             << "\n";
+             << " [" << out->lock[out->functions[i]].verdict << "]\n";
   }
   for (const kb::CxxSkip &s : analysis->skipped)
     outs() << s.file << ":" << s.line << ": skipped: " << s.reason << "\n";

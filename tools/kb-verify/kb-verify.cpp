@@ -3,6 +3,7 @@
 //   kb-verify --job job.json [--cache DIR | --no-cache]
 //   kb-verify --serve [--cache DIR | --no-cache]     JSON lines in and out
 //   kb-verify --compile job.json... --arch sm_75,sm_90  static checks + NVRTC
+//   kb-verify --cxx DIR [--timeout S]  the C++ rewrite's kernels (CxxHarness.h)
 //   kb-verify --worker                                (internal)
 //
 // The supervisor (this process) never touches the GPU: candidates run in a
@@ -13,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Compile.h"
+#include "CxxHarness.h"
 #include "Supervisor.h"
 #include "Worker.h"
 
@@ -33,6 +35,7 @@ void usage() {
   std::cerr << "usage: kb-verify --job FILE [--cache DIR | --no-cache]\n"
                "       kb-verify --serve [--cache DIR | --no-cache]\n"
                "       kb-verify --compile FILE... --arch sm_XY[,sm_XY...]\n"
+               "       kb-verify --cxx DIR [--timeout SECONDS]\n"
                "       kb-verify --version\n"
                "Verdict and job schemas: docs/verify.md\n";
 }
@@ -86,7 +89,8 @@ int compileOnly(const std::vector<std::string> &paths,
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string jobPath, arch = "sm_90", cacheDir = defaultCacheDir();
+  std::string jobPath, arch = "sm_90", cacheDir = defaultCacheDir(), cxxDir;
+  int timeout = 300;
   std::vector<std::string> compilePaths;
   bool serve = false, worker = false;
   for (int i = 1; i < argc; ++i) {
@@ -111,6 +115,10 @@ int main(int argc, char **argv) {
     }
     else if (a == "--arch")
       arch = value();
+    else if (a == "--cxx")
+      cxxDir = value();
+    else if (a == "--timeout")
+      timeout = std::atoi(value().c_str());
     else if (a == "--cache")
       cacheDir = value();
     else if (a == "--no-cache")
@@ -129,6 +137,8 @@ int main(int argc, char **argv) {
   }
   if (worker)
     return workerMain();
+  if (!cxxDir.empty())
+    return verifyCxxDirectory(cxxDir, timeout > 0 ? timeout : 300);
   if (!compilePaths.empty())
     return compileOnly(compilePaths, arch);
   Supervisor sup(argv[0], cacheDir);

@@ -16,6 +16,7 @@
 #include "kb/Import/CxxChains.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 #include <map>
 #include <string>
@@ -28,6 +29,10 @@ struct CxxLockEntry {
   std::string signature; // what the chain computes (the name's hash input)
   std::string hash;      // xxh3 of the kernel and wrapper source
   std::string chain, where;
+  /// kb-verify --cxx's verdict (verified | rejected | unverified) and what
+  /// it measured; "unverified" when nothing ran it.
+  std::string verdict = "unverified";
+  llvm::json::Object evidence;
 };
 
 struct CxxRewriteOutput {
