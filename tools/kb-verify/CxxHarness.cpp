@@ -54,12 +54,13 @@ int verifyCxxDirectory(const std::string &dir, int timeoutSeconds) {
                 "them with kb-rewrite rewrite ... --verify-harness)");
     return 2;
   }
-  // The libtorch kb-verify was built against (CMake's Torch config).
+  // The libtorch kb-verify was built against (CMake's Torch config); nvcc
+  // picks CUDA for .cu and the host compiler for .cpp by extension.
   const std::string exe = dir + "/kb_verify_harness";
   std::ostringstream cmd;
   cmd << quote(KB_NVCC) << " -std=c++17 -O2 " << KB_TORCH_CXX_FLAGS << " "
-      << KB_TORCH_INCLUDE_FLAGS << " -I" << quote(dir) << " -x cu "
-      << quote(kernels) << " -x c++ " << quote(harness) << " -L"
+      << KB_TORCH_INCLUDE_FLAGS << " -I" << quote(dir) << " "
+      << quote(kernels) << " " << quote(harness) << " -L"
       << quote(KB_TORCH_LIB_DIR) << " -Xlinker -rpath -Xlinker "
       << quote(KB_TORCH_LIB_DIR)
       << " -ltorch -ltorch_cpu -ltorch_cuda -lc10 -lc10_cuda -o " << quote(exe);
