@@ -706,7 +706,7 @@ std::string cxxLockJson(const CxxRewriteOutput &out) {
     if (!e.evidence.empty()) {
       llvm::json::Object ev;
       for (const char *key : {"cases", "fused_cases", "fallback_cases",
-                              "skipped_shapes", "max_abs_err", "detail"})
+                              "skipped_shapes", "max_err", "detail"})
         if (const llvm::json::Value *v = e.evidence.get(key))
           ev[key] = *v;
       k["evidence"] = std::move(ev);
