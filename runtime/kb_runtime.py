@@ -382,6 +382,15 @@ class Program:
         perm = spec["perm"]
         views = []
         fmt = torch.channels_last if len(perm) == 4 else torch.channels_last_3d
+        if spec.get("reads_only"):
+            # The kernel reads the convolution's output as [N, H, W, C] and
+            # everything else, outputs included, in the usual layout.
+            first = inputs[0]
+            if not first.is_contiguous(memory_format=fmt):
+                first = first.contiguous(memory_format=fmt)
+            views = [first.permute(perm)] + [t.contiguous() for t in inputs[1:]]
+            out = self.cl_regions[i].run(views)
+            return None if out is None else out[:self.num_results[i]]
         for j, (t, target) in enumerate(zip(inputs, spec["inputs"])):
             if t.dim() == len(perm):
                 # Full-rank operands other than the convolution's output (a

@@ -37,6 +37,53 @@ Type permuteType(Type t, ArrayRef<int64_t> perm) {
                                ranked.getElementType());
 }
 
+std::vector<int64_t> toLastPerm(int64_t rank) {
+  return rank == 4 ? std::vector<int64_t>{0, 2, 3, 1}
+                   : std::vector<int64_t>{0, 2, 3, 4, 1};
+}
+
+/// Input 0 arrives channels-last and a permute restores the NCHW view the
+/// region's ops index; everything else is unchanged.
+std::optional<ChannelsLastVariant>
+makeReadsVariant(KernelOp kernel, ModuleOp scratch, RankedTensorType first) {
+  ChannelsLastVariant v;
+  v.readsOnly = true;
+  v.perm = toLastPerm(first.getRank());
+  OpBuilder b(scratch.getBodyRegion());
+  b.setInsertionPointToEnd(scratch.getBody());
+  auto clone = cast<KernelOp>(b.clone(*kernel.getOperation()));
+  clone.setSymName((kernel.getSymName() + "_cl").str());
+  Block &cb = clone.getBody().front();
+  for (BlockArgument a : cb.getArguments()) {
+    auto shape = cast<RankedTensorType>(a.getType()).getShape();
+    v.inputShapes.emplace_back(shape.begin(), shape.end());
+    v.permutedShapes.emplace_back(shape.begin(), shape.end());
+  }
+  BlockArgument in0 = cb.getArgument(0);
+  in0.setType(permuteType(first, v.perm));
+  v.permutedShapes[0] = permuteShape(first.getShape(), v.perm);
+  // permute(x, inverse): [N, H, W, C] -> [N, C, H, W].
+  std::vector<int64_t> inverse(v.perm.size());
+  for (size_t d = 0; d < v.perm.size(); ++d)
+    inverse[v.perm[d]] = d;
+  b.setInsertionPointToStart(&cb);
+  Location loc = clone.getLoc();
+  SmallVector<Value> dims;
+  for (int64_t d : inverse)
+    dims.push_back(ConstantOp::create(b, loc, b.getI64Type(),
+                                      b.getI64IntegerAttr(d)));
+  Value list = ListOp::create(
+      b, loc, ListType::get(b.getContext(), b.getI64Type()), dims);
+  Value view = AtenOp::create(b, loc, TypeRange{first},
+                              b.getStringAttr("permute"), b.getStringAttr(""),
+                              nullptr, b.getStringAttr("injective"),
+                              ValueRange{in0, list})
+                   ->getResult(0);
+  in0.replaceAllUsesExcept(view, view.getDefiningOp());
+  v.kernel = clone;
+  return v;
+}
+
 } // namespace
 
 std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
@@ -50,6 +97,7 @@ std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
   if (!first || (first.getRank() != 4 && first.getRank() != 5) ||
       !first.hasStaticShape())
     return std::nullopt;
+  bool pointwise = true;
   for (Operation &op : body.without_terminator()) {
     if (isa<ConstantOp>(op)) {
       // Scalars, also as 0-d tensors (`x * 0.5` traces a 0-d double tensor).
@@ -59,10 +107,18 @@ std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
       return std::nullopt;
     }
     auto aten = dyn_cast<AtenOp>(op);
+    if (aten && aten.getKind() && *aten.getKind() == "reduction") {
+      pointwise = false;
+      continue;
+    }
+    if (isa<ListOp>(op))
+      continue;
     if (!aten || !aten.getKind() ||
         (*aten.getKind() != "elementwise" && *aten.getKind() != "broadcast"))
       return std::nullopt;
   }
+  if (!pointwise)
+    return makeReadsVariant(kernel, scratch, first);
   for (Value v : body.getTerminator()->getOperands()) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
     if (!t || t.getShape() != first.getShape())
@@ -75,8 +131,7 @@ std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
   }
 
   ChannelsLastVariant v;
-  v.perm = first.getRank() == 4 ? std::vector<int64_t>{0, 2, 3, 1}
-                                : std::vector<int64_t>{0, 2, 3, 4, 1};
+  v.perm = toLastPerm(first.getRank());
   OpBuilder b(scratch.getBodyRegion());
   b.setInsertionPointToEnd(scratch.getBody());
   auto clone = cast<KernelOp>(b.clone(*kernel.getOperation()));

@@ -107,6 +107,50 @@ std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
   return expr.empty() ? "0" : expr;
 }
 
+std::string codegen::permuteOffset(ArrayRef<int64_t> in,
+                                   ArrayRef<int64_t> perm, llvm::StringRef idx,
+                                   bool narrow) {
+  int64_t rank = in.size();
+  std::vector<int64_t> inStride(rank, 1);
+  for (int64_t k = rank - 2; k >= 0; --k)
+    inStride[k] = inStride[k + 1] * in[k + 1];
+  // Runs of output dims (innermost first) whose input dims are consecutive
+  // too: {size, input stride}.
+  SmallVector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t k = rank - 1; k >= 0; --k) {
+    int64_t d = perm[k], size = in[d];
+    if (size == 1)
+      continue;
+    // Merges when the input dim continues the run: its stride is the run's
+    // extent (size-1 dims on either side are skipped above).
+    if (!runs.empty() &&
+        inStride[d] == runs.back().first * runs.back().second)
+      runs.back().first *= size;
+    else
+      runs.push_back({size, inStride[d]});
+  }
+  std::string I =
+      llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
+          ? idx.str()
+          : "(" + idx.str() + ")";
+  if (narrow)
+    I = "(unsigned)" + I;
+  std::string expr;
+  int64_t inner = 1;
+  for (auto [k, run] : llvm::enumerate(runs)) {
+    auto [size, stride] = run;
+    std::string coord =
+        inner == 1 ? I : "(" + I + " / " + intLit(inner, narrow) + ")";
+    if (k + 1 < runs.size())
+      coord = "(" + coord + " % " + intLit(size, narrow) + ")";
+    std::string term =
+        stride == 1 ? coord : coord + " * " + intLit(stride, narrow);
+    expr = expr.empty() ? term : expr + " + " + term;
+    inner *= size;
+  }
+  return expr.empty() ? "0" : expr;
+}
+
 std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
                                     ArrayRef<int64_t> dims, llvm::StringRef idx,
                                     bool narrow) {
@@ -156,6 +200,21 @@ RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {
   for (Value a : k.getBody().getArguments())
     if (auto t = dyn_cast<RankedTensorType>(a.getType()))
       narrow &= t.hasStaticShape() && t.getNumElements() < (int64_t(1) << 31);
+  k.getBody().walk([&](AtenOp op) {
+    const OpInfo *info = op.getInfo();
+    if (!info || info->cuda != "permute" ||
+        !isa<BlockArgument>(op.getArgs()[0]) || !isF32Tensor(op.getType(0)))
+      return;
+    auto dims = getConstantIntList(op.getArgs()[1]);
+    int64_t r = shapeOf(op.getResult(0)).size();
+    if (!dims || r < 3 || (int64_t)dims->size() != r)
+      return;
+    // [N, spatial..., C] -> [N, C, spatial...]
+    bool toFirst = (*dims)[0] == 0 && (*dims)[1] == r - 1;
+    for (int64_t d = 2; d < r; ++d)
+      toFirst &= (*dims)[d] == d - 1;
+    channelsLastRead |= toFirst;
+  });
 }
 
 llvm::Error RegionEmitter::unsupported(const llvm::Twine &why) const {
@@ -241,6 +300,29 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     }
     memo[key] = name;
     return name;
+  }
+  if (info->kind == OpKind::Injective && info->cuda == "permute") {
+    auto perm = getConstantIntList(aten.getArgs()[1]);
+    Value src = aten.getArgs()[0];
+    if (!perm || !isF32Tensor(src.getType()))
+      return unsupported("'" + displayName(aten) +
+                         "' without constant dims or a static float32 input");
+    ArrayRef<int64_t> in = shapeOf(src);
+    SmallVector<int64_t> dims;
+    for (int64_t d : *perm)
+      dims.push_back(d < 0 ? d + (int64_t)in.size() : d);
+    std::string off = permuteOffset(in, dims, idx, narrow);
+    std::string sub = off;
+    if (!llvm::all_of(off, [](char c) { return isalnum(c) || c == '_'; })) {
+      sub = fresh("i");
+      os << indent << "const " << (narrow ? "unsigned" : "long long") << " "
+         << sub << " = " << off << "; // " << displayName(aten) << "\n";
+    }
+    auto val = valueAt(src, sub, os, indent);
+    if (!val)
+      return val.takeError();
+    memo[key] = *val;
+    return *val;
   }
   if (info->kind != OpKind::Elementwise && info->kind != OpKind::Broadcast)
     return unsupported(llvm::Twine(kindName(info->kind)) + " op '" +

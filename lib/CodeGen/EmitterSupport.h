@@ -41,6 +41,13 @@ std::string broadcastOffset(llvm::ArrayRef<int64_t> in,
                             llvm::ArrayRef<int64_t> space, llvm::StringRef idx,
                             bool narrow = false);
 
+/// Offset into the operand of `permute(x, perm)` (x of shape `in`, row-major)
+/// of the element at linear index `idx` of the permuted shape. Dims adjacent
+/// in both orders merge: NCHW indices into NHWC data cost three terms.
+std::string permuteOffset(llvm::ArrayRef<int64_t> in,
+                          llvm::ArrayRef<int64_t> perm, llvm::StringRef idx,
+                          bool narrow = false);
+
 /// Offset of linear index `idx` over the dims `dims` of a row-major tensor of
 /// shape `shape` (the other dims held at 0). Adjacent dims merge.
 std::string subspaceOffset(llvm::ArrayRef<int64_t> shape,
@@ -79,6 +86,10 @@ public:
   bool narrow = false;
   /// EmitOptions::fastMath: the prelude's approximate variants.
   bool fastMath = false;
+  /// The region reads input 0 channels-last through a permute back to
+  /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
+  /// neighbouring channels on neighbouring lanes, or refuse.
+  bool channelsLastRead = false;
 
   llvm::Error unsupported(const llvm::Twine &why) const;
 

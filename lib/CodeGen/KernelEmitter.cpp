@@ -112,7 +112,10 @@ public:
       if (v.getType() != outType)
         return unsupported("outputs of different shapes");
     if (!last)
-      return pointwise(yield);
+      return channelsLastRead
+                 ? unsupported("a channels-last read without a reduction "
+                               "(pointwise regions are permuted whole)")
+                 : pointwise(yield);
 
     auto stage = analyzeStage(kernel, *last);
     if (!stage)
@@ -132,9 +135,14 @@ public:
         trailing &= reduced || stage->inShape[d] == 1;
         cols *= reduced ? stage->inShape[d] : 1;
       }
-      if (!trailing || stage->reduced.empty() || cols <= 16)
-        return largeEarlierReduction(*last) ? cooperativeKernel(yield, *stage)
-                                            : perOutput(yield, *stage);
+      if (!trailing || stage->reduced.empty() || cols <= 16) {
+        if (largeEarlierReduction(*last))
+          return channelsLastRead
+                     ? unsupported("channels-last reads in a block-wide "
+                                   "earlier reduction")
+                     : cooperativeKernel(yield, *stage);
+        return perOutput(yield, *stage);
+      }
     }
     // Row kernels write per row or per element of the final stage: every
     // output must come after it. (Per-output kernels evaluate any value.)
@@ -368,14 +376,28 @@ private:
   /// thread; neighbouring outputs read neighbouring windows) and reductions
   /// whose reduced elements are strided, so neighbouring threads read
   /// neighbouring addresses on every step.
+  /// With a channels-last read the threads walk the outputs channel
+  /// fastest (thread t is output (n, c, s) with t = (n * S + s) * C + c), so
+  /// a warp's window reads are contiguous in the NHWC input; its writes are
+  /// strided by S and merge in L2.
   llvm::Expected<EmittedKernel> perOutput(YieldOp yield, const StageInfo &f) {
     EmittedKernel out;
     int64_t n = product(f.outShape);
     std::string text;
     llvm::raw_string_ostream s(text);
-    s << "  for (long long o = (long long)blockIdx.x * blockDim.x + "
-         "threadIdx.x; o < "
-      << n << "LL;\n       o += (long long)gridDim.x * blockDim.x) {\n";
+    bool cl = channelsLastRead && f.outShape.size() >= 3;
+    if (channelsLastRead && !cl)
+      return unsupported("a channels-last read into outputs of rank < 3");
+    s << "  for (long long " << (cl ? "t" : "o")
+      << " = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+      << (cl ? "t" : "o") << " < " << n << "LL;\n       "
+      << (cl ? "t" : "o") << " += (long long)gridDim.x * blockDim.x) {\n";
+    if (cl) {
+      int64_t C = f.outShape[1], S = product(ArrayRef(f.outShape).drop_front(2));
+      s << "    const long long o = (t / " << C * S << "LL) * " << C * S
+        << "LL + (t % " << C << "LL) * " << S << "LL + (t / " << C
+        << "LL) % " << S << "LL;\n";
+    }
     newScope();
     for (auto [k, v] : llvm::enumerate(yield.getValues())) {
       auto y = valueAt(v, "o", s, "    ");
@@ -387,7 +409,10 @@ private:
     std::string comment = displayName(f.op) + ": one thread per output (" +
                           std::to_string(n) +
                           " outputs); the pointwise ops before it are "
-                          "evaluated per element read.";
+                          "evaluated per element read." +
+                          (cl ? "\nInput 0 is channels-last; threads take "
+                                "the outputs channel fastest."
+                              : "");
     if (auto err = assembleKernel(*this, out, yield, comment, "", text, 256))
       return std::move(err);
     out.kind = f.spatial ? "pool" : "reduction";

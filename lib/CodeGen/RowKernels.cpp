@@ -24,7 +24,12 @@ using namespace kb::codegen;
 
 namespace {
 
-enum class Mode { Thread, Warp, Block };
+enum class Mode { Thread, Warp, Block, Columns };
+
+/// Columns mode (channels-last reads): warps per block. Long rows get a
+/// 1024-thread block so each SM keeps enough loads in flight with one or
+/// two blocks.
+int64_t columnWarps(int64_t cols) { return cols >= 4096 ? 32 : 8; }
 
 struct RowPlan {
   int64_t rows = 1, cols = 1;
@@ -57,6 +62,8 @@ int64_t lanesPerRow(int64_t cols) {
 }
 
 int blockSize(const RowPlan &p) {
+  if (p.mode == Mode::Columns)
+    return 32 * columnWarps(p.cols);
   return p.mode == Mode::Block && p.cols >= 16384 ? 1024 : 256;
 }
 
@@ -74,6 +81,8 @@ public:
   llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
     if (p.mode == Mode::Warp)
       return emitRegisterRows(p, os);
+    if (p.mode == Mode::Columns)
+      return emitColumns(p, os);
     std::string R = std::to_string(p.rows) + "LL",
                 C = std::to_string(p.cols) + "LL";
     bool dbl = false, flt = false, csum = false;
@@ -106,6 +115,8 @@ public:
              "; c += " + std::to_string(blockSize(p)) + ") {\n";
       leader = "    if (threadIdx.x == 0) {\n";
       break;
+    case Mode::Columns:
+      llvm_unreachable("emitted by emitColumns");
     case Mode::Thread:
       os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
             "threadIdx.x; r < "
@@ -246,6 +257,83 @@ public:
     return llvm::Error::success();
   }
 
+  /// Columns mode: rows whose elements are strided by the row count's
+  /// fastest dim (channels of channels-last data). A block takes 32
+  /// consecutive rows, one per lane, and its W warps split each row's
+  /// elements, so every warp load reads 32 neighbouring channels. Per pass,
+  /// each lane's W partials meet in shared memory and are combined in warp
+  /// order by every thread (the same result in all of them).
+  llvm::Error emitColumns(const RowPlan &p, llvm::raw_ostream &os) {
+    int64_t W = columnWarps(p.cols);
+    std::string R = std::to_string(p.rows) + "LL",
+                C = std::to_string(p.cols) + "LL", Ws = std::to_string(W);
+    os << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
+    for (auto [k, pass] : llvm::enumerate(p.prog.passes))
+      for (const Accumulator &a : pass.accs) {
+        os << "  __shared__ " << a.type << " cb" << k << a.name << "[" << W
+           << " * 32];\n";
+        if (a.combine == "CSum")
+          os << "  __shared__ float cb" << k << a.name << "c[" << W
+             << " * 32];\n";
+      }
+    // r0 is uniform in the block: every thread reaches every barrier.
+    os << "  for (long long r0 = (long long)blockIdx.x * 32; r0 < " << R
+       << "; r0 += (long long)gridDim.x * 32) {\n"
+       << "    const long long r = r0 + lane;\n"
+       << "    const bool live = r < " << R << ";\n";
+    for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
+      for (const Accumulator &a : pass.accs)
+        os << "    " << declareAcc(a) << "\n";
+      os << "    if (live) {\n#pragma unroll 4\n"
+         << "      for (long long c = warp; c < " << C << "; c += " << Ws
+         << ") {\n"
+         << "        const long long i = " << p.index("r", "c") << ";\n";
+      e.newScope();
+      auto x = e.valueAt(f.input, "i", os, "        ");
+      if (!x)
+        return x.takeError();
+      os << "        " << subst(pass.step, "{x}", *x) << "\n      }\n    }\n";
+      e.newScope();
+      for (const Accumulator &a : pass.accs) {
+        std::string buf = "cb" + std::to_string(k) + a.name;
+        bool csum = a.combine == "CSum";
+        os << "    " << buf << "[threadIdx.x] = " << a.name << ";\n";
+        if (csum)
+          os << "    " << buf << "c[threadIdx.x] = " << a.name << "c;\n";
+      }
+      os << "    __syncthreads();\n";
+      for (const Accumulator &a : pass.accs) {
+        std::string buf = "cb" + std::to_string(k) + a.name;
+        bool csum = a.combine == "CSum";
+        os << "    " << a.name << " = " << buf << "[lane];\n";
+        if (csum)
+          os << "    " << a.name << "c = " << buf << "c[lane];\n";
+        os << "    for (int w = 1; w < " << Ws << "; ++w) {\n";
+        if (csum)
+          os << "      kb::csum_add(" << a.name << ", " << a.name << "c, "
+             << buf << "[w * 32 + lane]);\n      " << a.name << "c += " << buf
+             << "c[w * 32 + lane];\n";
+        else
+          os << "      " << a.name << " = kb::" << a.combine << "()(" << a.name
+             << ", " << buf << "[w * 32 + lane]);\n";
+        os << "    }\n";
+      }
+      // The buffers are written again by the next pass or row group.
+      os << "    __syncthreads();\n";
+      if (!pass.after.empty())
+        os << "    " << pass.after << "\n";
+    }
+    e.newScope();
+    os << "    if (live && warp == 0) {\n"
+       << "      const float red = " << p.prog.result << "; // "
+       << displayName(f.op) << "\n";
+    if (auto err = writeOutputs("r", os, "      "))
+      return err;
+    os << p.leaderExtra << "    }\n  }\n";
+    e.newScope();
+    return llvm::Error::success();
+  }
+
 private:
   llvm::Expected<std::string> loopHead(const RowPlan &p,
                                        llvm::raw_ostream &os) {
@@ -286,6 +374,12 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   int64_t rank = in.size();
   const std::string &recipe = f.recipe;
   SmallVector<unsigned> updated; // inputs an op updates in place
+  bool reduce = recipe != "softmax" && recipe != "log_softmax" &&
+                !llvm::StringRef(recipe).ends_with("_norm");
+  if (e.channelsLastRead &&
+      (!reduce || rank - (int64_t)f.reduced.size() != 2))
+    return e.unsupported("channels-last reads are generated for reductions "
+                         "over all spatial dims only");
   if (recipe == "softmax" || recipe == "log_softmax") {
     int64_t d = f.reduced.empty() ? 0 : f.reduced[0];
     int64_t R = rank ? in[d] : 1, inner = product(in.drop_front(d + 1));
@@ -466,7 +560,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     int64_t first = rank - (int64_t)f.reduced.size();
     p.rows = product(in.take_front(first));
     p.cols = product(in.drop_front(first));
-    p.mode = chooseMode(p.cols, true);
+    p.mode = e.channelsLastRead ? Mode::Columns : chooseMode(p.cols, true);
     int64_t cols = p.cols;
     p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
       return rowMajor(r, c, cols);
@@ -483,7 +577,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   SmallVector<EmittedTensor> extra(out.outputs.begin(), out.outputs.end());
   out.outputs.clear();
   std::string modeName[] = {
-      "thread", std::to_string(lanesPerRow(p.cols)) + "-lane group", "block"};
+      "thread", std::to_string(lanesPerRow(p.cols)) + "-lane group", "block",
+      "lane (32 channels-last rows per block, " +
+          std::to_string(columnWarps(p.cols)) + " warps splitting each)"};
   std::string comment = p.what + " of " + std::to_string(p.rows) + " rows x " +
                         std::to_string(p.cols) + " elements, one " +
                         modeName[(int)p.mode] +
@@ -502,7 +598,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.mode == Mode::Warp
           ? "ceil_div(" + R + ", " + std::to_string(256 / lanesPerRow(p.cols)) +
                 ")"
-      : p.mode == Mode::Block ? R
+      : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
+      : p.mode == Mode::Block   ? R
                               : "ceil_div(" + R + ", " + std::to_string(block) +
                                     ")";
   if (auto err = assembleKernel(e, out, yield, comment, "", body, block, extra,

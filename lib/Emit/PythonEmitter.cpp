@@ -337,7 +337,8 @@ private:
 
 llvm::Expected<PythonProgram>
 emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
-           const std::set<std::string> &channelsLast) {
+           const std::set<std::string> &channelsLast,
+           const std::set<std::string> &readsOnly) {
   PythonProgram prog;
   Emitter emitter(regionIndex);
   // A channels-last region returns channels-last tensors: only where the
@@ -350,10 +351,11 @@ emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
     if (!conv || conv.getName() != "_convolution" ||
         !launch.getArgs()[0].hasOneUse())
       return;
-    for (Value r : launch.getResults())
-      for (Operation *user : r.getUsers())
-        if (!isa<func::ReturnOp>(user))
-          return;
+    if (!readsOnly.count(launch.getKernel().str()))
+      for (Value r : launch.getResults())
+        for (Operation *user : r.getUsers())
+          if (!isa<func::ReturnOp>(user))
+            return;
     emitter.clConvs[conv] = regionIndex.at(launch.getKernel().str());
     prog.channelsLast.insert(launch.getKernel().str());
   });

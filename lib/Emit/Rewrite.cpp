@@ -506,12 +506,15 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
 
   // 3. manifest.json: what the runtime loads; model_new.py's forward first
   // (it decides which regions have a library form).
-  std::set<std::string> clKernels;
+  std::set<std::string> clKernels, clReads;
   for (auto [idx, rec] : llvm::enumerate(result.regions))
     if (emittedCL[idx] && rec.clStatus != "rejected" &&
-        rec.clStatus != "compile_error")
+        rec.clStatus != "compile_error") {
       clKernels.insert(rec.name);
-  auto prog = emitPython(module, regionIndex, clKernels);
+      if (variants[idx]->readsOnly)
+        clReads.insert(rec.name);
+    }
+  auto prog = emitPython(module, regionIndex, clKernels, clReads);
   if (prog)
     for (RegionRecord &rec : result.regions)
       if (auto it = prog->library.find(rec.name); it != prog->library.end())
@@ -551,6 +554,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
                        {"block", json::Array(c.block)},
                        {"shared_bytes", "0"},
                        {"perm", json::Array(variants[idx]->perm)},
+                       {"reads_only", variants[idx]->readsOnly},
                        {"inputs", std::move(ins)},
                        {"outputs", std::move(outs)}};
     }

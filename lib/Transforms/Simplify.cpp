@@ -287,10 +287,11 @@ struct CancelScaleAroundClamp : OpRewritePattern<AtenOp> {
   }
 };
 
-/// conv(x, w, b) followed by an elementwise op = add(conv(x, w, None),
-/// b viewed as [C, 1, ...]): the bias add moves into the epilogue, which
-/// then reads the convolution's output once instead of twice (ATen's cuDNN
-/// path adds the bias in a separate in-place pass over the whole output).
+/// conv(x, w, b) followed by an elementwise op, a pooling or a reduction =
+/// add(conv(x, w, None), b viewed as [C, 1, ...]): the bias add moves into
+/// the epilogue, which then reads the convolution's output once instead of
+/// twice (ATen's cuDNN path adds the bias in a separate in-place pass over
+/// the whole output; a pooling's window reads evaluate the add per tap).
 /// Exact: ATen's cuDNN convolutions compute the bias-free result and then
 /// `output.add_(bias.reshape(...))`, the same single fp32 addition. Only
 /// for groups == 1: ATen's depthwise kernels start their sums from the
@@ -318,7 +319,8 @@ struct SplitConvBias : OpRewritePattern<AtenOp> {
       return failure();
     auto user = dyn_cast<AtenOp>(*op->getUsers().begin());
     if (!user || (getKind(user) != OpKind::Elementwise &&
-                  getKind(user) != OpKind::Broadcast))
+                  getKind(user) != OpKind::Broadcast &&
+                  getKind(user) != OpKind::Reduction))
       return failure();
 
     Location loc = op.getLoc();

@@ -168,6 +168,28 @@ func.func @conv_bias_into_epilogue(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf
 
 // -----
 
+// A pooling reads each window through the add (max and mean of x + b are
+// what ATen computes after its in-place bias pass), so the bias moves too.
+// CHECK-LABEL: func.func @conv_bias_into_pool
+// CHECK:      %[[CONV:.*]] = kb.aten "conv2d"(%arg0, %arg1, %{{.*}},
+// CHECK:      %[[VIEW:.*]] = kb.aten "view"(%arg2, %{{.*}}) {{.*}} -> tensor<4x1x1xf32>
+// CHECK:      %[[ADD:.*]] = kb.aten "add"(%[[CONV]], %[[VIEW]], %{{.*}})
+// CHECK:      kb.aten "max_pool2d"(%[[ADD]],
+func.func @conv_bias_into_pool(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<2x4x3x3xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %false = kb.constant {value = false} : i1
+  %s = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %k = kb.list(%two, %two) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "conv2d"(%x, %w, %b, %s, %p, %s, %one) : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i64) -> tensor<2x4x6x6xf32>
+  %1 = kb.aten "max_pool2d"(%0, %k, %k, %p, %s, %false) : (tensor<2x4x6x6xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1) -> tensor<2x4x3x3xf32>
+  return %1 : tensor<2x4x3x3xf32>
+}
+
+// -----
+
 // Left alone: no epilogue (the add would be a pass of its own), grouped
 // convolutions (ATen's depthwise kernels start from the bias), and a
 // convolution with another use.

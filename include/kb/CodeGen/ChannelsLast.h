@@ -7,6 +7,12 @@
 // over permuted shapes: the conv output read as a contiguous [N, H, W, C]
 // (or [N, D, H, W, C]) tensor, a [C, 1, 1] bias as [C].
 //
+// A region that reduces or pools (its outputs smaller than the conv's) gets
+// a "reads" variant instead: the same ops, the conv output arriving as
+// [N, H, W, C] through a `permute` back to NCHW, every other operand and
+// every output as before. The emitter then maps threads so that
+// neighbouring lanes read neighbouring channels (KernelEmitter.cpp).
+//
 //===----------------------------------------------------------------------===//
 #ifndef KB_CODEGEN_CHANNELSLAST_H
 #define KB_CODEGEN_CHANNELSLAST_H
@@ -24,11 +30,15 @@ struct ChannelsLastVariant {
   std::vector<int64_t> perm; // NCHW -> NHWC (rank 4) or NCDHW -> NDHWC
   /// Per kernel input: its original and its permuted shape.
   std::vector<std::vector<int64_t>> inputShapes, permutedShapes;
+  /// Only input 0 is permuted (read through a `permute`); outputs keep
+  /// their layout.
+  bool readsOnly = false;
 };
 
 /// The channels-last variant of `kernel`, cloned into `scratch`; nullopt
-/// unless the kernel is pointwise (elementwise and broadcast ops only) over
-/// the rank-4/5 output of a convolution.
+/// unless the kernel's first input is the rank-4/5 output of a convolution
+/// and the kernel is pointwise (elementwise and broadcast ops only), or
+/// reduces and pools it.
 std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
                                                            mlir::ModuleOp scratch);
 

@@ -46,11 +46,13 @@ struct PythonProgram {
 /// Kernels in `channelsLast` have a channels-last variant: a convolution
 /// feeding only such a launch, whose results are only returned, gets its
 /// input and weight through K.cl(i, t) (a channels-last copy when the
-/// runtime chose that layout, else t itself).
+/// runtime chose that layout, else t itself). Variants in `readsOnly`
+/// return NCHW tensors, so their results may have any consumer.
 llvm::Expected<PythonProgram>
 emitPython(mlir::ModuleOp module,
            const std::map<std::string, unsigned> &regionIndex,
-           const std::set<std::string> &channelsLast = {});
+           const std::set<std::string> &channelsLast = {},
+           const std::set<std::string> &readsOnly = {});
 
 } // namespace kb
 
