@@ -12,6 +12,8 @@ For a few fixture graphs: rewrite with kb-verify, then on the GPU
     statistics) as the original's;
   * library forms (cuBLASLt / cuDNN epilogues) give the same outputs,
     forced (KB_LIBRARY_EPILOGUES=1, with replay forced) or measured;
+  * channels-last variants (pointwise and "reads") give the same outputs,
+    forced (KB_CHANNELS_LAST=1, with replay forced) or measured;
   * a guard that fails (non-contiguous input) and autograd (grad mode with
     parameters requiring gradients) run the original forward, and backward
     works through it.
@@ -33,7 +35,7 @@ if not torch.cuda.is_available():
     sys.exit(77)
 
 CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
-         "sweep_pointwise_b", "library_epilogues"]
+         "sweep_pointwise_b", "library_epilogues", "conv_pool_mean", "pool_chain"]
 
 
 def load(path, name):
@@ -69,8 +71,10 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
     os.environ["KB_CUDA_GRAPHS"] = graphs  # read when a ModelNew first runs
     if graphs == "1":
         os.environ["KB_LIBRARY_EPILOGUES"] = "1"  # read at each site's first use
+        os.environ["KB_CHANNELS_LAST"] = "1"  # read at the first run
     else:
         os.environ.pop("KB_LIBRARY_EPILOGUES", None)
+        os.environ.pop("KB_CHANNELS_LAST", None)
     new = load(os.path.join(out, "model_new.py"), f"kb_gpu_{case}_{graphs or 'timed'}")
     import json
     with open(os.path.join(out, "manifest.json")) as f:
@@ -91,7 +95,11 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
                 assert torch.allclose(a, b, atol=1e-4, rtol=1e-4), \
                     f"{case} trial {trial}: max diff {float((a - b).abs().max())}"
         launched = [r.launches for r in got._kb.regions if r is not None]
+        launched += [r.launches for r in got._kb.cl_regions if r is not None]
         assert any(launched), f"{case}: no kernel ran ({got._kb.reasons})"
+        if graphs == "1" and "K.cl(" in open(os.path.join(out, "model_new.py")).read():
+            assert any(r.launches for r in got._kb.cl_regions if r is not None), \
+                f"{case}: KB_CHANNELS_LAST=1 ran no channels-last kernel"
         # Same number of training-mode calls: the same running statistics,
         # whatever the runtime ran to time replay against eager.
         for (n, a), b in zip(ref.named_buffers(), got.buffers()):
