@@ -26,6 +26,7 @@ and why anything fell back.
 """
 
 import ast
+import gc
 import hashlib
 import importlib.util
 import json
@@ -166,8 +167,17 @@ class _Captured:
         # failed capture leaves torch's CUDA generator unusable for the rest
         # of the process (torch 2.11, bench/NOTES.md), so failures must be
         # rare, not merely caught.
-        with _capture(self.graph):
-            out = fn(*args)
+        # torch.cuda.graph collects garbage before capturing; the collector
+        # must not run again inside (freeing a CUDA event, graph or
+        # workspace from an unrelated object is capture-unsafe).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with _capture(self.graph):
+                out = fn(*args)
+        finally:
+            if enabled:
+                gc.enable()
         self.outputs = out
         flat = out if isinstance(out, (tuple, list)) else (out,)
         self.flat = [t for t in flat if isinstance(t, torch.Tensor)]
