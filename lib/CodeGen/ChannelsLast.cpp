@@ -12,7 +12,8 @@ namespace {
 
 /// Right-aligns `shape` to `rank` (broadcasting's alignment), permutes it,
 /// and drops the leading 1s again, so [C, 1, 1] becomes [C].
-std::vector<int64_t> permuteShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
+std::vector<int64_t> permuteShape(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> perm) {
   size_t rank = perm.size();
   std::vector<int64_t> padded(rank - shape.size(), 1);
   padded.insert(padded.end(), shape.begin(), shape.end());
@@ -70,15 +71,15 @@ makeReadsVariant(KernelOp kernel, ModuleOp scratch, RankedTensorType first) {
   Location loc = clone.getLoc();
   SmallVector<Value> dims;
   for (int64_t d : inverse)
-    dims.push_back(ConstantOp::create(b, loc, b.getI64Type(),
-                                      b.getI64IntegerAttr(d)));
+    dims.push_back(
+        ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(d)));
   Value list = ListOp::create(
       b, loc, ListType::get(b.getContext(), b.getI64Type()), dims);
-  Value view = AtenOp::create(b, loc, TypeRange{first},
-                              b.getStringAttr("permute"), b.getStringAttr(""),
-                              nullptr, b.getStringAttr("injective"),
-                              ValueRange{in0, list})
-                   ->getResult(0);
+  Value view =
+      AtenOp::create(b, loc, TypeRange{first}, b.getStringAttr("permute"),
+                     b.getStringAttr(""), nullptr, b.getStringAttr("injective"),
+                     ValueRange{in0, list})
+          ->getResult(0);
   in0.replaceAllUsesExcept(view, view.getDefiningOp());
   v.kernel = clone;
   return v;

@@ -107,9 +107,8 @@ std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
   return expr.empty() ? "0" : expr;
 }
 
-std::string codegen::permuteOffset(ArrayRef<int64_t> in,
-                                   ArrayRef<int64_t> perm, llvm::StringRef idx,
-                                   bool narrow) {
+std::string codegen::permuteOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> perm,
+                                   llvm::StringRef idx, bool narrow) {
   int64_t rank = in.size();
   std::vector<int64_t> inStride(rank, 1);
   for (int64_t k = rank - 2; k >= 0; --k)
@@ -123,8 +122,7 @@ std::string codegen::permuteOffset(ArrayRef<int64_t> in,
       continue;
     // Merges when the input dim continues the run: its stride is the run's
     // extent (size-1 dims on either side are skipped above).
-    if (!runs.empty() &&
-        inStride[d] == runs.back().first * runs.back().second)
+    if (!runs.empty() && inStride[d] == runs.back().first * runs.back().second)
       runs.back().first *= size;
     else
       runs.push_back({size, inStride[d]});

@@ -390,13 +390,14 @@ private:
       return unsupported("a channels-last read into outputs of rank < 3");
     s << "  for (long long " << (cl ? "t" : "o")
       << " = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
-      << (cl ? "t" : "o") << " < " << n << "LL;\n       "
-      << (cl ? "t" : "o") << " += (long long)gridDim.x * blockDim.x) {\n";
+      << (cl ? "t" : "o") << " < " << n << "LL;\n       " << (cl ? "t" : "o")
+      << " += (long long)gridDim.x * blockDim.x) {\n";
     if (cl) {
-      int64_t C = f.outShape[1], S = product(ArrayRef(f.outShape).drop_front(2));
+      int64_t C = f.outShape[1],
+              S = product(ArrayRef(f.outShape).drop_front(2));
       s << "    const long long o = (t / " << C * S << "LL) * " << C * S
-        << "LL + (t % " << C << "LL) * " << S << "LL + (t / " << C
-        << "LL) % " << S << "LL;\n";
+        << "LL + (t % " << C << "LL) * " << S << "LL + (t / " << C << "LL) % "
+        << S << "LL;\n";
     }
     newScope();
     for (auto [k, v] : llvm::enumerate(yield.getValues())) {

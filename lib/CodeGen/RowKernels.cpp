@@ -192,8 +192,8 @@ public:
     os << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
        << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x & "
           "~31)) / "
-       << Ls << "; r0 < " << p.rows << "LL;\n       r0 += (long long)gridDim.x * "
-       << 256 / L << ") {\n"
+       << Ls << "; r0 < " << p.rows
+       << "LL;\n       r0 += (long long)gridDim.x * " << 256 / L << ") {\n"
        << "    const long long r = r0 + (threadIdx.x & 31) / " << Ls << ";\n"
        << "    const bool live = r < " << p.rows << "LL;\n"
        << "    float xs[" << Ks << "];\n"
@@ -235,8 +235,8 @@ public:
       auto red = p.element("xs[k]", os, "        ");
       if (!red)
         return red.takeError();
-      os << "        const float red = " << *red << "; // "
-         << displayName(f.op) << "\n";
+      os << "        const float red = " << *red << "; // " << displayName(f.op)
+         << "\n";
       if (auto err = writeOutputs("i", os, "        "))
         return err;
       os << "      }\n    }\n";
@@ -376,8 +376,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   SmallVector<unsigned> updated; // inputs an op updates in place
   bool reduce = recipe != "softmax" && recipe != "log_softmax" &&
                 !llvm::StringRef(recipe).ends_with("_norm");
-  if (e.channelsLastRead &&
-      (!reduce || rank - (int64_t)f.reduced.size() != 2))
+  if (e.channelsLastRead && (!reduce || rank - (int64_t)f.reduced.size() != 2))
     return e.unsupported("channels-last reads are generated for reductions "
                          "over all spatial dims only");
   if (recipe == "softmax" || recipe == "log_softmax") {
@@ -480,8 +479,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           return "(long long)((unsigned)" + c.str() + " / " +
                  std::to_string(HW) + "u * " + std::to_string(C * HW) +
                  "u + (unsigned)" + r.str() + " * " + std::to_string(HW) +
-                 "u + (unsigned)" + c.str() + " % " + std::to_string(HW) +
-                 "u)";
+                 "u + (unsigned)" + c.str() + " % " + std::to_string(HW) + "u)";
         return "(" + c.str() + " / " + std::to_string(HW) + "LL) * " +
                std::to_string(C * HW) + "LL + " + r.str() + " * " +
                std::to_string(HW) + "LL + " + c.str() + " % " +
@@ -580,28 +578,26 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       "thread", std::to_string(lanesPerRow(p.cols)) + "-lane group", "block",
       "lane (32 channels-last rows per block, " +
           std::to_string(columnWarps(p.cols)) + " warps splitting each)"};
-  std::string comment = p.what + " of " + std::to_string(p.rows) + " rows x " +
-                        std::to_string(p.cols) + " elements, one " +
-                        modeName[(int)p.mode] +
-                        " per row; " +
-                        (p.mode == Mode::Warp
-                             ? "the row is held in registers (the pointwise "
-                               "prologue evaluated once per element)."
-                             : "the pointwise prologue is recomputed on each "
-                               "pass instead of stored.");
+  std::string comment =
+      p.what + " of " + std::to_string(p.rows) + " rows x " +
+      std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
+      " per row; " +
+      (p.mode == Mode::Warp ? "the row is held in registers (the pointwise "
+                              "prologue evaluated once per element)."
+                            : "the pointwise prologue is recomputed on each "
+                              "pass instead of stored.");
   int block = blockSize(p);
   std::string R = std::to_string(p.rows);
   // Uncapped grids: every warp, block or thread takes its rows in one
   // iteration (a grid capped at a multiple of the SM count measured 8% below
   // copy bandwidth on pointwise kernels; the loops stay for safety).
-  std::string grid =
-      p.mode == Mode::Warp
-          ? "ceil_div(" + R + ", " + std::to_string(256 / lanesPerRow(p.cols)) +
-                ")"
-      : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
-      : p.mode == Mode::Block   ? R
-                              : "ceil_div(" + R + ", " + std::to_string(block) +
-                                    ")";
+  std::string grid = p.mode == Mode::Warp
+                         ? "ceil_div(" + R + ", " +
+                               std::to_string(256 / lanesPerRow(p.cols)) + ")"
+                     : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
+                     : p.mode == Mode::Block
+                         ? R
+                         : "ceil_div(" + R + ", " + std::to_string(block) + ")";
   if (auto err = assembleKernel(e, out, yield, comment, "", body, block, extra,
                                 updated))
     return std::move(err);

@@ -29,11 +29,11 @@ namespace {
 
 bool isPythonIdentifier(llvm::StringRef s) {
   static const char *const keywords[] = {
-      "False", "None",   "True",    "and",      "as",     "assert", "async",
-      "await", "break",  "class",   "continue", "def",    "del",    "elif",
-      "else",  "except", "finally", "for",      "from",   "global", "if",
-      "import", "in",    "is",      "lambda",   "nonlocal", "not",  "or",
-      "pass",  "raise",  "return",  "try",      "while",  "with",   "yield"};
+      "False",  "None",   "True",    "and",      "as",       "assert", "async",
+      "await",  "break",  "class",   "continue", "def",      "del",    "elif",
+      "else",   "except", "finally", "for",      "from",     "global", "if",
+      "import", "in",     "is",      "lambda",   "nonlocal", "not",    "or",
+      "pass",   "raise",  "return",  "try",      "while",    "with",   "yield"};
   if (s.empty() || !(llvm::isAlpha(s[0]) || s[0] == '_'))
     return false;
   for (char c : s)
@@ -168,8 +168,8 @@ private:
       std::string dt = torchDtype(tensor.getElementType());
       if (dt.empty())
         return fail(op, "a tensor constant of an unsupported dtype");
-      return "torch.tensor(" + pyFloat(f.getValueAsDouble()) +
-             ", dtype=" + dt + ")";
+      return "torch.tensor(" + pyFloat(f.getValueAsDouble()) + ", dtype=" + dt +
+             ")";
     }
     if (auto s = dyn_cast<StringAttr>(a))
       return fail(op, "a non-scalar tensor constant (" + s.getValue() +
@@ -182,8 +182,9 @@ private:
     llvm::SmallVector<llvm::StringRef> parts;
     path.split(parts, '.');
     for (llvm::StringRef p : parts)
-      base = isPythonIdentifier(p) ? base + "." + p.str()
-                                   : "getattr(" + base + ", " + pyString(p) + ")";
+      base = isPythonIdentifier(p)
+                 ? base + "." + p.str()
+                 : "getattr(" + base + ", " + pyString(p) + ")";
     return base;
   }
 
@@ -217,9 +218,9 @@ private:
         auto [launch, index] = lib->second;
         std::string lhs = assign(launch);
         lhs = lhs.substr(0, lhs.size() - 3) + ", = ";
-        os << ind << lhs << "K.lib(" << index << ", _kb_lib_" << index
-           << ", " << site("aten", a.getName()) << ", ("
-           << args(a.getArgs()) << ",))\n";
+        os << ind << lhs << "K.lib(" << index << ", _kb_lib_" << index << ", "
+           << site("aten", a.getName()) << ", (" << args(a.getArgs())
+           << ",))\n";
         return llvm::Error::success();
       }
       std::string name = a.getName().str() + (a.getInplace() ? "_" : "");
@@ -235,8 +236,7 @@ private:
           argText += (i ? ", " : "") + u;
         }
       }
-      os << ind << assign(&op) << site("aten", name) << "(" << argText
-         << ")\n";
+      os << ind << assign(&op) << site("aten", name) << "(" << argText << ")\n";
       return llvm::Error::success();
     }
     if (auto l = dyn_cast<LaunchOp>(op)) {
@@ -277,8 +277,7 @@ private:
           !isPythonIdentifier(opName.rtrim('_').empty() ? "x" : opName))
         return fail(&op, "no Python form for '" + n + "'");
       std::string lhs = assign(&op);
-      os << ind << lhs << site(ns, opName) << "(" << args(o.getArgs())
-         << ")\n";
+      os << ind << lhs << site(ns, opName) << "(" << args(o.getArgs()) << ")\n";
       return llvm::Error::success();
     }
     if (auto r = dyn_cast<RegionOp>(op)) {
@@ -304,8 +303,8 @@ private:
         os << ind << "return (" << args(ret.getOperands()) << ")\n";
       return llvm::Error::success();
     }
-    return fail(&op, "no Python form for '" +
-                         op.getName().getStringRef() + "'");
+    return fail(&op,
+                "no Python form for '" + op.getName().getStringRef() + "'");
   }
 
   /// One call site object per op: it binds the traced positional operands

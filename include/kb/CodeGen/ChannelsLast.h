@@ -1,4 +1,5 @@
-//===- ChannelsLast.h - Pointwise kernels over channels-last data -*- C++ -*-===//
+//===- ChannelsLast.h - Pointwise kernels over channels-last data -*- C++
+//-*-===//
 //
 // cuDNN runs NCHW convolutions by transposing to NHWC and back (measured on
 // the H200: 2.67 ms vs 1.60 ms for L2-1's conv). A pointwise epilogue does
@@ -39,8 +40,8 @@ struct ChannelsLastVariant {
 /// unless the kernel's first input is the rank-4/5 output of a convolution
 /// and the kernel is pointwise (elementwise and broadcast ops only), or
 /// reduces and pools it.
-std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
-                                                           mlir::ModuleOp scratch);
+std::optional<ChannelsLastVariant>
+makeChannelsLastVariant(KernelOp kernel, mlir::ModuleOp scratch);
 
 } // namespace kb
 

@@ -1,0 +1,160 @@
+//===- IndexMathTest.cpp - The emitters' index expressions, evaluated -----===//
+//
+// The emitters write index math as C++ text. These tests evaluate that text
+// (integer literals with u / LL suffixes, casts to unsigned, + * / % and
+// parentheses) for every index of small shapes and compare with offsets
+// computed from coordinates.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../lib/CodeGen/EmitterSupport.h"
+
+#include "gtest/gtest.h"
+
+#include <cctype>
+#include <string>
+#include <vector>
+
+using namespace kb::codegen;
+
+namespace {
+
+/// Evaluates an index expression over one variable `i`.
+class Eval {
+public:
+  Eval(const std::string &text, int64_t i) : s(text), i(i) {}
+  int64_t run() {
+    int64_t v = sum();
+    skip();
+    EXPECT_EQ(p, s.size()) << "trailing text in '" << s << "'";
+    return v;
+  }
+
+private:
+  void skip() {
+    while (p < s.size() && s[p] == ' ')
+      ++p;
+  }
+  bool eat(const std::string &t) {
+    skip();
+    if (s.compare(p, t.size(), t) != 0)
+      return false;
+    p += t.size();
+    return true;
+  }
+  int64_t sum() {
+    int64_t v = product();
+    while (eat("+"))
+      v += product();
+    return v;
+  }
+  int64_t product() {
+    int64_t v = unary();
+    for (;;) {
+      if (eat("*"))
+        v *= unary();
+      else if (eat("/"))
+        v /= unary();
+      else if (eat("%"))
+        v %= unary();
+      else
+        return v;
+    }
+  }
+  int64_t unary() {
+    if (eat("(unsigned)"))
+      return unary();
+    if (eat("(")) {
+      int64_t v = sum();
+      EXPECT_TRUE(eat(")")) << "unbalanced '" << s << "'";
+      return v;
+    }
+    skip();
+    if (p < s.size() && s[p] == 'i' &&
+        (p + 1 == s.size() || !isalnum((unsigned char)s[p + 1]))) {
+      ++p;
+      return i;
+    }
+    size_t start = p;
+    while (p < s.size() && isdigit((unsigned char)s[p]))
+      ++p;
+    EXPECT_LT(start, p) << "no literal at " << start << " in '" << s << "'";
+    int64_t v = std::stoll(s.substr(start, p - start));
+    if (!eat("LL"))
+      eat("u");
+    return v;
+  }
+  const std::string &s;
+  int64_t i;
+  size_t p = 0;
+};
+
+std::vector<int64_t> strides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
+    st[k] = st[k + 1] * shape[k + 1];
+  return st;
+}
+
+/// For every index of permute(x, perm), the expression must give the offset
+/// into x (row-major) of the element it names.
+void checkPermute(const std::vector<int64_t> &in,
+                  const std::vector<int64_t> &perm, bool narrow) {
+  std::vector<int64_t> out;
+  for (int64_t d : perm)
+    out.push_back(in[d]);
+  std::string expr = permuteOffset(in, perm, "i", narrow);
+  std::vector<int64_t> inStride = strides(in), outStride = strides(out);
+  int64_t n = product(out);
+  for (int64_t idx = 0; idx < n; ++idx) {
+    int64_t offset = 0;
+    for (size_t k = 0; k < out.size(); ++k)
+      offset += (idx / outStride[k] % out[k]) * inStride[perm[k]];
+    ASSERT_EQ(Eval(expr, idx).run(), offset)
+        << "index " << idx << " of '" << expr << "'";
+  }
+}
+
+TEST(IndexMath, PermuteChannelsLastTo4dNCHW) {
+  // [N, H, W, C] read as [N, C, H, W]: H and W merge into one run.
+  checkPermute({2, 3, 5, 4}, {0, 3, 1, 2}, /*narrow=*/true);
+  EXPECT_EQ(permuteOffset({2, 3, 5, 4}, {0, 3, 1, 2}, "i", true),
+            "((unsigned)i % 15u) * 4u + (((unsigned)i / 15u) % 4u) + "
+            "((unsigned)i / 60u) * 60u");
+}
+
+TEST(IndexMath, PermuteChannelsLastTo5dAndWide) {
+  checkPermute({2, 3, 2, 5, 3}, {0, 4, 1, 2, 3}, /*narrow=*/false);
+  checkPermute({3, 4, 5}, {2, 0, 1}, /*narrow=*/true);
+}
+
+TEST(IndexMath, PermuteSizeOneDims) {
+  // Size-1 dims contribute nothing; the runs around them still merge.
+  checkPermute({1, 3, 1, 4}, {0, 3, 1, 2}, true);
+  checkPermute({2, 1, 1, 6}, {0, 3, 1, 2}, true);
+}
+
+TEST(IndexMath, PermuteIdentityIsTheIndex) {
+  EXPECT_EQ(permuteOffset({2, 3, 4}, {0, 1, 2}, "i", false), "i");
+}
+
+TEST(IndexMath, BroadcastOffsets) {
+  // A [C, 1, 1] bias against [N, C, H, W], and a [W] row.
+  std::vector<int64_t> space{2, 3, 4, 5};
+  for (auto in :
+       std::vector<std::vector<int64_t>>{{3, 1, 1}, {5}, {2, 1, 4, 1}}) {
+    std::string expr = broadcastOffset(in, space, "i", true);
+    std::vector<int64_t> st = strides(space), inSt = strides(in);
+    int64_t lead = space.size() - in.size();
+    for (int64_t idx = 0; idx < product(space); ++idx) {
+      int64_t offset = 0;
+      for (size_t k = 0; k < in.size(); ++k) {
+        int64_t coord = idx / st[k + lead] % space[k + lead];
+        offset += (in[k] == 1 ? 0 : coord) * inSt[k];
+      }
+      ASSERT_EQ(Eval(expr, idx).run(), offset) << "'" << expr << "'";
+    }
+  }
+}
+
+} // namespace
