@@ -24,7 +24,7 @@ using namespace kb::codegen;
 
 namespace {
 
-enum class Mode { Thread, Warp, Block, Columns };
+enum class Mode { Thread, Warp, Block, Columns, Tile };
 
 /// Columns mode (channels-last reads): warps per block. Long rows get a
 /// 1024-thread block so each SM keeps enough loads in flight with one or
@@ -43,7 +43,14 @@ struct RowPlan {
       element; // null: one output per row
   std::string leaderExtra;
   std::string what;
+  // Tile mode: the input is [N, C, M..., W] read channels-last; rows are
+  // (n, c, m) and each block stages the [W, C] slab of one (n, m).
+  int64_t tileN = 0, tileC = 0, tileM = 0, tileW = 0;
 };
+
+/// Tile mode's shared slab: W rows of C + 1 floats (the pad makes a warp's
+/// walk down one channel's column hit 32 different banks).
+int64_t tileFloats(int64_t C, int64_t W) { return W * (C + 1); }
 
 Mode chooseMode(int64_t cols, bool contiguousRows) {
   if (!contiguousRows || cols <= 16)
@@ -62,6 +69,8 @@ int64_t lanesPerRow(int64_t cols) {
 }
 
 int blockSize(const RowPlan &p) {
+  if (p.mode == Mode::Tile)
+    return 256;
   if (p.mode == Mode::Columns)
     return 32 * columnWarps(p.cols);
   return p.mode == Mode::Block && p.cols >= 16384 ? 1024 : 256;
@@ -83,6 +92,8 @@ public:
       return emitRegisterRows(p, os);
     if (p.mode == Mode::Columns)
       return emitColumns(p, os);
+    if (p.mode == Mode::Tile)
+      return emitTile(p, os);
     std::string R = std::to_string(p.rows) + "LL",
                 C = std::to_string(p.cols) + "LL";
     bool dbl = false, flt = false, csum = false;
@@ -116,7 +127,8 @@ public:
       leader = "    if (threadIdx.x == 0) {\n";
       break;
     case Mode::Columns:
-      llvm_unreachable("emitted by emitColumns");
+    case Mode::Tile:
+      llvm_unreachable("emitted by emitColumns / emitTile");
     case Mode::Thread:
       os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
             "threadIdx.x; r < "
@@ -334,6 +346,72 @@ public:
     return llvm::Error::success();
   }
 
+  /// Tile mode: rows along the last dim W of channels-last data (a
+  /// layer_norm over W after a convolution). Neither a row nor a column of
+  /// lanes is contiguous both ways, so each block stages the [W, C] slab of
+  /// one (n, m) in shared memory: loaded in memory order (neighbouring
+  /// threads, neighbouring channels), then one warp per channel row walks
+  /// it along W, as the warp-mode rows do, and writes the row's outputs
+  /// contiguously.
+  llvm::Error emitTile(const RowPlan &p, llvm::raw_ostream &os) {
+    int64_t N = p.tileN, C = p.tileC, M = p.tileM, W = p.tileW;
+    std::string Cs = std::to_string(C), Ms = std::to_string(M) + "LL",
+                Ws = std::to_string(W), pitch = std::to_string(C + 1);
+    os << "  __shared__ float slab[" << tileFloats(C, W) << "];\n"
+       << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+       << "  for (long long q = blockIdx.x; q < " << N * M
+       << "LL; q += gridDim.x) {\n"
+       << "    const long long n = q / " << Ms << ", m = q % " << Ms << ";\n"
+       << "    for (int e = threadIdx.x; e < " << W * C
+       << "; e += blockDim.x) {\n"
+       << "      const int tw = e / " << Cs << ", tc = e % " << Cs << ";\n"
+       << "      const long long i = ((n * " << Cs << " + tc) * " << Ms
+       << " + m) * " << Ws << " + tw;\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "      ");
+    if (!x)
+      return x.takeError();
+    os << "      slab[tw * " << pitch << " + tc] = " << *x << ";\n    }\n"
+       << "    __syncthreads();\n";
+    e.newScope();
+    os << "    for (int cr = warp; cr < " << Cs
+       << "; cr += " << blockSize(p) / 32 << ") {\n"
+       << "      const long long r = (n * " << Cs << " + cr) * " << Ms
+       << " + m;\n";
+    std::string at = "slab[c * " + pitch + " + cr]";
+    if (p.shiftFirst)
+      os << "      const float x0 = slab[cr];\n"
+         << "      // A non-finite first element would make every difference "
+            "Inf/NaN.\n"
+         << "      const double k0 = isfinite(x0) ? (double)x0 : 0.0;\n";
+    std::string each = "      for (int c = lane; c < " + Ws + "; c += 32) {\n";
+    for (const ReducePass &pass : p.prog.passes) {
+      for (const Accumulator &a : pass.accs)
+        os << "      " << declareAcc(a) << "\n";
+      os << each << "        " << subst(pass.step, "{x}", at) << "\n      }\n";
+      for (const Accumulator &a : pass.accs)
+        os << "      " << combineAcc(a, 32) << "\n";
+      if (!pass.after.empty())
+        os << "      " << pass.after << "\n";
+    }
+    if (!p.element)
+      return e.unsupported("tile rows without per-element outputs");
+    os << each << "        const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    auto red = p.element(at, os, "        ");
+    if (!red)
+      return red.takeError();
+    os << "        const float red = " << *red << "; // " << displayName(f.op)
+       << "\n";
+    if (auto err = writeOutputs("i", os, "        "))
+      return err;
+    os << "      }\n    }\n"
+       << "    __syncthreads(); // the slab is refilled for the next q\n"
+       << "  }\n";
+    e.newScope();
+    return llvm::Error::success();
+  }
+
 private:
   llvm::Expected<std::string> loopHead(const RowPlan &p,
                                        llvm::raw_ostream &os) {
@@ -376,9 +454,11 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   SmallVector<unsigned> updated; // inputs an op updates in place
   bool reduce = recipe != "softmax" && recipe != "log_softmax" &&
                 !llvm::StringRef(recipe).ends_with("_norm");
-  if (e.channelsLastRead && (!reduce || rank - (int64_t)f.reduced.size() != 2))
+  if (e.channelsLastRead && recipe != "layer_norm" &&
+      (!reduce || rank - (int64_t)f.reduced.size() != 2))
     return e.unsupported("channels-last reads are generated for reductions "
-                         "over all spatial dims only");
+                         "over all spatial dims and layer_norm over the last "
+                         "dim only");
   if (recipe == "softmax" || recipe == "log_softmax") {
     int64_t d = f.reduced.empty() ? 0 : f.reduced[0];
     int64_t R = rank ? in[d] : 1, inner = product(in.drop_front(d + 1));
@@ -428,6 +508,18 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       int64_t first = rank - (int64_t)shape->size();
       p.rows = product(in.take_front(first));
       p.cols = product(in.drop_front(first));
+      if (e.channelsLastRead) {
+        // 24 KB of slab at most: several blocks per SM stay resident.
+        if (first != rank - 1 || rank < 3 ||
+            tileFloats(in[1], in[rank - 1]) * 4 > 24 * 1024)
+          return e.unsupported("channels-last reads into a layer_norm need "
+                               "it over the last dim with a [W, C] slab of "
+                               "at most 24 KB");
+        p.tileN = in[0];
+        p.tileC = in[1];
+        p.tileM = product(in.slice(2, rank - 3));
+        p.tileW = in[rank - 1];
+      }
       int64_t cols = p.cols;
       p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
         return rowMajor(r, c, cols);
@@ -513,7 +605,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
         updated = {rm.getArgNumber(), rv.getArgNumber()};
       }
     }
-    p.mode = recipe == "batch_norm"
+    p.mode = p.tileW ? Mode::Tile
+             : recipe == "batch_norm"
                  ? (p.cols <= 1024 ? Mode::Warp : Mode::Block)
                  : chooseMode(p.cols, true);
     p.shiftFirst = true;
@@ -577,15 +670,20 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   std::string modeName[] = {
       "thread", std::to_string(lanesPerRow(p.cols)) + "-lane group", "block",
       "lane (32 channels-last rows per block, " +
-          std::to_string(columnWarps(p.cols)) + " warps splitting each)"};
+          std::to_string(columnWarps(p.cols)) + " warps splitting each)",
+      "warp, the block staging a channels-last [" + std::to_string(p.tileW) +
+          ", " + std::to_string(p.tileC) + "] slab in shared memory"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
       " per row; " +
       (p.mode == Mode::Warp ? "the row is held in registers (the pointwise "
                               "prologue evaluated once per element)."
-                            : "the pointwise prologue is recomputed on each "
-                              "pass instead of stored.");
+       : p.mode == Mode::Tile
+           ? "the pointwise prologue is evaluated once per element, into "
+             "the slab."
+           : "the pointwise prologue is recomputed on each pass instead of "
+             "stored.");
   int block = blockSize(p);
   std::string R = std::to_string(p.rows);
   // Uncapped grids: every warp, block or thread takes its rows in one
@@ -595,6 +693,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                          ? "ceil_div(" + R + ", " +
                                std::to_string(256 / lanesPerRow(p.cols)) + ")"
                      : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
+                     : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
                      : p.mode == Mode::Block
                          ? R
                          : "ceil_div(" + R + ", " + std::to_string(block) + ")";

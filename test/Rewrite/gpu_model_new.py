@@ -35,7 +35,8 @@ if not torch.cuda.is_available():
     sys.exit(77)
 
 CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
-         "sweep_pointwise_b", "library_epilogues", "conv_pool_mean", "pool_chain"]
+         "sweep_pointwise_b", "library_epilogues", "conv_pool_mean", "pool_chain",
+         "convt3d_layernorm"]
 
 
 def load(path, name):
