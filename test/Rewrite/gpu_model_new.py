@@ -36,7 +36,7 @@ if not torch.cuda.is_available():
 
 CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
          "sweep_pointwise_b", "library_epilogues", "conv_pool_mean", "pool_chain",
-         "convt3d_layernorm"]
+         "convt3d_layernorm", "conv_reductions_cl"]
 
 
 def load(path, name):
