@@ -211,6 +211,8 @@ RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {
     bool toFirst = (*dims)[0] == 0 && (*dims)[1] == r - 1;
     for (int64_t d = 2; d < r; ++d)
       toFirst &= (*dims)[d] == d - 1;
+    if (toFirst && !channelsLastRead)
+      channelsLastView = op.getResult(0);
     channelsLastRead |= toFirst;
   });
 }

@@ -90,6 +90,8 @@ public:
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
   /// neighbouring channels on neighbouring lanes, or refuse.
   bool channelsLastRead = false;
+  /// That permute's result; its block argument is contiguous [N, ..., C].
+  mlir::Value channelsLastView;
 
   llvm::Error unsupported(const llvm::Twine &why) const;
 

@@ -48,9 +48,18 @@ struct RowPlan {
   int64_t tileN = 0, tileC = 0, tileM = 0, tileW = 0;
 };
 
-/// Tile mode's shared slab: W rows of C + 1 floats (the pad makes a warp's
-/// walk down one channel's column hit 32 different banks).
-int64_t tileFloats(int64_t C, int64_t W) { return W * (C + 1); }
+int64_t lanesPerRow(int64_t cols);
+
+/// Tile mode's slab pitch: C floats padded to C = R (mod 32), R = 32 / L
+/// channel rows per warp. Lane (g, l) of a warp reads element l + L j of
+/// row g, bank (l R + g + const) mod 32: all 32 lanes in different banks.
+int64_t tilePitch(int64_t C, int64_t W) {
+  int64_t R = 32 / lanesPerRow(W);
+  return C + ((R - C % 32) % 32 + 32) % 32;
+}
+
+/// Tile mode's shared slab: W rows of tilePitch floats.
+int64_t tileFloats(int64_t C, int64_t W) { return W * tilePitch(C, W); }
 
 Mode chooseMode(int64_t cols, bool contiguousRows) {
   if (!contiguousRows || cols <= 16)
@@ -350,47 +359,76 @@ public:
   /// layer_norm over W after a convolution). Neither a row nor a column of
   /// lanes is contiguous both ways, so each block stages the [W, C] slab of
   /// one (n, m) in shared memory: loaded in memory order (neighbouring
-  /// threads, neighbouring channels), then one warp per channel row walks
-  /// it along W, as the warp-mode rows do, and writes the row's outputs
-  /// contiguously.
+  /// threads, neighbouring channels), then a group of L lanes per channel
+  /// row walks it along W, as the warp-mode rows do, and writes the row's
+  /// outputs contiguously.
   llvm::Error emitTile(const RowPlan &p, llvm::raw_ostream &os) {
     int64_t N = p.tileN, C = p.tileC, M = p.tileM, W = p.tileW;
     std::string Cs = std::to_string(C), Ms = std::to_string(M) + "LL",
-                Ws = std::to_string(W), pitch = std::to_string(C + 1);
+                Ws = std::to_string(W), pitch = std::to_string(tilePitch(C, W));
+    int64_t bs = blockSize(p), trips = (W * C + bs - 1) / bs;
+    int64_t L = lanesPerRow(W), groups = bs / L;
+    std::string Ls = std::to_string(L);
     os << "  __shared__ float slab[" << tileFloats(C, W) << "];\n"
-       << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+       << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
        << "  for (long long q = blockIdx.x; q < " << N * M
        << "LL; q += gridDim.x) {\n"
-       << "    const long long n = q / " << Ms << ", m = q % " << Ms << ";\n"
-       << "    for (int e = threadIdx.x; e < " << W * C
-       << "; e += blockDim.x) {\n"
+       << "    const long long n = q / " << Ms << ", m = q % " << Ms
+       << ";\n"
+       // Unrolled: every load of the slab is issued before the first
+       // shared store.
+       << "    #pragma unroll\n"
+       << "    for (int k = 0; k < " << trips << "; ++k) {\n"
+       << "      const int e = threadIdx.x + k * " << bs << ";\n"
+       << (W * C % bs ? "      if (e >= " + std::to_string(W * C) + ") break;\n"
+                      : std::string())
        << "      const int tw = e / " << Cs << ", tc = e % " << Cs << ";\n"
        << "      const long long i = ((n * " << Cs << " + tc) * " << Ms
        << " + m) * " << Ws << " + tw;\n";
     e.newScope();
+    // The slab of (n, m) is W * C consecutive floats of the channels-last
+    // input: element e is read at q * W * C + e, not through the permute's
+    // index map from i (whose 64-bit arithmetic, 16 loads deep, took 78
+    // registers: 3 blocks per SM, 0.85 ms vs 0.62 ms for L2-3's slab).
+    if (Value view = e.channelsLastView) {
+      unsigned arg = cast<BlockArgument>(view.getDefiningOp()->getOperand(0))
+                         .getArgNumber();
+      os << "      const float xcl = in" << arg << "[q * " << W * C
+         << "LL + e];\n";
+      e.seed(view, "i", "xcl");
+    }
     auto x = e.valueAt(f.input, "i", os, "      ");
     if (!x)
       return x.takeError();
     os << "      slab[tw * " << pitch << " + tc] = " << *x << ";\n    }\n"
        << "    __syncthreads();\n";
     e.newScope();
-    os << "    for (int cr = warp; cr < " << Cs
-       << "; cr += " << blockSize(p) / 32 << ") {\n"
+    // L lanes per channel row (a warp of 32 would walk 8 rows one after
+    // another, each two elements per lane and five shuffle levels deep:
+    // 1.15 ms for L2-3's slab vs 0.55 ms for a copy). Every lane of a warp
+    // runs the same iterations, so the shuffles see whole groups; rows past
+    // C are dead groups.
+    os << "    for (int cb = 0; cb < " << Cs << "; cb += " << groups << ") {\n"
+       << "      const int cr = cb + (int)(threadIdx.x / " << Ls << ");\n"
+       << "      const bool live = cr < " << Cs << ";\n"
        << "      const long long r = (n * " << Cs << " + cr) * " << Ms
        << " + m;\n";
     std::string at = "slab[c * " + pitch + " + cr]";
     if (p.shiftFirst)
-      os << "      const float x0 = slab[cr];\n"
+      os << "      const float x0 = live ? slab[cr] : 0.f;\n"
          << "      // A non-finite first element would make every difference "
             "Inf/NaN.\n"
          << "      const double k0 = isfinite(x0) ? (double)x0 : 0.0;\n";
-    std::string each = "      for (int c = lane; c < " + Ws + "; c += 32) {\n";
+    std::string each = "#pragma unroll\n      for (int k = 0; k < " +
+                       std::to_string((W + L - 1) / L) +
+                       "; ++k) {\n        const int c = lane + k * " + Ls +
+                       ";\n        if (!live || c >= " + Ws + ") break;\n";
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         os << "      " << declareAcc(a) << "\n";
       os << each << "        " << subst(pass.step, "{x}", at) << "\n      }\n";
       for (const Accumulator &a : pass.accs)
-        os << "      " << combineAcc(a, 32) << "\n";
+        os << "      " << combineAcc(a, L) << "\n";
       if (!pass.after.empty())
         os << "      " << pass.after << "\n";
     }
@@ -671,8 +709,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       "thread", std::to_string(lanesPerRow(p.cols)) + "-lane group", "block",
       "lane (32 channels-last rows per block, " +
           std::to_string(columnWarps(p.cols)) + " warps splitting each)",
-      "warp, the block staging a channels-last [" + std::to_string(p.tileW) +
-          ", " + std::to_string(p.tileC) + "] slab in shared memory"};
+      std::to_string(lanesPerRow(p.tileW)) +
+          "-lane group, the block staging a channels-last [" +
+          std::to_string(p.tileW) + ", " + std::to_string(p.tileC) +
+          "] slab in shared memory"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +

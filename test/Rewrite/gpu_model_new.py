@@ -148,8 +148,12 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
 
 def main():
     kb_rewrite, kb_verify, fixtures = sys.argv[1:4]
+    # Optional case names after the fixtures directory: a targeted rerun.
+    cases = sys.argv[4:] or CASES
+    unknown = [c for c in cases if c not in CASES]
+    assert not unknown, f"unknown cases {unknown}; known: {CASES}"
     work = tempfile.mkdtemp(prefix="kb-gpu-rewrite-")
-    for case in CASES:
+    for case in cases:
         check(kb_rewrite, kb_verify, fixtures, case, work, "")
         check(kb_rewrite, kb_verify, fixtures, case, work, "1")
     return 0
