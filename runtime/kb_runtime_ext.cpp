@@ -44,8 +44,8 @@ std::tuple<py::bytes, std::string, std::string>
 compile(const std::string &source, const std::string &entry,
         const std::string &arch) {
   nvrtcProgram prog;
-  TORCH_CHECK(nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0,
-                                     nullptr, nullptr) == NVRTC_SUCCESS,
+  TORCH_CHECK(nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr,
+                                 nullptr) == NVRTC_SUCCESS,
               "kb_runtime: nvrtcCreateProgram failed");
   std::string nameExpr = "&" + entry;
   nvrtcAddNameExpression(prog, nameExpr.c_str());
@@ -65,8 +65,7 @@ compile(const std::string &source, const std::string &entry,
                 "': ", log.empty() ? nvrtcGetErrorString(res) : log);
   }
   const char *lowered = nullptr;
-  if (nvrtcGetLoweredName(prog, nameExpr.c_str(), &lowered) !=
-          NVRTC_SUCCESS ||
+  if (nvrtcGetLoweredName(prog, nameExpr.c_str(), &lowered) != NVRTC_SUCCESS ||
       !lowered) {
     nvrtcDestroyProgram(&prog);
     TORCH_CHECK(false, "kb_runtime: no __global__ '", entry, "' in the source");
@@ -163,9 +162,9 @@ public:
     for (void *&p : ptrs)
       args.push_back(&p);
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(device).stream();
-    checkCu(cuLaunchKernel(function, grid[0], grid[1], grid[2],
-                                   block[0], block[1], block[2], sharedBytes,
-                                   stream, args.data(), nullptr),
+    checkCu(cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
+                           block[1], block[2], sharedBytes, stream, args.data(),
+                           nullptr),
             "cuLaunchKernel");
     ++launches;
     return outputs;
@@ -188,23 +187,46 @@ private:
 /// uses its generic strided copy (measured 1.9 TB/s on an H200 for a
 /// 537 MB activation, bench/NOTES.md); this is the classic tiled transpose
 /// of each image's [C, S] matrix to [S, C] through shared memory, so reads
-/// and writes are both coalesced.
+/// and writes are both coalesced. A block moves 32 channels x 32 * SX
+/// positions with every load issued before the first shared store: on the
+/// H200, SX = 2 took 0.261 ms for L2-2's 537 MB input where a 32 x 32 tile
+/// took 0.318 (a copy: 0.275); with 3 channels SX = 4 took 0.137 ms vs 0.408
+/// (bench/NOTES.md, session 11).
 const char *kToChannelsLastSource = R"(
+template <int SX>
+__device__ __forceinline__ void transpose(const float* __restrict__ in,
+                                          float* __restrict__ out, int C,
+                                          int S) {
+  __shared__ float tile[32][32 * SX + 1]; // +1: no bank conflicts
+  const long long image = (long long)blockIdx.z * C * S;
+  const int s0 = blockIdx.x * 32 * SX, c0 = blockIdx.y * 32;
+  float v[4 * SX];
+#pragma unroll
+  for (int k = 0; k < 4 * SX; ++k) {
+    const int c = c0 + threadIdx.y + 8 * (k % 4),
+              s = s0 + threadIdx.x + 32 * (k / 4);
+    v[k] = c < C && s < S ? in[image + (long long)c * S + s] : 0.f;
+  }
+#pragma unroll
+  for (int k = 0; k < 4 * SX; ++k)
+    tile[threadIdx.y + 8 * (k % 4)][threadIdx.x + 32 * (k / 4)] = v[k];
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < 4 * SX; ++k) {
+    const int j = threadIdx.y + 8 * k, s = s0 + j, c = c0 + threadIdx.x;
+    if (c < C && s < S)
+      out[image + (long long)s * C + c] = tile[threadIdx.x][j];
+  }
+}
 extern "C" __global__ void __launch_bounds__(256)
 kb_to_channels_last(const float* __restrict__ in, float* __restrict__ out,
                     int C, int S) {
-  __shared__ float tile[32][33]; // +1: no bank conflicts on the transpose
-  const long long image = (long long)blockIdx.z * C * S;
-  const int s0 = blockIdx.x * 32, c0 = blockIdx.y * 32;
-  for (int j = threadIdx.y; j < 32; j += 8) {
-    const int c = c0 + j, s = s0 + threadIdx.x;
-    if (c < C && s < S) tile[j][threadIdx.x] = in[image + (long long)c * S + s];
-  }
-  __syncthreads();
-  for (int j = threadIdx.y; j < 32; j += 8) {
-    const int s = s0 + j, c = c0 + threadIdx.x;
-    if (c < C && s < S) out[image + (long long)s * C + c] = tile[threadIdx.x][j];
-  }
+  transpose<2>(in, out, C, S);
+}
+extern "C" __global__ void __launch_bounds__(256)
+kb_to_channels_last_few(const float* __restrict__ in, float* __restrict__ out,
+                        int C, int S) {
+  transpose<4>(in, out, C, S);
 }
 )";
 
@@ -220,30 +242,35 @@ std::optional<at::Tensor> toChannelsLast(const at::Tensor &t,
   int64_t C = t.size(1), S = t.numel() / std::max<int64_t>(1, t.size(0) * C);
   if (t.numel() == 0 || S > (int64_t(1) << 30) || C * S > (int64_t(1) << 31))
     return std::nullopt;
-  static std::map<int, CUfunction> functions; // per device
+  // Fewer than 32 channels leave most of a 32-channel tile empty: the
+  // wider one keeps more loads in flight per block.
+  bool few = C < 32;
+  int SX = few ? 4 : 2;
+  static std::map<std::pair<int, bool>, CUfunction> functions; // per device
   int device = t.get_device();
   c10::cuda::CUDAGuard deviceGuard(device);
-  auto it = functions.find(device);
+  auto it = functions.find({device, few});
   if (it == functions.end()) {
     auto [cubin, lowered, log] =
-        compile(kToChannelsLastSource, "kb_to_channels_last", arch);
+        compile(kToChannelsLastSource,
+                few ? "kb_to_channels_last_few" : "kb_to_channels_last", arch);
     std::string bytes = cubin;
     CUmodule module;
     checkCu(cuModuleLoadData(&module, bytes.data()), "cuModuleLoadData");
     CUfunction fn;
     checkCu(cuModuleGetFunction(&fn, module, lowered.c_str()),
             "cuModuleGetFunction");
-    it = functions.emplace(device, fn).first;
+    it = functions.emplace(std::make_pair(device, few), fn).first;
   }
-  at::Tensor out = at::empty_like(
-      t, t.dim() == 4 ? at::MemoryFormat::ChannelsLast
-                      : at::MemoryFormat::ChannelsLast3d);
+  at::Tensor out =
+      at::empty_like(t, t.dim() == 4 ? at::MemoryFormat::ChannelsLast
+                                     : at::MemoryFormat::ChannelsLast3d);
   const void *in = t.data_ptr();
   void *dst = out.data_ptr();
   int c32 = (int)C, s32 = (int)S;
   void *args[] = {&in, &dst, &c32, &s32};
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(device).stream();
-  checkCu(cuLaunchKernel(it->second, (unsigned)((S + 31) / 32),
+  checkCu(cuLaunchKernel(it->second, (unsigned)((S + 32 * SX - 1) / (32 * SX)),
                          (unsigned)((C + 31) / 32), (unsigned)t.size(0), 32, 8,
                          1, 0, stream, args, nullptr),
           "cuLaunchKernel");

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """GPU check of rewritten models (ctest label `gpu`; exit 77 without a GPU).
 
-    gpu_model_new.py KB_REWRITE KB_VERIFY FIXTURES
+    gpu_model_new.py KB_REWRITE KB_VERIFY FIXTURES [CASE...]
 
-For a few fixture graphs: rewrite with kb-verify, then on the GPU
+First the runtime's channels-last input copy against ATen's. Then, for a
+few fixture graphs: rewrite with kb-verify, then on the GPU
   * ModelNew's outputs match Model's on fresh inputs (allclose 1e-4, the
     KernelBench check), with the kernels actually launched;
   * CUDA graph replay never overwrites a result the caller still holds
@@ -146,8 +147,27 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
           f"library {got._kb.library_ms})")
 
 
+def check_transpose():
+    """The runtime's NCHW -> channels-last copy for convolution inputs: both
+    tile widths (fewer than 32 channels and not), partial tiles, 5-d."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    runtime = load(os.path.join(root, "runtime", "kb_runtime.py"), "kb_runtime_t")
+    ext = runtime.extension()
+    major, minor = torch.cuda.get_device_capability()
+    for shape in [(2, 3, 37, 45), (3, 31, 9, 71), (2, 64, 33, 17), (1, 100, 5, 7, 11),
+                  (4, 32, 64, 64)]:
+        x = torch.randn(shape, device="cuda")
+        got = ext.to_channels_last(x, f"sm_{major}{minor}")
+        fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+        assert got is not None and got.is_contiguous(memory_format=fmt), shape
+        assert got.stride() == x.contiguous(memory_format=fmt).stride(), shape
+        assert torch.equal(got, x), f"to_channels_last{shape} differs"
+    print("to_channels_last: ok")
+
+
 def main():
     kb_rewrite, kb_verify, fixtures = sys.argv[1:4]
+    check_transpose()
     # Optional case names after the fixtures directory: a targeted rerun.
     cases = sys.argv[4:] or CASES
     unknown = [c for c in cases if c not in CASES]
