@@ -180,6 +180,18 @@ llvm::Error assembleKernel(RegionEmitter &e, EmittedKernel &out, YieldOp yield,
                            llvm::ArrayRef<EmittedTensor> extraOutputs = {},
                            llvm::ArrayRef<unsigned> updatedInputs = {});
 
+/// Lanes per row in warp mode (and per channel row in tile mode): about 8
+/// elements per lane, a power of two (so xor shuffles stay inside the
+/// group), at most 32. Each lane keeps its ceil(cols / lanes) <= 32
+/// elements in registers.
+int64_t lanesPerRow(int64_t cols);
+
+/// Tile mode's slab pitch for C channels and rows of W: C floats padded to
+/// C = R (mod 32), R = 32 / lanesPerRow(W) channel rows per warp. Lane
+/// (g, l) of a warp reads element l + L j of row g, bank (l R + g + const)
+/// mod 32: all 32 lanes in different banks.
+int64_t tilePitch(int64_t C, int64_t W);
+
 /// Reductions over trailing dims, softmax over any dim, and the norms.
 llvm::Expected<EmittedKernel> emitRowKernel(RegionEmitter &e,
                                             const StageInfo &f, YieldOp yield);

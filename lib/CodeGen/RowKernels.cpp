@@ -22,6 +22,18 @@ using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
 
+int64_t codegen::lanesPerRow(int64_t cols) {
+  int64_t l = 2;
+  while (l < 32 && l * 8 < cols)
+    l *= 2;
+  return l;
+}
+
+int64_t codegen::tilePitch(int64_t C, int64_t W) {
+  int64_t R = 32 / lanesPerRow(W);
+  return C + ((R - C % 32) % 32 + 32) % 32;
+}
+
 namespace {
 
 enum class Mode { Thread, Warp, Block, Columns, Tile };
@@ -48,16 +60,6 @@ struct RowPlan {
   int64_t tileN = 0, tileC = 0, tileM = 0, tileW = 0;
 };
 
-int64_t lanesPerRow(int64_t cols);
-
-/// Tile mode's slab pitch: C floats padded to C = R (mod 32), R = 32 / L
-/// channel rows per warp. Lane (g, l) of a warp reads element l + L j of
-/// row g, bank (l R + g + const) mod 32: all 32 lanes in different banks.
-int64_t tilePitch(int64_t C, int64_t W) {
-  int64_t R = 32 / lanesPerRow(W);
-  return C + ((R - C % 32) % 32 + 32) % 32;
-}
-
 /// Tile mode's shared slab: W rows of tilePitch floats.
 int64_t tileFloats(int64_t C, int64_t W) { return W * tilePitch(C, W); }
 
@@ -65,16 +67,6 @@ Mode chooseMode(int64_t cols, bool contiguousRows) {
   if (!contiguousRows || cols <= 16)
     return Mode::Thread;
   return cols <= 1024 ? Mode::Warp : Mode::Block;
-}
-
-/// Lanes per row in warp mode: about 8 elements per lane, a power of two
-/// (so xor shuffles stay inside the group), at most 32. Each lane keeps its
-/// ceil(cols / lanes) <= 32 elements in registers.
-int64_t lanesPerRow(int64_t cols) {
-  int64_t l = 2;
-  while (l < 32 && l * 8 < cols)
-    l *= 2;
-  return l;
 }
 
 int blockSize(const RowPlan &p) {
