@@ -169,25 +169,15 @@ public:
       auto x = loopHead(p, os);
       if (!x)
         return x.takeError();
-      auto red = p.element(*x, os, "      ");
-      if (!red)
-        return red.takeError();
-      os << "      const float red = " << *red << "; // " << displayName(f.op)
-         << "\n";
-      if (auto err = writeOutputs("i", os, "      "))
+      if (auto err = writeElement(p, *x, os, "      "))
         return err;
       os << "    }\n";
       e.newScope();
       if (!p.leaderExtra.empty())
         os << leader << p.leaderExtra << "    }\n";
     } else {
-      e.newScope();
-      os << leader << "      const float red = " << p.prog.result << "; // "
-         << displayName(f.op) << "\n";
-      if (auto err = writeOutputs("r", os, "      "))
+      if (auto err = writeRowResult(p, leader, os))
         return err;
-      os << p.leaderExtra << "    }\n";
-      e.newScope();
     }
     os << "  }\n";
     return llvm::Error::success();
@@ -245,26 +235,15 @@ public:
       os << each << "        const long long i = " << p.index("r", "c")
          << ";\n";
       e.newScope();
-      auto red = p.element("xs[k]", os, "        ");
-      if (!red)
-        return red.takeError();
-      os << "        const float red = " << *red << "; // " << displayName(f.op)
-         << "\n";
-      if (auto err = writeOutputs("i", os, "        "))
+      if (auto err = writeElement(p, "xs[k]", os, "        "))
         return err;
       os << "      }\n    }\n";
       e.newScope();
       if (!p.leaderExtra.empty())
         os << "    if (live && lane == 0) {\n" << p.leaderExtra << "    }\n";
     } else {
-      e.newScope();
-      os << "    if (live && lane == 0) {\n"
-         << "      const float red = " << p.prog.result << "; // "
-         << displayName(f.op) << "\n";
-      if (auto err = writeOutputs("r", os, "      "))
+      if (auto err = writeRowResult(p, "    if (live && lane == 0) {\n", os))
         return err;
-      os << p.leaderExtra << "    }\n";
-      e.newScope();
     }
     os << "  }\n";
     return llvm::Error::success();
@@ -336,14 +315,9 @@ public:
       if (!pass.after.empty())
         os << "    " << pass.after << "\n";
     }
-    e.newScope();
-    os << "    if (live && warp == 0) {\n"
-       << "      const float red = " << p.prog.result << "; // "
-       << displayName(f.op) << "\n";
-    if (auto err = writeOutputs("r", os, "      "))
+    if (auto err = writeRowResult(p, "    if (live && warp == 0) {\n", os))
       return err;
-    os << p.leaderExtra << "    }\n  }\n";
-    e.newScope();
+    os << "  }\n";
     return llvm::Error::success();
   }
 
@@ -428,12 +402,7 @@ public:
       return e.unsupported("tile rows without per-element outputs");
     os << each << "        const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
-    auto red = p.element(at, os, "        ");
-    if (!red)
-      return red.takeError();
-    os << "        const float red = " << *red << "; // " << displayName(f.op)
-       << "\n";
-    if (auto err = writeOutputs("i", os, "        "))
+    if (auto err = writeElement(p, at, os, "        "))
       return err;
     os << "      }\n    }\n"
        << "    __syncthreads(); // the slab is refilled for the next q\n"
@@ -448,6 +417,31 @@ private:
     os << head << "      const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
     return e.valueAt(f.input, "i", os, "      ");
+  }
+
+  /// One output per row: the row's leader (the block opened by `leader`)
+  /// writes the reduction's result and the recipe's extra outputs.
+  llvm::Error writeRowResult(const RowPlan &p, llvm::StringRef leader,
+                             llvm::raw_ostream &os) {
+    e.newScope();
+    os << leader << "      const float red = " << p.prog.result << "; // "
+       << displayName(f.op) << "\n";
+    if (auto err = writeOutputs("r", os, "      "))
+      return err;
+    os << p.leaderExtra << "    }\n";
+    e.newScope();
+    return llvm::Error::success();
+  }
+
+  /// Per-element outputs at index `i`, the input's element being `x`.
+  llvm::Error writeElement(const RowPlan &p, llvm::StringRef x,
+                           llvm::raw_ostream &os, llvm::StringRef indent) {
+    auto red = p.element(x, os, indent);
+    if (!red)
+      return red.takeError();
+    os << indent << "const float red = " << *red << "; // " << displayName(f.op)
+       << "\n";
+    return writeOutputs("i", os, indent);
   }
 
   llvm::Error writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
