@@ -43,6 +43,15 @@ std::vector<int64_t> toLastPerm(int64_t rank) {
                    : std::vector<int64_t>{0, 2, 3, 4, 1};
 }
 
+/// A copy of `kernel` named <name>_cl at the end of `scratch`.
+KernelOp cloneVariant(KernelOp kernel, ModuleOp scratch) {
+  OpBuilder b(scratch.getBodyRegion());
+  b.setInsertionPointToEnd(scratch.getBody());
+  auto clone = cast<KernelOp>(b.clone(*kernel.getOperation()));
+  clone.setSymName((kernel.getSymName() + "_cl").str());
+  return clone;
+}
+
 /// Input 0 arrives channels-last and a permute restores the NCHW view the
 /// region's ops index; everything else is unchanged.
 std::optional<ChannelsLastVariant>
@@ -50,10 +59,7 @@ makeReadsVariant(KernelOp kernel, ModuleOp scratch, RankedTensorType first) {
   ChannelsLastVariant v;
   v.readsOnly = true;
   v.perm = toLastPerm(first.getRank());
-  OpBuilder b(scratch.getBodyRegion());
-  b.setInsertionPointToEnd(scratch.getBody());
-  auto clone = cast<KernelOp>(b.clone(*kernel.getOperation()));
-  clone.setSymName((kernel.getSymName() + "_cl").str());
+  KernelOp clone = cloneVariant(kernel, scratch);
   Block &cb = clone.getBody().front();
   for (BlockArgument a : cb.getArguments()) {
     auto shape = cast<RankedTensorType>(a.getType()).getShape();
@@ -67,7 +73,7 @@ makeReadsVariant(KernelOp kernel, ModuleOp scratch, RankedTensorType first) {
   std::vector<int64_t> inverse(v.perm.size());
   for (size_t d = 0; d < v.perm.size(); ++d)
     inverse[v.perm[d]] = d;
-  b.setInsertionPointToStart(&cb);
+  OpBuilder b = OpBuilder::atBlockBegin(&cb);
   Location loc = clone.getLoc();
   SmallVector<Value> dims;
   for (int64_t d : inverse)
@@ -133,10 +139,7 @@ std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
 
   ChannelsLastVariant v;
   v.perm = toLastPerm(first.getRank());
-  OpBuilder b(scratch.getBodyRegion());
-  b.setInsertionPointToEnd(scratch.getBody());
-  auto clone = cast<KernelOp>(b.clone(*kernel.getOperation()));
-  clone.setSymName((kernel.getSymName() + "_cl").str());
+  KernelOp clone = cloneVariant(kernel, scratch);
   Block &cb = clone.getBody().front();
   for (BlockArgument a : cb.getArguments()) {
     auto shape = cast<RankedTensorType>(a.getType()).getShape();
