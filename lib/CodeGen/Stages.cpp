@@ -258,9 +258,8 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
         count *= s.inShape[d];
       else
         kept.push_back(d);
-    os << indent
-       << "const long long base = " << subspaceOffset(s.inShape, kept, "o", narrow)
-       << ";\n";
+    os << indent << "const long long base = "
+       << subspaceOffset(s.inShape, kept, "o", narrow) << ";\n";
     ReduceProgram p = reduceProgram(s, count);
     for (const ReducePass &pass : p.passes) {
       for (const Accumulator &a : pass.accs)
@@ -313,6 +312,22 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     return e;
   };
   std::string ind = indent.str();
+  // The body of the window loops opened at `ind`: adds the element in
+  // ATen's order (a plain float sum), then closes the k loops.
+  auto sumWindow = [&]() -> llvm::Error {
+    os << ind << "const long long i = " << elementIndex() << ";\n";
+    newScope();
+    auto x = valueAt(s.input, "i", os, ind);
+    if (!x)
+      return x.takeError();
+    os << ind << "acc = __fadd_rn(acc, " << *x << ");\n";
+    newScope();
+    for (int64_t d = 0; d < k; ++d) {
+      ind.resize(ind.size() - 2);
+      os << ind << "}\n";
+    }
+    return llvm::Error::success();
+  };
   // Every window inside the input (no padding, no ceil_mode overhang): the
   // loops have constant trip counts and no bounds checks, so they unroll and
   // all of a window's loads are issued together.
@@ -341,22 +356,14 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     }
     if (!mx) {
       // Avg pooling inside the input: ATen's window order, plain sum.
-      os << ind << "const long long i = " << elementIndex() << ";\n";
-      newScope();
-      auto x = valueAt(s.input, "i", os, ind);
-      if (!x)
-        return x.takeError();
-      os << ind << "acc = __fadd_rn(acc, " << *x << ");\n";
-      newScope();
-      for (int64_t d = 0; d < k; ++d) {
-        ind.resize(ind.size() - 2);
-        os << ind << "}\n";
-      }
+      if (auto err = sumWindow())
+        return err;
       int64_t count = 1;
       for (int64_t d = 0; d < k; ++d)
         count *= s.kernel[d];
-      os << ind << "return acc / " << floatLiteral(s.divisor ? *s.divisor : count)
-         << "; // " << displayName(s.op) << "\n";
+      os << ind << "return acc / "
+         << floatLiteral(s.divisor ? *s.divisor : count) << "; // "
+         << displayName(s.op) << "\n";
       return llvm::Error::success();
     }
     os << ind << "const long long i = " << elementIndex() << ";\n";
@@ -416,17 +423,8 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
        << "; ++x" << D << ") {\n";
     ind += "  ";
   }
-  os << ind << "const long long i = " << elementIndex() << ";\n";
-  newScope();
-  auto x = valueAt(s.input, "i", os, ind);
-  if (!x)
-    return x.takeError();
-  os << ind << "acc = __fadd_rn(acc, " << *x << ");\n";
-  newScope();
-  for (int64_t d = 0; d < k; ++d) {
-    ind.resize(ind.size() - 2);
-    os << ind << "}\n";
-  }
+  if (auto err = sumWindow())
+    return err;
   std::string divisor = adaptive            ? count
                         : s.divisor         ? std::to_string(*s.divisor)
                         : s.countIncludePad ? padded
