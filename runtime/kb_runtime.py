@@ -19,7 +19,8 @@ Fallbacks (all exact, all cheap to decide; docs/rewrite.md):
 
 Environment: KB_CUDA_GRAPHS=0 disables CUDA graph replay, =1 uses it
 without timing it against the eager forward first; KB_RUNTIME=off
-runs every region through its ATen ops; KB_CHANNELS_LAST=0/1 and
+runs every region through its ATen ops; KB_CHANNELS_LAST=0/1/tf32 (tf32:
+channels-last, TF32 convolutions' inputs rounded as NCHW rounds them) and
 KB_LIBRARY_EPILOGUES=0/1 force the layout and the library forms instead of
 timing them; KB_RUNTIME_VERBOSE=1 prints what was loaded, what was chosen
 and why anything fell back.
@@ -287,6 +288,15 @@ class _GraphRunner:
         return self.fn(*args)
 
 
+def round_tf32(t):
+    """float32 `t` rounded to TF32 (10 mantissa bits), to nearest with ties
+    away from zero; inf and nan unchanged (the extension's transpose rounds
+    the same way in the same pass)."""
+    b = t.view(torch.int32)
+    finite = (b & 0x7f800000) != 0x7f800000
+    return torch.where(finite, (b + 0x1000) & -8192, b).view(torch.float32)
+
+
 class Program:
     """The runtime half of one rewritten model."""
 
@@ -309,6 +319,11 @@ class Program:
         self.fallbacks = [0] * len(references)
         self.cl_regions = [None] * len(references)
         self.use_cl = False
+        # Channels-last inputs of TF32 forward convolutions rounded as
+        # cuDNN's NCHW path rounds them (Program.cl), and whether the
+        # forward has such a convolution.
+        self.cl_tf32 = False
+        self.tf32_sites = False
         self._ext = self._arch = None
         self.layout_ms = None
         self.graphs = None
@@ -384,21 +399,32 @@ class Program:
             self.graphs = _GraphRunner(self._run, measure=graphs != "1")
 
     # ---- layout ---------------------------------------------------------------
-    def cl(self, i, t):
-        """The input of a convolution that feeds region i, in its layout."""
+    def cl(self, i, t, tf32=False):
+        """The input of a convolution that feeds region i, in its layout.
+
+        `tf32`: the convolution is a forward one in TF32. cuDNN's NCHW path
+        rounds its inputs to TF32 with ties away from zero in its own
+        transpose, its channels-last kernel with ties to even; in the
+        `cl_tf32` layout the copy rounds as the NCHW path does, so both
+        layouts compute the same products (bench/NOTES.md, session 12)."""
         if not self.use_cl or self.cl_regions[i] is None or t.dim() not in (4, 5):
             return t
+        if tf32:
+            self.tf32_sites = True
+        rnd = tf32 and self.cl_tf32 and t.dtype == torch.float32
         fmt = torch.channels_last if t.dim() == 4 else torch.channels_last_3d
-        if t.is_contiguous(memory_format=fmt):
+        if t.is_contiguous(memory_format=fmt) and not rnd:
             return t
         # The extension's tiled transpose (2x ATen's strided copy on large
         # activations); ATen's copy for autograd and anything unusual.
         if self._ext is not None and t.numel() >= (1 << 16) and \
-                not (torch.is_grad_enabled() and t.requires_grad):
-            out = self._ext.to_channels_last(t, self._arch)
+                not (torch.is_grad_enabled() and t.requires_grad) and \
+                not t.is_contiguous(memory_format=fmt):
+            out = self._ext.to_channels_last(t, self._arch, rnd)
             if out is not None:
                 return out
-        return t.contiguous(memory_format=fmt)
+        out = t.contiguous(memory_format=fmt)
+        return round_tf32(out) if rnd else out
 
     def _call_cl(self, i, inputs):
         spec = self.manifest["regions"][i]["channels_last"]
@@ -435,15 +461,24 @@ class Program:
         """Times the forward both ways (buffers restored) and keeps the faster."""
         forced = os.environ.get("KB_CHANNELS_LAST")
         if forced is not None:
+            # 1: channels-last; tf32: channels-last with the inputs of TF32
+            # forward convolutions rounded as cuDNN's NCHW path rounds them.
             self.use_cl = forced not in ("", "0")
+            self.cl_tf32 = forced == "tf32"
             return
         saved = [(b, b.clone()) for b in module.buffers()]
         times, outputs = {}, {}
+        layouts = {"nchw": (False, False), "channels_last": (True, False),
+                   "channels_last_tf32": (True, True)}
+        order = ["nchw", "channels_last", "channels_last_tf32"] * 2
+        self.tf32_sites = False
         with torch.no_grad():
-            for use_cl in (False, True, False, True):
-                self.use_cl = use_cl
+            for name in order:
+                if name == "channels_last_tf32" and not self.tf32_sites:
+                    continue  # no TF32 forward convolution: same as plain
+                self.use_cl, self.cl_tf32 = layouts[name]
                 out = self._run(module, *tensors)  # warm-up (cuDNN plans)
-                outputs[use_cl] = [o.float() for o in (
+                outputs[name] = [o.float() for o in (
                     out if isinstance(out, (tuple, list)) else (out,))
                     if isinstance(o, torch.Tensor)]
                 start = torch.cuda.Event(enable_timing=True)
@@ -452,20 +487,24 @@ class Program:
                 self._run(module, *tensors)
                 end.record()
                 end.synchronize()
-                times.setdefault(use_cl, []).append(start.elapsed_time(end))
+                times.setdefault(name, []).append(start.elapsed_time(end))
         for b, copy in saved:
             b.copy_(copy)
-        self.layout_ms = {"nchw": min(times[False]), "channels_last": min(times[True])}
+        self.layout_ms = {name: min(t) for name, t in times.items()}
         # cuDNN may pick another algorithm for channels-last data, and with
         # TF32 convolutions that changes results by ~1e-4: keep a layout
         # change only when the outputs stay within 1e-5 of the traced layout.
-        same = all(torch.allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True)
-                   for a, b in zip(outputs[False], outputs[True]))
+        same = {name: all(torch.allclose(a, b, rtol=1e-5, atol=1e-5,
+                                         equal_nan=True)
+                          for a, b in zip(outputs["nchw"], outputs[name]))
+                for name in times if name != "nchw"}
         self.layout_ms["same_results"] = same
-        self.use_cl = same and \
-            self.layout_ms["channels_last"] < 0.97 * self.layout_ms["nchw"]
-        _log(f"layout: {self.layout_ms} -> "
-             f"{'channels-last' if self.use_cl else 'NCHW'}")
+        candidates = [n for n in same if same[n] and
+                      self.layout_ms[n] < 0.97 * self.layout_ms["nchw"]]
+        chosen = min(candidates, key=self.layout_ms.get, default="nchw")
+        self.layout_ms["chosen"] = chosen
+        self.use_cl, self.cl_tf32 = layouts[chosen]
+        _log(f"layout: {self.layout_ms} -> {chosen}")
 
     # ---- library epilogues -------------------------------------------------
     def lib(self, i, lib_fn, anchor_fn, operands):

@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -192,8 +193,20 @@ private:
 /// H200, SX = 2 took 0.261 ms for L2-2's 537 MB input where a 32 x 32 tile
 /// took 0.318 (a copy: 0.275); with 3 channels SX = 4 took 0.137 ms vs 0.408
 /// (bench/NOTES.md, session 11).
+///
+/// The `_tf32` entries also round every value to TF32, to nearest with ties
+/// away from zero, as cuDNN's own NCHW->NHWC transpose does before its NCHW
+/// TF32 forward convolution. cuDNN's channels-last kernel rounds ties to
+/// even instead, which moves L2-1's outputs by 7e-4; on inputs rounded here
+/// it agrees with the NCHW path to 7e-6 (bench/NOTES.md, session 12).
 const char *kToChannelsLastSource = R"(
-template <int SX>
+__device__ __forceinline__ float tf32_rna(float x) {
+  unsigned u = __float_as_uint(x);
+  if ((u & 0x7f800000u) != 0x7f800000u) // inf and nan unchanged
+    u = (u + 0x1000u) & 0xffffe000u;
+  return __uint_as_float(u);
+}
+template <int SX, bool TF32>
 __device__ __forceinline__ void transpose(const float* __restrict__ in,
                                           float* __restrict__ out, int C,
                                           int S) {
@@ -215,26 +228,27 @@ __device__ __forceinline__ void transpose(const float* __restrict__ in,
   for (int k = 0; k < 4 * SX; ++k) {
     const int j = threadIdx.y + 8 * k, s = s0 + j, c = c0 + threadIdx.x;
     if (c < C && s < S)
-      out[image + (long long)s * C + c] = tile[threadIdx.x][j];
+      out[image + (long long)s * C + c] =
+          TF32 ? tf32_rna(tile[threadIdx.x][j]) : tile[threadIdx.x][j];
   }
 }
-extern "C" __global__ void __launch_bounds__(256)
-kb_to_channels_last(const float* __restrict__ in, float* __restrict__ out,
-                    int C, int S) {
-  transpose<2>(in, out, C, S);
-}
-extern "C" __global__ void __launch_bounds__(256)
-kb_to_channels_last_few(const float* __restrict__ in, float* __restrict__ out,
-                        int C, int S) {
-  transpose<4>(in, out, C, S);
-}
+#define KB_TRANSPOSE_ENTRY(NAME, SX, TF32)                                   \
+  extern "C" __global__ void __launch_bounds__(256)                          \
+  NAME(const float* __restrict__ in, float* __restrict__ out, int C, int S) { \
+    transpose<SX, TF32>(in, out, C, S);                                      \
+  }
+KB_TRANSPOSE_ENTRY(kb_to_channels_last, 2, false)
+KB_TRANSPOSE_ENTRY(kb_to_channels_last_few, 4, false)
+KB_TRANSPOSE_ENTRY(kb_to_channels_last_tf32, 2, true)
+KB_TRANSPOSE_ENTRY(kb_to_channels_last_few_tf32, 4, true)
 )";
 
 /// `t` (float32, contiguous, 4-d or 5-d, on the GPU) as a channels-last
-/// tensor with the same values; nullopt when it is not such a tensor (the
-/// caller uses ATen's copy).
+/// tensor with the same values (rounded to TF32 when `roundTf32`); nullopt
+/// when it is not such a tensor (the caller uses ATen's copy).
 std::optional<at::Tensor> toChannelsLast(const at::Tensor &t,
-                                         const std::string &arch) {
+                                         const std::string &arch,
+                                         bool roundTf32) {
   if (!t.is_cuda() || t.scalar_type() != at::kFloat || !t.is_contiguous() ||
       (t.dim() != 4 && t.dim() != 5) || t.size(0) > 65535 ||
       t.size(1) > (1 << 20))
@@ -246,21 +260,22 @@ std::optional<at::Tensor> toChannelsLast(const at::Tensor &t,
   // wider one keeps more loads in flight per block.
   bool few = C < 32;
   int SX = few ? 4 : 2;
-  static std::map<std::pair<int, bool>, CUfunction> functions; // per device
+  static std::map<std::tuple<int, bool, bool>, CUfunction> functions;
   int device = t.get_device();
   c10::cuda::CUDAGuard deviceGuard(device);
-  auto it = functions.find({device, few});
+  auto key = std::make_tuple(device, few, roundTf32);
+  auto it = functions.find(key);
   if (it == functions.end()) {
-    auto [cubin, lowered, log] =
-        compile(kToChannelsLastSource,
-                few ? "kb_to_channels_last_few" : "kb_to_channels_last", arch);
+    std::string entry = std::string("kb_to_channels_last") +
+                        (few ? "_few" : "") + (roundTf32 ? "_tf32" : "");
+    auto [cubin, lowered, log] = compile(kToChannelsLastSource, entry, arch);
     std::string bytes = cubin;
     CUmodule module;
     checkCu(cuModuleLoadData(&module, bytes.data()), "cuModuleLoadData");
     CUfunction fn;
     checkCu(cuModuleGetFunction(&fn, module, lowered.c_str()),
             "cuModuleGetFunction");
-    it = functions.emplace(std::make_pair(device, few), fn).first;
+    it = functions.emplace(key, fn).first;
   }
   at::Tensor out =
       at::empty_like(t, t.dim() == 4 ? at::MemoryFormat::ChannelsLast
@@ -284,7 +299,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("compile", &compile, py::arg("source"), py::arg("entry"),
         py::arg("arch"));
   m.def("to_channels_last", &toChannelsLast, py::arg("tensor"),
-        py::arg("arch"));
+        py::arg("arch"), py::arg("round_tf32") = false);
   py::class_<Region>(m, "Region")
       .def(py::init<const std::string &, const std::string &,
                     std::vector<int64_t>, std::vector<int64_t>, int64_t,

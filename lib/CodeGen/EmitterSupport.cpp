@@ -107,6 +107,30 @@ std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
   return expr.empty() ? "0" : expr;
 }
 
+std::optional<std::string>
+codegen::coordinateOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> space,
+                          ArrayRef<std::string> coords, bool narrow) {
+  int64_t rank = space.size(), off = rank - (int64_t)in.size();
+  if (off < 0 || (int64_t)coords.size() != rank)
+    return std::nullopt;
+  std::string expr;
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= off; --d) {
+    int64_t id = d - off;
+    if (in[id] != 1) {
+      if (coords[d].empty())
+        return std::nullopt;
+      std::string c = "(" + coords[d] + ")";
+      if (narrow)
+        c = "((unsigned)" + c + ")";
+      std::string term = stride == 1 ? c : c + " * " + intLit(stride, narrow);
+      expr = expr.empty() ? term : term + " + " + expr;
+    }
+    stride *= in[id];
+  }
+  return expr.empty() ? std::string("0") : expr;
+}
+
 std::string codegen::permuteOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> perm,
                                    llvm::StringRef idx, bool narrow) {
   int64_t rank = in.size();
@@ -346,6 +370,11 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
       continue;
     }
     std::string off = broadcastOffset(t.getShape(), space, idx, narrow);
+    if (auto c = coordinates.find(idx.str());
+        c != coordinates.end() && ArrayRef<int64_t>(c->second.first) == space)
+      if (auto fromCoords =
+              coordinateOffset(t.getShape(), space, c->second.second, narrow))
+        off = *fromCoords;
     std::string sub = idx.str();
     if (off != idx) {
       if (off == "0" || llvm::all_of(off, [](char c) { return isalnum(c); })) {

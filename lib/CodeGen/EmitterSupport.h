@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kb::codegen {
 
@@ -40,6 +41,17 @@ int64_t product(llvm::ArrayRef<int64_t> s);
 std::string broadcastOffset(llvm::ArrayRef<int64_t> in,
                             llvm::ArrayRef<int64_t> space, llvm::StringRef idx,
                             bool narrow = false);
+
+/// broadcastOffset from coordinates a loop already has: `coords[d]` names
+/// the coordinate of dim d of `space` (empty: not known). Where the tensor
+/// broadcasts over every dim whose coordinate is unknown, its offset needs
+/// no division (a per-channel bias in a loop over (channel, position)
+/// costs one multiply-add instead of a division and a modulo of the linear
+/// index); nullopt otherwise.
+std::optional<std::string> coordinateOffset(llvm::ArrayRef<int64_t> in,
+                                            llvm::ArrayRef<int64_t> space,
+                                            llvm::ArrayRef<std::string> coords,
+                                            bool narrow = false);
 
 /// Offset into the operand of `permute(x, perm)` (x of shape `in`, row-major)
 /// of the element at linear index `idx` of the permuted shape. Dims adjacent
@@ -101,11 +113,22 @@ public:
                                       llvm::raw_ostream &os,
                                       llvm::StringRef indent);
   /// Starts a new C++ scope for valueAt's memo (a loop body, a lambda).
-  void newScope() { memo.clear(); }
+  void newScope() {
+    memo.clear();
+    coordinates.clear();
+  }
   /// Block arguments passed to the code by value (pointwise kernels).
   llvm::DenseMap<mlir::Value, std::string> argNames;
   void seed(mlir::Value v, llvm::StringRef idx, llvm::StringRef name) {
     memo[{v.getAsOpaquePointer(), idx.str()}] = name.str();
+  }
+  /// Per-dim coordinates of linear index `idx` over `space` that the loop
+  /// has in variables (coordinateOffset); broadcast operands of values of
+  /// that shape at `idx` are then addressed from them. Cleared by newScope.
+  void seedCoordinates(llvm::StringRef idx, llvm::ArrayRef<int64_t> space,
+                       std::vector<std::string> coords) {
+    coordinates[idx.str()] = {std::vector<int64_t>(space.begin(), space.end()),
+                              std::move(coords)};
   }
 
   /// The body of a serial evaluation of a Reduce or Pool stage at output
@@ -145,6 +168,9 @@ protected:
   }
 
   std::map<std::pair<const void *, std::string>, std::string> memo;
+  std::map<std::string,
+           std::pair<std::vector<int64_t>, std::vector<std::string>>>
+      coordinates;
   llvm::DenseMap<mlir::Operation *, std::string> stageFns;
   unsigned tmp = 0;
 };

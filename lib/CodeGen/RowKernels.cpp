@@ -352,6 +352,16 @@ public:
        << "      const long long i = ((n * " << Cs << " + tc) * " << Ms
        << " + m) * " << Ws << " + tw;\n";
     e.newScope();
+    // A per-channel operand (the bias of L2-3's convolution) is read at tc
+    // instead of through divisions of i: 0.620 vs 0.665 ms for L2-3's slab.
+    ArrayRef<int64_t> space = shapeOf(f.input);
+    std::vector<std::string> coords(space.size());
+    coords.front() = "n";
+    coords[1] = "tc";
+    coords.back() = "tw";
+    if (space.size() == 4)
+      coords[2] = "m";
+    e.seedCoordinates("i", space, coords);
     // The slab of (n, m) is W * C consecutive floats of the channels-last
     // input: element e is read at q * W * C + e, not through the permute's
     // index map from i (whose 64-bit arithmetic, 16 loads deep, took 78

@@ -27,6 +27,24 @@ using namespace mlir;
 namespace kb {
 namespace {
 
+/// Whether `arg` of `op` is the constant bool `want` in the trace.
+bool isConstantBool(AtenOp op, llvm::StringRef arg, bool want) {
+  Value v = op.getArg(arg);
+  auto c = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
+  if (!c)
+    return false;
+  auto lit = pythonScalarLiteral(c.getValue(), c.getType());
+  return lit && *lit == (want ? "True" : "False");
+}
+
+/// A forward (not transposed) convolution in TF32: its channels-last
+/// operands are rounded as cuDNN's NCHW path rounds them (Program.cl in
+/// runtime/kb_runtime.py), so that both layouts agree.
+bool isTf32ForwardConv(AtenOp conv) {
+  return isConstantBool(conv, "transposed", false) &&
+         isConstantBool(conv, "allow_tf32", true);
+}
+
 bool isPythonIdentifier(llvm::StringRef s) {
   static const char *const keywords[] = {
       "False",  "None",   "True",    "and",      "as",       "assert", "async",
@@ -229,10 +247,11 @@ private:
       std::string argText = args(a.getArgs());
       if (auto cl = clConvs.find(&op); cl != clConvs.end()) {
         argText.clear();
+        const char *tf32 = isTf32ForwardConv(a) ? ", tf32=True" : "";
         for (auto [i, v] : llvm::enumerate(a.getArgs())) {
           std::string u = use(v);
           if (i < 2)
-            u = "K.cl(" + std::to_string(cl->second) + ", " + u + ")";
+            u = "K.cl(" + std::to_string(cl->second) + ", " + u + tf32 + ")";
           argText += (i ? ", " : "") + u;
         }
       }

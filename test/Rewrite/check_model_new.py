@@ -45,7 +45,7 @@ class ReferenceRegions:
         self.calls = 0
         self.lib_bound = self.lib_unavailable = 0
 
-    def cl(self, i, t):
+    def cl(self, i, t, tf32=False):
         return t  # NCHW: the layout the graph was traced in
 
     def call(self, i, inputs):

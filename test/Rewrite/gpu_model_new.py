@@ -37,7 +37,7 @@ if not torch.cuda.is_available():
 
 CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
          "sweep_pointwise_b", "library_epilogues", "conv_pool_mean", "pool_chain",
-         "convt3d_layernorm", "conv_reductions_cl"]
+         "convt3d_layernorm", "conv_reductions_cl", "conv_tf32_cl"]
 
 
 def load(path, name):
@@ -115,6 +115,14 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
             else:
                 assert all("same_results" in r or "error" in r
                            for r in got._kb.library_ms.values()), got._kb.library_ms
+        if "tf32=True" in open(os.path.join(out, "model_new.py")).read() and graphs == "":
+            # TF32 forward convolutions: the rounded channels-last layout was
+            # measured too, and the one kept agrees with NCHW (which rounding
+            # agrees depends on cuDNN's algorithm for the shape).
+            layout = got._kb.layout_ms
+            assert "channels_last_tf32" in layout, f"{case}: {layout}"
+            assert layout["chosen"] == "nchw" or \
+                layout["same_results"][layout["chosen"]], f"{case}: {layout}"
         timing = got._kb.graphs.timing if got._kb.graphs is not None else None
         if graphs == "1":
             assert timing is None, f"{case}: KB_CUDA_GRAPHS=1 still timed replay"
@@ -162,6 +170,19 @@ def check_transpose():
         assert got is not None and got.is_contiguous(memory_format=fmt), shape
         assert got.stride() == x.contiguous(memory_format=fmt).stride(), shape
         assert torch.equal(got, x), f"to_channels_last{shape} differs"
+        rounded = ext.to_channels_last(x, f"sm_{major}{minor}", True)
+        want = runtime.round_tf32(x.contiguous(memory_format=fmt))
+        assert rounded.stride() == got.stride() and torch.equal(rounded, want), \
+            f"to_channels_last{shape}, TF32-rounded, differs"
+    # round_tf32 itself: to nearest, ties away from zero, on the bits.
+    bits = torch.tensor([0x3f800fff, 0x3f801000, 0x3f803000, 0xbf801000 - 2**32,
+                         0x7f7ff000, 0x7f800000, 0x7fc00001, 0x00001000, 0],
+                        dtype=torch.int32, device="cuda")
+    want = torch.tensor([0x3f800000, 0x3f802000, 0x3f804000, 0xbf802000 - 2**32,
+                         0x7f800000, 0x7f800000, 0x7fc00001, 0x00002000, 0],
+                        dtype=torch.int32, device="cuda")
+    got = runtime.round_tf32(bits.view(torch.float32)).view(torch.int32)
+    assert torch.equal(got, want), f"round_tf32: {got.tolist()} vs {want.tolist()}"
     print("to_channels_last: ok")
 
 

@@ -127,5 +127,39 @@ class LibraryFormTest(unittest.TestCase):
         self.assertNotIn(0, p.library_ms)  # nothing was measured
 
 
+class RoundTf32Test(unittest.TestCase):
+    """round_tf32 rounds as cuDNN's NCHW transpose does (the extension's
+    `_tf32` transpose uses the same bit operations on the GPU)."""
+
+    def bits(self, values):
+        x = torch.tensor([v - (1 << 32) if v >= 1 << 31 else v for v in values],
+                         dtype=torch.int32).view(torch.float32)
+        out = kb_runtime.round_tf32(x).view(torch.int32).tolist()
+        return [v & 0xffffffff for v in out]
+
+    def test_ties_away_from_zero(self):
+        # 13 dropped bits: below half rounds down, half rounds away from zero
+        # (to even would keep 0x3f800000), above half rounds up.
+        self.assertEqual(self.bits([0x3f800fff, 0x3f801000, 0x3f801001,
+                                    0x3f803000, 0xbf801000]),
+                         [0x3f800000, 0x3f802000, 0x3f802000,
+                          0x3f804000, 0xbf802000])
+
+    def test_special_values(self):
+        # The largest finite float rounds to inf (as cvt.rna does); inf, nan
+        # and zeros stay; subnormals round like any other mantissa.
+        self.assertEqual(self.bits([0x7f7ff000, 0x7f800000, 0xff800000,
+                                    0x7fc00001, 0x80000000, 0x00001000]),
+                         [0x7f800000, 0x7f800000, 0xff800000,
+                          0x7fc00001, 0x80000000, 0x00002000])
+
+    def test_values_and_layout(self):
+        x = torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+        y = kb_runtime.round_tf32(x)
+        self.assertEqual(y.stride(), x.stride())
+        self.assertTrue(torch.all((y.view(torch.int32) & 0x1fff) == 0))
+        self.assertTrue(torch.allclose(y, x, rtol=2 ** -11, atol=0))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -157,4 +157,52 @@ TEST(IndexMath, BroadcastOffsets) {
   }
 }
 
+/// coordinateOffset with each known coordinate written as an expression of
+/// i must address what broadcastOffset addresses, for every index.
+void checkCoordinates(const std::vector<int64_t> &in,
+                      const std::vector<int64_t> &space,
+                      const std::vector<bool> &known, bool narrow) {
+  std::vector<int64_t> st = strides(space);
+  std::vector<std::string> coords(space.size());
+  for (size_t d = 0; d < space.size(); ++d)
+    if (known[d])
+      coords[d] =
+          "i / " + std::to_string(st[d]) + " % " + std::to_string(space[d]);
+  auto expr = coordinateOffset(in, space, coords, narrow);
+  ASSERT_TRUE(expr.has_value());
+  std::string want = broadcastOffset(in, space, "i", narrow);
+  for (int64_t idx = 0; idx < product(space); ++idx)
+    ASSERT_EQ(Eval(*expr, idx).run(), Eval(want, idx).run())
+        << "index " << idx << " of '" << *expr << "' vs '" << want << "'";
+}
+
+TEST(IndexMath, CoordinatesPerChannelOperand) {
+  // L2-3's tile loop knows (n, c, w) of [N, C, D*H, W]; a [C, 1, 1] bias
+  // needs only c.
+  checkCoordinates({3, 1, 1}, {2, 3, 4, 5}, {true, true, false, true}, true);
+  checkCoordinates({3, 1, 1, 1}, {2, 3, 2, 2, 5},
+                   {true, true, false, false, true}, false);
+  EXPECT_EQ(
+      *coordinateOffset({3, 1, 1}, {2, 3, 4, 5}, {"n", "tc", "", "tw"}, true),
+      "((unsigned)(tc))");
+}
+
+TEST(IndexMath, CoordinatesRowsAndFullTensors) {
+  checkCoordinates({5}, {2, 3, 4, 5}, {false, false, false, true}, true);
+  checkCoordinates({2, 1, 4, 1}, {2, 3, 4, 5}, {true, false, true, false},
+                   false);
+  checkCoordinates({2, 3, 4, 5}, {2, 3, 4, 5}, {true, true, true, true}, true);
+  // Size-1 dims of the space need no coordinate either.
+  checkCoordinates({1, 3, 1}, {2, 1, 3, 1}, {false, false, true, false}, true);
+  EXPECT_EQ(*coordinateOffset({1, 1}, {4, 5}, {"", ""}, false), "0");
+}
+
+TEST(IndexMath, CoordinatesUnknownDimNeeded) {
+  // The operand varies along a dim whose coordinate the loop does not have:
+  // the caller falls back to broadcastOffset.
+  EXPECT_FALSE(
+      coordinateOffset({4, 1}, {2, 3, 4, 5}, {"n", "c", "", "w"}, true));
+  EXPECT_FALSE(coordinateOffset({3}, {3}, {"c", ""}, true));
+}
+
 } // namespace
