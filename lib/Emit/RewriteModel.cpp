@@ -293,7 +293,7 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
               << (v.kernelMs ? formatv(" {0:F4} ms", *v.kernelMs).str() : "")
               << "\n";
         if (v.accepted && v.kernelMs && bestMs &&
-            *v.kernelMs < *bestMs * (1 - mo.strategy.noise)) {
+            mo.strategy.clearlyFaster(*v.kernelMs, *bestMs)) {
           in.chosenSource = stored->source;
           rec.origin = "store";
           rec.kernelMs = v.kernelMs;

@@ -253,12 +253,13 @@ public:
                      "compare (no GPU timing): keeping the code generator's";
         continue;
       }
-      if (*c.kernelMs < *best * (1 - opt.noise)) {
+      if (opt.clearlyFaster(*c.kernelMs, *best)) {
         best = c.kernelMs;
         result.chosen = (int)i;
         result.why = formatv("model candidate {0}: {1:F4} ms vs {2:F4} ms "
-                             "(faster beyond the {3:P0} noise)",
-                             c.index, *c.kernelMs, *base.kernelMs, opt.noise)
+                             "(faster beyond the {3:P0} and {4} us noise)",
+                             c.index, *c.kernelMs, *base.kernelMs, opt.noise,
+                             opt.noiseFloorMs * 1000)
                          .str();
       }
     }

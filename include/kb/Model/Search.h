@@ -116,6 +116,15 @@ struct StrategyOptions {
   Sampling repair{0.2, 0.95, 4096, std::nullopt};
   Sampling analyze{0.3, 0.95, 1024, std::nullopt};
   double noise = 0.03; // a model kernel must be this much faster
+  /// ... and this many ms faster: a few-microsecond kernel's CUDA-event
+  /// timings differ by more than 3% run to run (the same kernel measured
+  /// 0.0037 vs 0.0038 ms in gpu_model_search), while the event resolution
+  /// is about 0.5 us.
+  double noiseFloorMs = 0.001;
+  /// Whether `ms` beats `bestMs` beyond both.
+  bool clearlyFaster(double ms, double bestMs) const {
+    return ms < bestMs * (1 - noise) && bestMs - ms > noiseFloorMs;
+  }
 };
 
 struct Candidate {
