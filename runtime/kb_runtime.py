@@ -411,7 +411,10 @@ class Program:
             return t
         if tf32:
             self.tf32_sites = True
-        rnd = tf32 and self.cl_tf32 and t.dtype == torch.float32
+        # Rounding works on the bits and would cut the autograd graph; a
+        # forward that needs gradients runs the original ops anyway.
+        rnd = tf32 and self.cl_tf32 and t.dtype == torch.float32 and \
+            not (torch.is_grad_enabled() and t.requires_grad)
         fmt = torch.channels_last if t.dim() == 4 else torch.channels_last_3d
         if t.is_contiguous(memory_format=fmt) and not rnd:
             return t

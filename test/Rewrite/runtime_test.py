@@ -127,6 +127,48 @@ class LibraryFormTest(unittest.TestCase):
         self.assertNotIn(0, p.library_ms)  # nothing was measured
 
 
+class ChannelsLastOperandTest(unittest.TestCase):
+    """Program.cl on the CPU (ATen's copy; the extension's transpose is
+    checked on the GPU by gpu_model_new.py)."""
+
+    def program(self, tf32):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "manifest.json"), "w") as f:
+            json.dump({"training": False, "regions": [], "inputs": []}, f)
+        p = kb_runtime.Program(d, None, [None], None)
+        p.cl_regions = [object()]  # region 0 has a channels-last variant
+        p.use_cl, p.cl_tf32 = True, tf32
+        return p
+
+    def test_rounds_only_tf32_operands_in_the_tf32_layout(self):
+        x = torch.randn(2, 8, 5, 6)
+        want = kb_runtime.round_tf32(x.contiguous(memory_format=torch.channels_last))
+        p = self.program(tf32=True)
+        got = p.cl(0, x, tf32=True)
+        self.assertTrue(got.is_contiguous(memory_format=torch.channels_last))
+        self.assertTrue(torch.equal(got, want))
+        self.assertFalse(torch.equal(got, x))  # randn has bits to round
+        self.assertTrue(p.tf32_sites)
+        self.assertTrue(torch.equal(p.cl(0, x), x))  # a transposed conv
+        # Already channels-last: still rounded.
+        cl = x.contiguous(memory_format=torch.channels_last)
+        self.assertTrue(torch.equal(p.cl(0, cl, tf32=True), want))
+        q = self.program(tf32=False)
+        self.assertTrue(torch.equal(q.cl(0, x, tf32=True), x))
+        self.assertTrue(q.tf32_sites)  # seen, so the layout choice times it
+        q.use_cl = False
+        self.assertIs(q.cl(0, x, tf32=True), x)
+
+    def test_gradients_keep_flowing(self):
+        p = self.program(tf32=True)
+        x = torch.randn(2, 8, 5, 6, requires_grad=True)
+        with torch.enable_grad():
+            y = p.cl(0, x, tf32=True)
+            self.assertTrue(y.requires_grad)
+            y.sum().backward()
+        self.assertTrue(torch.equal(x.grad, torch.ones_like(x)))
+
+
 class RoundTf32Test(unittest.TestCase):
     """round_tf32 rounds as cuDNN's NCHW transpose does (the extension's
     `_tf32` transpose uses the same bit operations on the GPU)."""
