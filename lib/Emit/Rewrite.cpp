@@ -13,6 +13,7 @@
 #include "kb/Emit/PythonEmitter.h"
 #include "kb/IR/KbDialect.h"
 #include "kb/Transforms/Passes.h"
+#include "kb/Verify/SpeedRule.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -54,6 +55,42 @@ Error writeFile(StringRef dir, StringRef name, StringRef text) {
   if (auto ec = sys::fs::rename(tmp, path))
     return ioError(path, "write", ec.message());
   return Error::success();
+}
+
+verify::TimedRuns timedRuns(const json::Object *t) {
+  verify::TimedRuns r;
+  if (!t)
+    return r;
+  r.medianMs = t->getNumber("median_ms").value_or(0);
+  if (auto m = t->getNumber("min_ms"))
+    r.minMs = *m;
+  return r;
+}
+
+/// The speed half of kernel selection (include/kb/Verify/SpeedRule.h).
+void dropIfNotFaster(RegionRecord &rec) {
+  if (rec.status != "verified" || !rec.kernelMs || !rec.eagerMs)
+    return;
+  const json::Object *v = rec.verdict.getAsObject();
+  verify::TimedRuns aten = timedRuns(v ? v->getObject("eager_timing") : nullptr);
+  verify::TimedRuns kernel{*rec.kernelMs, std::nullopt};
+  // The code generator's kernel has kb-verify's spread; a model's or the
+  // store's kernel only the median its own verdict reported.
+  if (rec.origin == "codegen" && v)
+    kernel = timedRuns(v->getObject("candidate_timing"));
+  if (aten.medianMs <= 0)
+    aten.medianMs = *rec.eagerMs;
+  verify::SpeedRule rule;
+  if (rule.measurablyFaster(kernel, aten))
+    return;
+  rec.status = "slower";
+  rec.detail = formatv("verified, but not measurably faster than its ATen "
+                       "ops: {0:F4} ms vs {1:F4} ms ({2:F2}x; needs a "
+                       "{3:F4} ms margin); runs its ATen ops",
+                       kernel.medianMs, aten.medianMs,
+                       aten.medianMs / kernel.medianMs,
+                       rule.marginMs(kernel, aten))
+                   .str();
 }
 
 Expected<std::string> readFile(StringRef path) {
@@ -503,6 +540,13 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       in.record->clStatus.clear();
     }
   }
+
+  // 2c. Never slower: a verified kernel that kb-verify did not measure
+  // measurably faster than the region's ATen ops is not used (the region
+  // runs its ATen ops; the report says by how much it lost).
+  if (result.gpu)
+    for (RegionRecord &rec : result.regions)
+      dropIfNotFaster(rec);
 
   // 3. manifest.json: what the runtime loads; model_new.py's forward first
   // (it decides which regions have a library form).

@@ -50,14 +50,18 @@ std::optional<double> achievedGBs(const RegionRecord &r) {
 }
 
 std::string headline(const RewriteResult &res) {
-  unsigned verified = 0, unverified = 0, other = 0;
+  unsigned verified = 0, unverified = 0, slower = 0, other = 0;
   for (const RegionRecord &r : res.regions)
     (r.status == "verified"     ? verified
      : r.status == "unverified" ? unverified
+     : r.status == "slower"     ? slower
                                 : other)++;
   std::string s = formatv("{0} regions: {1} verified, {2} unverified, {3} "
                           "running their ATen ops",
-                          res.regions.size(), verified, unverified, other);
+                          res.regions.size(), verified, unverified,
+                          other + slower);
+  if (slower)
+    s += formatv(" ({0} of them verified but not faster)", slower).str();
   return s;
 }
 

@@ -53,7 +53,8 @@ struct RewriteOptions {
 struct RegionRecord {
   std::string name, kind, anchor, ops;
   /// verified | rejected | unverified | compile_error | not_generated |
-  /// kept (ATen ops by policy)
+  /// kept (ATen ops by policy) | slower (verified, not measurably faster
+  /// than its ATen ops, which it then runs)
   std::string status;
   std::string origin = "codegen";
   std::string detail; // why (rejection, skip reason, "no GPU")

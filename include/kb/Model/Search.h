@@ -26,6 +26,7 @@
 
 #include "kb/Model/Client.h"
 #include "kb/Model/Prompt.h"
+#include "kb/Verify/SpeedRule.h"
 
 #include <nlohmann/json.hpp>
 
@@ -123,7 +124,8 @@ struct StrategyOptions {
   double noiseFloorMs = 0.001;
   /// Whether `ms` beats `bestMs` beyond both.
   bool clearlyFaster(double ms, double bestMs) const {
-    return ms < bestMs * (1 - noise) && bestMs - ms > noiseFloorMs;
+    return verify::SpeedRule{noise, noiseFloorMs}.measurablyFaster(
+        {ms, std::nullopt}, {bestMs, std::nullopt});
   }
 };
 
