@@ -1,0 +1,23 @@
+# Real-model task (KernelBench format) for bench/kernelbench.py --dir bench/models:
+# torchvision MobileNetV3-Large, batch 64. Random weights; dropout and stochastic depth off; training
+# mode as KernelBench evaluates (batch norm uses batch statistics).
+import torch
+import torch.nn as nn
+import torchvision
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torchvision.models.mobilenet_v3_large(weights=None, dropout=0.0)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def get_inputs():
+    return [torch.randn(64, 3, 224, 224)]
+
+
+def get_init_inputs():
+    return []
