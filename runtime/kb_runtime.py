@@ -17,6 +17,12 @@ Fallbacks (all exact, all cheap to decide; docs/rewrite.md):
     whose kernel did not compile, or that kb-verify rejected -> that
     region's original ATen ops.
 
+Never slower: the first call times the original forward against the
+rewritten one (and the second, where CUDA graph replay is measured, against
+its replay); unless the rewritten forward is measurably faster
+(`measurably_faster`, the rule of include/kb/Verify/SpeedRule.h), every
+later call runs the original forward. KB_FORWARD_CHECK=0 skips the check.
+
 Environment: KB_CUDA_GRAPHS=0 disables CUDA graph replay, =1 uses it
 without timing it against the eager forward first; KB_RUNTIME=off
 runs every region through its ATen ops; KB_CHANNELS_LAST=0/1/tf32 (tf32:
@@ -243,7 +249,8 @@ class _GraphRunner:
             b.copy_(copy)
         eager, graph = sorted(times["eager"])[2], sorted(times["graph"])[2]
         use = graph < 0.97 * eager
-        self.timing = {"eager_ms": eager, "graph_ms": graph, "use": use}
+        self.timing = {"eager_ms": eager, "graph_ms": graph, "use": use,
+                       "graph_runs": times["graph"]}
         _log(f"CUDA graph: replay {graph:.4f} ms vs eager {eager:.4f} ms -> "
              f"{'replay' if use else 'eager'}")
         return use
@@ -286,6 +293,41 @@ class _GraphRunner:
             c.graph.replay()
             return c.outputs
         return self.fn(*args)
+
+
+def measurably_faster(candidate, baseline, relative=0.03, floor_ms=0.001):
+    """include/kb/Verify/SpeedRule.h in Python: `candidate` and `baseline`
+    are lists of timed runs (ms); the candidate must beat the baseline's
+    median by 3%, by 1 us, and by more than both sides' spreads below their
+    medians together."""
+    if not candidate or not baseline:
+        return False
+    c, b = _median(candidate), _median(baseline)
+    if not (c > 0 and b > 0):
+        return False
+    margin = max(b * relative, floor_ms,
+                 (c - min(candidate)) + (b - min(baseline)))
+    return b - c > margin
+
+
+def _median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def forward_choice(original, new, graph=None):
+    """What the first calls decide (docs/rewrite.md, "Never slower").
+
+    `original` and `new` are timed runs of the original and the rewritten
+    forward (eager), `graph` the rewritten forward's CUDA graph replays
+    (None: not measured yet, [] : no replay). Returns "new", "original", or
+    "pending" (only the graph replay could still win)."""
+    if measurably_faster(new, original):
+        return "new"
+    if graph is None:
+        return "pending"
+    return "new" if measurably_faster(graph, original) else "original"
 
 
 def round_tf32(t):
@@ -332,6 +374,10 @@ class Program:
         # what the choice measured.
         self.lib_choice = {}
         self.library_ms = {}
+        # Never slower: the first calls time the original forward against
+        # this one; "original" makes every later call run the original.
+        self.forward_ms = None
+        self.forward_choice = None
 
     # ---- guards -----------------------------------------------------------
     def _mismatch(self, module, args, kwargs):
@@ -599,9 +645,60 @@ class Program:
             self._load()
             if any(r is not None for r in self.cl_regions):
                 self._choose_layout(module, tensors)
+            self._time_forward(module, args, tensors)
+        if self.forward_choice == "original":
+            reason = "slower than the original forward"
+            self.reasons[reason] = self.reasons.get(reason, 0) + 1
+            return self.original_forward(module, *args)
         if self.graphs is not None:
-            return self.graphs(module, *tensors)
+            out = self.graphs(module, *tensors)
+            if self.forward_choice == "pending":
+                self._settle_forward()
+            return out
         return self._run(module, *tensors)
+
+    # ---- never slower ---------------------------------------------------------
+    def _time_forward(self, module, args, tensors, runs=7):
+        """Times the original and the rewritten forward (eager), buffers
+        restored afterwards, interleaved so that drift hits both alike."""
+        if os.environ.get("KB_FORWARD_CHECK") == "0":
+            self.forward_choice = "new"
+            return
+        saved = [(b, b.clone()) for b in module.buffers()]
+        times = {"original": [], "new": []}
+        ways = {"original": lambda: self.original_forward(module, *args),
+                "new": lambda: self._run(module, *tensors)}
+        with torch.no_grad():
+            for fn in ways.values():  # warm-up: cuDNN plans, library choices
+                fn()
+            for i in range(runs):
+                for name in (("original", "new") if i % 2 == 0 else ("new", "original")):
+                    start = torch.cuda.Event(enable_timing=True)
+                    end = torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    ways[name]()
+                    end.record()
+                    end.synchronize()
+                    times[name].append(start.elapsed_time(end))
+        for b, copy in saved:
+            b.copy_(copy)
+        self.forward_ms = {"original": times["original"], "new": times["new"]}
+        graph = None if self.graphs is not None else []
+        self.forward_choice = forward_choice(times["original"], times["new"], graph)
+        _log(f"forward: original {_median(times['original']):.4f} ms, rewritten "
+             f"{_median(times['new']):.4f} ms -> {self.forward_choice}")
+
+    def _settle_forward(self):
+        g = self.graphs
+        if g.timing is None and not g.disabled:
+            return  # replay not measured yet
+        replays = []
+        if g.timing is not None and g.timing.get("use"):
+            replays = g.timing["graph_runs"]
+        self.forward_ms["graph"] = replays
+        self.forward_choice = forward_choice(self.forward_ms["original"],
+                                             self.forward_ms["new"], replays)
+        _log(f"forward with CUDA graph replay: {replays} ms -> {self.forward_choice}")
 
 
 class OpCall:

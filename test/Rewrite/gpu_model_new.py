@@ -74,9 +74,11 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
     if graphs == "1":
         os.environ["KB_LIBRARY_EPILOGUES"] = "1"  # read at each site's first use
         os.environ["KB_CHANNELS_LAST"] = "1"  # read at the first run
+        os.environ["KB_FORWARD_CHECK"] = "0"  # the kernels' path, whatever its speed
     else:
         os.environ.pop("KB_LIBRARY_EPILOGUES", None)
         os.environ.pop("KB_CHANNELS_LAST", None)
+        os.environ.pop("KB_FORWARD_CHECK", None)
     new = load(os.path.join(out, "model_new.py"), f"kb_gpu_{case}_{graphs or 'timed'}")
     import json
     with open(os.path.join(out, "manifest.json")) as f:
@@ -126,6 +128,13 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
         timing = got._kb.graphs.timing if got._kb.graphs is not None else None
         if graphs == "1":
             assert timing is None, f"{case}: KB_CUDA_GRAPHS=1 still timed replay"
+            assert got._kb.forward_choice == "new", got._kb.forward_choice
+        else:
+            # Never slower: both forwards were timed and a choice was made
+            # ("pending" until a CUDA graph replay, if any, is measured).
+            assert got._kb.forward_ms and got._kb.forward_ms["original"], got._kb.forward_ms
+            assert got._kb.forward_choice in ("new", "original", "pending"), \
+                got._kb.forward_choice
         # Held results survive later calls (graph replays write elsewhere).
         xs = inputs_for(manifest["inputs"], 7)
         y1 = [t.clone() for t in flat(got(*xs))]

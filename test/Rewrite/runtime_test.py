@@ -169,6 +169,38 @@ class ChannelsLastOperandTest(unittest.TestCase):
         self.assertTrue(torch.equal(x.grad, torch.ones_like(x)))
 
 
+class NeverSlowerTest(unittest.TestCase):
+    """The forward check's decision on recorded timings (ms, H200)."""
+
+    def test_rule_matches_speed_rule_h(self):
+        f = kb_runtime.measurably_faster
+        self.assertTrue(f([0.4921, 0.4897, 0.4930], [2.0688, 2.0601, 2.0700]))
+        self.assertFalse(f([1.80, 1.78, 1.82], [0.50, 0.49, 0.51]))
+        self.assertFalse(f([0.0037, 0.0036], [0.0038, 0.0037]))  # the 1 us floor
+        # 5% apart at the median, but one run 0.15 ms below it: noise.
+        self.assertFalse(f([0.95, 0.80, 0.96], [1.00, 0.98, 1.01]))
+        self.assertTrue(f([0.95, 0.945, 0.955], [1.00, 0.995, 1.005]))
+        self.assertFalse(f([], [1.0]))
+
+    def test_faster_eager_forward_is_kept(self):
+        # L2-2: original 10.02 ms, rewritten 2.58 ms.
+        self.assertEqual(kb_runtime.forward_choice([10.02, 10.0, 10.05], [2.58, 2.57, 2.6]), "new")
+
+    def test_slower_forward_waits_for_replay_then_falls_back(self):
+        orig, new = [1.64, 1.63, 1.66], [1.70, 1.69, 1.71]
+        self.assertEqual(kb_runtime.forward_choice(orig, new), "pending")
+        # ResNet-18: replay 0.53 ms wins where eager did not.
+        self.assertEqual(kb_runtime.forward_choice(orig, new, [0.53, 0.52, 0.54]), "new")
+        # No replay (capture failed or did not pay): the original forward.
+        self.assertEqual(kb_runtime.forward_choice(orig, new, []), "original")
+        self.assertEqual(kb_runtime.forward_choice(orig, new, [1.63, 1.62, 1.64]), "original")
+
+    def test_equal_speed_is_the_original(self):
+        # A forward that is one GEMM (L1-7): nothing to win, nothing to risk.
+        same = [4.104, 4.100, 4.110]
+        self.assertEqual(kb_runtime.forward_choice(same, [4.101, 4.099, 4.108], []), "original")
+
+
 class RoundTf32Test(unittest.TestCase):
     """round_tf32 rounds as cuDNN's NCHW transpose does (the extension's
     `_tf32` transpose uses the same bit operations on the GPU)."""
