@@ -238,11 +238,13 @@ std::string modelNewSource(const RewriteOptions &opts, StringRef absDir,
   return os.str();
 }
 
+} // namespace
+
 /// Kernels whose results reach a convolution: cuDNN runs fp32 convolutions
 /// in TF32 by default, which turns a last-bit difference in its input into
 /// ~1e-4 relative differences in its output (measured on the H200: ResNet-18
 /// with fused training-mode batch norm, 6e-4 max error vs eager).
-std::set<std::string> feedsConvolution(mlir::ModuleOp module) {
+std::set<std::string> kernelsFeedingConvolution(mlir::ModuleOp module) {
   std::set<std::string> out;
   module.walk([&](LaunchOp launch) {
     SmallVector<mlir::Value> work(launch.getResults().begin(),
@@ -265,7 +267,21 @@ std::set<std::string> feedsConvolution(mlir::ModuleOp module) {
   return out;
 }
 
-} // namespace
+
+std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
+                                                bool feedsConvolution,
+                                                bool fuseBeforeTF32) {
+  // Pointwise kernels and max pooling round exactly as ATen does; sums,
+  // norms and softmax only to within a few ulps, and --fast-math kernels
+  // to within 2 ulps per approximate exp or division.
+  bool exact = (k.kind == "pointwise" || k.kind == "pool") && !k.approximate;
+  if (exact || !feedsConvolution || fuseBeforeTF32)
+    return std::nullopt;
+  return "a " + k.kind +
+         " whose result feeds a TF32 convolution: its last-bit "
+         "differences from ATen grow to ~1e-4 there, so the ATen "
+         "ops stay (--fuse-before-tf32 fuses it anyway)";
+}
 
 const std::vector<std::pair<std::string, std::string>> &runtimeFiles() {
   static const std::vector<std::pair<std::string, std::string>> files = {
@@ -315,7 +331,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       mlir::ModuleOp::create(module.getLoc());
   std::map<std::string, unsigned> regionIndex;
   std::vector<std::string> jobPaths;
-  std::set<std::string> beforeConv = feedsConvolution(module);
+  std::set<std::string> beforeConv = kernelsFeedingConvolution(module);
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     RegionRecord rec;
     rec.name = kernel.getSymName().str();
@@ -336,17 +352,10 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     }
     rec.kind = k->kind;
     rec.approximate = k->approximate;
-    // Pointwise kernels and max pooling round exactly as ATen does; sums,
-    // norms and softmax only to within a few ulps, and --fast-math kernels
-    // to within 2 ulps per approximate exp or division.
-    bool exact =
-        (k->kind == "pointwise" || k->kind == "pool") && !k->approximate;
-    if (!exact && beforeConv.count(rec.name) && !opts.fuseBeforeTF32) {
+    if (auto kept = keptByNumericsPolicy(*k, beforeConv.count(rec.name),
+                                         opts.fuseBeforeTF32)) {
       rec.status = "kept";
-      rec.detail = "a " + k->kind +
-                   " whose result feeds a TF32 convolution: its last-bit "
-                   "differences from ATen grow to ~1e-4 there, so the ATen "
-                   "ops stay (--fuse-before-tf32 fuses it anyway)";
+      rec.detail = std::move(*kept);
       emitted.push_back(std::move(*k));
       emittedCL.emplace_back();
       variants.emplace_back();

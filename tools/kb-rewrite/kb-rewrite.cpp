@@ -2,6 +2,7 @@
 //
 // Subcommands:
 //   analyze <graph.txt> [--json] [--params F]   fusion report
+//   analyze --coverage DIR [--json]            kernels' share over many graphs
 //   analyze a.cpp ... [-p BUILD] [--json] [-- FLAGS]  chains in libtorch C++
 //   import  <graph.txt> [--params F]            the kb dialect, as MLIR
 //   ops     [--markdown]                        the op-semantics table
@@ -20,6 +21,7 @@
 
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Emit/AnalysisReport.h"
+#include "kb/Emit/Coverage.h"
 #include "kb/Emit/Rewrite.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Import/CxxFrontend.h"
@@ -34,6 +36,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -169,6 +172,13 @@ cl::opt<std::string>
                         "beside <stem>.graph.txt)"),
                cl::sub(analyzeCmd), cl::sub(importCmd), cl::sub(codegenCmd),
                cl::sub(rewriteCmd));
+cl::opt<bool> coverage(
+    "coverage",
+    cl::desc("The positional argument is a directory: for every *.graph.txt "
+             "under it, which regions get no kernel and why, and the share of "
+             "memory-bound bytes in generated kernels (statuses from a "
+             "rewritten/report.json beside a graph, when there is one)"),
+    cl::sub(analyzeCmd));
 cl::opt<bool> noSimplify("no-simplify",
                          cl::desc("Skip the exact algebraic simplifications"),
                          cl::sub(analyzeCmd));
@@ -205,7 +215,53 @@ mlir::OwningOpRef<mlir::ModuleOp> load(mlir::MLIRContext &ctx, StringRef input,
   return std::move(*module);
 }
 
+int runCoverage() {
+  if (!sys::fs::is_directory(analyzeInput))
+    return fail(UsageError, "--coverage needs a directory of *.graph.txt "
+                            "files; '" + analyzeInput + "' is not one");
+  std::vector<std::string> graphs;
+  std::error_code ec;
+  for (sys::fs::recursive_directory_iterator it(analyzeInput, ec), end;
+       it != end && !ec; it.increment(ec))
+    if (StringRef(it->path()).ends_with(".graph.txt"))
+      graphs.push_back(it->path());
+  if (ec)
+    return fail(UsageError, "cannot read '" + analyzeInput + "': " + ec.message());
+  llvm::sort(graphs);
+  std::vector<kb::GraphCoverage> results;
+  for (const std::string &path : graphs) {
+    mlir::MLIRContext ctx;
+    auto module = kb::importGraphFile(ctx, path, "");
+    if (!module) {
+      kb::GraphCoverage g;
+      g.graph = path;
+      g.error = toString(module.takeError());
+      results.push_back(std::move(g));
+      continue;
+    }
+    // The bench layout: <task>/<task>.graph.txt, <task>/rewritten/report.json.
+    SmallString<256> report(sys::path::parent_path(path));
+    sys::path::append(report, "rewritten", "report.json");
+    std::optional<json::Value> parsed;
+    if (auto buf = MemoryBuffer::getFile(report)) {
+      if (auto v = json::parse((*buf)->getBuffer()))
+        parsed = std::move(*v);
+      else
+        consumeError(v.takeError());
+    }
+    results.push_back(kb::graphCoverage(
+        **module, path, parsed ? parsed->getAsObject() : nullptr));
+  }
+  if (jsonOut)
+    outs() << formatv("{0:2}", kb::coverageJson(results)) << "\n";
+  else
+    kb::printCoverage(results, outs());
+  return Ok;
+}
+
 int runAnalyze() {
+  if (coverage)
+    return runCoverage();
   mlir::MLIRContext ctx;
   int code = Ok;
   auto module = load(ctx, analyzeInput, code);

@@ -8,6 +8,7 @@
 #ifndef KB_EMIT_REWRITE_H
 #define KB_EMIT_REWRITE_H
 
+#include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Model/Search.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -15,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +97,16 @@ llvm::json::Value reportJson(const RewriteOptions &opts,
 std::string reportMarkdown(const RewriteOptions &opts,
                            const RewriteResult &result);
 std::string reportHtml(const RewriteOptions &opts, const RewriteResult &result);
+
+/// Names of the outlined kernels (kb_region_N) whose results reach a
+/// convolution (through any ops).
+std::set<std::string> kernelsFeedingConvolution(mlir::ModuleOp module);
+
+/// Why a generated kernel keeps its region's ATen ops by the numerics policy
+/// (docs/rewrite.md, "Numerics policy"), or nothing when it may be used.
+std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
+                                                bool feedsConvolution,
+                                                bool fuseBeforeTF32);
 
 /// The runtime files copied into every rewritten model (name, contents).
 const std::vector<std::pair<std::string, std::string>> &runtimeFiles();
