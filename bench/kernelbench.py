@@ -1,25 +1,41 @@
 #!/usr/bin/env python3
 """KernelBench end to end: export -> kb-rewrite rewrite -> load -> check -> time.
 
-    python3 bench/kernelbench.py --kernelbench bench/kernelbench --levels 1,2,3 \\
-        --tasks 1-10 [--json out.json] [--runs 50] [--work DIR]
+    python3 bench/kernelbench.py --levels 1,2,3 --tasks 1-10 [--json out.json]
+    python3 bench/kernelbench.py --dir bench/models --dir GEN_DIR --limit 40 \
+        --prepare 6 --resume --json run.json --budget-s 540
 
-For every task file KernelBench/level<N>/<id>_*.py (a `Model`, `get_inputs()`
-and `get_init_inputs()`):
+Task sets: KernelBench/level<N>/<id>_*.py under --kernelbench (--levels,
+--tasks), and any folder of KernelBench-format files (--dir, repeatable: the
+generated tasks of bench/gen_tasks.py, the real models of bench/models).
+For every task (a `Model`, `get_inputs()` and `get_init_inputs()`):
   export   tools/kb-export (traced on the GPU, training mode, seed 0)
   rewrite  kb-rewrite rewrite (kernels verified by kb-verify when present)
   load     model_new.py's ModelNew, built like Model under the same seed
   check    as KernelBench does: 5 trials, fresh inputs per trial, allclose
-           at atol=rtol=1e-4 and at the older 1e-2, under torch.no_grad()
+           at atol=rtol=1e-4 and at the older 1e-2, under torch.no_grad();
+           and whether eager fp32 differs from itself under two RNG seeds
+           (ill-posed: dropout in training mode, nondeterministic ops)
   time     eager Model, torch.compile(Model) (inductor, default mode) and
            ModelNew in one process: CUDA events around each call, warm-up,
            L2 flushed before every call, median of --runs calls
 
+--prepare N first runs, N tasks at a time, everything that needs no timing
+and no verification: export, `rewrite --verify off`, the kernels' NVRTC
+compiles into the runtime's cache, inductor's compilation into its cache.
+Then each task is verified, checked and timed alone: concurrent GPU work
+spoils timings (and concurrent kb-verify sessions once made the device
+disappear). --resume keeps the tasks already in --json and runs the rest;
+--limit N runs at most N new tasks; --budget-s stops starting tasks after
+that many seconds (a resumable slice that fits one device command).
+
 Each task runs in its own process (a crash or a poisoned CUDA context costs
 one task); a task that fails is reported with its stage and error and the
 run goes on. Prints progress and a table; --json writes everything,
-including fast_0/fast_1/fast_1.5 against eager and against torch.compile and
-geometric means per level.
+including fast_0/fast_1/fast_1.5 against eager and against torch.compile,
+geometric means per set (a ModelNew whose forward fell back to the original
+counts 1.0x vs eager), fallbacks, regions dropped for speed and the coverage
+table of `kb-rewrite analyze --coverage`.
 """
 
 import argparse
@@ -48,14 +64,36 @@ def find_tool(name, given, candidates):
     return shutil.which(name) or ""
 
 
-def task_files(kb_root, levels, task_ids):
+def task_files(kb_root, levels, task_ids, dirs=()):
+    """[(set, id, path)]: KernelBench levels, then each --dir folder."""
     out = []
     for level in levels:
         for path in glob.glob(os.path.join(kb_root, "KernelBench", f"level{level}", "*.py")):
             m = re.match(r"(\d+)_", os.path.basename(path))
             if m and int(m.group(1)) in task_ids:
-                out.append((level, int(m.group(1)), path))
-    return sorted(out)
+                out.append((f"level{level}", int(m.group(1)), path))
+    for d in dirs:
+        name = set_name(d)
+        for path in glob.glob(os.path.join(d, "*.py")):
+            m = re.match(r"(\d+)_", os.path.basename(path))
+            if m:
+                out.append((name, int(m.group(1)), path))
+    order = {name: i for i, name in enumerate(
+        [f"level{lv}" for lv in levels] + [set_name(d) for d in dirs])}
+    return sorted(out, key=lambda t: (order[t[0]], t[1]))
+
+
+def set_name(folder):
+    """gen-<seed> for a gen_tasks.py folder, else the folder's name."""
+    try:
+        with open(os.path.join(folder, "manifest.json")) as f:
+            return f"gen-{json.load(f)['seed']}"
+    except (OSError, ValueError, KeyError):
+        return os.path.basename(os.path.normpath(folder))
+
+
+def task_key(set_, path):
+    return f"{set_}/{os.path.basename(path)}"
 
 
 def parse_ids(text):
@@ -137,14 +175,16 @@ def mark(args, stage):
     return stage
 
 
-def run_task(args, level, task_path, result):
-    import torch
+def task_work(args, set_, task_path):
     stem = os.path.splitext(os.path.basename(task_path))[0]
-    name = f"level{level}_{stem}"
-    work = os.path.join(args.work, name)
+    name = f"{set_}_{stem}"
+    return name, os.path.join(args.work, set_, name)
+
+
+def export(args, task_path, name, work, result):
+    stage = mark(args, "export")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    stage = mark(args, "export")
     t0 = time.time()
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "kb-export", "kb_export.py"),
                         task_path, "-o", work, "--name", name, "--device", "cuda"],
@@ -153,16 +193,67 @@ def run_task(args, level, task_path, result):
     if r.returncode != 0:
         raise StageError(stage, (r.stderr or r.stdout)[-2000:])
 
-    stage = mark(args, "rewrite")
-    t0 = time.time()
+
+def rewrite_cmd(args, name, work, verify):
     cmd = [args.kb_rewrite, "rewrite", os.path.join(work, name + ".graph.txt"),
-           "-o", os.path.join(work, "rewritten"), "--verify", args.verify, "--quiet"]
-    if args.kb_verify:
+           "-o", os.path.join(work, "rewritten"), "--verify", verify, "--quiet"]
+    if args.kb_verify and verify != "off":
         cmd += ["--kb-verify", args.kb_verify]
     if args.no_cuda_graphs:
         cmd += ["--no-cuda-graphs"]
     if args.fast_math:
         cmd += ["--fast-math"]
+    return cmd
+
+
+def prepare_task(args, set_, task_path, result):
+    """The GPU-light half (--prepare): export, an unverified rewrite, the
+    kernels compiled into the runtime's cubin cache and inductor's code into
+    its cache, so that the timed half only verifies, checks and times."""
+    import torch
+    name, work = task_work(args, set_, task_path)
+    export(args, task_path, name, work, result)
+    stage = mark(args, "prepare")
+    t0 = time.time()
+    r = subprocess.run(rewrite_cmd(args, name, work, "off"), capture_output=True, text=True,
+                       timeout=args.stage_timeout)
+    if r.returncode != 0:
+        raise StageError(stage, (r.stderr or r.stdout)[-2000:])
+    out = os.path.join(work, "rewritten")
+    if os.path.exists(os.path.join(out, "model_new.py")):
+        runtime = load_module(os.path.join(out, "kb_runtime.py"), "kb_runtime_prep_" + name)
+        ext = runtime.extension()
+        major, minor = torch.cuda.get_device_capability()
+        with open(os.path.join(out, "manifest.json")) as f:
+            manifest = json.load(f)
+        for reg in manifest["regions"]:
+            for spec in (reg, reg.get("channels_last") or {}):
+                if spec.get("source"):
+                    with open(os.path.join(out, spec["source"])) as f:
+                        runtime._compiled(ext, f.read(), spec["entry"], f"sm_{major}{minor}")
+    result["prepare_rewrite_s"] = round(time.time() - t0, 2)
+    if args.no_compile or not args.time:
+        return
+    t0 = time.time()
+    task = load_module(task_path, "kb_task_prep_" + name)
+    torch.manual_seed(args.seed)
+    model = task.Model(*task.get_init_inputs()).cuda()
+    inputs = make_inputs(task, not args.cpu_inputs)
+    with torch.no_grad():
+        torch.compile(model)(*inputs)  # fills inductor's caches
+    torch.cuda.synchronize()
+    result["prepare_inductor_s"] = round(time.time() - t0, 1)
+
+
+def run_task(args, set_, task_path, result):
+    import torch
+    name, work = task_work(args, set_, task_path)
+    if not (args.prepared and os.path.exists(os.path.join(work, name + ".graph.txt"))):
+        export(args, task_path, name, work, result)
+
+    stage = mark(args, "rewrite")
+    t0 = time.time()
+    cmd = rewrite_cmd(args, name, work, args.verify)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.stage_timeout)
     result["rewrite_s"] = round(time.time() - t0, 2)
     if r.returncode != 0:
@@ -223,6 +314,19 @@ def run_task(args, level, task_path, result):
             ok2 &= bool(torch.allclose(a, b, atol=1e-2, rtol=1e-2))
         del ref, out, inputs
     result.update(correct_1e4=ok4, correct_1e2=ok2, max_abs_err=max_err)
+    # docs/correctness.md: ill-posed when eager fp32 differs from itself
+    # under two RNG seeds on the same inputs.
+    torch.manual_seed(1000)
+    inputs = make_inputs(task, not args.cpu_inputs)
+    outs = []
+    with torch.no_grad():
+        for s in (1, 2):
+            torch.manual_seed(s)
+            outs.append([o.clone() for o in flat(model(*inputs))])
+    result["ill_posed"] = not all(
+        a.shape == b.shape and bool(torch.allclose(a, b, atol=1e-4, rtol=1e-4, equal_nan=True))
+        for a, b in zip(*outs))
+    del outs, inputs
     if not args.time:
         return
     stage = mark(args, "time")
@@ -254,6 +358,13 @@ def run_task(args, level, task_path, result):
             bool(torch.allclose(a, b, atol=1e-4, rtol=1e-4)) for a, b in zip(ref, got))
     result["fallbacks"] = {"regions": model_new._kb.fallbacks,
                            "forward": model_new._kb.reasons}
+    kb = model_new._kb
+    result["forward_choice"] = getattr(kb, "forward_choice", None)
+    result["forward_ms"] = getattr(kb, "forward_ms", None)
+    result["dropped_for_speed"] = [
+        {"name": reg["name"], "ops": reg.get("ops"), "kernel_ms": reg.get("kernel_ms"),
+         "eager_ms": reg.get("eager_ms")}
+        for reg in result.get("regions", []) if reg.get("status") == "slower"]
     result["layout"] = model_new._kb.layout_ms
     result["library"] = {str(k): v for k, v in model_new._kb.library_ms.items()}
     graphs = model_new._kb.graphs
@@ -267,9 +378,14 @@ class StageError(Exception):
 
 
 def child_main(args):
-    result = {"level": args.level, "task": os.path.basename(args.child)}
+    result = {"set": args.set, "task": os.path.basename(args.child)}
+    if args.set.startswith("level"):
+        result["level"] = int(args.set[5:])
     try:
-        run_task(args, args.level, args.child, result)
+        if args.prepare_only:
+            prepare_task(args, args.set, args.child, result)
+        else:
+            run_task(args, args.set, args.child, result)
     except StageError as e:
         result["error"] = {"stage": e.stage, "message": str(e)[-2000:]}
     except Exception as e:  # report, never crash the run
@@ -288,42 +404,150 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
+def fell_back(r):
+    """The ModelNew measured itself slower and runs the original forward."""
+    return r.get("forward_choice") == "original"
+
+
+def ratios(r):
+    """(vs eager, vs torch.compile) of one task, or (None, None) where it
+    does not count: failed, wrong, or ill-posed. A forward that fell back
+    runs eager: 1.0x vs eager, eager's own ratio vs torch.compile."""
+    if r.get("ill_posed") or not r.get("correct_1e4") or not r.get("new_ms"):
+        return None, None
+    e, c, n = r.get("eager_ms"), r.get("compile_ms"), r["new_ms"]
+    if fell_back(r):
+        return 1.0, (c / e if c and e else None)
+    return (e / n if e else None), (c / n if c else None)
+
+
 def summarize(results):
-    levels = {}
+    """Per set (level1, gen-<seed>, models, ...): correctness among the
+    well-posed tasks, geomeans (fallbacks at 1.0x), fallbacks, regions
+    dropped for speed, tasks below 0.98x eager; for generated sets also per
+    category (single ops, chains)."""
+    sets = {}
     for r in results:
-        levels.setdefault(r["level"], []).append(r)
+        sets.setdefault(r.get("set") or f"level{r['level']}", []).append(r)
+        if r.get("category"):
+            sets.setdefault(f"{r.get('set')}:{r['category']}", []).append(r)
     summary = {}
-    for level, rs in sorted(levels.items()):
+    for name, rs in sets.items():
         n = len(rs)
-        s = {"tasks": n,
-             "correct_1e4": sum(bool(r.get("correct_1e4")) for r in rs),
-             "correct_1e2": sum(bool(r.get("correct_1e2")) for r in rs)}
-        for base in ("eager", "compile"):
-            sp = [r[base + "_ms"] / r["new_ms"] for r in rs
-                  if r.get("correct_1e4") and r.get(base + "_ms") and r.get("new_ms")]
+        ill = [r["task"] for r in rs if r.get("ill_posed")]
+        well = [r for r in rs if not r.get("ill_posed")]
+        s = {"tasks": n, "ill_posed": ill, "well_posed": len(well),
+             "correct_1e4": sum(bool(r.get("correct_1e4")) for r in well),
+             "correct_1e2": sum(bool(r.get("correct_1e2")) for r in well),
+             "failed": {r["task"]: r["error"]["stage"] for r in rs if r.get("error")},
+             "fallbacks": sum(fell_back(r) for r in rs),
+             "regions_dropped_for_speed": sum(len(r.get("dropped_for_speed") or [])
+                                              for r in rs)}
+        s["correct_pct"] = 100.0 * s["correct_1e4"] / len(well) if well else None
+        pairs = [(r, ratios(r)) for r in rs]
+        for i, base in enumerate(("eager", "compile")):
+            sp = [x[i] for _, x in pairs if x[i]]
             s[f"geomean_vs_{base}"] = geomean(sp)
             for p in (0, 1, 1.5):
                 s[f"fast_{p}_vs_{base}"] = sum(x > p for x in sp) / n
+        vs_eager = [(x[0], r["task"]) for r, x in pairs if x[0]]
+        s["min_vs_eager"] = min(vs_eager)[0] if vs_eager else None
+        s["below_0.98_eager"] = sorted(t for x, t in vs_eager if x < 0.98)
         # The baselines' own ratio, measured in the same run.
         s["geomean_eager_over_compile"] = geomean(
             [r["eager_ms"] / r["compile_ms"] for r in rs
              if r.get("eager_ms") and r.get("compile_ms")])
-        summary[f"level{level}"] = s
+        summary[name] = s
     return summary
+
+
+def coverage(args, sets):
+    """`kb-rewrite analyze --coverage` over each set's work folder."""
+    out = {}
+    for name in sets:
+        folder = os.path.join(args.work, name)
+        if not os.path.isdir(folder):
+            continue
+        r = subprocess.run([args.kb_rewrite, "analyze", "--coverage", folder, "--json"],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            c = json.loads(r.stdout)
+            c.pop("per_graph", None)
+            out[name] = c
+        else:
+            out[name] = {"error": r.stderr.strip()[-500:]}
+    return out
 
 
 def fmt(x, spec):
     return format(x, spec) if isinstance(x, (int, float)) else "-"
 
 
+def run_child(args, set_, path, out, extra, timeout):
+    """One task in its own process; a record even when it dies."""
+    for stale in (out, out + ".stage"):
+        if os.path.exists(stale):
+            os.remove(stale)
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", path, "--child-out", out,
+           "--set", set_] + extra + list(sys.argv[1:])
+    t0 = time.time()
+    base = {"set": set_, "task": os.path.basename(path)}
+    try:
+        subprocess.run(cmd, timeout=timeout)
+        with open(out) as f:
+            r = json.load(f)
+    except subprocess.TimeoutExpired:
+        try:
+            with open(out + ".stage") as f:
+                stage = f.read().strip()
+        except OSError:
+            stage = "start"
+        r = dict(base, error={"stage": stage, "message": f"timed out after {timeout} s "
+                                                         "(--task-timeout)"})
+    except (OSError, ValueError) as e:
+        r = dict(base, error={"stage": "crash", "message": f"no result ({e})"})
+    r["wall_s"] = round(time.time() - t0, 1)
+    return r
+
+
+def categories(dirs):
+    """task key -> gen_tasks.py category (single / chain)."""
+    out = {}
+    for d in dirs:
+        try:
+            with open(os.path.join(d, "manifest.json")) as f:
+                m = json.load(f)
+        except (OSError, ValueError):
+            continue
+        for e in m.get("tasks", []):
+            out[task_key(set_name(d), e["file"])] = e["category"]
+    return out
+
+
+def write_json(path, doc):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--kernelbench", default=os.path.join(ROOT, "bench", "kernelbench"),
                    help="a KernelBench checkout (KernelBench/levelN/*.py)")
-    p.add_argument("--levels", default="1,2,3")
+    p.add_argument("--levels", default=None, help="default 1,2,3 (none with --dir)")
     p.add_argument("--tasks", default="1-10")
+    p.add_argument("--dir", action="append", default=[],
+                   help="a folder of KernelBench-format tasks (repeatable)")
     p.add_argument("--work", default="/tmp/kb-kernelbench")
     p.add_argument("--json")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the tasks already in --json and run only the others")
+    p.add_argument("--limit", type=int, default=0, help="run at most N new tasks")
+    p.add_argument("--budget-s", type=float, default=0,
+                   help="start no task after this many seconds")
+    p.add_argument("--prepare", type=int, default=0,
+                   help="prepare N tasks at a time before timing them one by one")
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--trials", type=int, default=5)
@@ -342,7 +566,9 @@ def main():
     p.add_argument("--stage-timeout", type=int, default=300)
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--child-out", help=argparse.SUPPRESS)
-    p.add_argument("--level", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--set", help=argparse.SUPPRESS)
+    p.add_argument("--prepare-only", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--prepared", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     args.kb_rewrite = find_tool("kb-rewrite", args.kb_rewrite, [
         os.path.join(ROOT, "build-static", "bin", "kb-rewrite"),
@@ -353,42 +579,63 @@ def main():
         return child_main(args)
     if not args.kb_rewrite:
         sys.exit("kernelbench.py: error: no kb-rewrite (build it, or pass --kb-rewrite)")
-    tasks = task_files(args.kernelbench, [int(x) for x in args.levels.split(",")],
-                       parse_ids(args.tasks))
+    if args.levels is None:
+        args.levels = "" if args.dir else "1,2,3"
+    levels = [int(x) for x in args.levels.split(",") if x]
+    tasks = task_files(args.kernelbench, levels, parse_ids(args.tasks), args.dir)
     if not tasks:
-        sys.exit(f"kernelbench.py: error: no tasks under {args.kernelbench}/KernelBench")
+        sys.exit("kernelbench.py: error: no tasks (--levels/--tasks under "
+                 f"{args.kernelbench}/KernelBench, or --dir)")
+    if args.resume and not args.json:
+        sys.exit("kernelbench.py: error: --resume needs --json")
     os.makedirs(args.work, exist_ok=True)
     import torch
     gpu = torch.cuda.get_device_name(0)
-    print(f"{len(tasks)} tasks on {gpu}; torch {torch.__version__}; kb-rewrite "
-          f"{args.kb_rewrite}; kb-verify {args.kb_verify or '(none)'}", flush=True)
-    results = []
+    cats = categories(args.dir)
+    results, done = [], set()
+    if args.resume and os.path.exists(args.json):
+        with open(args.json) as f:
+            old = json.load(f)
+        # Runs that died for the machine's reasons (no result, killed) are
+        # redone; finished tasks, failed or not, are kept.
+        for r in old.get("tasks", []):
+            r.setdefault("set", f"level{r['level']}" if "level" in r else "?")
+            if r.get("error", {}).get("stage") in ("crash", "start"):
+                continue
+            results.append(r)
+            done.add(task_key(r["set"], r["task"]))
+    todo = [t for t in tasks if task_key(t[0], t[2]) not in done]
+    if args.limit:
+        todo = todo[:args.limit]
+    print(f"{len(tasks)} tasks ({len(done)} done before, {len(todo)} to run) on {gpu}; torch "
+          f"{torch.__version__}; kb-rewrite {args.kb_rewrite}; kb-verify "
+          f"{args.kb_verify or '(none)'}", flush=True)
     t_all = time.time()
-    for i, (level, tid, path) in enumerate(tasks):
-        out = os.path.join(args.work, f"result-{level}-{tid}.json")
-        for stale in (out, out + ".stage"):
-            if os.path.exists(stale):
-                os.remove(stale)
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", path, "--child-out", out,
-               "--level", str(level)] + [a for a in sys.argv[1:]]
-        t0 = time.time()
-        try:
-            subprocess.run(cmd, timeout=args.task_timeout)
-            with open(out) as f:
-                r = json.load(f)
-        except subprocess.TimeoutExpired:
-            try:
-                with open(out + ".stage") as f:
-                    stage = f.read().strip()
-            except OSError:
-                stage = "start"
-            r = {"level": level, "task": os.path.basename(path),
-                 "error": {"stage": stage,
-                           "message": f"timed out after {args.task_timeout} s (--task-timeout)"}}
-        except (OSError, ValueError) as e:
-            r = {"level": level, "task": os.path.basename(path),
-                 "error": {"stage": "crash", "message": f"no result ({e})"}}
-        r["wall_s"] = round(time.time() - t0, 1)
+    extra = []
+    if args.prepare and todo:
+        from concurrent.futures import ThreadPoolExecutor
+        def prep(t):
+            set_, _, path = t
+            out = os.path.join(args.work, f"prepare-{set_}-{os.path.basename(path)}.json")
+            return t, run_child(args, set_, path, out, ["--prepare-only"], args.task_timeout)
+        with ThreadPoolExecutor(args.prepare) as pool:
+            for t, r in pool.map(prep, todo):
+                err = r.get("error")
+                print(f"prepared {t[0]}/{os.path.basename(t[2])[:50]} "
+                      f"{'FAILED at ' + err['stage'] if err else 'ok'} ({r['wall_s']} s)",
+                      flush=True)
+        print(f"prepared {len(todo)} tasks in {time.time() - t_all:.0f} s", flush=True)
+        extra = ["--prepared"]
+    t_gpu = time.time()
+    for i, (set_, tid, path) in enumerate(todo):
+        if args.budget_s and time.time() - t_all > args.budget_s:
+            print(f"budget of {args.budget_s:.0f} s spent: {len(todo) - i} tasks left for "
+                  "a resumed run", flush=True)
+            break
+        out = os.path.join(args.work, f"result-{set_}-{tid}.json")
+        r = run_child(args, set_, path, out, extra, args.task_timeout)
+        if task_key(set_, path) in cats:
+            r["category"] = cats[task_key(set_, path)]
         results.append(r)
         err = r.get("error")
         if r.get("warning"):
@@ -396,33 +643,44 @@ def main():
         status = (f"FAILED at {err['stage']}: {err['message'].strip().splitlines()[-1][:100]}"
                   if err else
                   f"{'ok' if r.get('correct_1e4') else 'WRONG'} eager {fmt(r.get('eager_ms'), '.3f')} "
-                  f"compile {fmt(r.get('compile_ms'), '.3f')} new {fmt(r.get('new_ms'), '.3f')} ms")
-        print(f"[{i + 1}/{len(tasks)}] L{level}-{tid} {os.path.basename(path)[:44]:44} "
+                  f"compile {fmt(r.get('compile_ms'), '.3f')} new {fmt(r.get('new_ms'), '.3f')} ms"
+                  + (" (fell back)" if fell_back(r) else "")
+                  + (" (ill-posed)" if r.get("ill_posed") else ""))
+        print(f"[{i + 1}/{len(todo)}] {set_}-{tid} {os.path.basename(path)[:44]:44} "
               f"{status} ({r['wall_s']} s)", flush=True)
         if args.json:  # after every task: a run cut short keeps its results
-            with open(args.json, "w") as f:
-                json.dump({"gpu": gpu, "torch": torch.__version__,
-                           "command": " ".join(sys.argv), "partial": True,
-                           "tasks": results}, f, indent=1)
+            write_json(args.json, {"gpu": gpu, "torch": torch.__version__,
+                                   "command": " ".join(sys.argv), "partial": True,
+                                   "tasks": results})
     summary = summarize(results)
     print(f"\n{'task':50} {'1e-4':5} {'eager':>8} {'compile':>8} {'new':>8} {'vs eager':>9} "
           f"{'vs comp':>8}")
     for r in results:
         e, c, n = r.get("eager_ms"), r.get("compile_ms"), r.get("new_ms")
-        print(f"L{r['level']}-{r['task'][:45]:47} {str(bool(r.get('correct_1e4'))):5} "
+        ve, vc = ratios(r)
+        print(f"{(r['set'] + '-' + r['task'])[:49]:50} {str(bool(r.get('correct_1e4'))):5} "
               f"{fmt(e, '8.3f')} {fmt(c, '8.3f')} {fmt(n, '8.3f')} "
-              f"{fmt(e / n if e and n else None, '8.2f')}x {fmt(c / n if c and n else None, '7.2f')}x")
-    for level, s in summary.items():
-        print(f"{level}: correct {s['correct_1e4']}/{s['tasks']} (1e-2: {s['correct_1e2']}), "
-              f"geomean vs eager {fmt(s['geomean_vs_eager'], '.2f')}x, vs compile "
+              f"{fmt(ve, '8.2f')}x {fmt(vc, '7.2f')}x"
+              + (" fallback" if fell_back(r) else "") + (" ill-posed" if r.get("ill_posed") else ""))
+    for name, s in summary.items():
+        print(f"{name}: correct {s['correct_1e4']}/{s['well_posed']} well-posed (1e-2: "
+              f"{s['correct_1e2']}; ill-posed {len(s['ill_posed'])}), geomean vs eager "
+              f"{fmt(s['geomean_vs_eager'], '.2f')}x, vs compile "
               f"{fmt(s['geomean_vs_compile'], '.2f')}x (eager/compile "
-              f"{fmt(s['geomean_eager_over_compile'], '.2f')}x), fast_1 vs eager "
-              f"{fmt(s['fast_1_vs_eager'], '.2f')}, vs compile {fmt(s['fast_1_vs_compile'], '.2f')}")
-    print(f"total {time.time() - t_all:.0f} s")
+              f"{fmt(s['geomean_eager_over_compile'], '.2f')}x), fallbacks {s['fallbacks']}, "
+              f"dropped for speed {s['regions_dropped_for_speed']}, min vs eager "
+              f"{fmt(s['min_vs_eager'], '.3f')}, below 0.98x {len(s['below_0.98_eager'])}")
+    cov = coverage(args, {r["set"] for r in results})
+    for name, c in sorted(cov.items()):
+        if "error" not in c:
+            print(f"coverage {name}: {c['regions_with_kernel']}/{c['regions']} regions with a "
+                  f"kernel, {100 * c['share_in_kernels']:.1f}% of "
+                  f"{c['memory_bound_bytes'] / 1e9:.2f} GB memory-bound traffic in kernels")
+    print(f"total {time.time() - t_all:.0f} s (timed part {time.time() - t_gpu:.0f} s)")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"gpu": gpu, "torch": torch.__version__, "command": " ".join(sys.argv),
-                       "summary": summary, "tasks": results}, f, indent=1)
+        write_json(args.json, {"gpu": gpu, "torch": torch.__version__,
+                               "command": " ".join(sys.argv), "summary": summary,
+                               "coverage": cov, "tasks": results})
 
 
 if __name__ == "__main__":
