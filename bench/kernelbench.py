@@ -26,7 +26,7 @@ compiles into the runtime's cache, inductor's compilation into its cache.
 Then each task is verified, checked and timed alone: concurrent GPU work
 spoils timings (and concurrent kb-verify sessions once made the device
 disappear). --resume keeps the tasks already in --json and runs the rest;
---limit N runs at most N new tasks; --budget-s stops starting tasks after
+--limit N runs at most N new tasks of each set; --budget-s stops starting tasks after
 that many seconds (a resumable slice that fits one device command).
 
 Each task runs in its own process (a crash or a poisoned CUDA context costs
@@ -78,8 +78,9 @@ def task_files(kb_root, levels, task_ids, dirs=()):
             m = re.match(r"(\d+)_", os.path.basename(path))
             if m:
                 out.append((name, int(m.group(1)), path))
+    # Folders first, in the order given, then the public levels.
     order = {name: i for i, name in enumerate(
-        [f"level{lv}" for lv in levels] + [set_name(d) for d in dirs])}
+        [set_name(d) for d in dirs] + [f"level{lv}" for lv in levels])}
     return sorted(out, key=lambda t: (order[t[0]], t[1]))
 
 
@@ -543,7 +544,8 @@ def main():
     p.add_argument("--json")
     p.add_argument("--resume", action="store_true",
                    help="keep the tasks already in --json and run only the others")
-    p.add_argument("--limit", type=int, default=0, help="run at most N new tasks")
+    p.add_argument("--limit", type=int, default=0,
+                   help="run at most N new tasks of each set")
     p.add_argument("--budget-s", type=float, default=0,
                    help="start no task after this many seconds")
     p.add_argument("--prepare", type=int, default=0,
@@ -606,7 +608,9 @@ def main():
             done.add(task_key(r["set"], r["task"]))
     todo = [t for t in tasks if task_key(t[0], t[2]) not in done]
     if args.limit:
-        todo = todo[:args.limit]
+        per_set = {}
+        todo = [t for t in todo if per_set.setdefault(t[0], []).append(t) or
+                len(per_set[t[0]]) <= args.limit]
     print(f"{len(tasks)} tasks ({len(done)} done before, {len(todo)} to run) on {gpu}; torch "
           f"{torch.__version__}; kb-rewrite {args.kb_rewrite}; kb-verify "
           f"{args.kb_verify or '(none)'}", flush=True)
