@@ -147,6 +147,7 @@ GraphCoverage graphCoverage(mlir::ModuleOp module, StringRef graph,
     return g;
   }
   std::set<std::string> beforeConv = kernelsFeedingConvolution(module);
+  std::map<std::string, std::string> beforeSteps = kernelsFeedingStepOps(module);
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     CoverageItem item;
     item.what = kernel.getSymName().str();
@@ -158,14 +159,19 @@ GraphCoverage graphCoverage(mlir::ModuleOp module, StringRef graph,
         item.reason = "verified, not measurably faster than its ATen ops";
       else if (item.state == CoverageState::Policy ||
                item.state == CoverageState::Rejected)
-        item.reason = StringRef(reasonText(it->second.second)).split(':').first.str();
+        item.reason = StringRef(reasonText(it->second.second))
+                          .split(" (")
+                          .first.split(':')
+                          .first.str();
       else if (item.state != CoverageState::Kernel)
         item.reason = reasonText(it->second.second);
     } else if (auto k = emitKernel(kernel)) {
-      if (auto kept = keptByNumericsPolicy(*k, beforeConv.count(item.what),
-                                           /*fuseBeforeTF32=*/false)) {
+      if (auto kept = keptByNumericsPolicy(
+              *k, numericsFacts(kernel, *k, beforeConv, beforeSteps),
+              /*fuseBeforeTF32=*/false)) {
         item.state = CoverageState::Policy;
-        item.reason = StringRef(*kept).split(':').first.str();
+        // Group by the rule, not by the step op's name.
+        item.reason = StringRef(*kept).split(" (").first.split(':').first.str();
       }
     } else {
       item.state = CoverageState::NotGenerated;

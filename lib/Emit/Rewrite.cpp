@@ -12,6 +12,8 @@
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Emit/PythonEmitter.h"
 #include "kb/IR/KbDialect.h"
+#include "kb/IR/OpSemantics.h"
+#include "kb/Transforms/OpUtils.h"
 #include "kb/Transforms/Passes.h"
 #include "kb/Verify/SpeedRule.h"
 
@@ -268,19 +270,124 @@ std::set<std::string> kernelsFeedingConvolution(mlir::ModuleOp module) {
 }
 
 
+namespace {
+
+std::string stepOpName(mlir::Operation *op) {
+  if (auto aten = dyn_cast<AtenOp>(op))
+    return isStepOp(aten.getName(), aten.getOverload()) ? displayName(op) : "";
+  if (auto opaque = dyn_cast<OpaqueOp>(op))
+    return isStepOp(opaque.getName(), "") ? displayName(op) : "";
+  return "";
+}
+
+/// Whether `op` (inside a kernel) matches ATen only to a few ulps: sums,
+/// means, variances, norms, softmax, logsumexp. Max/min reductions and
+/// pooling, and the pointwise ops, are exact.
+bool inexactOp(mlir::Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || getKind(op) != OpKind::Reduction)
+    return false;
+  for (const OpInfo *info : lookupOverloads(aten.getName()))
+    if (info->overload == aten.getOverload())
+      return !(info->style == OpStyle::Pool || info->cuda == "amax" ||
+               info->cuda == "amin");
+  return true;
+}
+
+/// The first step op of `kernel` whose operands depend on an inexact op of
+/// the kernel (on any op, for a --fast-math kernel).
+std::string stepAfterInexact(KernelOp kernel, bool approximate) {
+  llvm::DenseSet<mlir::Value> inexact;
+  for (mlir::Operation &op : kernel.getBody().front()) {
+    bool tainted = approximate || inexactOp(&op);
+    for (mlir::Value v : op.getOperands())
+      tainted |= inexact.contains(v);
+    if (!tainted)
+      continue;
+    std::string step = stepOpName(&op);
+    bool fromInexactOperand = llvm::any_of(
+        op.getOperands(), [&](mlir::Value v) { return inexact.contains(v); });
+    if (!step.empty() && (fromInexactOperand || approximate))
+      return step;
+    for (mlir::Value r : op.getResults())
+      inexact.insert(r);
+  }
+  return "";
+}
+
+} // namespace
+
+std::map<std::string, std::string> kernelsFeedingStepOps(mlir::ModuleOp module) {
+  std::map<std::string, std::string> out;
+  auto stepIn = [&](LaunchOp launch) -> std::string {
+    auto kernel = module.lookupSymbol<KernelOp>(launch.getKernel());
+    if (!kernel)
+      return "";
+    for (mlir::Operation &op : kernel.getBody().front())
+      if (std::string s = stepOpName(&op); !s.empty())
+        return s;
+    return "";
+  };
+  module.walk([&](LaunchOp launch) {
+    SmallVector<mlir::Value> work(launch.getResults().begin(),
+                                  launch.getResults().end());
+    llvm::DenseSet<mlir::Value> seen;
+    while (!work.empty()) {
+      mlir::Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      for (mlir::Operation *user : v.getUsers()) {
+        std::string step = stepOpName(user);
+        if (auto other = dyn_cast<LaunchOp>(user))
+          step = stepIn(other);
+        if (!step.empty()) {
+          out[launch.getKernel().str()] = step;
+          return;
+        }
+        work.append(user->getResults().begin(), user->getResults().end());
+      }
+    }
+  });
+  return out;
+}
+
 std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
-                                                bool feedsConvolution,
+                                                const NumericsFacts &facts,
                                                 bool fuseBeforeTF32) {
   // Pointwise kernels and max pooling round exactly as ATen does; sums,
   // norms and softmax only to within a few ulps, and --fast-math kernels
   // to within 2 ulps per approximate exp or division.
   bool exact = (k.kind == "pointwise" || k.kind == "pool") && !k.approximate;
-  if (exact || !feedsConvolution || fuseBeforeTF32)
+  if (!facts.stepInside.empty())
+    return "a " + k.kind + " followed inside the region by a step op (" +
+           facts.stepInside +
+           "): a last-bit difference from ATen can flip its result, so the "
+           "ATen ops stay";
+  if (exact)
     return std::nullopt;
-  return "a " + k.kind +
-         " whose result feeds a TF32 convolution: its last-bit "
-         "differences from ATen grow to ~1e-4 there, so the ATen "
-         "ops stay (--fuse-before-tf32 fuses it anyway)";
+  if (!facts.stepDownstream.empty())
+    return "a " + k.kind + " whose result reaches a step op (" +
+           facts.stepDownstream +
+           "): a last-bit difference from ATen can flip its result, so the "
+           "ATen ops stay";
+  if (facts.feedsConvolution && !fuseBeforeTF32)
+    return "a " + k.kind +
+           " whose result feeds a TF32 convolution: its last-bit "
+           "differences from ATen grow to ~1e-4 there, so the ATen "
+           "ops stay (--fuse-before-tf32 fuses it anyway)";
+  return std::nullopt;
+}
+
+NumericsFacts numericsFacts(KernelOp kernel, const EmittedKernel &k,
+                            const std::set<std::string> &feedingConvolution,
+                            const std::map<std::string, std::string> &feedingSteps) {
+  NumericsFacts f;
+  std::string name = kernel.getSymName().str();
+  f.feedsConvolution = feedingConvolution.count(name);
+  if (auto it = feedingSteps.find(name); it != feedingSteps.end())
+    f.stepDownstream = it->second;
+  f.stepInside = stepAfterInexact(kernel, k.approximate);
+  return f;
 }
 
 const std::vector<std::pair<std::string, std::string>> &runtimeFiles() {
@@ -332,6 +439,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   std::map<std::string, unsigned> regionIndex;
   std::vector<std::string> jobPaths;
   std::set<std::string> beforeConv = kernelsFeedingConvolution(module);
+  std::map<std::string, std::string> beforeSteps = kernelsFeedingStepOps(module);
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     RegionRecord rec;
     rec.name = kernel.getSymName().str();
@@ -352,8 +460,9 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     }
     rec.kind = k->kind;
     rec.approximate = k->approximate;
-    if (auto kept = keptByNumericsPolicy(*k, beforeConv.count(rec.name),
-                                         opts.fuseBeforeTF32)) {
+    if (auto kept = keptByNumericsPolicy(
+            *k, numericsFacts(kernel, *k, beforeConv, beforeSteps),
+            opts.fuseBeforeTF32)) {
       rec.status = "kept";
       rec.detail = std::move(*kept);
       emitted.push_back(std::move(*k));

@@ -194,6 +194,26 @@ llvm::ArrayRef<LibEpilogueInfo> kb::libraryEpilogues() {
   return kRows;
 }
 
+llvm::ArrayRef<StepOpInfo> kb::stepOps() {
+  static const StepOpInfo kRows[] = {
+#define KB_OP(...)
+#define KB_STEP_OP(NAME, OVERLOAD, WHY) {#NAME, OVERLOAD, WHY},
+#include "kb/IR/OpSemantics.def"
+#undef KB_STEP_OP
+#undef KB_OP
+  };
+  return kRows;
+}
+
+bool kb::isStepOp(StringRef name, StringRef overload) {
+  name.consume_front("aten::");
+  StringRef base = stripInPlace(name).first;
+  for (const StepOpInfo &r : stepOps())
+    if (r.name == base && (r.overload == "*" || r.overload == overload))
+      return true;
+  return false;
+}
+
 const CxxModuleInfo *kb::cxxModule(StringRef implClass) {
   for (const CxxModuleInfo &m : cxxModules())
     if (m.impl == implClass)

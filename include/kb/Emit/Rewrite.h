@@ -15,6 +15,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -102,10 +103,24 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &result);
 /// convolution (through any ops).
 std::set<std::string> kernelsFeedingConvolution(mlir::ModuleOp module);
 
+/// Kernels whose results reach a step op (OpSemantics.def, KB_STEP_OP)
+/// through any ops or other kernels: kernel name -> the step op.
+std::map<std::string, std::string> kernelsFeedingStepOps(mlir::ModuleOp module);
+
+/// What the numerics policy weighs for one kernel.
+struct NumericsFacts {
+  bool feedsConvolution = false;
+  std::string stepDownstream; // a step op its results reach ("" = none)
+  std::string stepInside;     // a step op after an inexact op inside it
+};
+NumericsFacts numericsFacts(KernelOp kernel, const EmittedKernel &k,
+                            const std::set<std::string> &feedingConvolution,
+                            const std::map<std::string, std::string> &feedingSteps);
+
 /// Why a generated kernel keeps its region's ATen ops by the numerics policy
 /// (docs/rewrite.md, "Numerics policy"), or nothing when it may be used.
 std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
-                                                bool feedsConvolution,
+                                                const NumericsFacts &facts,
                                                 bool fuseBeforeTF32);
 
 /// The runtime files copied into every rewritten model (name, contents).

@@ -143,6 +143,16 @@ struct LibEpilogueInfo {
 /// Every KB_LIB_EPILOGUE row of the table.
 llvm::ArrayRef<LibEpilogueInfo> libraryEpilogues();
 
+/// A KB_STEP_OP row: an op whose result jumps (see OpSemantics.def).
+struct StepOpInfo {
+  llvm::StringRef name, overload, why;
+};
+llvm::ArrayRef<StepOpInfo> stepOps();
+/// Whether aten op `name` (with or without "aten::" and a trailing "_") in
+/// overload `overload` ("" = default; unknown overloads match "*" rows
+/// only) is a step op.
+bool isStepOp(llvm::StringRef name, llvm::StringRef overload);
+
 llvm::StringRef kindName(OpKind kind);
 llvm::StringRef styleName(OpStyle style);
 
