@@ -311,5 +311,14 @@ std::string kb::renderOpSemanticsMarkdown() {
     os << "| `aten::" << e.anchor << "` | `aten::" << e.op << "` | "
        << (e.when.empty() ? "" : "`" + e.when.str() + "`") << " | `" << e.call
        << "` | " << e.library << " |\n";
+  os << "\n## Step ops\n\n"
+     << "Results that jump at some inputs. A kernel that matches ATen only to "
+        "a few ulps (sums, norms, softmax, --fast-math) keeps its ATen ops "
+        "when its values reach one of these, inside its region or downstream "
+        "(docs/rewrite.md, \"Numerics policy\").\n\n"
+     << "| op | overload | why |\n|---|---|---|\n";
+  for (const StepOpInfo &r : stepOps())
+    os << "| `aten::" << r.name << "` | " << (r.overload == "*" ? "all" : r.overload)
+       << " | " << r.why << " |\n";
   return out;
 }
