@@ -147,7 +147,8 @@ GraphCoverage graphCoverage(mlir::ModuleOp module, StringRef graph,
     return g;
   }
   std::set<std::string> beforeConv = kernelsFeedingConvolution(module);
-  std::map<std::string, std::string> beforeSteps = kernelsFeedingStepOps(module);
+  std::map<std::string, std::string> beforeSteps =
+      kernelsFeedingStepOps(module);
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     CoverageItem item;
     item.what = kernel.getSymName().str();

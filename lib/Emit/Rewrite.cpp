@@ -74,7 +74,8 @@ void dropIfNotFaster(RegionRecord &rec) {
   if (rec.status != "verified" || !rec.kernelMs || !rec.eagerMs)
     return;
   const json::Object *v = rec.verdict.getAsObject();
-  verify::TimedRuns aten = timedRuns(v ? v->getObject("eager_timing") : nullptr);
+  verify::TimedRuns aten =
+      timedRuns(v ? v->getObject("eager_timing") : nullptr);
   verify::TimedRuns kernel{*rec.kernelMs, std::nullopt};
   // The code generator's kernel has kb-verify's spread; a model's or the
   // store's kernel only the median its own verdict reported.
@@ -86,13 +87,13 @@ void dropIfNotFaster(RegionRecord &rec) {
   if (rule.measurablyFaster(kernel, aten))
     return;
   rec.status = "slower";
-  rec.detail = formatv("verified, but not measurably faster than its ATen "
-                       "ops: {0:F4} ms vs {1:F4} ms ({2:F2}x; needs a "
-                       "{3:F4} ms margin); runs its ATen ops",
-                       kernel.medianMs, aten.medianMs,
-                       aten.medianMs / kernel.medianMs,
-                       rule.marginMs(kernel, aten))
-                   .str();
+  rec.detail =
+      formatv("verified, but not measurably faster than its ATen "
+              "ops: {0:F4} ms vs {1:F4} ms ({2:F2}x; needs a "
+              "{3:F4} ms margin); runs its ATen ops",
+              kernel.medianMs, aten.medianMs, aten.medianMs / kernel.medianMs,
+              rule.marginMs(kernel, aten))
+          .str();
 }
 
 Expected<std::string> readFile(StringRef path) {
@@ -240,6 +241,28 @@ std::string modelNewSource(const RewriteOptions &opts, StringRef absDir,
   return os.str();
 }
 
+/// Visits the ops that use `launch`'s results, directly or through other
+/// ops, until `found` returns true for one. Host ops (aten::size, dim,
+/// numel) read shapes, not values: the walk does not go through them.
+void firstDownstream(LaunchOp launch,
+                     llvm::function_ref<bool(mlir::Operation *)> found) {
+  SmallVector<mlir::Value> work(launch.getResults().begin(),
+                                launch.getResults().end());
+  llvm::DenseSet<mlir::Value> seen;
+  while (!work.empty()) {
+    mlir::Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (mlir::Operation *user : v.getUsers()) {
+      if (isa<AtenOp>(user) && getKind(user) == OpKind::Host)
+        continue;
+      if (found(user))
+        return;
+      work.append(user->getResults().begin(), user->getResults().end());
+    }
+  }
+}
+
 } // namespace
 
 /// Kernels whose results reach a convolution: cuDNN runs fp32 convolutions
@@ -249,32 +272,27 @@ std::string modelNewSource(const RewriteOptions &opts, StringRef absDir,
 std::set<std::string> kernelsFeedingConvolution(mlir::ModuleOp module) {
   std::set<std::string> out;
   module.walk([&](LaunchOp launch) {
-    SmallVector<mlir::Value> work(launch.getResults().begin(),
-                                  launch.getResults().end());
-    llvm::DenseSet<mlir::Value> seen;
-    while (!work.empty()) {
-      mlir::Value v = work.pop_back_val();
-      if (!seen.insert(v).second)
-        continue;
-      for (mlir::Operation *user : v.getUsers()) {
-        if (auto aten = dyn_cast<AtenOp>(user);
-            aten && aten.getName() == "_convolution") {
-          out.insert(launch.getKernel().str());
-          return;
-        }
-        work.append(user->getResults().begin(), user->getResults().end());
-      }
-    }
+    firstDownstream(launch, [&](mlir::Operation *user) {
+      auto aten = dyn_cast<AtenOp>(user);
+      if (!aten || aten.getName() != "_convolution")
+        return false;
+      out.insert(launch.getKernel().str());
+      return true;
+    });
   });
   return out;
 }
 
-
 namespace {
 
 std::string stepOpName(mlir::Operation *op) {
-  if (auto aten = dyn_cast<AtenOp>(op))
+  if (auto aten = dyn_cast<AtenOp>(op)) {
+    // div(a, b, rounding_mode=None) is true division: continuous.
+    if (aten.getName() == "div" && op->getNumOperands() == 3 &&
+        isNone(op->getOperand(2)))
+      return "";
     return isStepOp(aten.getName(), aten.getOverload()) ? displayName(op) : "";
+  }
   if (auto opaque = dyn_cast<OpaqueOp>(op))
     return isStepOp(opaque.getName(), "") ? displayName(op) : "";
   return "";
@@ -317,7 +335,8 @@ std::string stepAfterInexact(KernelOp kernel, bool approximate) {
 
 } // namespace
 
-std::map<std::string, std::string> kernelsFeedingStepOps(mlir::ModuleOp module) {
+std::map<std::string, std::string>
+kernelsFeedingStepOps(mlir::ModuleOp module) {
   std::map<std::string, std::string> out;
   auto stepIn = [&](LaunchOp launch) -> std::string {
     auto kernel = module.lookupSymbol<KernelOp>(launch.getKernel());
@@ -329,24 +348,15 @@ std::map<std::string, std::string> kernelsFeedingStepOps(mlir::ModuleOp module) 
     return "";
   };
   module.walk([&](LaunchOp launch) {
-    SmallVector<mlir::Value> work(launch.getResults().begin(),
-                                  launch.getResults().end());
-    llvm::DenseSet<mlir::Value> seen;
-    while (!work.empty()) {
-      mlir::Value v = work.pop_back_val();
-      if (!seen.insert(v).second)
-        continue;
-      for (mlir::Operation *user : v.getUsers()) {
-        std::string step = stepOpName(user);
-        if (auto other = dyn_cast<LaunchOp>(user))
-          step = stepIn(other);
-        if (!step.empty()) {
-          out[launch.getKernel().str()] = step;
-          return;
-        }
-        work.append(user->getResults().begin(), user->getResults().end());
-      }
-    }
+    firstDownstream(launch, [&](mlir::Operation *user) {
+      std::string step = stepOpName(user);
+      if (auto other = dyn_cast<LaunchOp>(user))
+        step = stepIn(other);
+      if (step.empty())
+        return false;
+      out[launch.getKernel().str()] = step;
+      return true;
+    });
   });
   return out;
 }
@@ -378,9 +388,10 @@ std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
   return std::nullopt;
 }
 
-NumericsFacts numericsFacts(KernelOp kernel, const EmittedKernel &k,
-                            const std::set<std::string> &feedingConvolution,
-                            const std::map<std::string, std::string> &feedingSteps) {
+NumericsFacts
+numericsFacts(KernelOp kernel, const EmittedKernel &k,
+              const std::set<std::string> &feedingConvolution,
+              const std::map<std::string, std::string> &feedingSteps) {
   NumericsFacts f;
   std::string name = kernel.getSymName().str();
   f.feedsConvolution = feedingConvolution.count(name);
@@ -439,7 +450,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   std::map<std::string, unsigned> regionIndex;
   std::vector<std::string> jobPaths;
   std::set<std::string> beforeConv = kernelsFeedingConvolution(module);
-  std::map<std::string, std::string> beforeSteps = kernelsFeedingStepOps(module);
+  std::map<std::string, std::string> beforeSteps =
+      kernelsFeedingStepOps(module);
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     RegionRecord rec;
     rec.name = kernel.getSymName().str();

@@ -56,10 +56,10 @@ std::string headline(const RewriteResult &res) {
      : r.status == "unverified" ? unverified
      : r.status == "slower"     ? slower
                                 : other)++;
-  std::string s = formatv("{0} regions: {1} verified, {2} unverified, {3} "
-                          "running their ATen ops",
-                          res.regions.size(), verified, unverified,
-                          other + slower);
+  std::string s =
+      formatv("{0} regions: {1} verified, {2} unverified, {3} "
+              "running their ATen ops",
+              res.regions.size(), verified, unverified, other + slower);
   if (slower)
     s += formatv(" ({0} of them verified but not faster)", slower).str();
   return s;

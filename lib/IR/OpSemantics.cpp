@@ -318,7 +318,7 @@ std::string kb::renderOpSemanticsMarkdown() {
         "(docs/rewrite.md, \"Numerics policy\").\n\n"
      << "| op | overload | why |\n|---|---|---|\n";
   for (const StepOpInfo &r : stepOps())
-    os << "| `aten::" << r.name << "` | " << (r.overload == "*" ? "all" : r.overload)
-       << " | " << r.why << " |\n";
+    os << "| `aten::" << r.name << "` | "
+       << (r.overload == "*" ? "all" : r.overload) << " | " << r.why << " |\n";
   return out;
 }

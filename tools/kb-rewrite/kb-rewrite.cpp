@@ -218,7 +218,8 @@ mlir::OwningOpRef<mlir::ModuleOp> load(mlir::MLIRContext &ctx, StringRef input,
 int runCoverage() {
   if (!sys::fs::is_directory(analyzeInput))
     return fail(UsageError, "--coverage needs a directory of *.graph.txt "
-                            "files; '" + analyzeInput + "' is not one");
+                            "files; '" +
+                                analyzeInput + "' is not one");
   std::vector<std::string> graphs;
   std::error_code ec;
   for (sys::fs::recursive_directory_iterator it(analyzeInput, ec), end;
@@ -226,7 +227,8 @@ int runCoverage() {
     if (StringRef(it->path()).ends_with(".graph.txt"))
       graphs.push_back(it->path());
   if (ec)
-    return fail(UsageError, "cannot read '" + analyzeInput + "': " + ec.message());
+    return fail(UsageError,
+                "cannot read '" + analyzeInput + "': " + ec.message());
   llvm::sort(graphs);
   std::vector<kb::GraphCoverage> results;
   for (const std::string &path : graphs) {

@@ -37,7 +37,7 @@ struct CoverageItem {
 
 struct GraphCoverage {
   std::string graph;
-  std::string error; // import or pipeline failure ("" = none)
+  std::string error;       // import or pipeline failure ("" = none)
   bool fromReport = false; // statuses read from a rewrite's report.json
   std::vector<CoverageItem> items;
 };

@@ -113,9 +113,10 @@ struct NumericsFacts {
   std::string stepDownstream; // a step op its results reach ("" = none)
   std::string stepInside;     // a step op after an inexact op inside it
 };
-NumericsFacts numericsFacts(KernelOp kernel, const EmittedKernel &k,
-                            const std::set<std::string> &feedingConvolution,
-                            const std::map<std::string, std::string> &feedingSteps);
+NumericsFacts
+numericsFacts(KernelOp kernel, const EmittedKernel &k,
+              const std::set<std::string> &feedingConvolution,
+              const std::map<std::string, std::string> &feedingSteps);
 
 /// Why a generated kernel keeps its region's ATen ops by the numerics policy
 /// (docs/rewrite.md, "Numerics policy"), or nothing when it may be used.

@@ -103,7 +103,7 @@ public:
   std::optional<std::string> retrieval(const std::string &region) const;
 
 private:
-  std::map<std::string, nlohmann::json> requests;  // key -> request record
+  std::map<std::string, nlohmann::json> requests; // key -> request record
   std::map<std::string, std::vector<nlohmann::json>> responses;
   std::map<std::string, nlohmann::json> verdicts;
   std::map<std::string, std::string> retrievals;
@@ -112,7 +112,7 @@ private:
 struct StrategyOptions {
   std::string strategy = "zero-shot"; // zero-shot | profile | refine | agent
   int samples = 1;
-  int rounds = 3;                  // refine / agent repair rounds
+  int rounds = 3; // refine / agent repair rounds
   Sampling draft{0.8, 0.95, 4096, std::nullopt};
   Sampling repair{0.2, 0.95, 4096, std::nullopt};
   Sampling analyze{0.3, 0.95, 1024, std::nullopt};

@@ -37,8 +37,7 @@ struct SpeedRule {
   // ... and faster by more than both sides' spreads together.
 
   /// The margin `candidate` must beat `baseline` by.
-  double marginMs(const TimedRuns &candidate,
-                  const TimedRuns &baseline) const {
+  double marginMs(const TimedRuns &candidate, const TimedRuns &baseline) const {
     return std::max({baseline.medianMs * relativeMargin, floorMs,
                      candidate.spreadMs() + baseline.spreadMs()});
   }
