@@ -657,6 +657,9 @@ def main():
                   f"{'ok' if r.get('correct_1e4') else 'WRONG'} eager {fmt(r.get('eager_ms'), '.3f')} "
                   f"compile {fmt(r.get('compile_ms'), '.3f')} new {fmt(r.get('new_ms'), '.3f')} ms"
                   + (" (fell back)" if fell_back(r) else "")
+                  + "".join(f" (dropped {d['name']}: {fmt(d['kernel_ms'], '.3f')} vs ATen "
+                            f"{fmt(d['eager_ms'], '.3f')} ms)"
+                            for d in r.get("dropped_for_speed") or [])
                   + (" (ill-posed)" if r.get("ill_posed") else ""))
         print(f"[{i + 1}/{len(todo)}] {set_}-{tid} {os.path.basename(path)[:44]:44} "
               f"{status} ({r['wall_s']} s)", flush=True)
