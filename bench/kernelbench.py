@@ -393,13 +393,13 @@ class StageError(Exception):
 
 def child_main(args):
     result = {"set": args.set, "task": os.path.basename(args.child)}
-    t0 = time.time()
-    import torch
-    torch.cuda.init()
-    result["torch_init_s"] = round(time.time() - t0, 2)  # import + CUDA context
     if args.set.startswith("level"):
         result["level"] = int(args.set[5:])
     try:
+        t0 = time.time()
+        import torch
+        torch.cuda.init()
+        result["torch_init_s"] = round(time.time() - t0, 2)  # import + CUDA context
         if args.prepare_only:
             prepare_task(args, args.set, args.child, result)
         else:
