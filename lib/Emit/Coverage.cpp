@@ -87,6 +87,12 @@ std::string reasonText(StringRef detail) {
   return first.take_front(160).str();
 }
 
+/// "a norm whose result reaches a step op (aten::ge): ..." -> "a norm whose
+/// result reaches a step op": the rule, without this region's particulars.
+std::string ruleOf(StringRef detail) {
+  return StringRef(reasonText(detail)).split(" (").first.split(':').first.str();
+}
+
 CoverageState stateOfStatus(StringRef status) {
   if (status == "verified" || status == "unverified")
     return CoverageState::Kernel;
@@ -146,9 +152,7 @@ GraphCoverage graphCoverage(mlir::ModuleOp module, StringRef graph,
     g.error = "the outline pass failed";
     return g;
   }
-  std::set<std::string> beforeConv = kernelsFeedingConvolution(module);
-  std::map<std::string, std::string> beforeSteps =
-      kernelsFeedingStepOps(module);
+  std::map<std::string, NumericsFacts> numerics = numericsFacts(module);
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     CoverageItem item;
     item.what = kernel.getSymName().str();
@@ -160,19 +164,14 @@ GraphCoverage graphCoverage(mlir::ModuleOp module, StringRef graph,
         item.reason = "verified, not measurably faster than its ATen ops";
       else if (item.state == CoverageState::Policy ||
                item.state == CoverageState::Rejected)
-        item.reason = StringRef(reasonText(it->second.second))
-                          .split(" (")
-                          .first.split(':')
-                          .first.str();
+        item.reason = ruleOf(it->second.second);
       else if (item.state != CoverageState::Kernel)
         item.reason = reasonText(it->second.second);
     } else if (auto k = emitKernel(kernel)) {
-      if (auto kept = keptByNumericsPolicy(
-              *k, numericsFacts(kernel, *k, beforeConv, beforeSteps),
-              /*fuseBeforeTF32=*/false)) {
+      if (auto kept = keptByNumericsPolicy(*k, numerics[item.what],
+                                           /*fuseBeforeTF32=*/false)) {
         item.state = CoverageState::Policy;
-        // Group by the rule, not by the step op's name.
-        item.reason = StringRef(*kept).split(" (").first.split(':').first.str();
+        item.reason = ruleOf(*kept);
       }
     } else {
       item.state = CoverageState::NotGenerated;
@@ -211,15 +210,20 @@ CoverageSummary summarizeCoverage(const std::vector<GraphCoverage> &graphs) {
   return s;
 }
 
-json::Value coverageJson(const std::vector<GraphCoverage> &graphs) {
-  CoverageSummary s = summarizeCoverage(graphs);
-  json::Array reasons, perGraph;
-  std::vector<std::pair<std::string, CoverageSummary::Reason>> sorted(
-      s.reasons.begin(), s.reasons.end());
+std::vector<std::pair<std::string, CoverageSummary::Reason>>
+CoverageSummary::byBytes() const {
+  std::vector<std::pair<std::string, Reason>> sorted(reasons.begin(),
+                                                     reasons.end());
   llvm::stable_sort(sorted, [](const auto &a, const auto &b) {
     return a.second.bytes > b.second.bytes;
   });
-  for (const auto &[reason, r] : sorted)
+  return sorted;
+}
+
+json::Value coverageJson(const std::vector<GraphCoverage> &graphs) {
+  CoverageSummary s = summarizeCoverage(graphs);
+  json::Array reasons, perGraph;
+  for (const auto &[reason, r] : s.byBytes())
     reasons.push_back(json::Object{{"reason", reason},
                                    {"state", coverageStateName(r.state)},
                                    {"count", r.count},
@@ -265,11 +269,7 @@ void printCoverage(const std::vector<GraphCoverage> &graphs, raw_ostream &os) {
                 "kernels\n\n",
                 size(s.bytes), size(s.bytesInKernels),
                 s.bytes ? 100.0 * s.bytesInKernels / s.bytes : 0.0);
-  std::vector<std::pair<std::string, CoverageSummary::Reason>> sorted(
-      s.reasons.begin(), s.reasons.end());
-  llvm::stable_sort(sorted, [](const auto &a, const auto &b) {
-    return a.second.bytes > b.second.bytes;
-  });
+  auto sorted = s.byBytes();
   if (sorted.empty())
     return;
   os << format("%-7s %-8s %-22s %s\n", "count", "share", "state",

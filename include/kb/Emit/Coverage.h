@@ -58,6 +58,8 @@ struct CoverageSummary {
   int graphs = 0, failed = 0, regions = 0, regionsWithKernel = 0;
   int64_t bytes = 0, bytesInKernels = 0;
   std::map<std::string, Reason> reasons; // reason -> regions/ops and bytes
+  /// The reasons, most bytes first.
+  std::vector<std::pair<std::string, Reason>> byBytes() const;
 };
 CoverageSummary summarizeCoverage(const std::vector<GraphCoverage> &graphs);
 

@@ -17,7 +17,6 @@
 
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -99,24 +98,16 @@ std::string reportMarkdown(const RewriteOptions &opts,
                            const RewriteResult &result);
 std::string reportHtml(const RewriteOptions &opts, const RewriteResult &result);
 
-/// Names of the outlined kernels (kb_region_N) whose results reach a
-/// convolution (through any ops).
-std::set<std::string> kernelsFeedingConvolution(mlir::ModuleOp module);
-
-/// Kernels whose results reach a step op (OpSemantics.def, KB_STEP_OP)
-/// through any ops or other kernels: kernel name -> the step op.
-std::map<std::string, std::string> kernelsFeedingStepOps(mlir::ModuleOp module);
-
-/// What the numerics policy weighs for one kernel.
+/// What the numerics policy weighs for one outlined kernel.
 struct NumericsFacts {
-  bool feedsConvolution = false;
-  std::string stepDownstream; // a step op its results reach ("" = none)
-  std::string stepInside;     // a step op after an inexact op inside it
+  bool feedsConvolution = false; // its results reach a (TF32) convolution
+  std::string stepDownstream;    // a step op its results reach ("" = none)
+  std::string stepInside;        // a step op after an inexact op inside it
+  std::string anyStep;           // any step op inside it
 };
-NumericsFacts
-numericsFacts(KernelOp kernel, const EmittedKernel &k,
-              const std::set<std::string> &feedingConvolution,
-              const std::map<std::string, std::string> &feedingSteps);
+/// Per outlined kernel (kb_region_N), through any ops and other kernels
+/// downstream; step ops are the KB_STEP_OP rows of OpSemantics.def.
+std::map<std::string, NumericsFacts> numericsFacts(mlir::ModuleOp module);
 
 /// Why a generated kernel keeps its region's ATen ops by the numerics policy
 /// (docs/rewrite.md, "Numerics policy"), or nothing when it may be used.
