@@ -33,6 +33,7 @@ and why anything fell back.
 """
 
 import ast
+import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -164,6 +165,29 @@ def _capture(graph):
         return torch.cuda.graph(graph)
 
 
+def _elapsed_ms(fn, calls=1):
+    """Milliseconds per call of `calls` back-to-back fn() calls, timed with
+    CUDA events on the current stream."""
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / calls
+
+
+@contextlib.contextmanager
+def _buffers_kept(module):
+    """Puts `module`'s buffers (running statistics) back as they were, so a
+    measurement that runs the forward leaves no trace."""
+    saved = [(b, b.clone()) for b in module.buffers()] if module is not None else []
+    yield
+    for b, copy in saved:
+        b.copy_(copy)
+
+
 class _Captured:
     """One CUDA graph of the forward and the outputs its replay writes."""
 
@@ -230,23 +254,12 @@ class _GraphRunner:
 
     def _pays_off(self, c, args):
         module = args[0] if isinstance(args[0], torch.nn.Module) else None
-        saved = [(b, b.clone()) for b in module.buffers()] if module is not None else []
         times = {"eager": [], "graph": []}
-        with torch.no_grad():
+        ways = {"eager": lambda: self.fn(*args), "graph": c.graph.replay}
+        with torch.no_grad(), _buffers_kept(module):
             for _ in range(5):
                 for way in ("eager", "graph"):
-                    start = torch.cuda.Event(enable_timing=True)
-                    end = torch.cuda.Event(enable_timing=True)
-                    start.record()
-                    if way == "graph":
-                        c.graph.replay()
-                    else:
-                        self.fn(*args)
-                    end.record()
-                    end.synchronize()
-                    times[way].append(start.elapsed_time(end))
-        for b, copy in saved:
-            b.copy_(copy)
+                    times[way].append(_elapsed_ms(ways[way]))
         eager, graph = sorted(times["eager"])[2], sorted(times["graph"])[2]
         use = graph < 0.97 * eager
         self.timing = {"eager_ms": eager, "graph_ms": graph, "use": use,
@@ -515,13 +528,12 @@ class Program:
             self.use_cl = forced not in ("", "0")
             self.cl_tf32 = forced == "tf32"
             return
-        saved = [(b, b.clone()) for b in module.buffers()]
         times, outputs = {}, {}
         layouts = {"nchw": (False, False), "channels_last": (True, False),
                    "channels_last_tf32": (True, True)}
         order = ["nchw", "channels_last", "channels_last_tf32"] * 2
         self.tf32_sites = False
-        with torch.no_grad():
+        with torch.no_grad(), _buffers_kept(module):
             for name in order:
                 if name == "channels_last_tf32" and not self.tf32_sites:
                     continue  # no TF32 forward convolution: same as plain
@@ -530,15 +542,8 @@ class Program:
                 outputs[name] = [o.float() for o in (
                     out if isinstance(out, (tuple, list)) else (out,))
                     if isinstance(o, torch.Tensor)]
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                start.record()
-                self._run(module, *tensors)
-                end.record()
-                end.synchronize()
-                times.setdefault(name, []).append(start.elapsed_time(end))
-        for b, copy in saved:
-            b.copy_(copy)
+                times.setdefault(name, []).append(
+                    _elapsed_ms(lambda: self._run(module, *tensors)))
         self.layout_ms = {name: min(t) for name, t in times.items()}
         # cuDNN may pick another algorithm for channels-last data, and with
         # TF32 convolutions that changes results by ~1e-4: keep a layout
@@ -598,14 +603,7 @@ class Program:
             times = {"kernel": [], "library": []}
             for _ in range(3):
                 for name, fn in (("kernel", unfused), ("library", library)):
-                    start = torch.cuda.Event(enable_timing=True)
-                    end = torch.cuda.Event(enable_timing=True)
-                    start.record()
-                    for _ in range(10):
-                        fn()
-                    end.record()
-                    end.synchronize()
-                    times[name].append(start.elapsed_time(end) / 10)
+                    times[name].append(_elapsed_ms(fn, calls=10))
         record["kernel"] = min(times["kernel"])
         record["library"] = min(times["library"])
         use = record["library"] < 0.97 * record["kernel"]
@@ -664,24 +662,15 @@ class Program:
         if os.environ.get("KB_FORWARD_CHECK") == "0":
             self.forward_choice = "new"
             return
-        saved = [(b, b.clone()) for b in module.buffers()]
         times = {"original": [], "new": []}
         ways = {"original": lambda: self.original_forward(module, *args),
                 "new": lambda: self._run(module, *tensors)}
-        with torch.no_grad():
+        with torch.no_grad(), _buffers_kept(module):
             for fn in ways.values():  # warm-up: cuDNN plans, library choices
                 fn()
             for i in range(runs):
                 for name in (("original", "new") if i % 2 == 0 else ("new", "original")):
-                    start = torch.cuda.Event(enable_timing=True)
-                    end = torch.cuda.Event(enable_timing=True)
-                    start.record()
-                    ways[name]()
-                    end.record()
-                    end.synchronize()
-                    times[name].append(start.elapsed_time(end))
-        for b, copy in saved:
-            b.copy_(copy)
+                    times[name].append(_elapsed_ms(ways[name]))
         self.forward_ms = {"original": times["original"], "new": times["new"]}
         graph = None if self.graphs is not None else []
         self.forward_choice = forward_choice(times["original"], times["new"], graph)

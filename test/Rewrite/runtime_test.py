@@ -201,6 +201,93 @@ class NeverSlowerTest(unittest.TestCase):
         self.assertEqual(kb_runtime.forward_choice(same, [4.101, 4.099, 4.108], []), "original")
 
 
+class FakeEvent:
+    """torch.cuda.Event on the CPU: a shared clock that each call of the
+    timed functions advances by what they report."""
+    clock = [0.0]
+
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self):
+        self.t = FakeEvent.clock[0]
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return other.t - self.t
+
+
+class TimedForwardTest(unittest.TestCase):
+    """The first call's timing (Program._time_forward, _GraphRunner._pays_off)
+    with CUDA events replaced by a clock the forwards advance."""
+
+    def setUp(self):
+        self.saved_event = torch.cuda.Event
+        torch.cuda.Event = FakeEvent
+        FakeEvent.clock[0] = 0.0
+
+    def tearDown(self):
+        torch.cuda.Event = self.saved_event
+
+    def program(self, original_ms, new_ms):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "manifest.json"), "w") as f:
+            json.dump({"training": True, "regions": [], "inputs": []}, f)
+        def original(module, *args):
+            module.running.add_(1.0)  # a training-mode buffer update
+            FakeEvent.clock[0] += original_ms
+        def forward(module, program, *tensors):
+            module.running.add_(1.0)
+            FakeEvent.clock[0] += new_ms
+        p = kb_runtime.Program(d, forward, [], original)
+        module = torch.nn.Module()
+        module.register_buffer("running", torch.zeros(3))
+        return p, module
+
+    def test_elapsed_ms_per_call(self):
+        def step():
+            FakeEvent.clock[0] += 0.25
+        self.assertAlmostEqual(kb_runtime._elapsed_ms(step, calls=10), 0.25)
+
+    def test_slower_forward_runs_the_original(self):
+        p, m = self.program(original_ms=1.0, new_ms=1.2)
+        p._time_forward(m, (), [])
+        self.assertEqual(p.forward_choice, "original")
+        self.assertEqual(len(p.forward_ms["original"]), 7)
+        self.assertAlmostEqual(kb_runtime._median(p.forward_ms["new"]), 1.2)
+        self.assertTrue(torch.equal(m.running, torch.zeros(3)))  # restored
+
+    def test_faster_forward_is_kept(self):
+        p, m = self.program(original_ms=2.0, new_ms=1.0)
+        p._time_forward(m, (), [])
+        self.assertEqual(p.forward_choice, "new")
+
+    def test_pending_until_the_replay_is_timed(self):
+        p, m = self.program(original_ms=1.0, new_ms=1.0)
+        p.graphs = object()  # replay not measured yet
+        p._time_forward(m, (), [])
+        self.assertEqual(p.forward_choice, "pending")
+
+    def test_replay_timing_restores_buffers(self):
+        m = torch.nn.Module()
+        m.register_buffer("running", torch.zeros(3))
+        def eager(module):
+            module.running.add_(1.0)
+            FakeEvent.clock[0] += 1.0
+        class Graph:
+            def replay(self):
+                FakeEvent.clock[0] += 0.5
+        class Captured:
+            graph = Graph()
+        runner = kb_runtime._GraphRunner(eager)
+        self.assertTrue(runner._pays_off(Captured(), (m,)))
+        self.assertEqual(runner.timing["graph_runs"], [0.5] * 5)
+        self.assertEqual(runner.timing["eager_ms"], 1.0)
+        self.assertTrue(torch.equal(m.running, torch.zeros(3)))
+
+
 class RoundTf32Test(unittest.TestCase):
     """round_tf32 rounds as cuDNN's NCHW transpose does (the extension's
     `_tf32` transpose uses the same bit operations on the GPU)."""
