@@ -237,21 +237,17 @@ def prepare_task(args, set_, task_path, result):
                     with open(os.path.join(out, spec["source"])) as f:
                         runtime._compiled(ext, f.read(), spec["entry"], f"sm_{major}{minor}")
     result["prepare_rewrite_s"] = round(time.time() - t0, 2)
-    if args.no_compile or not args.time:
-        with open(done, "w") as f:
-            json.dump(result, f)
-        return
-    t0 = time.time()
-    task = load_module(task_path, "kb_task_prep_" + name)
-    torch.manual_seed(args.seed)
-    model = task.Model(*task.get_init_inputs()).cuda()
-    inputs = make_inputs(task, not args.cpu_inputs)
-    with torch.no_grad():
-        torch.compile(model)(*inputs)  # fills inductor's caches
-    torch.cuda.synchronize()
-    result["prepare_inductor_s"] = round(time.time() - t0, 1)
-    with open(done, "w") as f:
-        json.dump(result, f)
+    if args.time and not args.no_compile:
+        t0 = time.time()
+        task = load_module(task_path, "kb_task_prep_" + name)
+        torch.manual_seed(args.seed)
+        model = task.Model(*task.get_init_inputs()).cuda()
+        inputs = make_inputs(task, not args.cpu_inputs)
+        with torch.no_grad():
+            torch.compile(model)(*inputs)  # fills inductor's caches
+        torch.cuda.synchronize()
+        result["prepare_inductor_s"] = round(time.time() - t0, 1)
+    write_json(done, result)
 
 
 def run_task(args, set_, task_path, result):
