@@ -441,7 +441,9 @@ class Program:
                     eval_launch_expr(r["shared_bytes"], variables),
                     [t["shape"] for t in r["inputs"]],
                     [t["shape"] for t in r["outputs"]],
-                    [tuple(u) for u in r.get("updates", [])])
+                    [tuple(u) for u in r.get("updates", [])],
+                    eval_launch_expr(r.get("workspace_bytes", "0"), variables),
+                    bool(r.get("grid_sync", False)))
                 _log(f"{name}: loaded ({r['status']})")
                 return region
             except Exception as e:  # the ATen ops stay correct

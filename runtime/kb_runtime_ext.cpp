@@ -90,10 +90,13 @@ public:
          std::vector<int64_t> grid, std::vector<int64_t> block,
          int64_t sharedBytes, std::vector<std::vector<int64_t>> inputShapes,
          std::vector<std::vector<int64_t>> outputShapes,
-         std::vector<std::pair<int64_t, int64_t>> updates)
+         std::vector<std::pair<int64_t, int64_t>> updates,
+         int64_t workspaceBytes, bool gridSync)
       : grid(std::move(grid)), block(std::move(block)),
         sharedBytes(sharedBytes), inputShapes(std::move(inputShapes)),
-        outputShapes(std::move(outputShapes)), updates(std::move(updates)) {
+        outputShapes(std::move(outputShapes)), updates(std::move(updates)),
+        workspaceBytes(workspaceBytes), gridSync(gridSync) {
+    TORCH_CHECK(workspaceBytes >= 0, "kb_runtime: negative workspace size");
     TORCH_CHECK(this->grid.size() == 3 && this->block.size() == 3,
                 "kb_runtime: grid and block need three dimensions");
     // The primary context is current once torch has initialised CUDA.
@@ -158,15 +161,32 @@ public:
       ptrs.push_back(t.data_ptr());
     for (const at::Tensor &t : outputs)
       ptrs.push_back(t.data_ptr());
+    // A fresh zeroed workspace per launch (from the caching allocator, so
+    // cheap, and private to a CUDA graph being captured): the kernel's grid
+    // barrier and partial results start from zero every time.
+    at::Tensor workspace;
+    if (workspaceBytes > 0) {
+      workspace = at::zeros({workspaceBytes}, at::TensorOptions()
+                                                  .device(at::kCUDA, device)
+                                                  .dtype(at::kByte));
+      ptrs.push_back(workspace.data_ptr());
+    }
     std::vector<void *> args;
     args.reserve(ptrs.size());
     for (void *&p : ptrs)
       args.push_back(&p);
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(device).stream();
-    checkCu(cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
-                           block[1], block[2], sharedBytes, stream, args.data(),
-                           nullptr),
-            "cuLaunchKernel");
+    if (gridSync)
+      // Every block resident at once, or an error instead of a hang.
+      checkCu(cuLaunchCooperativeKernel(function, grid[0], grid[1], grid[2],
+                                        block[0], block[1], block[2],
+                                        sharedBytes, stream, args.data()),
+              "cuLaunchCooperativeKernel");
+    else
+      checkCu(cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
+                             block[1], block[2], sharedBytes, stream,
+                             args.data(), nullptr),
+              "cuLaunchKernel");
     ++launches;
     return outputs;
   }
@@ -180,6 +200,8 @@ private:
   int64_t sharedBytes;
   std::vector<std::vector<int64_t>> inputShapes, outputShapes;
   std::vector<std::pair<int64_t, int64_t>> updates;
+  int64_t workspaceBytes = 0;
+  bool gridSync = false;
   int device = 0;
 };
 
@@ -305,7 +327,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                     std::vector<int64_t>, std::vector<int64_t>, int64_t,
                     std::vector<std::vector<int64_t>>,
                     std::vector<std::vector<int64_t>>,
-                    std::vector<std::pair<int64_t, int64_t>>>())
+                    std::vector<std::pair<int64_t, int64_t>>, int64_t,
+                    bool>())
       .def("guard", &Region::guard)
       .def("run", &Region::run)
       .def_readonly("launches", &Region::launches);

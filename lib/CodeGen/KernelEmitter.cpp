@@ -65,14 +65,19 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
       callsFastMathHelper((helpers + e.preamble + e.stageDefs + body).str());
   if (out.approximate)
     s << "#define KB_FAST_MATH 1\n";
+  // A grid-synchronised kernel is launched with one block per SM: the
+  // second bound keeps it to 64 registers a thread, so that block fits.
   s << cudaPrelude() << helpers << "\nextern \"C\" __global__ void "
-    << "__launch_bounds__(" << blockSize << ")\n"
+    << "__launch_bounds__(" << blockSize << (out.gridSync ? ", 1" : "")
+    << ")\n"
     << out.name << "(";
   for (size_t k = 0; k < out.inputs.size(); ++k)
     s << "const float* __restrict__ in" << k << ", ";
   for (size_t k = 0; k < out.outputs.size(); ++k)
     s << "float* __restrict__ out" << k
       << (k + 1 < out.outputs.size() ? ", " : "");
+  if (out.workspaceBytes > 0)
+    s << ", unsigned int* __restrict__ ws";
   s << ") {\n" << e.preamble << e.stageDefs << body << "}\n";
   out.source = std::move(src);
   out.referenceIR = e.referenceIR(yield, updatedInputs);
@@ -135,7 +140,16 @@ public:
         trailing &= reduced || stage->inShape[d] == 1;
         cols *= reduced ? stage->inShape[d] : 1;
       }
-      if (!trailing || stage->reduced.empty() || cols <= 16) {
+      // Over one run of adjacent leading or middle dims: rows strided by
+      // the row count, reduced by the split row kernel (lanes over rows).
+      bool adjacent =
+          !stage->reduced.empty() &&
+          stage->reduced.back() - stage->reduced.front() + 1 ==
+              (int64_t)stage->reduced.size();
+      bool columns = !trailing && adjacent && !channelsLastRead &&
+                     cols > 16 && product(stage->outShape) >= 32 &&
+                     !largeEarlierReduction(*last) && allAfter(yield, *last);
+      if (!columns && (!trailing || stage->reduced.empty() || cols <= 16)) {
         if (largeEarlierReduction(*last))
           return channelsLastRead
                      ? unsupported("channels-last reads in a block-wide "
@@ -146,23 +160,28 @@ public:
     }
     // Row kernels write per row or per element of the final stage: every
     // output must come after it. (Per-output kernels evaluate any value.)
+    if (!allAfter(yield, *last))
+      return unsupported("the region also writes a value from before its "
+                         "last reduction");
+    return emitRowKernel(*this, *stage, yield);
+  }
+
+private:
+  /// Every output of the region is computed from `last`'s result.
+  bool allAfter(YieldOp yield, AtenOp last) {
     llvm::SmallPtrSet<Value, 16> after;
     after.insert(last->getResult(0));
-    for (Operation &op : body.without_terminator())
-      if (op.isBeforeInBlock(*last) || &op == last->getOperation())
+    for (Operation &op : yield->getBlock()->without_terminator())
+      if (op.isBeforeInBlock(last) || &op == last.getOperation())
         continue;
       else if (llvm::any_of(op.getOperands(),
                             [&](Value v) { return after.count(v); }))
         for (Value r : op.getResults())
           after.insert(r);
-    for (Value v : yield.getValues())
-      if (!after.count(v))
-        return unsupported("the region also writes a value from before its "
-                           "last reduction");
-    return emitRowKernel(*this, *stage, yield);
+    return llvm::all_of(yield.getValues(),
+                        [&](Value v) { return after.count(v); });
   }
 
-private:
   /// One float4 per thread (grid-stride only past the grid limit). The
   /// per-element body is a device function called for each lane of a
   /// float4 and by the scalar tail. Full-size inputs arrive as values;

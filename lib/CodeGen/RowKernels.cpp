@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmitterSupport.h"
+#include "RowPlan.h"
 
 #include "kb/Transforms/OpUtils.h"
 
@@ -36,29 +36,12 @@ int64_t codegen::tilePitch(int64_t C, int64_t W) {
 
 namespace {
 
-enum class Mode { Thread, Warp, Block, Columns, Tile };
+using Mode = RowMode;
 
 /// Columns mode (channels-last reads): warps per block. Long rows get a
 /// 1024-thread block so each SM keeps enough loads in flight with one or
 /// two blocks.
 int64_t columnWarps(int64_t cols) { return cols >= 4096 ? 32 : 8; }
-
-struct RowPlan {
-  int64_t rows = 1, cols = 1;
-  Mode mode = Mode::Block;
-  std::function<std::string(llvm::StringRef r, llvm::StringRef c)> index;
-  ReduceProgram prog;
-  bool shiftFirst = false; // norms: k0 = the row's first element
-  std::function<llvm::Expected<std::string>(llvm::StringRef x,
-                                            llvm::raw_ostream &os,
-                                            llvm::StringRef indent)>
-      element; // null: one output per row
-  std::string leaderExtra;
-  std::string what;
-  // Tile mode: the input is [N, C, M..., W] read channels-last; rows are
-  // (n, c, m) and each block stages the [W, C] slab of one (n, m).
-  int64_t tileN = 0, tileC = 0, tileM = 0, tileW = 0;
-};
 
 /// Tile mode's shared slab: W rows of tilePitch floats.
 int64_t tileFloats(int64_t C, int64_t W) { return W * tilePitch(C, W); }
@@ -70,6 +53,8 @@ Mode chooseMode(int64_t cols, bool contiguousRows) {
 }
 
 int blockSize(const RowPlan &p) {
+  if (p.mode == Mode::Split)
+    return splitBlockSize();
   if (p.mode == Mode::Tile)
     return 256;
   if (p.mode == Mode::Columns)
@@ -83,12 +68,13 @@ std::string subst(std::string text, llvm::StringRef key, llvm::StringRef v) {
   return text;
 }
 
-class RowEmitter {
+class RowEmitter : RowWriter {
 public:
-  RowEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y)
-      : e(e), f(f), yield(y) {}
+  using RowWriter::RowWriter;
 
   llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
+    if (p.mode == Mode::Split)
+      return emitSplitRows(e, f, yield, p, os);
     if (p.mode == Mode::Warp)
       return emitRegisterRows(p, os);
     if (p.mode == Mode::Columns)
@@ -129,7 +115,8 @@ public:
       break;
     case Mode::Columns:
     case Mode::Tile:
-      llvm_unreachable("emitted by emitColumns / emitTile");
+    case Mode::Split:
+      llvm_unreachable("emitted by emitColumns / emitTile / emitSplitRows");
     case Mode::Thread:
       os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
             "threadIdx.x; r < "
@@ -429,46 +416,6 @@ private:
     return e.valueAt(f.input, "i", os, "      ");
   }
 
-  /// One output per row: the row's leader (the block opened by `leader`)
-  /// writes the reduction's result and the recipe's extra outputs.
-  llvm::Error writeRowResult(const RowPlan &p, llvm::StringRef leader,
-                             llvm::raw_ostream &os) {
-    e.newScope();
-    os << leader << "      const float red = " << p.prog.result << "; // "
-       << displayName(f.op) << "\n";
-    if (auto err = writeOutputs("r", os, "      "))
-      return err;
-    os << p.leaderExtra << "    }\n";
-    e.newScope();
-    return llvm::Error::success();
-  }
-
-  /// Per-element outputs at index `i`, the input's element being `x`.
-  llvm::Error writeElement(const RowPlan &p, llvm::StringRef x,
-                           llvm::raw_ostream &os, llvm::StringRef indent) {
-    auto red = p.element(x, os, indent);
-    if (!red)
-      return red.takeError();
-    os << indent << "const float red = " << *red << "; // " << displayName(f.op)
-       << "\n";
-    return writeOutputs("i", os, indent);
-  }
-
-  llvm::Error writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
-                           llvm::StringRef indent) {
-    e.seed(f.op->getResult(0), idx, "red");
-    for (auto [k, v] : llvm::enumerate(yield.getValues())) {
-      auto y = e.valueAt(v, idx, os, indent);
-      if (!y)
-        return y.takeError();
-      os << indent << "out" << k << "[" << idx << "] = " << *y << ";\n";
-    }
-    return llvm::Error::success();
-  }
-
-  RegionEmitter &e;
-  const StageInfo &f;
-  YieldOp yield;
   std::string head;
 };
 
@@ -478,6 +425,45 @@ std::string rowMajor(llvm::StringRef r, llvm::StringRef c, int64_t cols) {
 
 } // namespace
 
+/// One output per row: the row's leader (the block opened by `leader`)
+/// writes the reduction's result and the recipe's extra outputs.
+llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p, llvm::StringRef leader,
+                                    llvm::raw_ostream &os) {
+  e.newScope();
+  os << leader << "      const float red = " << p.prog.result << "; // "
+     << displayName(f.op) << "\n";
+  if (auto err = writeOutputs("r", os, "      "))
+    return err;
+  os << p.leaderExtra << "    }\n";
+  e.newScope();
+  return llvm::Error::success();
+}
+
+/// Per-element outputs at index `i`, the input's element being `x`.
+llvm::Error codegen::RowWriter::writeElement(const RowPlan &p, llvm::StringRef x,
+                                  llvm::raw_ostream &os,
+                                  llvm::StringRef indent) {
+  auto red = p.element(x, os, indent);
+  if (!red)
+    return red.takeError();
+  os << indent << "const float red = " << *red << "; // " << displayName(f.op)
+     << "\n";
+  return writeOutputs("i", os, indent);
+}
+
+llvm::Error codegen::RowWriter::writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
+                                  llvm::StringRef indent) {
+  e.seed(f.op->getResult(0), idx, "red");
+  for (auto [k, v] : llvm::enumerate(yield.getValues())) {
+    auto y = e.valueAt(v, idx, os, indent);
+    if (!y)
+      return y.takeError();
+    os << indent << "out" << k << "[" << idx << "] = " << *y << ";\n";
+  }
+  return llvm::Error::success();
+}
+
+
 llvm::Expected<EmittedKernel>
 codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   EmittedKernel out;
@@ -486,6 +472,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   int64_t rank = in.size();
   const std::string &recipe = f.recipe;
   SmallVector<unsigned> updated; // inputs an op updates in place
+  // Rows whose elements are strided by the row count: neighbouring rows,
+  // not neighbouring elements, are neighbouring addresses.
+  bool stridedRows = false;
   bool reduce = recipe != "softmax" && recipe != "log_softmax" &&
                 !llvm::StringRef(recipe).ends_with("_norm");
   if (e.channelsLastRead && recipe != "layer_norm" &&
@@ -499,6 +488,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     p.rows = product(in) / std::max<int64_t>(R, 1);
     p.cols = R;
     p.mode = chooseMode(R, inner == 1);
+    stridedRows = inner > 1;
     p.index = [=](llvm::StringRef r, llvm::StringRef c) {
       if (inner == 1)
         return rowMajor(r, c, R);
@@ -612,6 +602,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                std::to_string(HW) + "LL";
       };
       channel = [](llvm::StringRef r, llvm::StringRef) { return r.str(); };
+      stridedRows = HW == 1;
       auto momentum = getConstantNumber(op.getArg("momentum"));
       auto rm = dyn_cast_or_null<BlockArgument>(op.getArg("running_mean"));
       auto rv = dyn_cast_or_null<BlockArgument>(op.getArg("running_var"));
@@ -681,17 +672,47 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       return y;
     };
     p.what = displayName(op);
-  } else { // Reduce recipes over trailing dims
-    int64_t first = rank - (int64_t)f.reduced.size();
-    p.rows = product(in.take_front(first));
-    p.cols = product(in.drop_front(first));
+  } else { // Reduce recipes over one run of adjacent dims
+    int64_t first = f.reduced.front(), last = f.reduced.back();
+    if (last - first + 1 != (int64_t)f.reduced.size())
+      return e.unsupported("row kernels reduce adjacent dims only");
+    int64_t inner = product(in.drop_front(last + 1));
+    p.rows = product(in.take_front(first)) * inner;
+    p.cols = product(in.slice(first, last - first + 1));
+    if (inner > 1 && e.channelsLastRead)
+      return e.unsupported("channels-last reads into a reduction over "
+                           "leading dims");
+    stridedRows = inner > 1;
     p.mode = e.channelsLastRead ? Mode::Columns : chooseMode(p.cols, true);
     int64_t cols = p.cols;
-    p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
-      return rowMajor(r, c, cols);
+    p.index = [cols, inner](llvm::StringRef r, llvm::StringRef c) {
+      if (inner == 1)
+        return rowMajor(r, c, cols);
+      return "(" + r.str() + " / " + std::to_string(inner) + "LL) * " +
+             std::to_string(cols * inner) + "LL + " + c.str() + " * " +
+             std::to_string(inner) + "LL + (" + r.str() + " % " +
+             std::to_string(inner) + "LL)";
     };
     p.prog = reduceProgram(f, p.cols);
     p.what = displayName(f.op);
+  }
+
+  // Split over many blocks: rows too few to fill the GPU one block (or,
+  // strided, one thread) each, and rows strided by the row count, which
+  // lanes over rows read coalesced (SplitRows.cpp).
+  if (!e.channelsLastRead && p.mode != Mode::Tile &&
+      p.rows * p.cols >= (int64_t(1) << 16)) {
+    int64_t rowsPerItem = stridedRows ? 32 : 1;
+    int64_t chunks = splitChunks(p.rows, p.cols, rowsPerItem);
+    bool few = p.mode == Mode::Block && chunks > 1;
+    // Strided rows one per thread fill the GPU only with many rows.
+    bool strided = stridedRows && (p.mode != Mode::Thread ||
+                                   p.rows < 132 * 1024 || chunks > 1);
+    if (few || strided) {
+      p.mode = Mode::Split;
+      p.splitRows = rowsPerItem;
+      p.chunks = chunks;
+    }
   }
 
   std::string body;
@@ -708,11 +729,18 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       std::to_string(lanesPerRow(p.tileW)) +
           "-lane group, the block staging a channels-last [" +
           std::to_string(p.tileW) + ", " + std::to_string(p.tileC) +
-          "] slab in shared memory"};
+          "] slab in shared memory",
+      "block per item of " +
+          (p.splitRows == 32 ? std::string("32 rows (one per lane)")
+                             : std::string("one row")) +
+          (p.chunks == 1 ? std::string(" and all its elements")
+                         : " x 1/" + std::to_string(p.chunks) +
+                               " of its elements") +
+          ", a grid barrier after each pass"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
-      " per row; " +
+      (p.mode == Mode::Split ? "; " : " per row; ") +
       (p.mode == Mode::Warp ? "the row is held in registers (the pointwise "
                               "prologue evaluated once per element)."
        : p.mode == Mode::Tile
@@ -733,7 +761,14 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                      : p.mode == Mode::Block
                          ? R
                          : "ceil_div(" + R + ", " + std::to_string(block) + ")";
-  if (auto err = assembleKernel(e, out, yield, comment, "", body, block, extra,
+  bool split = p.mode == Mode::Split;
+  if (split) {
+    grid = "sm_count";
+    out.workspaceBytes = splitWorkspaceBytes(p);
+    out.gridSync = true;
+  }
+  if (auto err = assembleKernel(e, out, yield, comment,
+                                split ? splitHelpers() : "", body, block, extra,
                                 updated))
     return std::move(err);
   out.kind = recipe == "softmax" || recipe == "log_softmax" ? "softmax"

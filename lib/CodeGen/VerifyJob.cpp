@@ -19,8 +19,12 @@ std::string kb::verifyJobJson(const EmittedKernel &k) {
     job.candidate.args.push_back({verify::ArgSpec::Kind::Tensor, t.name});
   for (const EmittedTensor &t : k.outputs)
     job.candidate.args.push_back({verify::ArgSpec::Kind::Tensor, t.name});
+  if (k.workspaceBytes > 0)
+    job.candidate.args.push_back({verify::ArgSpec::Kind::Workspace, ""});
   job.candidate.launch.grid = k.grid;
   job.candidate.launch.block = k.block;
+  job.candidate.launch.workspaceBytes = std::to_string(k.workspaceBytes);
+  job.candidate.launch.gridSync = k.gridSync;
   // Sizes are compiled in: the kernel is exactly for these shapes.
   job.candidate.shapeGeneric = false;
   job.candidate.origin = "codegen";

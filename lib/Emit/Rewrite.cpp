@@ -679,6 +679,10 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       r["grid"] = json::Array(k.grid);
       r["block"] = json::Array(k.block);
       r["shared_bytes"] = "0";
+      if (k.workspaceBytes > 0) {
+        r["workspace_bytes"] = std::to_string(k.workspaceBytes);
+        r["grid_sync"] = k.gridSync;
+      }
       r["inputs"] = shapeList(k.inputs);
       r["outputs"] = shapeList(k.outputs);
       json::Array updates;
@@ -701,6 +705,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
                        {"grid", json::Array(c.grid)},
                        {"block", json::Array(c.block)},
                        {"shared_bytes", "0"},
+                       {"workspace_bytes", std::to_string(c.workspaceBytes)},
+                       {"grid_sync", c.gridSync},
                        {"perm", json::Array(variants[idx]->perm)},
                        {"reads_only", variants[idx]->readsOnly},
                        {"inputs", std::move(ins)},

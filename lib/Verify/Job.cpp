@@ -75,7 +75,8 @@ std::vector<std::string> triple(const json &j, const std::string &path) {
 ArgSpec arg(const json &j, const std::string &path) {
   if (!j.is_object() || j.size() != 1)
     bad(path, "expected one of {\"tensor\": name}, {\"int64\": expr}, "
-              "{\"int32\": expr}, {\"float32\": number}");
+              "{\"int32\": expr}, {\"float32\": number}, "
+              "{\"workspace\": true}");
   auto it = j.begin();
   ArgSpec a;
   if (it.key() == "tensor")
@@ -86,7 +87,12 @@ ArgSpec arg(const json &j, const std::string &path) {
     a.kind = ArgSpec::Kind::Int32;
   else if (it.key() == "float32")
     a.kind = ArgSpec::Kind::Float32;
-  else
+  else if (it.key() == "workspace") {
+    if (it.value() != true)
+      bad(path + ".workspace", "expected true");
+    a.kind = ArgSpec::Kind::Workspace;
+    return a;
+  } else
     bad(path, "unknown argument kind '" + it.key() + "'");
   if (a.kind == ArgSpec::Kind::Float32 && it.value().is_number())
     a.value = std::to_string(it.value().get<double>());
@@ -103,6 +109,10 @@ json tensorJson(const TensorSpec &t) {
 json candidateJson(const Candidate &c) {
   json args = json::array();
   for (const ArgSpec &a : c.args) {
+    if (a.kind == ArgSpec::Kind::Workspace) {
+      args.push_back({{"workspace", true}});
+      continue;
+    }
     const char *k = a.kind == ArgSpec::Kind::Tensor   ? "tensor"
                     : a.kind == ArgSpec::Kind::Int64  ? "int64"
                     : a.kind == ArgSpec::Kind::Int32  ? "int32"
@@ -115,7 +125,9 @@ json candidateJson(const Candidate &c) {
           {"launch",
            {{"grid", c.launch.grid},
             {"block", c.launch.block},
-            {"shared_bytes", c.launch.sharedBytes}}},
+            {"shared_bytes", c.launch.sharedBytes},
+            {"workspace_bytes", c.launch.workspaceBytes},
+            {"grid_sync", c.launch.gridSync}}},
           {"shape_generic", c.shapeGeneric},
           {"origin", c.origin}};
 }
@@ -228,6 +240,20 @@ Job kb::verify::parseJob(const std::string &text) {
   if (launch.contains("shared_bytes"))
     job.candidate.launch.sharedBytes = exprText(
         launch["shared_bytes"], "job.candidate.launch.shared_bytes");
+  if (launch.contains("workspace_bytes"))
+    job.candidate.launch.workspaceBytes = exprText(
+        launch["workspace_bytes"], "job.candidate.launch.workspace_bytes");
+  if (launch.contains("grid_sync")) {
+    if (!launch["grid_sync"].is_boolean())
+      bad("job.candidate.launch.grid_sync", "expected true or false");
+    job.candidate.launch.gridSync = launch["grid_sync"].get<bool>();
+  }
+  bool wantsWorkspace = false;
+  for (const ArgSpec &a : job.candidate.args)
+    wantsWorkspace |= a.kind == ArgSpec::Kind::Workspace;
+  if (wantsWorkspace && job.candidate.launch.workspaceBytes == "0")
+    bad("job.candidate.launch.workspace_bytes",
+        "a {\"workspace\": true} argument needs a nonzero size");
   job.candidate.shapeGeneric = c.value("shape_generic", false);
   job.candidate.origin = c.value("origin", "unknown");
   job.arch = j.value("arch", "native");

@@ -103,6 +103,23 @@ struct GpuWorker::Impl {
   cudaStream_t stream = nullptr;
   void *flushBuf = nullptr;
   size_t flushBytes = 0;
+  // The launch's workspace (LaunchSpec::workspaceBytes), zeroed on the
+  // stream before every launch, as the runtime does. Grown, never shrunk;
+  // the process ends after its job.
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+
+  void *zeroedWorkspace(size_t bytes) {
+    if (bytes > workspaceBytes) {
+      if (workspace)
+        check(cudaFree(workspace), "cudaFree (workspace)");
+      workspace = nullptr;
+      check(cudaMalloc(&workspace, bytes), "cudaMalloc (workspace)");
+      workspaceBytes = bytes;
+    }
+    check(cudaMemsetAsync(workspace, 0, bytes, stream), "zero workspace");
+    return workspace;
+  }
 
   static void flush(void *self) {
     auto *impl = static_cast<Impl *>(self);
@@ -173,8 +190,18 @@ struct GpuWorker::Impl {
         f32.push_back(std::stof(a.value));
         params.push_back(&f32.back());
         break;
+      case ArgSpec::Kind::Workspace:
+        dptr.push_back(nullptr); // filled below, once the size is known
+        params.push_back(&dptr.back());
+        break;
       }
     }
+    int64_t wsBytes = evalExpr(c.launch.workspaceBytes, vars);
+    if (wsBytes < 0 || wsBytes > (int64_t(1) << 32))
+      throw CudaFailure("launch_error",
+                        "workspace_bytes gives " + std::to_string(wsBytes) +
+                            " (0 to 4 GiB)",
+                        false);
     int64_t g[3], b[3];
     for (int k = 0; k < 3; ++k) {
       g[k] = evalExpr(c.launch.grid[k], vars);
@@ -192,9 +219,29 @@ struct GpuWorker::Impl {
       check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(shared)),
             "dynamic shared memory");
-    check(cudaLaunchKernel(fn, dim3(g[0], g[1], g[2]), dim3(b[0], b[1], b[2]),
-                           params.data(), static_cast<size_t>(shared), stream),
-          "cudaLaunchKernel");
+    if (wsBytes > 0) {
+      void *w = zeroedWorkspace(static_cast<size_t>(wsBytes));
+      size_t k = 0;
+      for (const ArgSpec &a : c.args) {
+        if (a.kind == ArgSpec::Kind::Tensor ||
+            a.kind == ArgSpec::Kind::Workspace)
+          ++k;
+        if (a.kind == ArgSpec::Kind::Workspace)
+          dptr[k - 1] = w;
+      }
+    }
+    if (c.launch.gridSync)
+      // Fails (launch_error) instead of hanging when the grid cannot be
+      // resident at once.
+      check(cudaLaunchCooperativeKernel(fn, dim3(g[0], g[1], g[2]),
+                                        dim3(b[0], b[1], b[2]), params.data(),
+                                        static_cast<size_t>(shared), stream),
+            "cudaLaunchCooperativeKernel");
+    else
+      check(cudaLaunchKernel(fn, dim3(g[0], g[1], g[2]),
+                             dim3(b[0], b[1], b[2]), params.data(),
+                             static_cast<size_t>(shared), stream),
+            "cudaLaunchKernel");
   }
 
   /// A float32 tensor over a device buffer the worker owns.

@@ -30,6 +30,11 @@ struct EmittedKernel {
   std::vector<std::pair<int, int>> updates;
   /// Built with EmitOptions::fastMath and calling a helper it changes.
   bool approximate = false;
+  /// Split row kernels: bytes of zeroed scratch (the grid barrier and the
+  /// partial results of each pass), passed as the last parameter `ws`; the
+  /// kernel is launched cooperatively (every block resident at once).
+  int64_t workspaceBytes = 0;
+  bool gridSync = false;
 };
 
 struct EmitOptions {

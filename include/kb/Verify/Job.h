@@ -37,14 +37,21 @@ struct TensorSpec {
 /// One launch argument: a tensor pointer, or an integer / float scalar whose
 /// value is an expression over sizes (docs/verify.md).
 struct ArgSpec {
-  enum class Kind { Tensor, Int64, Int32, Float32 } kind;
-  std::string value; // tensor name, or expression / number
+  enum class Kind { Tensor, Int64, Int32, Float32, Workspace } kind;
+  std::string value; // tensor name, or expression / number (Workspace: "")
 };
 
 struct LaunchSpec {
   std::vector<std::string> grid{"1", "1", "1"};
   std::vector<std::string> block{"256", "1", "1"};
   std::string sharedBytes = "0";
+  /// Bytes of scratch memory, zeroed before every launch, passed as a
+  /// {"workspace": true} argument (split reductions keep partial results
+  /// and a grid barrier there).
+  std::string workspaceBytes = "0";
+  /// Launched cooperatively (cudaLaunchCooperativeKernel): every block is
+  /// resident at once or the launch fails, so a grid barrier cannot hang.
+  bool gridSync = false;
 };
 
 struct Candidate {

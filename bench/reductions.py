@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Reductions, norms, softmax and pooling over shape classes, at bandwidth.
+
+    python3 bench/reductions.py --emit DIR          # the cases as tasks (CPU)
+    python3 bench/reductions.py --run DIR --json J [kernelbench.py args]
+    python3 bench/reductions.py --table J [--copy-gbs N]
+
+Each case is one op over one shape class (the reduced dim leading, middle
+or trailing; short or long rows; many or few rows), every input >= 256 MB,
+written as a KernelBench task. `--run` times them with bench/kernelbench.py
+(eager, torch.compile and kb-rewrite's ModelNew in the same process, medians
+of CUDA events, the never-slower rule applied) and measures a device copy in
+the same run; the table gives each as bandwidth over the bytes the op must
+move at least:
+
+  reductions, pooling       one read of the input + one write of the output
+  softmax, log_softmax      one read + one write (a row fits on chip)
+  norms                     two reads + one write: the input exceeds on-chip
+                            memory (H200: 50 MB L2, 132 x 228 KB shared), so
+                            statistics and normalisation each read it once
+
+and the percentage of the copy's bandwidth (read + write bytes per second
+of a 1 GiB device-to-device copy).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name, class, forward body, input shape, module init, kind
+# kind: "reduce" (1 read + output write), "norm" (2 reads + 1 write),
+#       "row" (softmax: 1 read + 1 write)
+CASES = [
+    # batch norm in training mode: statistics over N*H*W per channel
+    ("batch_norm2d_few_channels", "few long rows (C=48 of 2.2M)",
+     "return self.bn(x)", [64, 48, 192, 180], "self.bn = nn.BatchNorm2d(48)", "norm"),
+    ("batch_norm2d_many_channels", "many rows (C=1024 of 14x14x32)",
+     "return self.bn(x)", [32, 1024, 56, 56], "self.bn = nn.BatchNorm2d(1024)", "norm"),
+    ("batch_norm1d", "strided rows (N=1M x C=96)",
+     "return self.bn(x)", [1048576, 96], "self.bn = nn.BatchNorm1d(96)", "norm"),
+    ("batch_norm3d", "few long rows (C=16, 3D)",
+     "return self.bn(x)", [8, 16, 64, 128, 130], "self.bn = nn.BatchNorm3d(16)", "norm"),
+    # group / instance / layer norm
+    ("group_norm_few_groups", "few long rows (N*G=16)",
+     "return self.gn(x)", [8, 64, 384, 384], "self.gn = nn.GroupNorm(2, 64)", "norm"),
+    ("group_norm", "many rows (N*G=1024)",
+     "return self.gn(x)", [32, 256, 96, 96], "self.gn = nn.GroupNorm(32, 256)", "norm"),
+    ("instance_norm", "many rows of 16K",
+     "return self.inorm(x)", [64, 64, 128, 128],
+     "self.inorm = nn.InstanceNorm2d(64)", "norm"),
+    ("instance_norm_few", "few long rows (N*C=24)",
+     "return self.inorm(x)", [8, 3, 2048, 2048],
+     "self.inorm = nn.InstanceNorm2d(3)", "norm"),
+    ("layer_norm_short", "many short rows (8)",
+     "return self.ln(x)", [8388608, 8], "self.ln = nn.LayerNorm(8)", "norm"),
+    ("layer_norm_768", "many rows of 768",
+     "return self.ln(x)", [131072, 768], "self.ln = nn.LayerNorm(768)", "norm"),
+    ("layer_norm_long", "few long rows (16 of 4M)",
+     "return self.ln(x)", [16, 4194304], "self.ln = nn.LayerNorm(4194304, elementwise_affine=False)",
+     "norm"),
+    # softmax family
+    ("softmax_last", "many rows of 1024, trailing dim",
+     "return torch.softmax(x, dim=-1)", [65536, 1024], "", "row"),
+    ("softmax_dim0", "leading dim (1024 of 64x1024)",
+     "return torch.softmax(x, dim=0)", [1024, 64, 1024], "", "row"),
+    ("log_softmax_middle", "middle dim (256 of 64 x 4096)",
+     "return torch.log_softmax(x, dim=1)", [64, 256, 4096], "", "row"),
+    ("log_softmax_long", "few long rows (32 of 2M)",
+     "return torch.log_softmax(x, dim=1)", [32, 2097152], "", "row"),
+    ("logsumexp_last", "many rows of 4096",
+     "return torch.logsumexp(x, dim=-1)", [16384, 4096], "", "reduce"),
+    ("logsumexp_dim0", "leading dim",
+     "return torch.logsumexp(x, dim=0)", [4096, 16384], "", "reduce"),
+    # plain reductions
+    ("sum_last_short", "many short rows (32)",
+     "return x.sum(dim=-1)", [2097152, 32], "", "reduce"),
+    ("sum_last_long", "few long rows (8 of 8M)",
+     "return x.sum(dim=-1)", [8, 8388608], "", "reduce"),
+    ("sum_dim0", "leading dim (8192 of 8192)",
+     "return x.sum(dim=0)", [8192, 8192], "", "reduce"),
+    ("mean_middle", "middle dim (512 of 128x1024)",
+     "return x.mean(dim=1)", [128, 512, 1024], "", "reduce"),
+    ("mean_spatial", "trailing dims (H*W per channel)",
+     "return x.mean(dim=(2, 3))", [64, 256, 64, 64], "", "reduce"),
+    ("amax_dim0_narrow", "leading dim, few columns (1M of 64)",
+     "return x.amax(dim=0)", [1048576, 64], "", "reduce"),
+    ("amax_middle", "middle dim, keepdim",
+     "return x.amax(dim=1, keepdim=True)", [32, 1024, 2048], "", "reduce"),
+    ("var_last", "many rows of 2048",
+     "return x.var(dim=-1)", [32768, 2048], "", "reduce"),
+    ("var_dim0", "leading dim",
+     "return x.var(dim=0)", [16384, 4096], "", "reduce"),
+    ("vector_norm_last", "L2 norm over rows of 4096",
+     "return torch.linalg.vector_norm(x, dim=-1)", [16384, 4096], "", "reduce"),
+    # pooling
+    ("max_pool2d", "3x3 stride 2 windows",
+     "return self.pool(x)", [32, 128, 128, 128],
+     "self.pool = nn.MaxPool2d(3, stride=2, padding=1)", "reduce"),
+    ("avg_pool2d", "2x2 windows",
+     "return self.pool(x)", [32, 128, 128, 128], "self.pool = nn.AvgPool2d(2)", "reduce"),
+    ("adaptive_avg_pool2d", "global (per channel)",
+     "return self.pool(x)", [64, 512, 48, 48],
+     "self.pool = nn.AdaptiveAvgPool2d(1)", "reduce"),
+]
+
+TEMPLATE = '''"""bench/reductions.py case {name}: {cls}."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        {init}
+
+    def forward(self, x):
+        {body}
+
+
+def get_inputs():
+    return [torch.randn({shape})]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def out_numel(name, shape):
+    """Elements the case writes (its result), from the op's shape rule."""
+    import re
+    case = next(c for c in CASES if c[0] == name)
+    body = case[2]
+    if case[5] in ("norm", "row"):
+        return numel(shape)
+    if "pool2d" in name:
+        if "adaptive" in name:
+            return shape[0] * shape[1]
+        k, s, p = (3, 2, 1) if name == "max_pool2d" else (2, 2, 0)
+        h = (shape[2] + 2 * p - k) // s + 1
+        w = (shape[3] + 2 * p - k) // s + 1
+        return shape[0] * shape[1] * h * w
+    m = re.search(r"dim=\(?(-?\d+)(?:, (-?\d+))?\)?", body)
+    dims = [int(g) % len(shape) for g in m.groups() if g is not None]
+    return numel(shape) // numel([shape[d] for d in dims])
+
+
+def min_bytes(name):
+    case = next(c for c in CASES if c[0] == name)
+    shape, kind = case[3], case[5]
+    reads = 2 if kind == "norm" else 1
+    return 4 * (reads * numel(shape) + out_numel(name, shape))
+
+
+def emit(folder):
+    os.makedirs(folder, exist_ok=True)
+    for i, (name, cls, body, shape, init, _) in enumerate(CASES):
+        text = TEMPLATE.format(name=name, cls=cls, body=body,
+                               shape=", ".join(map(str, shape)),
+                               init=init or "pass")
+        path = os.path.join(folder, f"{i}_{name}.py")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+        if numel(case_shape(name)) * 4 < 256 << 20:
+            raise SystemExit(f"reductions.py: case {name} is under 256 MB")
+    print(f"wrote {len(CASES)} cases to {folder}")
+
+
+def case_shape(name):
+    return next(c for c in CASES if c[0] == name)[3]
+
+
+def copy_gbs():
+    """Read + write bytes per second of a 1 GiB device copy (median of 9)."""
+    import torch
+    a = torch.empty(1 << 28, device="cuda")
+    b = torch.empty_like(a)
+    ms = []
+    for i in range(12):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        b.copy_(a)
+        e.record()
+        e.synchronize()
+        if i >= 3:
+            ms.append(s.elapsed_time(e))
+    ms.sort()
+    return 2 * a.numel() * 4 / (ms[len(ms) // 2] * 1e-3) / 1e9
+
+
+def table(results, copy):
+    rows = []
+    by_name = {}
+    for t in results.get("tasks", []):
+        stem = t["task"][:-3] if t["task"].endswith(".py") else t["task"]
+        by_name[stem.split("_", 1)[1]] = t
+    print(f"copy bandwidth: {copy:.0f} GB/s (read + write)\n")
+    print("| case | class | MB moved | eager ms | compile ms | ours ms | ours GB/s "
+          "| % of copy | vs compile | kernel |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    worst = []
+    for name, cls, _, shape, _, kind in CASES:
+        t = by_name.get(name)
+        mb = min_bytes(name) / 1e6
+        if not t or t.get("new_ms") is None:
+            why = (t or {}).get("error", "not run")
+            print(f"| {name} | {cls} | {mb:.0f} | | | | | | | {why[:60]} |")
+            continue
+        ours = t["new_ms"]
+        if t.get("forward_choice") == "original":
+            ours = t["eager_ms"]
+        gbs = min_bytes(name) / (ours * 1e-3) / 1e9
+        comp = t.get("compile_ms")
+        vs = comp / ours if comp else None
+        kern = ", ".join(sorted({r["status"] for r in t.get("regions", [])})) or "none"
+        if t.get("forward_choice") == "original":
+            kern += " (forward fell back)"
+        pct = 100 * gbs / copy
+        rows.append((name, pct, vs))
+        if pct < 80 or (vs is not None and vs < 1.0):
+            worst.append(name)
+        print(f"| {name} | {cls} | {mb:.0f} | {t['eager_ms']:.3f} | "
+              f"{comp if comp is None else f'{comp:.3f}'} | {ours:.3f} | {gbs:.0f} | "
+              f"{pct:.0f}% | {'' if vs is None else f'{vs:.2f}x'} | {kern} |")
+    print(f"\n{len(rows)} cases timed; below 80% of copy or below torch.compile: "
+          f"{len(worst)}: {', '.join(worst)}")
+    norm_note = ("norms count two reads and one write: every case's input "
+                 "exceeds on-chip memory")
+    print(norm_note)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--emit", metavar="DIR")
+    ap.add_argument("--run", metavar="DIR", help="emit the cases into DIR and time them")
+    ap.add_argument("--json", help="kernelbench.py's result file")
+    ap.add_argument("--table", metavar="JSON")
+    ap.add_argument("--copy-gbs", type=float)
+    args, rest = ap.parse_known_args()
+    if args.emit:
+        emit(args.emit)
+        return 0
+    if args.run:
+        emit(args.run)
+        if not args.json:
+            raise SystemExit("reductions.py: --run needs --json")
+        cmd = [sys.executable, os.path.join(HERE, "kernelbench.py"), "--dir", args.run,
+               "--json", args.json] + rest
+        rc = subprocess.call(cmd)
+        copy = copy_gbs()
+        with open(args.json) as f:
+            res = json.load(f)
+        res["copy_gbs"] = copy
+        tmp = args.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(res, f, indent=1)
+        os.replace(tmp, args.json)
+        table(res, copy)
+        return rc
+    if args.table:
+        with open(args.table) as f:
+            res = json.load(f)
+        copy = args.copy_gbs or res.get("copy_gbs")
+        if not copy:
+            raise SystemExit("reductions.py: no copy bandwidth in the file; pass --copy-gbs")
+        table(res, copy)
+        return 0
+    ap.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+//===- RowPlan.h - One row-shaped final stage and its writers ---*- C++ -*-===//
+//
+// A row plan describes a reduction, softmax or norm as `rows` independent
+// rows of `cols` elements (element (r, c) at an input index the plan gives)
+// and the accumulation passes over each row. RowKernels.cpp picks a layout
+// of threads over rows and emits the per-row kernels; SplitRows.cpp emits
+// the split form, where one row is spread over many blocks.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_LIB_CODEGEN_ROWPLAN_H
+#define KB_LIB_CODEGEN_ROWPLAN_H
+
+#include "EmitterSupport.h"
+
+#include <functional>
+
+namespace kb::codegen {
+
+enum class RowMode { Thread, Warp, Block, Columns, Tile, Split };
+
+struct RowPlan {
+  int64_t rows = 1, cols = 1;
+  RowMode mode = RowMode::Block;
+  std::function<std::string(llvm::StringRef r, llvm::StringRef c)> index;
+  ReduceProgram prog;
+  bool shiftFirst = false; // norms: k0 = the row's first element
+  std::function<llvm::Expected<std::string>(llvm::StringRef x,
+                                            llvm::raw_ostream &os,
+                                            llvm::StringRef indent)>
+      element; // null: one output per row
+  std::string leaderExtra;
+  std::string what;
+  // Tile mode: the input is [N, C, M..., W] read channels-last; rows are
+  // (n, c, m) and each block stages the [W, C] slab of one (n, m).
+  int64_t tileN = 0, tileC = 0, tileM = 0, tileW = 0;
+  // Split mode: rows per block item (1: the block walks one row; 32: lane
+  // l takes row r0 + l and the warps split the elements, for rows whose
+  // elements are strided by the row count) and chunks per row.
+  int64_t splitRows = 1, chunks = 1;
+};
+
+/// Writes a row plan's outputs: one value per row, or one per element.
+class RowWriter {
+public:
+  RowWriter(RegionEmitter &e, const StageInfo &f, YieldOp y)
+      : e(e), f(f), yield(y) {}
+
+protected:
+  /// The row's leader (the block opened by `leader`) writes the reduction's
+  /// result and the recipe's extra outputs.
+  llvm::Error writeRowResult(const RowPlan &p, llvm::StringRef leader,
+                             llvm::raw_ostream &os);
+  /// Per-element outputs at index `i`, the input's element being `x`.
+  llvm::Error writeElement(const RowPlan &p, llvm::StringRef x,
+                           llvm::raw_ostream &os, llvm::StringRef indent);
+  llvm::Error writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
+                           llvm::StringRef indent);
+
+  RegionEmitter &e;
+  const StageInfo &f;
+  YieldOp yield;
+};
+
+/// Split mode: rows * chunks work items spread over a grid of one block
+/// per SM, each pass accumulated per item into the workspace, a grid
+/// barrier, and the outputs written once every row's partials are combined.
+llvm::Error emitSplitRows(RegionEmitter &e, const StageInfo &f, YieldOp yield,
+                          const RowPlan &p, llvm::raw_ostream &os);
+
+/// Split mode's block size, workspace bytes for a plan, and the device
+/// functions its kernels call (the grid barrier).
+int splitBlockSize();
+int64_t splitWorkspaceBytes(const RowPlan &p);
+const char *splitHelpers();
+
+/// Chunks per row for a split plan of `rows` rows of `cols` elements taken
+/// `rowsPerItem` (1 or 32) at a time: enough items for every SM to take
+/// several, none smaller than a block's unrolled trip.
+int64_t splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem);
+
+} // namespace kb::codegen
+
+#endif

@@ -1,0 +1,326 @@
+//===- SplitRows.cpp - Rows spread over many blocks, one launch -----------===//
+//
+// Few long rows (a training-mode batch norm's channels, a group norm of a
+// small batch, a sum over the leading dim of a tall matrix) leave most SMs
+// idle when each row belongs to one block: 48 channels of 4.3 GB took
+// 9.9 ms where the roofline is 3.1 ms (bench/NOTES.md, session 13). Here
+// each row is cut into chunks; rows x chunks items are spread over a grid
+// of one block per SM. Each pass of the plan accumulates every item into
+// the workspace, a grid barrier follows, and every block then combines the
+// partials of the rows it needs in chunk order (so all blocks see the same
+// statistics, bit for bit) before the next pass or the outputs. The launch
+// is cooperative: every block is resident, so the barrier cannot hang.
+//
+// Rows whose elements are strided by the row count (BatchNorm1d's [N, C],
+// a sum over dim 0) take 32 rows per item, one per lane, the warps
+// splitting the elements: each warp load reads 32 neighbouring floats.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowPlan.h"
+
+using namespace mlir;
+using namespace kb;
+using namespace kb::codegen;
+
+namespace {
+
+constexpr int kBlock = 1024, kWarps = kBlock / 32;
+
+/// Items spread over the grid: about 8 per SM of a 132-SM part, so the
+/// last wave is short on any other SM count too.
+constexpr int64_t kTargetItems = 132 * 8;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t typeBytes(const Accumulator &a) { return a.type == "double" ? 8 : 4; }
+
+/// The workspace: the barrier's two counters, then one array per
+/// accumulator of each pass (and its compensation term), each 16-byte
+/// aligned, indexed by row * chunks + chunk.
+struct Layout {
+  struct Slot {
+    std::string name, type;
+    int64_t offset;
+  };
+  std::vector<std::vector<Slot>> passes; // per pass: per accumulator (+ c)
+  int64_t bytes = 16;
+
+  explicit Layout(const RowPlan &p) {
+    int64_t n = p.rows * p.chunks;
+    for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
+      passes.emplace_back();
+      for (const Accumulator &a : pass.accs) {
+        auto add = [&](std::string name, std::string type, int64_t size) {
+          passes.back().push_back({name, type, bytes});
+          bytes += ceilDiv(n * size, 16) * 16;
+        };
+        std::string base = "p" + std::to_string(k) + a.name;
+        add(base, a.type, typeBytes(a));
+        if (a.combine == "CSum")
+          add(base + "c", "float", 4);
+      }
+    }
+  }
+};
+
+const char *kGridSync = R"(
+// A grid barrier on the zeroed workspace (count, generation). The launch is
+// cooperative, so every block is resident and reaches it.
+__device__ __forceinline__ void kb_grid_sync(unsigned int* bar) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    volatile unsigned int* gen = bar + 1;
+    const unsigned int g = *gen;
+    __threadfence();
+    if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+      atomicExch(bar, 0u);
+      __threadfence();
+      atomicAdd(bar + 1, 1u);
+    } else {
+      while (*gen == g) __nanosleep(64);
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+)";
+
+std::string subst(std::string text, llvm::StringRef key, llvm::StringRef v) {
+  for (size_t p; (p = text.find(key.str())) != std::string::npos;)
+    text.replace(p, key.size(), v.str());
+  return text;
+}
+
+class SplitEmitter : RowWriter {
+public:
+  SplitEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y,
+               const RowPlan &p)
+      : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32) {}
+
+  llvm::Error emit(llvm::raw_ostream &os) {
+    bool flt = false, dbl = false, csum = false;
+    for (const ReducePass &pass : p.prog.passes)
+      for (const Accumulator &a : pass.accs)
+        (a.combine == "CSum" ? csum : a.type == "double" ? dbl : flt) = true;
+    if (lanes) {
+      os << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
+      if (flt || csum)
+        os << "  __shared__ float cbf[" << kBlock << "];\n";
+      if (csum)
+        os << "  __shared__ float cbc[" << kBlock << "];\n";
+      if (dbl)
+        os << "  __shared__ double cbd[" << kBlock << "];\n";
+    } else {
+      if (flt)
+        os << "  __shared__ float smem[33];\n";
+      if (dbl)
+        os << "  __shared__ double smemd[33];\n";
+      if (csum)
+        os << "  __shared__ float smemc[66];\n";
+    }
+    for (const auto &pass : layout.passes)
+      for (const Layout::Slot &s : pass)
+        os << "  " << s.type << "* const " << s.name << " = (" << s.type
+           << "*)((char*)ws + " << s.offset << ");\n";
+
+    int64_t S = p.chunks, T = ceilDiv(p.cols, S);
+    int64_t groups = lanes ? ceilDiv(p.rows, 32) : p.rows;
+    std::string items = std::to_string(groups * S) + "LL";
+    for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
+      os << "  for (long long item = blockIdx.x; item < " << items
+         << "; item += gridDim.x) {\n";
+      itemHead(os, S, T);
+      if (auto err = rowStatistics(k, os))
+        return err;
+      for (const Accumulator &a : pass.accs)
+        os << "    " << declareAcc(a) << "\n";
+      auto x = elementLoop(os);
+      if (!x)
+        return x.takeError();
+      os << "      " << subst(pass.step, "{x}", *x) << "\n    }\n";
+      e.newScope();
+      for (const Accumulator &a : pass.accs)
+        combineInBlock(a, os);
+      os << "    if (" << (lanes ? "live && warp == 0" : "threadIdx.x == 0")
+         << ") {\n";
+      for (const Layout::Slot &s : layout.passes[k])
+        os << "      " << s.name << "[r * " << S << "LL + s] = "
+           << s.name.substr(1 + std::to_string(k).size()) << ";\n";
+      os << "    }\n  }\n  kb_grid_sync(ws);\n";
+    }
+
+    size_t all = p.prog.passes.size();
+    if (!p.element) {
+      // One output per row: only each row's (group's) first item writes.
+      os << "  for (long long item = blockIdx.x * " << S << "LL; item < " << items
+         << "; item += (long long)gridDim.x * " << S << "LL) {\n";
+      itemHead(os, S, T, /*range=*/false);
+      if (auto err = rowStatistics(all, os))
+        return err;
+      if (auto err = writeRowResult(
+              p, lanes ? "    if (live && warp == 0) {\n"
+                       : "    if (threadIdx.x == 0) {\n",
+              os))
+        return err;
+      os << "  }\n";
+      return llvm::Error::success();
+    }
+    os << "  for (long long item = blockIdx.x; item < " << items
+       << "; item += gridDim.x) {\n";
+    itemHead(os, S, T);
+    if (auto err = rowStatistics(all, os))
+      return err;
+    auto x = elementLoop(os);
+    if (!x)
+      return x.takeError();
+    if (auto err = writeElement(p, *x, os, "      "))
+      return err;
+    os << "    }\n";
+    e.newScope();
+    if (!p.leaderExtra.empty())
+      os << "    if (s == 0 && " << (lanes ? "live && warp == 0" : "threadIdx.x == 0")
+         << ") {\n"
+         << p.leaderExtra << "    }\n";
+    os << "  }\n";
+    return llvm::Error::success();
+  }
+
+private:
+  void itemHead(llvm::raw_ostream &os, int64_t S, int64_t T,
+                bool range = true) {
+    std::string Ss = std::to_string(S) + "LL";
+    if (range)
+      os << "    const long long s = item % " << Ss << ";\n";
+    if (lanes)
+      os << "    const long long r = (item / " << Ss << ") * 32 + lane;\n"
+         << "    const bool live = r < " << p.rows << "LL;\n";
+    else
+      os << "    const long long r = item / " << Ss << ";\n";
+    if (!range)
+      return;
+    os << "    const long long c0 = s * " << T << "LL, c1 = c0 + " << T
+       << "LL < " << p.cols << "LL ? c0 + " << T << "LL : " << p.cols
+       << "LL;\n";
+  }
+
+  /// The loop over the item's elements, opened; returns the element value.
+  /// Unrolled 8 deep: with one block of 1024 threads per SM, 8 loads in
+  /// flight per thread (32 KB per SM) cover the memory latency at copy
+  /// bandwidth, where 4 leave it short.
+  llvm::Expected<std::string> elementLoop(llvm::raw_ostream &os) {
+    if (lanes)
+      os << "#pragma unroll 8\n    for (long long c = c0 + warp; live && c < "
+            "c1; c += "
+         << kWarps << ") {\n";
+    else
+      os << "#pragma unroll 8\n    for (long long c = c0 + threadIdx.x; c < "
+            "c1; c += "
+         << kBlock << ") {\n";
+    os << "      const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    return e.valueAt(f.input, "i", os, "      ");
+  }
+
+  /// The shift k0 and the combined statistics of the passes before `k`,
+  /// each with its `after` statements, for the item's row.
+  llvm::Error rowStatistics(size_t k, llvm::raw_ostream &os) {
+    if (p.shiftFirst) {
+      e.newScope();
+      os << "    double k0 = 0.0;\n    if (" << (lanes ? "live" : "true")
+         << ") {\n      const long long ik = " << p.index("r", "0") << ";\n";
+      auto x = e.valueAt(f.input, "ik", os, "      ");
+      if (!x)
+        return x.takeError();
+      // A non-finite first element would make every difference Inf/NaN.
+      os << "      k0 = isfinite(" << *x << ") ? (double)" << *x
+         << " : 0.0;\n    }\n";
+      e.newScope();
+    }
+    std::string S = std::to_string(p.chunks) + "LL";
+    for (size_t j = 0; j < k; ++j) {
+      const ReducePass &pass = p.prog.passes[j];
+      for (const Accumulator &a : pass.accs)
+        os << "    " << declareAcc(a) << "\n";
+      os << "    for (long long t = " << (lanes ? "warp" : "threadIdx.x")
+         << "; " << (lanes ? "live && " : "") << "t < " << S << "; t += "
+         << (lanes ? kWarps : kBlock) << ") {\n";
+      // L2 only: the partials were written by other SMs in this launch.
+      for (const Accumulator &a : pass.accs) {
+        std::string slot = "p" + std::to_string(j) + a.name;
+        if (a.combine == "CSum")
+          os << "      kb::csum_add(" << a.name << ", " << a.name
+             << "c, __ldcg(" << slot << " + r * " << S << " + t));\n      "
+             << a.name << "c += __ldcg(" << slot << "c + r * " << S
+             << " + t);\n";
+        else
+          os << "      " << a.name << " = kb::" << a.combine << "()(" << a.name
+             << ", __ldcg(" << slot << " + r * " << S << " + t));\n";
+      }
+      os << "    }\n";
+      for (const Accumulator &a : pass.accs)
+        combineInBlock(a, os);
+      if (!pass.after.empty())
+        os << "    " << pass.after << "\n";
+    }
+    return llvm::Error::success();
+  }
+
+  /// Combines an accumulator over the block: every thread, or with lanes
+  /// over rows every warp's value of the same lane, in warp order; all
+  /// threads reach this (the loops above are uniform per block).
+  void combineInBlock(const Accumulator &a, llvm::raw_ostream &os) {
+    if (!lanes) {
+      os << "    " << combineAcc(a, 0) << "\n";
+      return;
+    }
+    bool csum = a.combine == "CSum";
+    std::string buf = a.type == "double" ? "cbd" : "cbf";
+    os << "    " << buf << "[threadIdx.x] = " << a.name << ";\n";
+    if (csum)
+      os << "    cbc[threadIdx.x] = " << a.name << "c;\n";
+    os << "    __syncthreads();\n    " << a.name << " = " << buf
+       << "[lane];\n";
+    if (csum)
+      os << "    " << a.name << "c = cbc[lane];\n";
+    os << "    for (int w = 1; w < " << kWarps << "; ++w) {\n";
+    if (csum)
+      os << "      kb::csum_add(" << a.name << ", " << a.name << "c, " << buf
+         << "[w * 32 + lane]);\n      " << a.name
+         << "c += cbc[w * 32 + lane];\n";
+    else
+      os << "      " << a.name << " = kb::" << a.combine << "()(" << a.name
+         << ", " << buf << "[w * 32 + lane]);\n";
+    os << "    }\n    __syncthreads();\n";
+  }
+
+  const RowPlan &p;
+  Layout layout;
+  bool lanes;
+};
+
+} // namespace
+
+int codegen::splitBlockSize() { return kBlock; }
+
+int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {
+  return Layout(p).bytes;
+}
+
+int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem) {
+  // 64 KB per item at least (16 loads per thread), so the per-item
+  // combines and their block barriers stay a small part of the item.
+  int64_t minChunk = 16 * kBlock / rowsPerItem;
+  int64_t s = ceilDiv(kTargetItems,
+                      std::max<int64_t>(ceilDiv(rows, rowsPerItem), 1));
+  s = std::min(s, std::max<int64_t>(cols / minChunk, 1));
+  return std::clamp<int64_t>(s, 1, 1024);
+}
+
+const char *codegen::splitHelpers() { return kGridSync; }
+
+llvm::Error codegen::emitSplitRows(RegionEmitter &e, const StageInfo &f,
+                                   YieldOp yield, const RowPlan &p,
+                                   llvm::raw_ostream &os) {
+  return SplitEmitter(e, f, yield, p).emit(os);
+}
