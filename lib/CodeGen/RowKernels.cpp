@@ -144,7 +144,7 @@ public:
       auto x = loopHead(p, os);
       if (!x)
         return x.takeError();
-      os << "      " << subst(pass.step, "{x}", *x) << "\n    }\n";
+      os << "      " << subst(pass.step, "{x}", *x) << "\n" << close;
       e.newScope();
       if (p.mode != Mode::Thread)
         for (const Accumulator &a : pass.accs)
@@ -158,7 +158,7 @@ public:
         return x.takeError();
       if (auto err = writeElement(p, *x, os, "      "))
         return err;
-      os << "    }\n";
+      os << close;
       e.newScope();
       if (!p.leaderExtra.empty())
         os << leader << p.leaderExtra << "    }\n";
@@ -409,14 +409,35 @@ public:
   }
 
 private:
+  /// Opens the loop over a row's elements (`close` ends it) and returns
+  /// the element's value. Block mode reads rows of float4 runs as float4:
+  /// a quarter of the load instructions, four times the bytes in flight.
   llvm::Expected<std::string> loopHead(const RowPlan &p,
                                        llvm::raw_ostream &os) {
+    close = "    }\n";
+    if (p.mode == Mode::Block && p.vec4) {
+      int bs = blockSize(p);
+      unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
+      os << "#pragma unroll 2\n    for (long long cb = 4 * threadIdx.x; cb < "
+         << p.cols << "LL; cb += " << 4 * bs << ") {\n"
+         << "      const long long ib = " << p.index("r", "cb") << ";\n"
+         << "      const float4 v4 = *reinterpret_cast<const float4*>(in"
+         << arg << " + ib);\n"
+         << "      const float xs[4] = {v4.x, v4.y, v4.z, v4.w};\n"
+         << "#pragma unroll\n      for (int j = 0; j < 4; ++j) {\n"
+         << "      const long long c = cb + j, i = ib + j;\n"
+         << "      (void)c; (void)i; // not every pass reads them\n";
+      close = "      }\n    }\n";
+      e.newScope();
+      e.seed(f.input, "i", "xs[j]");
+      return e.valueAt(f.input, "i", os, "      ");
+    }
     os << head << "      const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
     return e.valueAt(f.input, "i", os, "      ");
   }
 
-  std::string head;
+  std::string head, close;
 };
 
 std::string rowMajor(llvm::StringRef r, llvm::StringRef c, int64_t cols) {
@@ -475,6 +496,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // Rows whose elements are strided by the row count: neighbouring rows,
   // not neighbouring elements, are neighbouring addresses.
   bool stridedRows = false;
+  // Length of the runs of consecutive input elements along a row.
+  int64_t run = 0;
   bool reduce = recipe != "softmax" && recipe != "log_softmax" &&
                 !llvm::StringRef(recipe).ends_with("_norm");
   if (e.channelsLastRead && recipe != "layer_norm" &&
@@ -489,6 +512,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     p.cols = R;
     p.mode = chooseMode(R, inner == 1);
     stridedRows = inner > 1;
+    run = inner == 1 ? R : 0;
     p.index = [=](llvm::StringRef r, llvm::StringRef c) {
       if (inner == 1)
         return rowMajor(r, c, R);
@@ -545,6 +569,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
         p.tileW = in[rank - 1];
       }
       int64_t cols = p.cols;
+      run = e.channelsLastRead ? 0 : cols;
       p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
         return rowMajor(r, c, cols);
       };
@@ -557,6 +582,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       int64_t G = *groups;
       p.rows = N * G;
       p.cols = C / G * HW;
+      run = p.cols;
       int64_t cols = p.cols;
       p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
         return rowMajor(r, c, cols);
@@ -577,6 +603,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                                "not generated yet");
       p.rows = N * C;
       p.cols = HW;
+      run = HW;
       p.index = [HW](llvm::StringRef r, llvm::StringRef c) {
         return rowMajor(r, c, HW);
       };
@@ -603,6 +630,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       };
       channel = [](llvm::StringRef r, llvm::StringRef) { return r.str(); };
       stridedRows = HW == 1;
+      run = HW > 1 ? HW : 0;
       auto momentum = getConstantNumber(op.getArg("momentum"));
       auto rm = dyn_cast_or_null<BlockArgument>(op.getArg("running_mean"));
       auto rv = dyn_cast_or_null<BlockArgument>(op.getArg("running_var"));
@@ -683,6 +711,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       return e.unsupported("channels-last reads into a reduction over "
                            "leading dims");
     stridedRows = inner > 1;
+    run = inner == 1 && !e.channelsLastRead ? p.cols : 0;
     p.mode = e.channelsLastRead ? Mode::Columns : chooseMode(p.cols, true);
     int64_t cols = p.cols;
     p.index = [cols, inner](llvm::StringRef r, llvm::StringRef c) {
@@ -714,6 +743,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.chunks = chunks;
     }
   }
+
+  p.vec4 = run > 0 && run % 4 == 0 && isa<BlockArgument>(f.input) &&
+           !e.channelsLastRead;
 
   std::string body;
   llvm::raw_string_ostream os(body);

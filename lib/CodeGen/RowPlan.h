@@ -37,6 +37,10 @@ struct RowPlan {
   // l takes row r0 + l and the warps split the elements, for rows whose
   // elements are strided by the row count) and chunks per row.
   int64_t splitRows = 1, chunks = 1;
+  // Elements (r, 4k..4k+3) are four consecutive, 16-byte aligned floats of
+  // the input, which is a kernel argument: loops over one row may read it
+  // as float4.
+  bool vec4 = false;
 };
 
 /// Writes a row plan's outputs: one value per row, or one per element.
