@@ -65,10 +65,11 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
       callsFastMathHelper((helpers + e.preamble + e.stageDefs + body).str());
   if (out.approximate)
     s << "#define KB_FAST_MATH 1\n";
-  // A grid-synchronised kernel is launched with one block per SM: the
-  // second bound keeps it to 64 registers a thread, so that block fits.
+  // A grid-synchronised kernel is launched with blocksPerSM blocks per SM:
+  // the second bound caps its registers so that many fit at once.
   s << cudaPrelude() << helpers << "\nextern \"C\" __global__ void "
-    << "__launch_bounds__(" << blockSize << (out.gridSync ? ", 1" : "")
+    << "__launch_bounds__(" << blockSize
+    << (out.gridSync ? ", " + std::to_string(out.blocksPerSM) : "")
     << ")\n"
     << out.name << "(";
   for (size_t k = 0; k < out.inputs.size(); ++k)

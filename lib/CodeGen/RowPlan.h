@@ -65,15 +65,16 @@ protected:
   YieldOp yield;
 };
 
-/// Split mode: rows * chunks work items spread over a grid of one block
-/// per SM, each pass accumulated per item into the workspace, a grid
+/// Split mode: rows * chunks work items spread over a grid of resident
+/// blocks, each pass accumulated per item into the workspace, a grid
 /// barrier, and the outputs written once every row's partials are combined.
 llvm::Error emitSplitRows(RegionEmitter &e, const StageInfo &f, YieldOp yield,
                           const RowPlan &p, llvm::raw_ostream &os);
 
 /// Split mode's block size, workspace bytes for a plan, and the device
 /// functions its kernels call (the grid barrier).
-int splitBlockSize();
+int splitBlockSize(const RowPlan &p);
+int splitBlocksPerSM(const RowPlan &p);
 int64_t splitWorkspaceBytes(const RowPlan &p);
 const char *splitHelpers();
 

@@ -5,8 +5,9 @@
 // idle when each row belongs to one block: 48 channels of 4.3 GB took
 // 9.9 ms where the roofline is 3.1 ms (bench/NOTES.md, session 13). Here
 // each row is cut into chunks; rows x chunks items are spread over a grid
-// of one block per SM. Each pass of the plan accumulates every item into
-// the workspace, a grid barrier follows, and every block then combines the
+// of resident blocks (one to four per SM). Each pass of the plan accumulates
+// every item into the workspace, a grid barrier follows, and every block
+// then combines the
 // partials of the rows it needs in chunk order (so all blocks see the same
 // statistics, bit for bit) before the next pass or the outputs. The launch
 // is cooperative: every block is resident, so the barrier cannot hang.
@@ -25,7 +26,20 @@ using namespace kb::codegen;
 
 namespace {
 
-constexpr int kBlock = 1024, kWarps = kBlock / 32;
+/// Threads per block, resident blocks per SM, and unrolling, per layout
+/// (bench/NOTES.md, session 14: kb-verify timings of each variant on an
+/// H200). One row per item: 1024 threads, one block per SM, float4 reads
+/// unrolled twice (BatchNorm2d over 48 channels 0.374 ms; unrolled four
+/// times 0.607, scalar 0.449). Lanes over rows: scalar loads need more
+/// threads in flight: 512 threads, four blocks per SM (BatchNorm1d 0.602
+/// ms; 1024 x 1: 0.865; softmax over dim 0 0.337 vs 0.541).
+struct Shape {
+  int block, perSM, unroll, vunroll;
+};
+Shape shapeFor(int64_t rowsPerItem) {
+  return rowsPerItem == 32 ? Shape{512, 4, 8, 0} : Shape{1024, 1, 8, 2};
+}
+
 
 /// Items spread over the grid: about 8 per SM of a 132-SM part, so the
 /// last wave is short on any other SM count too.
@@ -97,7 +111,8 @@ public:
   SplitEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y,
                const RowPlan &p)
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
-        vec(!lanes && p.vec4) {}
+        vec(!lanes && p.vec4), shape(shapeFor(p.splitRows)),
+        kBlock(shape.block), kWarps(shape.block / 32) {}
 
   llvm::Error emit(llvm::raw_ostream &os) {
     bool flt = false, dbl = false, csum = false;
@@ -224,16 +239,14 @@ private:
 
 
   /// The loop over the item's elements, opened (loopEnd closes it);
-  /// returns the element value. Unrolled 8 deep: with one block of 1024
-  /// threads per SM, 8 loads in flight per thread (32 KB per SM) cover the
-  /// memory latency, where 4 leave it short. Rows of contiguous runs of 4
-  /// read their input as float4 (a quarter of the load instructions and
-  /// four times the bytes in flight per load).
+  /// returns the element value. Rows of contiguous runs of 4 read their
+  /// input as float4 (a quarter of the load instructions, four times the
+  /// bytes in flight per load); unrolling as Shape says.
   llvm::Expected<std::string> elementLoop(llvm::raw_ostream &os) {
     loopEnd = "    }\n";
     if (vec) {
       unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
-      os << "#pragma unroll 4\n    for (long long cb = c0 + 4 * threadIdx.x; "
+      os << "#pragma unroll " << shape.vunroll << "\n    for (long long cb = c0 + 4 * threadIdx.x; "
             "cb < c1; cb += "
          << 4 * kBlock << ") {\n"
          << "      const long long ib = " << p.index("r", "cb") << ";\n"
@@ -249,11 +262,11 @@ private:
       return e.valueAt(f.input, "i", os, "      ");
     }
     if (lanes)
-      os << "#pragma unroll 8\n    for (long long c = c0 + warp; live && c < "
+      os << "#pragma unroll " << shape.unroll << "\n    for (long long c = c0 + warp; live && c < "
             "c1; c += "
          << kWarps << ") {\n";
     else
-      os << "#pragma unroll 8\n    for (long long c = c0 + threadIdx.x; c < "
+      os << "#pragma unroll " << shape.unroll << "\n    for (long long c = c0 + threadIdx.x; c < "
             "c1; c += "
          << kBlock << ") {\n";
     os << "      const long long i = " << p.index("r", "c") << ";\n";
@@ -336,12 +349,20 @@ private:
   const RowPlan &p;
   Layout layout;
   bool lanes, vec;
+  Shape shape;
+  int kBlock, kWarps;
   std::string loopEnd;
 };
 
 } // namespace
 
-int codegen::splitBlockSize() { return kBlock; }
+int codegen::splitBlockSize(const RowPlan &p) {
+  return shapeFor(p.splitRows).block;
+}
+
+int codegen::splitBlocksPerSM(const RowPlan &p) {
+  return shapeFor(p.splitRows).perSM;
+}
 
 int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {
   return Layout(p).bytes;
@@ -350,7 +371,7 @@ int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {
 int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem) {
   // 64 KB per item at least (16 loads per thread), so the per-item
   // combines and their block barriers stay a small part of the item.
-  int64_t minChunk = 16 * kBlock / rowsPerItem;
+  int64_t minChunk = 16 * 1024 / rowsPerItem;
   int64_t s = ceilDiv(kTargetItems,
                       std::max<int64_t>(ceilDiv(rows, rowsPerItem), 1));
   s = std::min(s, std::max<int64_t>(cols / minChunk, 1));

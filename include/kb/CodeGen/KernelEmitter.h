@@ -35,6 +35,7 @@ struct EmittedKernel {
   /// kernel is launched cooperatively (every block resident at once).
   int64_t workspaceBytes = 0;
   bool gridSync = false;
+  int blocksPerSM = 1; // gridSync: the grid is sm_count * blocksPerSM
 };
 
 struct EmitOptions {
