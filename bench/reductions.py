@@ -2,8 +2,9 @@
 """Reductions, norms, softmax and pooling over shape classes, at bandwidth.
 
     python3 bench/reductions.py --emit DIR          # the cases as tasks (CPU)
-    python3 bench/reductions.py --run DIR --json J [kernelbench.py args]
-    python3 bench/reductions.py --table J [--copy-gbs N]
+    python3 bench/reductions.py --run DIR --json J --kb-rewrite B --kb-verify V
+                                [--kernels-only] [kernelbench.py args]
+    python3 bench/reductions.py --table J
 
 Each case is one op over one shape class (the reduced dim leading, middle
 or trailing; short or long rows; many or few rows), every input >= 256 MB,
@@ -21,6 +22,14 @@ move at least:
 
 and the percentage of the copy's bandwidth (read + write bytes per second
 of a 1 GiB device-to-device copy).
+
+Two measurements per case, both in the same run:
+  kernel     `kb-rewrite codegen` on the exported case, then kb-verify on
+             its job (five trials, then the kernel and the region's ATen
+             ops timed with the L2 flushed before each launch): what the
+             code generator does, whether or not the rule keeps it;
+  end to end bench/kernelbench.py: eager, torch.compile and the ModelNew
+             (with the never-slower rule: a dropped region runs ATen).
 """
 import argparse
 import json
@@ -200,45 +209,88 @@ def copy_gbs():
     return 2 * a.numel() * 4 / (ms[len(ms) // 2] * 1e-3) / 1e9
 
 
+def kernel_phase(folder, kb_rewrite, kb_verify):
+    """Per case: the generated kernel's kb-verify verdict (status, kernel
+    and ATen medians, copy bandwidth) as {name: {...}}."""
+    out = {}
+    exp = os.path.join(folder, "exported")
+    for i, (name, *_rest) in enumerate(CASES):
+        stem = f"{i}_{name}"
+        graph = os.path.join(exp, stem, stem + ".graph.txt")
+        rec = out.setdefault(name, {"status": "not_exported"})
+        r = subprocess.run([sys.executable, os.path.join(HERE, "..", "tools", "kb-export",
+                                                          "kb_export.py"),
+                            os.path.join(folder, stem + ".py"), "-o",
+                            os.path.join(exp, stem), "--name", stem, "--device", "cuda"],
+                           capture_output=True, text=True)
+        if r.returncode != 0 or not os.path.exists(graph):
+            rec["detail"] = (r.stderr or r.stdout)[-300:]
+            continue
+        cg = os.path.join(folder, "codegen", stem)
+        r = subprocess.run([kb_rewrite, "codegen", graph, "-o", cg],
+                           capture_output=True, text=True)
+        job = os.path.join(cg, "kb_region_0.job.json")
+        if not os.path.exists(job):
+            rec.update(status="not_generated", detail=(r.stdout + r.stderr)[-300:])
+            continue
+        r = subprocess.run([kb_verify, "--job", job, "--no-cache"],
+                           capture_output=True, text=True, timeout=300)
+        try:
+            v = json.loads(r.stdout)
+        except ValueError:
+            rec.update(status="verify_failed", detail=r.stderr[-300:])
+            continue
+        c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
+        rec.update(status=v.get("status"), kernel_ms=c.get("median_ms"),
+                   aten_ms=e.get("median_ms"), copy_gbs=v.get("copy_bandwidth_gbs"),
+                   detail=(v.get("detail") or "")[:200])
+        print(f"{name}: {rec['status']} kernel {rec['kernel_ms']} ms, ATen "
+              f"{rec['aten_ms']} ms", flush=True)
+    return out
+
+
 def table(results, copy):
-    rows = []
     by_name = {}
     for t in results.get("tasks", []):
         stem = t["task"][:-3] if t["task"].endswith(".py") else t["task"]
         by_name[stem.split("_", 1)[1]] = t
+    kernels = results.get("kernels", {})
     print(f"copy bandwidth: {copy:.0f} GB/s (read + write)\n")
-    print("| case | class | MB moved | eager ms | compile ms | ours ms | ours GB/s "
-          "| % of copy | vs compile | kernel |")
+    print("| case | class | MB moved | eager ms | compile ms | kernel ms | kernel % of copy "
+          "| kernel vs compile | end to end ms | end to end |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    worst = []
+    low = []
     for name, cls, _, shape, _, kind in CASES:
-        t = by_name.get(name)
+        t = by_name.get(name, {})
+        k = kernels.get(name, {})
         mb = min_bytes(name) / 1e6
-        if not t or t.get("new_ms") is None:
-            why = (t or {}).get("error", "not run")
-            print(f"| {name} | {cls} | {mb:.0f} | | | | | | | {why[:60]} |")
-            continue
-        ours = t["new_ms"]
+        eager, comp = t.get("eager_ms"), t.get("compile_ms")
+        kms = k.get("kernel_ms") if k.get("status") == "accepted" else None
+        fmt = lambda v: "" if v is None else f"{v:.3f}"
+        pct = vs = ""
+        if kms:
+            p = 100 * min_bytes(name) / (kms * 1e-3) / 1e9 / copy
+            pct = f"{p:.0f}%"
+            if comp:
+                vs = f"{comp / kms:.2f}x"
+            if p < 80 or (comp and comp / kms < 1.0):
+                low.append(name)
+        else:
+            low.append(name)
+        kern = fmt(kms) or (k.get("status") or "not run")
+        ours = t.get("new_ms")
         if t.get("forward_choice") == "original":
-            ours = t["eager_ms"]
-        gbs = min_bytes(name) / (ours * 1e-3) / 1e9
-        comp = t.get("compile_ms")
-        vs = comp / ours if comp else None
-        kern = ", ".join(sorted({r["status"] for r in t.get("regions", [])})) or "none"
+            ours = eager
+        e2e = ", ".join(sorted({r["status"] for r in t.get("regions", [])})) or \
+            (t.get("error", "not run") if t else "not run")
         if t.get("forward_choice") == "original":
-            kern += " (forward fell back)"
-        pct = 100 * gbs / copy
-        rows.append((name, pct, vs))
-        if pct < 80 or (vs is not None and vs < 1.0):
-            worst.append(name)
-        print(f"| {name} | {cls} | {mb:.0f} | {t['eager_ms']:.3f} | "
-              f"{comp if comp is None else f'{comp:.3f}'} | {ours:.3f} | {gbs:.0f} | "
-              f"{pct:.0f}% | {'' if vs is None else f'{vs:.2f}x'} | {kern} |")
-    print(f"\n{len(rows)} cases timed; below 80% of copy or below torch.compile: "
-          f"{len(worst)}: {', '.join(worst)}")
-    norm_note = ("norms count two reads and one write: every case's input "
-                 "exceeds on-chip memory")
-    print(norm_note)
+            e2e += " (forward fell back)"
+        print(f"| {name} | {cls} | {mb:.0f} | {fmt(eager)} | {fmt(comp)} | {kern} | {pct} "
+              f"| {vs} | {fmt(ours)} | {e2e[:50]} |")
+    print(f"\nbelow 80% of copy, below torch.compile or without a kernel: {len(low)} of "
+          f"{len(CASES)}: {', '.join(low)}")
+    print("norms count two reads and one write: every case's input exceeds on-chip memory "
+          "(a row that stays in L2 between the passes can exceed 100%)")
 
 
 def main():
@@ -248,21 +300,36 @@ def main():
     ap.add_argument("--json", help="kernelbench.py's result file")
     ap.add_argument("--table", metavar="JSON")
     ap.add_argument("--copy-gbs", type=float)
+    ap.add_argument("--kb-rewrite")
+    ap.add_argument("--kb-verify")
+    ap.add_argument("--kernels-only", action="store_true",
+                    help="time the generated kernels only (no kernelbench.py run)")
     args, rest = ap.parse_known_args()
     if args.emit:
         emit(args.emit)
         return 0
     if args.run:
         emit(args.run)
-        if not args.json:
-            raise SystemExit("reductions.py: --run needs --json")
-        cmd = [sys.executable, os.path.join(HERE, "kernelbench.py"), "--dir", args.run,
-               "--json", args.json] + rest
-        rc = subprocess.call(cmd)
+        if not args.json or not args.kb_rewrite or not args.kb_verify:
+            raise SystemExit("reductions.py: --run needs --json, --kb-rewrite and --kb-verify")
+        res = {}
+        if os.path.exists(args.json):
+            with open(args.json) as f:
+                res = json.load(f)
         copy = copy_gbs()
-        with open(args.json) as f:
-            res = json.load(f)
+        kernels = kernel_phase(args.run, args.kb_rewrite, args.kb_verify)
+        rc = 0
+        if not args.kernels_only:
+            # kernelbench.py keeps its own JSON (resumable); the kernels and
+            # the copy are merged into it afterwards.
+            cmd = [sys.executable, os.path.join(HERE, "kernelbench.py"), "--dir", args.run,
+                   "--json", args.json, "--kb-rewrite", args.kb_rewrite,
+                   "--kb-verify", args.kb_verify] + rest
+            rc = subprocess.call(cmd)
+            with open(args.json) as f:
+                res = json.load(f)
         res["copy_gbs"] = copy
+        res["kernels"] = kernels
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:
             json.dump(res, f, indent=1)

@@ -86,7 +86,14 @@ ComparisonStats kb::verify::compareStats(const float *cand,
              (anyNonfinite && !std::isfinite(r) && xSpecial);
       bad = !same && (!overflowed || xSpecial);
     } else {
-      bad = xSpecial;
+      // The truth lies beyond float32's range: the candidate's Inf of its
+      // sign is the correctly rounded result, where eager's order of
+      // operations happened to stay finite (a sum with +-3e38 terms).
+      same = std::isinf(x) && std::isfinite(r) && std::fabs(r) > kFloatMax &&
+             std::signbit(x) == std::signbit(r);
+      bad = xSpecial && !same;
+      if (same) // KernelBench compares with eager: Inf is not close to it
+        s.allclose1e4 = s.allclose1e2 = false;
     }
     if (bad && !s.nanBad++) {
       s.firstNanBad = i;

@@ -42,9 +42,14 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   if (anyNonfinite)
     same = same | (eSpecial & xSpecial & r.isfinite().logical_not());
   at::Tensor overflowed = r.isfinite() & ar.le(kFloatMax);
+  // Eager finite, the truth beyond float32's range: the candidate's Inf of
+  // the truth's sign is the correctly rounded result (Compare.cpp).
+  at::Tensor rightInf = eSpecial.logical_not() & xInf & r.isfinite() &
+                        ar.gt(kFloatMax) & (x.signbit() == r.signbit());
+  same = same | rightInf;
   at::Tensor bad = at::where(
       eSpecial, same.logical_not() & (overflowed.logical_not() | xSpecial),
-      xSpecial);
+      xSpecial & rightInf.logical_not());
   s.nanBad = bad.sum().item<int64_t>();
   if (s.nanBad) {
     s.firstNanBad = firstTrue(bad);
@@ -85,7 +90,7 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   s.refSq = at::where(ok, r * r, zero).sum().item<double>();
   at::Tensor ad = (xd - ed).abs(), ae = ed.abs();
   // Where eager overflowed to NaN/Inf, allclose against it fails.
-  at::Tensor vsEager = ok & eSpecial;
+  at::Tensor vsEager = (ok & eSpecial) | rightInf;
   s.allclose1e4 = !(vsEager | (ok & ad.gt(ae * 1e-4 + 1e-4))).any().item<bool>();
   s.allclose1e2 = !(vsEager | (ok & ad.gt(ae * 1e-2 + 1e-2))).any().item<bool>();
   return s;

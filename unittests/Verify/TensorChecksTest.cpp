@@ -283,3 +283,35 @@ TEST(TensorStats, TruthInfAcceptedWhereEagerIsNan) {
   EXPECT_EQ(c.status, "nan_mismatch");
   EXPECT_NE(c.detail.find("float64 -inf"), std::string::npos) << c.detail;
 }
+
+TEST(TensorStats, InfAcceptedWhereTheTruthOverflowsFloat32) {
+  // A row sum with +-3e38 terms: the float64 truth is -3.4e39, beyond
+  // float32; eager's order stayed finite, the candidate's overflowed to
+  // -Inf, the correctly rounded result. Accepted, but not close to eager;
+  // +Inf (the wrong sign) or Inf where the truth fits are still rejected.
+  Planted p(300);
+  p.r[40] = -3.38e39;
+  p.e[40] = -1.5f;
+  p.c[40] = -std::numeric_limits<float>::infinity();
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  Comparison c =
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
+  EXPECT_EQ(c.status, "accepted") << c.detail;
+  EXPECT_FALSE(c.allclose1e4);
+  p.c[40] = std::numeric_limits<float>::infinity();
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
+                            8)
+                .status,
+            "nan_mismatch");
+  p.r[40] = -3.0e38;
+  p.c[40] = -std::numeric_limits<float>::infinity();
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
+                            8)
+                .status,
+            "nan_mismatch");
+}

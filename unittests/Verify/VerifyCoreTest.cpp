@@ -68,6 +68,48 @@ TEST(Job, ErrorsNameThePath) {
   EXPECT_NE(message(fewTrials).find("at least 5 trials"), std::string::npos);
 }
 
+TEST(Job, WorkspaceAndGridSync) {
+  // A split row kernel's job: a zeroed workspace argument and a
+  // cooperative launch; both survive the round trip, and a workspace
+  // argument without a size, or a grid_sync that is not a boolean, is an
+  // error naming the field.
+  std::string text = kJob;
+  text.replace(text.find(R"({"int64": "numel_y"})"), 20,
+               R"({"workspace": true})");
+  text.replace(text.find(R"("block": [256]})"), 15,
+               R"("block": [256], "workspace_bytes": "4096",
+                  "grid_sync": true})");
+  Job job = parseJob(text);
+  EXPECT_EQ(job.candidate.args[2].kind, ArgSpec::Kind::Workspace);
+  EXPECT_EQ(job.candidate.launch.workspaceBytes, "4096");
+  EXPECT_TRUE(job.candidate.launch.gridSync);
+  Job again = parseJob(toJson(job));
+  EXPECT_EQ(toJson(again), toJson(job));
+  EXPECT_TRUE(again.candidate.launch.gridSync);
+  auto message = [](const std::string &t) {
+    try {
+      parseJob(t);
+    } catch (const JobError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string noSize = text;
+  noSize.replace(noSize.find(R"("4096")"), 6, R"("0")");
+  EXPECT_NE(message(noSize).find("job.candidate.launch.workspace_bytes"),
+            std::string::npos);
+  std::string badSync = text;
+  badSync.replace(badSync.find("\"grid_sync\": true"), 17,
+                  "\"grid_sync\": 1");
+  EXPECT_NE(message(badSync).find("job.candidate.launch.grid_sync"),
+            std::string::npos);
+  std::string badArg = text;
+  badArg.replace(badArg.find(R"({"workspace": true})"), 19,
+                 R"({"workspace": 1})");
+  EXPECT_NE(message(badArg).find("workspace: expected true"),
+            std::string::npos);
+}
+
 TEST(Verdict, RoundTrips) {
   Verdict v;
   v.id = "x";
