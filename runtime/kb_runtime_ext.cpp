@@ -166,9 +166,9 @@ public:
     // barrier and partial results start from zero every time.
     at::Tensor workspace;
     if (workspaceBytes > 0) {
-      workspace = at::zeros({workspaceBytes}, at::TensorOptions()
-                                                  .device(at::kCUDA, device)
-                                                  .dtype(at::kByte));
+      workspace = at::zeros(
+          {workspaceBytes},
+          at::TensorOptions().device(at::kCUDA, device).dtype(at::kByte));
       ptrs.push_back(workspace.data_ptr());
     }
     std::vector<void *> args;
@@ -327,8 +327,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                     std::vector<int64_t>, std::vector<int64_t>, int64_t,
                     std::vector<std::vector<int64_t>>,
                     std::vector<std::vector<int64_t>>,
-                    std::vector<std::pair<int64_t, int64_t>>, int64_t,
-                    bool>())
+                    std::vector<std::pair<int64_t, int64_t>>, int64_t, bool>())
       .def("guard", &Region::guard)
       .def("run", &Region::run)
       .def_readonly("launches", &Region::launches);

@@ -69,8 +69,7 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
   // the second bound caps its registers so that many fit at once.
   s << cudaPrelude() << helpers << "\nextern \"C\" __global__ void "
     << "__launch_bounds__(" << blockSize
-    << (out.gridSync ? ", " + std::to_string(out.blocksPerSM) : "")
-    << ")\n"
+    << (out.gridSync ? ", " + std::to_string(out.blocksPerSM) : "") << ")\n"
     << out.name << "(";
   for (size_t k = 0; k < out.inputs.size(); ++k)
     s << "const float* __restrict__ in" << k << ", ";
@@ -143,12 +142,11 @@ public:
       }
       // Over one run of adjacent leading or middle dims: rows strided by
       // the row count, reduced by the split row kernel (lanes over rows).
-      bool adjacent =
-          !stage->reduced.empty() &&
-          stage->reduced.back() - stage->reduced.front() + 1 ==
-              (int64_t)stage->reduced.size();
-      bool columns = !trailing && adjacent && !channelsLastRead &&
-                     cols > 16 && product(stage->outShape) >= 32 &&
+      bool adjacent = !stage->reduced.empty() &&
+                      stage->reduced.back() - stage->reduced.front() + 1 ==
+                          (int64_t)stage->reduced.size();
+      bool columns = !trailing && adjacent && !channelsLastRead && cols > 16 &&
+                     product(stage->outShape) >= 32 &&
                      !largeEarlierReduction(*last) && allAfter(yield, *last);
       if (!columns && (!trailing || stage->reduced.empty() || cols <= 16)) {
         if (largeEarlierReduction(*last))

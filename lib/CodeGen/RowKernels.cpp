@@ -431,8 +431,9 @@ std::string rowMajor(llvm::StringRef r, llvm::StringRef c, int64_t cols) {
 
 /// One output per row: the row's leader (the block opened by `leader`)
 /// writes the reduction's result and the recipe's extra outputs.
-llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p, llvm::StringRef leader,
-                                    llvm::raw_ostream &os) {
+llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p,
+                                               llvm::StringRef leader,
+                                               llvm::raw_ostream &os) {
   e.newScope();
   os << leader << "      const float red = " << p.prog.result << "; // "
      << displayName(f.op) << "\n";
@@ -444,9 +445,10 @@ llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p, llvm::StringRef
 }
 
 /// Per-element outputs at index `i`, the input's element being `x`.
-llvm::Error codegen::RowWriter::writeElement(const RowPlan &p, llvm::StringRef x,
-                                  llvm::raw_ostream &os,
-                                  llvm::StringRef indent) {
+llvm::Error codegen::RowWriter::writeElement(const RowPlan &p,
+                                             llvm::StringRef x,
+                                             llvm::raw_ostream &os,
+                                             llvm::StringRef indent) {
   auto red = p.element(x, os, indent);
   if (!red)
     return red.takeError();
@@ -455,8 +457,9 @@ llvm::Error codegen::RowWriter::writeElement(const RowPlan &p, llvm::StringRef x
   return writeOutputs("i", os, indent);
 }
 
-llvm::Error codegen::RowWriter::writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
-                                  llvm::StringRef indent) {
+llvm::Error codegen::RowWriter::writeOutputs(llvm::StringRef idx,
+                                             llvm::raw_ostream &os,
+                                             llvm::StringRef indent) {
   e.seed(f.op->getResult(0), idx, "red");
   for (auto [k, v] : llvm::enumerate(yield.getValues())) {
     auto y = e.valueAt(v, idx, os, indent);
@@ -466,7 +469,6 @@ llvm::Error codegen::RowWriter::writeOutputs(llvm::StringRef idx, llvm::raw_ostr
   }
   return llvm::Error::success();
 }
-
 
 llvm::Expected<EmittedKernel>
 codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
@@ -738,7 +740,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   SmallVector<EmittedTensor> extra(out.outputs.begin(), out.outputs.end());
   out.outputs.clear();
   std::string modeName[] = {
-      "thread", std::to_string(lanesPerRow(p.cols)) + "-lane group", "block",
+      "thread",
+      std::to_string(lanesPerRow(p.cols)) + "-lane group",
+      "block",
       "lane (32 channels-last rows per block, " +
           std::to_string(columnWarps(p.cols)) + " warps splitting each)",
       std::to_string(lanesPerRow(p.tileW)) +
@@ -748,9 +752,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       "block per item of " +
           (p.splitRows == 32 ? std::string("32 rows (one per lane)")
                              : std::string("one row")) +
-          (p.chunks == 1 ? std::string(" and all its elements")
-                         : " x 1/" + std::to_string(p.chunks) +
-                               " of its elements") +
+          (p.chunks == 1
+               ? std::string(" and all its elements")
+               : " x 1/" + std::to_string(p.chunks) + " of its elements") +
           ", a grid barrier after each pass"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
@@ -779,14 +783,15 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   bool split = p.mode == Mode::Split;
   if (split) {
     out.blocksPerSM = splitBlocksPerSM(p);
-    grid = out.blocksPerSM == 1 ? "sm_count"
-                                : "sm_count * " + std::to_string(out.blocksPerSM);
+    grid = out.blocksPerSM == 1
+               ? "sm_count"
+               : "sm_count * " + std::to_string(out.blocksPerSM);
     out.workspaceBytes = splitWorkspaceBytes(p);
     out.gridSync = true;
   }
-  if (auto err = assembleKernel(e, out, yield, comment,
-                                split ? splitHelpers() : "", body, block, extra,
-                                updated))
+  if (auto err =
+          assembleKernel(e, out, yield, comment, split ? splitHelpers() : "",
+                         body, block, extra, updated))
     return std::move(err);
   out.kind = recipe == "softmax" || recipe == "log_softmax" ? "softmax"
              : llvm::StringRef(recipe).ends_with("_norm")   ? "norm"

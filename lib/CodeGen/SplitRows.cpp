@@ -40,7 +40,6 @@ Shape shapeFor(int64_t rowsPerItem) {
   return rowsPerItem == 32 ? Shape{512, 4, 8, 0} : Shape{1024, 1, 8, 2};
 }
 
-
 /// Items spread over the grid: about 8 per SM of a 132-SM part, so the
 /// last wave is short on any other SM count too.
 constexpr int64_t kTargetItems = 132 * 8;
@@ -163,8 +162,9 @@ public:
       os << "    if (" << (lanes ? "live && warp == 0" : "threadIdx.x == 0")
          << ") {\n";
       for (const Layout::Slot &s : layout.passes[k])
-        os << "      " << s.name << "[r * " << S << "LL + s] = "
-           << s.name.substr(1 + std::to_string(k).size()) << ";\n";
+        os << "      " << s.name << "[r * " << S
+           << "LL + s] = " << s.name.substr(1 + std::to_string(k).size())
+           << ";\n";
       os << "    }\n  }\n  kb_grid_sync(ws);\n";
     }
 
@@ -176,15 +176,14 @@ public:
            << "LL; item += gridDim.x) {\n";
       else
         os << "  for (long long item = blockIdx.x * " << S << "LL; item < "
-           << items << "; item += (long long)gridDim.x * " << S
-           << "LL) {\n";
+           << items << "; item += (long long)gridDim.x * " << S << "LL) {\n";
       itemHead(os, S, T, /*range=*/false);
       if (auto err = rowStatistics(all, os))
         return err;
-      if (auto err = writeRowResult(
-              p, lanes ? "    if (live && warp == 0) {\n"
-                       : "    if (threadIdx.x == 0) {\n",
-              os))
+      if (auto err = writeRowResult(p,
+                                    lanes ? "    if (live && warp == 0) {\n"
+                                          : "    if (threadIdx.x == 0) {\n",
+                                    os))
         return err;
       os << "  }\n";
       return llvm::Error::success();
@@ -202,8 +201,8 @@ public:
     os << loopEnd;
     e.newScope();
     if (!p.leaderExtra.empty())
-      os << "    if (s == 0 && " << (lanes ? "live && warp == 0" : "threadIdx.x == 0")
-         << ") {\n"
+      os << "    if (s == 0 && "
+         << (lanes ? "live && warp == 0" : "threadIdx.x == 0") << ") {\n"
          << p.leaderExtra << "    }\n";
     os << "  }\n";
     return llvm::Error::success();
@@ -237,7 +236,6 @@ private:
        << "LL;\n";
   }
 
-
   /// The loop over the item's elements, opened (loopEnd closes it);
   /// returns the element value. Rows of contiguous runs of 4 read their
   /// input as float4 (a quarter of the load instructions, four times the
@@ -246,12 +244,13 @@ private:
     loopEnd = "    }\n";
     if (vec) {
       unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
-      os << "#pragma unroll " << shape.vunroll << "\n    for (long long cb = c0 + 4 * threadIdx.x; "
+      os << "#pragma unroll " << shape.vunroll
+         << "\n    for (long long cb = c0 + 4 * threadIdx.x; "
             "cb < c1; cb += "
          << 4 * kBlock << ") {\n"
          << "      const long long ib = " << p.index("r", "cb") << ";\n"
-         << "      const float4 v4 = *reinterpret_cast<const float4*>(in"
-         << arg << " + ib);\n"
+         << "      const float4 v4 = *reinterpret_cast<const float4*>(in" << arg
+         << " + ib);\n"
          << "      const float xs[4] = {v4.x, v4.y, v4.z, v4.w};\n"
          << "#pragma unroll\n      for (int j = 0; j < 4; ++j) {\n"
          << "      const long long c = cb + j, i = ib + j;\n"
@@ -262,11 +261,13 @@ private:
       return e.valueAt(f.input, "i", os, "      ");
     }
     if (lanes)
-      os << "#pragma unroll " << shape.unroll << "\n    for (long long c = c0 + warp; live && c < "
+      os << "#pragma unroll " << shape.unroll
+         << "\n    for (long long c = c0 + warp; live && c < "
             "c1; c += "
          << kWarps << ") {\n";
     else
-      os << "#pragma unroll " << shape.unroll << "\n    for (long long c = c0 + threadIdx.x; c < "
+      os << "#pragma unroll " << shape.unroll
+         << "\n    for (long long c = c0 + threadIdx.x; c < "
             "c1; c += "
          << kBlock << ") {\n";
     os << "      const long long i = " << p.index("r", "c") << ";\n";
@@ -295,8 +296,8 @@ private:
       for (const Accumulator &a : pass.accs)
         os << "    " << declareAcc(a) << "\n";
       os << "    for (long long t = " << (lanes ? "warp" : "threadIdx.x")
-         << "; " << (lanes ? "live && " : "") << "t < " << S << "; t += "
-         << (lanes ? kWarps : kBlock) << ") {\n";
+         << "; " << (lanes ? "live && " : "") << "t < " << S
+         << "; t += " << (lanes ? kWarps : kBlock) << ") {\n";
       // L2 only: the partials were written by other SMs in this launch.
       for (const Accumulator &a : pass.accs) {
         std::string slot = "p" + std::to_string(j) + a.name;
@@ -331,8 +332,7 @@ private:
     os << "    " << buf << "[threadIdx.x] = " << a.name << ";\n";
     if (csum)
       os << "    cbc[threadIdx.x] = " << a.name << "c;\n";
-    os << "    __syncthreads();\n    " << a.name << " = " << buf
-       << "[lane];\n";
+    os << "    __syncthreads();\n    " << a.name << " = " << buf << "[lane];\n";
     if (csum)
       os << "    " << a.name << "c = cbc[lane];\n";
     os << "    for (int w = 1; w < " << kWarps << "; ++w) {\n";
@@ -372,8 +372,8 @@ int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem) {
   // 64 KB per item at least (16 loads per thread), so the per-item
   // combines and their block barriers stay a small part of the item.
   int64_t minChunk = 16 * 1024 / rowsPerItem;
-  int64_t s = ceilDiv(kTargetItems,
-                      std::max<int64_t>(ceilDiv(rows, rowsPerItem), 1));
+  int64_t s =
+      ceilDiv(kTargetItems, std::max<int64_t>(ceilDiv(rows, rowsPerItem), 1));
   s = std::min(s, std::max<int64_t>(cols / minChunk, 1));
   return std::clamp<int64_t>(s, 1, 1024);
 }

@@ -238,9 +238,9 @@ struct GpuWorker::Impl {
                                         static_cast<size_t>(shared), stream),
             "cudaLaunchCooperativeKernel");
     else
-      check(cudaLaunchKernel(fn, dim3(g[0], g[1], g[2]),
-                             dim3(b[0], b[1], b[2]), params.data(),
-                             static_cast<size_t>(shared), stream),
+      check(cudaLaunchKernel(fn, dim3(g[0], g[1], g[2]), dim3(b[0], b[1], b[2]),
+                             params.data(), static_cast<size_t>(shared),
+                             stream),
             "cudaLaunchKernel");
   }
 

@@ -302,16 +302,16 @@ TEST(TensorStats, InfAcceptedWhereTheTruthOverflowsFloat32) {
   p.c[40] = std::numeric_limits<float>::infinity();
   checkAgainstHost(p, kPoisonA);
   p.tensors();
-  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
-                            8)
-                .status,
-            "nan_mismatch");
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      "nan_mismatch");
   p.r[40] = -3.0e38;
   p.c[40] = -std::numeric_limits<float>::infinity();
   checkAgainstHost(p, kPoisonA);
   p.tensors();
-  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
-                            8)
-                .status,
-            "nan_mismatch");
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      "nan_mismatch");
 }

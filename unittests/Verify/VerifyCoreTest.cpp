@@ -99,8 +99,7 @@ TEST(Job, WorkspaceAndGridSync) {
   EXPECT_NE(message(noSize).find("job.candidate.launch.workspace_bytes"),
             std::string::npos);
   std::string badSync = text;
-  badSync.replace(badSync.find("\"grid_sync\": true"), 17,
-                  "\"grid_sync\": 1");
+  badSync.replace(badSync.find("\"grid_sync\": true"), 17, "\"grid_sync\": 1");
   EXPECT_NE(message(badSync).find("job.candidate.launch.grid_sync"),
             std::string::npos);
   std::string badArg = text;
