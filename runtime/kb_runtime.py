@@ -621,10 +621,20 @@ class Program:
                 return out
         r = self.regions[i]
         if r is not None:
-            out = r.run(list(inputs))
+            try:
+                out = r.run(list(inputs))
+            except RuntimeError as e:
+                # A launch the driver refuses (a cooperative grid that this
+                # GPU cannot hold at once, on another GPU than the one that
+                # verified it) leaves the context usable: the region runs
+                # its ATen ops from now on.
+                warnings.warn(f"kb_runtime: region {i}: {e}; running its "
+                              "ATen ops instead")
+                self.regions[i] = r = None
+                out = None
             if out is not None:
                 return out[:self.num_results[i]]
-            if self.fallbacks[i] == 0:
+            if r is not None and self.fallbacks[i] == 0:
                 _log(f"region {i} guard failed: {r.guard(list(inputs))}")
             self.fallbacks[i] += 1
         return self.references[i](*inputs)

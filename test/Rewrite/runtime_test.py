@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 import unittest
+import warnings
 
 import torch
 
@@ -125,6 +126,38 @@ class LibraryFormTest(unittest.TestCase):
         self.assertEqual(self.calls, ["region"])
         self.assertIs(p.lib_choice[0], False)
         self.assertNotIn(0, p.library_ms)  # nothing was measured
+
+
+class LaunchFailureTest(unittest.TestCase):
+    """A region whose launch the driver refuses runs its ATen ops, now and
+    on every later call, with a warning instead of an exception."""
+
+    def test_refused_launch_falls_back_once_and_for_all(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "manifest.json"), "w") as f:
+            json.dump({"training": False, "regions": [], "inputs": []}, f)
+        calls = []
+        def reference(t):
+            calls.append("aten")
+            return (torch.relu(t),)
+        class Refused:
+            def run(self, inputs):
+                calls.append("kernel")
+                raise RuntimeError("kb_runtime: cuLaunchCooperativeKernel failed: "
+                                   "too many blocks in cooperative launch")
+        p = kb_runtime.Program(d, None, [reference], None)
+        p.regions = [Refused()]
+        p.num_results = [1]
+        p.fallbacks = [0]
+        x = torch.randn(5)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            y, = p.call(0, (x,))
+            z, = p.call(0, (x,))
+        self.assertTrue(torch.equal(y, torch.relu(x)) and torch.equal(z, y))
+        self.assertEqual(calls, ["kernel", "aten", "aten"])
+        self.assertIsNone(p.regions[0])
+        self.assertTrue(any("cooperative" in str(m.message) for m in w))
 
 
 class ChannelsLastOperandTest(unittest.TestCase):
