@@ -718,7 +718,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.rows * p.cols >= (int64_t(1) << 16)) {
     int64_t rowsPerItem = stridedRows ? 32 : 1;
     int64_t chunks = splitChunks(p.rows, p.cols, rowsPerItem);
-    bool few = p.mode == Mode::Block && chunks > 1;
+    // One block per row fills a 132-SM part from two rows per SM, and its
+    // second pass then re-reads a row still in L2; split rows read every
+    // pass from DRAM, which only pays where most SMs would idle.
+    bool few = p.mode == Mode::Block && chunks > 1 && p.rows < 2 * 132;
     // Strided rows one per thread fill the GPU only with many rows.
     bool strided = stridedRows && (p.mode != Mode::Thread ||
                                    p.rows < 132 * 1024 || chunks > 1);
