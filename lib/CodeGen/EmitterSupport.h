@@ -77,6 +77,7 @@ struct StageInfo {
   llvm::SmallVector<int64_t> inShape, outShape;
   llvm::SmallVector<int64_t> reduced; // reduced dims (Reduce, Softmax)
   double correction = 1;              // var / std
+  double ord = 2;                     // pnorm: p, or +-inf
   // Pooling: the number of spatial (trailing) dims, then per spatial dim.
   int64_t spatial = 0;
   llvm::SmallVector<int64_t> kernel, stride, padding, dilation;

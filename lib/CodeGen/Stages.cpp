@@ -13,6 +13,8 @@
 
 #include "kb/Transforms/OpUtils.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
@@ -21,7 +23,9 @@ namespace {
 
 bool isReduceRecipe(llvm::StringRef r) {
   return llvm::is_contained(
-      {"sum", "mean", "amax", "amin", "logsumexp", "var", "std"}, r);
+      {"sum", "mean", "amax", "amin", "logsumexp", "var", "std",
+       "pnorm"},
+      r);
 }
 
 bool isPoolRecipe(llvm::StringRef r) {
@@ -101,6 +105,16 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     llvm::sort(dims);
     dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
     s.reduced = dims;
+    if (s.recipe == "pnorm") {
+      // ATen's orders: p > 0, 0 (a count of nonzeros) and +-inf; negative
+      // finite orders (a harmonic-like mean) are left to ATen.
+      auto ord = getConstantNumber(op.getArg("ord"));
+      if (!ord)
+        return fail("'" + name + "' with a non-constant ord");
+      if (*ord < 0 && !std::isinf(*ord))
+        return fail("'" + name + "' with a negative finite ord");
+      s.ord = *ord;
+    }
     if (s.recipe == "var" || s.recipe == "std") {
       if (Value c = op.getArg("correction"); c && !isNone(c)) {
         auto n = getConstantNumber(c);
@@ -206,6 +220,33 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
                         "acc += expf(__fsub_rn({x}, mz));",
                         ""});
     p.result = "logf(acc) + mz";
+  } else if (r == "pnorm") {
+    // As ATen's norm kernels: |x|^p accumulated in float (here compensated,
+    // like sum), then the p-th root; +-inf take the max/min of |x| (NaN
+    // propagates), 0 counts the nonzeros (NaN counts).
+    double q = s.ord;
+    if (std::isinf(q)) {
+      bool mx = q > 0;
+      p.passes.push_back(
+          {{{"acc", "float", mx ? "(-kb::inf())" : "kb::inf()",
+             mx ? "Max" : "Min"}},
+           std::string("acc = kb::nan") + (mx ? "max" : "min") +
+               "(acc, fabsf({x}));",
+           ""});
+      p.result = "acc";
+    } else {
+      std::string term =
+          q == 0   ? "({x} != 0.f ? 1.f : 0.f)"
+          : q == 1 ? "fabsf({x})"
+          : q == 2 ? "__fmul_rn({x}, {x})"
+                   : "powf(fabsf({x}), " + floatLiteral(q) + ")";
+      p.passes.push_back({{{"acc", "float", "0.f", "CSum"}},
+                          "kb::csum_add(acc, accc, " + term + ");",
+                          "acc += accc;"});
+      p.result = q == 0 || q == 1 ? "acc"
+                 : q == 2         ? "sqrtf(acc)"
+                                  : "powf(acc, " + floatLiteral(1.0 / q) + ")";
+    }
   } else if (r == "var" || r == "std") {
     // Two passes in double: the mean, then squared deviations from it.
     p.passes.push_back({{{"acc", "double", "0.0", "Sum"}},
