@@ -209,19 +209,22 @@ def copy_gbs():
     return 2 * a.numel() * 4 / (ms[len(ms) // 2] * 1e-3) / 1e9
 
 
-def kernel_phase(folder, kb_rewrite, kb_verify):
-    """Per case: the generated kernel's kb-verify verdict (status, kernel
-    and ATen medians, copy bandwidth) as {name: {...}}."""
+def kernel_phase(folder, kb_rewrite, kb_verify, device="cuda", only=None):
+    """Per case (or the cases named in `only`): the generated kernel's
+    kb-verify verdict (status, kernel and ATen medians, copy bandwidth) as
+    {name: {...}}. `device` is kb-export's (meta for CPU tests)."""
     out = {}
     exp = os.path.join(folder, "exported")
     for i, (name, *_rest) in enumerate(CASES):
+        if only and name not in only:
+            continue
         stem = f"{i}_{name}"
         graph = os.path.join(exp, stem, stem + ".graph.txt")
         rec = out.setdefault(name, {"status": "not_exported"})
         r = subprocess.run([sys.executable, os.path.join(HERE, "..", "tools", "kb-export",
                                                           "kb_export.py"),
                             os.path.join(folder, stem + ".py"), "-o",
-                            os.path.join(exp, stem), "--name", stem, "--device", "cuda"],
+                            os.path.join(exp, stem), "--name", stem, "--device", device],
                            capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(graph):
             rec["detail"] = (r.stderr or r.stdout)[-300:]

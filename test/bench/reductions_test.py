@@ -4,6 +4,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -67,6 +68,39 @@ class Reductions(unittest.TestCase):
                       "0.427 | 91% | 1.19x | 0.673 | verified |", text)
         self.assertIn("without a kernel: 29 of 30", text)
         self.assertNotIn(", batch_norm3d,", text.split("without a kernel")[1])
+
+
+class KernelPhase(unittest.TestCase):
+    """The kernel measurement's plumbing on the CPU: export on the meta
+    device, kb-rewrite codegen, and a stand-in kb-verify that answers the
+    job with a verdict as the real one prints it."""
+
+    def test_verdicts_per_case(self):
+        kb_rewrite = shutil.which(os.environ.get("KB_REWRITE", "kb-rewrite"))
+        if not kb_rewrite:
+            self.skipTest("no kb-rewrite on PATH")
+        with tempfile.TemporaryDirectory() as d:
+            with contextlib.redirect_stdout(io.StringIO()):
+                R.emit(d)
+            fake = os.path.join(d, "fake-kb-verify")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\n"
+                        "grep -q linalg_vector_norm \"$2\" && exit 3\n"
+                        "echo '{\"status\": \"accepted\", \"detail\": \"\", "
+                        "\"candidate_timing\": {\"median_ms\": 0.09}, "
+                        "\"eager_timing\": {\"median_ms\": 0.08}, "
+                        "\"copy_bandwidth_gbs\": 4200.0}'\n")
+            os.chmod(fake, 0o755)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                k = R.kernel_phase(d, kb_rewrite, fake, device="meta",
+                                   only={"sum_dim0", "vector_norm_last"})
+        self.assertEqual(set(k), {"sum_dim0", "vector_norm_last"})
+        self.assertEqual(k["sum_dim0"]["status"], "accepted")
+        self.assertEqual(k["sum_dim0"]["kernel_ms"], 0.09)
+        self.assertEqual(k["sum_dim0"]["aten_ms"], 0.08)
+        # A verifier that prints nothing: the case says so, the run goes on.
+        self.assertEqual(k["vector_norm_last"]["status"], "verify_failed")
 
 
 if __name__ == "__main__":
