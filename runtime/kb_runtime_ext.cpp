@@ -23,6 +23,7 @@
 #include <cuda.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -103,6 +104,23 @@ public:
     checkCu(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
     checkCu(cuModuleGetFunction(&function, module, loweredName.c_str()),
             "cuModuleGetFunction");
+    if (gridSync && this->grid[1] == 1 && this->grid[2] == 1) {
+      // The kernel loops over its work by gridDim: its grid may shrink to
+      // what this GPU holds at once (a part with fewer threads per SM than
+      // the one that verified it). A failed query keeps the grid; the
+      // cooperative launch then fails cleanly and the region runs ATen.
+      int perSM = 0, sms = 0;
+      CUdevice dev;
+      if (cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
+          cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                               dev) == CUDA_SUCCESS &&
+          cuOccupancyMaxActiveBlocksPerMultiprocessor(
+              &perSM, function,
+              (int)(this->block[0] * this->block[1] * this->block[2]),
+              (size_t)sharedBytes) == CUDA_SUCCESS &&
+          perSM > 0)
+        this->grid[0] = std::min<int64_t>(this->grid[0], (int64_t)perSM * sms);
+    }
     if (sharedBytes > 48 * 1024)
       checkCu(cuFuncSetAttribute(
                   function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

@@ -230,14 +230,24 @@ struct GpuWorker::Impl {
           dptr[k - 1] = w;
       }
     }
-    if (c.launch.gridSync)
-      // Fails (launch_error) instead of hanging when the grid cannot be
-      // resident at once.
+    if (c.launch.gridSync) {
+      // A grid-synchronised kernel loops over its work by gridDim, so its
+      // grid may shrink to what this GPU holds at once (fewer threads per
+      // SM than the one it was generated for); if the query fails the
+      // launch below still fails cleanly (launch_error) instead of hanging.
+      int perSM = 0;
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+              &perSM, fn, static_cast<int>(b[0] * b[1] * b[2]),
+              static_cast<size_t>(shared)) == cudaSuccess &&
+          perSM > 0 && g[1] == 1 && g[2] == 1)
+        g[0] = std::min<int64_t>(g[0], int64_t(perSM) * info.smCount);
+      else
+        cudaGetLastError(); // not sticky; clear it for the checks after
       check(cudaLaunchCooperativeKernel(fn, dim3(g[0], g[1], g[2]),
                                         dim3(b[0], b[1], b[2]), params.data(),
                                         static_cast<size_t>(shared), stream),
             "cudaLaunchCooperativeKernel");
-    else
+    } else
       check(cudaLaunchKernel(fn, dim3(g[0], g[1], g[2]), dim3(b[0], b[1], b[2]),
                              params.data(), static_cast<size_t>(shared),
                              stream),
