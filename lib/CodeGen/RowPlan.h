@@ -65,6 +65,17 @@ protected:
   YieldOp yield;
 };
 
+/// Threads per block of a plan's kernel; columns mode's warps per block;
+/// tile mode's shared slab (floats) for C channels and rows of W.
+int rowBlockSize(const RowPlan &p);
+int64_t columnWarps(int64_t cols);
+int64_t tileFloats(int64_t C, int64_t W);
+
+/// The kernel body of a plan in any mode but Split (RowKernels.cpp), or
+/// Split (emitSplitRows).
+llvm::Error emitRowPlan(RegionEmitter &e, const StageInfo &f, YieldOp yield,
+                        const RowPlan &p, llvm::raw_ostream &os);
+
 /// Split mode: rows * chunks work items spread over a grid of resident
 /// blocks, each pass accumulated per item into the workspace, a grid
 /// barrier, and the outputs written once every row's partials are combined.

@@ -1,0 +1,369 @@
+//===- RowPlans.cpp - The row plan of each reduction, softmax and norm ---===//
+//
+// emitRowKernel reads the final stage's operands the way ATen interprets
+// them and plans it as rows (RowPlan.h): which elements form a row, the
+// accumulation passes, the per-element or per-row outputs, and the layout
+// of threads over rows (register groups, blocks, one thread per row,
+// channels-last columns and tiles, or split rows over many blocks), then
+// assembles the kernel around RowKernels.cpp's or SplitRows.cpp's body.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowPlan.h"
+
+#include "kb/Transforms/OpUtils.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace kb;
+using namespace kb::codegen;
+
+namespace {
+
+using Mode = RowMode;
+
+Mode chooseMode(int64_t cols, bool contiguousRows) {
+  if (!contiguousRows || cols <= 16)
+    return Mode::Thread;
+  return cols <= 1024 ? Mode::Warp : Mode::Block;
+}
+
+std::string rowMajor(llvm::StringRef r, llvm::StringRef c, int64_t cols) {
+  return "(" + r.str() + ") * " + std::to_string(cols) + "LL + " + c.str();
+}
+
+} // namespace
+
+llvm::Expected<EmittedKernel>
+codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
+  EmittedKernel out;
+  RowPlan p;
+  ArrayRef<int64_t> in = f.inShape;
+  int64_t rank = in.size();
+  const std::string &recipe = f.recipe;
+  SmallVector<unsigned> updated; // inputs an op updates in place
+  // Rows whose elements are strided by the row count: neighbouring rows,
+  // not neighbouring elements, are neighbouring addresses.
+  bool stridedRows = false;
+  // Length of the runs of consecutive input elements along a row.
+  int64_t run = 0;
+  bool reduce = recipe != "softmax" && recipe != "log_softmax" &&
+                !llvm::StringRef(recipe).ends_with("_norm");
+  if (e.channelsLastRead && recipe != "layer_norm" &&
+      (!reduce || rank - (int64_t)f.reduced.size() != 2))
+    return e.unsupported("channels-last reads are generated for reductions "
+                         "over all spatial dims and layer_norm over the last "
+                         "dim only");
+  if (recipe == "softmax" || recipe == "log_softmax") {
+    int64_t d = f.reduced.empty() ? 0 : f.reduced[0];
+    int64_t R = rank ? in[d] : 1, inner = product(in.drop_front(d + 1));
+    p.rows = product(in) / std::max<int64_t>(R, 1);
+    p.cols = R;
+    p.mode = chooseMode(R, inner == 1);
+    stridedRows = inner > 1;
+    run = inner == 1 ? R : 0;
+    p.index = [=](llvm::StringRef r, llvm::StringRef c) {
+      if (inner == 1)
+        return rowMajor(r, c, R);
+      return "(" + r.str() + " / " + std::to_string(inner) + "LL) * " +
+             std::to_string(R * inner) + "LL + " + c.str() + " * " +
+             std::to_string(inner) + "LL + (" + r.str() + " % " +
+             std::to_string(inner) + "LL)";
+    };
+    // __fsub_rn: x - m is never contracted into an FMA with a multiply of
+    // the prologue (fma(v, c, -m) uses the unrounded v * c, so the row's
+    // maximum minus m would be its rounding error and expf of it Inf).
+    p.prog.passes.push_back({{{"m", "float", "(-kb::inf())", "Max"}},
+                             "m = kb::nanmax(m, {x});",
+                             ""});
+    p.prog.passes.push_back({{{"acc", "float", "0.f", "Sum"}},
+                             "acc += expf(__fsub_rn({x}, m));",
+                             ""});
+    bool log = recipe == "log_softmax";
+    p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
+                      llvm::StringRef) -> llvm::Expected<std::string> {
+      return log ? "__fsub_rn(" + x.str() + ", m) - logf(acc)"
+                 : "expf(__fsub_rn(" + x.str() + ", m)) / acc";
+    };
+    p.what = recipe + " over dim " + std::to_string(d);
+  } else if (recipe == "layer_norm" || recipe == "group_norm" ||
+             recipe == "instance_norm" || recipe == "batch_norm") {
+    AtenOp op = f.op;
+    auto eps = getConstantNumber(op.getArg("eps"));
+    if (!eps)
+      return e.unsupported(recipe + " with a non-constant eps");
+    if (rank < 2 && recipe != "layer_norm")
+      return e.unsupported(recipe + " of a tensor with fewer than 2 dims");
+    int64_t C = rank >= 2 ? in[1] : 1, N = in[0],
+            HW = rank >= 2 ? product(in.drop_front(2)) : 1;
+    // ch(r, c): the channel of element (r, c) for the per-channel affine.
+    std::function<std::string(llvm::StringRef, llvm::StringRef)> channel;
+    if (recipe == "layer_norm") {
+      auto shape = getConstantIntList(op.getArg("normalized_shape"));
+      if (!shape || shape->empty() || (int64_t)shape->size() > rank)
+        return e.unsupported("layer_norm with a non-constant shape");
+      int64_t first = rank - (int64_t)shape->size();
+      p.rows = product(in.take_front(first));
+      p.cols = product(in.drop_front(first));
+      if (e.channelsLastRead) {
+        // 24 KB of slab at most: several blocks per SM stay resident.
+        if (first != rank - 1 || rank < 3 ||
+            tileFloats(in[1], in[rank - 1]) * 4 > 24 * 1024)
+          return e.unsupported("channels-last reads into a layer_norm need "
+                               "it over the last dim with a [W, C] slab of "
+                               "at most 24 KB");
+        p.tileN = in[0];
+        p.tileC = in[1];
+        p.tileM = product(in.slice(2, rank - 3));
+        p.tileW = in[rank - 1];
+      }
+      int64_t cols = p.cols;
+      run = e.channelsLastRead ? 0 : cols;
+      p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
+        return rowMajor(r, c, cols);
+      };
+      channel = [](llvm::StringRef, llvm::StringRef c) { return c.str(); };
+    } else if (recipe == "group_norm") {
+      auto groups = getConstantNumber(op.getArg("num_groups"));
+      if (!groups || *groups < 1 || C % (int64_t)*groups)
+        return e.unsupported("group_norm with groups that do not divide the "
+                             "channels");
+      int64_t G = *groups;
+      p.rows = N * G;
+      p.cols = C / G * HW;
+      run = p.cols;
+      int64_t cols = p.cols;
+      p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
+        return rowMajor(r, c, cols);
+      };
+      channel = [=](llvm::StringRef r, llvm::StringRef c) {
+        return "(" + r.str() + " % " + std::to_string(G) + "LL) * " +
+               std::to_string(C / G) + "LL + " + c.str() + " / " +
+               std::to_string(HW) + "LL";
+      };
+    } else if (recipe == "instance_norm") {
+      auto useInput = getConstantBool(op.getArg("use_input_stats"));
+      if (!useInput || !*useInput)
+        return e.unsupported("instance_norm with running statistics is not "
+                             "generated yet");
+      for (llvm::StringRef a : {"running_mean", "running_var"})
+        if (Value v = op.getArg(a); v && !isNone(v))
+          return e.unsupported("instance_norm updating running statistics is "
+                               "not generated yet");
+      p.rows = N * C;
+      p.cols = HW;
+      run = HW;
+      p.index = [HW](llvm::StringRef r, llvm::StringRef c) {
+        return rowMajor(r, c, HW);
+      };
+      channel = [C](llvm::StringRef r, llvm::StringRef) {
+        return "(" + r.str() + " % " + std::to_string(C) + "LL)";
+      };
+    } else { // batch_norm in training mode: one row per channel
+      p.rows = C;
+      p.cols = N * HW;
+      p.index = [=](llvm::StringRef r, llvm::StringRef c) {
+        if (HW == 1)
+          return c.str() + " * " + std::to_string(C) + "LL + " + r.str();
+        // 32-bit division by the constant HW where the tensor allows: a
+        // 64-bit one costs several times the instructions per element.
+        if (N * C * HW < (int64_t(1) << 31))
+          return "(long long)((unsigned)" + c.str() + " / " +
+                 std::to_string(HW) + "u * " + std::to_string(C * HW) +
+                 "u + (unsigned)" + r.str() + " * " + std::to_string(HW) +
+                 "u + (unsigned)" + c.str() + " % " + std::to_string(HW) + "u)";
+        return "(" + c.str() + " / " + std::to_string(HW) + "LL) * " +
+               std::to_string(C * HW) + "LL + " + r.str() + " * " +
+               std::to_string(HW) + "LL + " + c.str() + " % " +
+               std::to_string(HW) + "LL";
+      };
+      channel = [](llvm::StringRef r, llvm::StringRef) { return r.str(); };
+      stridedRows = HW == 1;
+      run = HW > 1 ? HW : 0;
+      auto momentum = getConstantNumber(op.getArg("momentum"));
+      auto rm = dyn_cast_or_null<BlockArgument>(op.getArg("running_mean"));
+      auto rv = dyn_cast_or_null<BlockArgument>(op.getArg("running_var"));
+      bool track = !isNone(op.getArg("running_mean"));
+      if (track && (!rm || !rv || !momentum))
+        return e.unsupported("batch_norm running statistics are not inputs");
+      if (track) {
+        // ATen: running = momentum * batch + (1 - momentum) * running, with
+        // the unbiased variance; written to two extra outputs the host
+        // wrapper aliases to the buffers.
+        size_t o = yield.getValues().size();
+        std::string m = floatLiteral(*momentum);
+        std::string n = std::to_string(p.cols) + ".0";
+        p.leaderExtra = "      out" + std::to_string(o) + "[r] = " + m +
+                        " * (float)mean + (1.f - " + m + ") * in" +
+                        std::to_string(rm.getArgNumber()) + "[r];\n      out" +
+                        std::to_string(o + 1) + "[r] = " + m +
+                        " * (float)(var * " + n + " / (" + n +
+                        " - 1.0)) + (1.f - " + m + ") * in" +
+                        std::to_string(rv.getArgNumber()) + "[r];\n";
+        out.outputs.push_back({"out" + std::to_string(o), {C}});
+        out.outputs.push_back({"out" + std::to_string(o + 1), {C}});
+        out.updates = {{(int)o, (int)rm.getArgNumber()},
+                       {(int)o + 1, (int)rv.getArgNumber()}};
+        updated = {rm.getArgNumber(), rv.getArgNumber()};
+      }
+    }
+    p.mode = p.tileW ? Mode::Tile
+             : recipe == "batch_norm"
+                 ? (p.cols <= 1024 ? Mode::Warp : Mode::Block)
+                 : chooseMode(p.cols, true);
+    p.shiftFirst = true;
+    std::string n = std::to_string(p.cols) + ".0";
+    p.prog.passes.push_back(
+        {{{"sx", "double", "0.0", "Sum"}, {"sq", "double", "0.0", "Sum"}},
+         "{ const double d = (double){x} - k0; sx += d; sq += d * d; }",
+         // ATen's Welford turns an Inf in the row into a NaN mean and
+         // variance (Inf - Inf on the next update); sx - sx is NaN exactly
+         // then, 0 otherwise. Rounding can make m2 slightly negative; NaN
+         // must stay NaN, which fmax would drop.
+         "const double nf = sx - sx, mean = k0 + sx / " + n +
+             " + nf, m2 = sq / " + n + " - (sx / " + n + ") * (sx / " + n +
+             ") + nf;\n    "
+             "const double var = m2 < 0.0 ? 0.0 : m2;\n    "
+             "const double rstd = 1.0 / sqrt(var + " +
+             doubleLiteral(*eps) + ");"});
+    Value weight = op.getArg("weight"), bias = op.getArg("bias");
+    p.element = [&e, weight, bias, channel](
+                    llvm::StringRef x, llvm::raw_ostream &os,
+                    llvm::StringRef indent) -> llvm::Expected<std::string> {
+      std::string y = "(float)(((double)" + x.str() + " - mean) * rstd)";
+      bool w = weight && !isNone(weight), b = bias && !isNone(bias);
+      if (w || b)
+        os << indent << "const long long ch = " << channel("r", "c") << ";\n";
+      if (w) {
+        auto v = e.valueAt(weight, "ch", os, indent);
+        if (!v)
+          return v.takeError();
+        y += " * " + *v;
+      }
+      if (b) {
+        auto v = e.valueAt(bias, "ch", os, indent);
+        if (!v)
+          return v.takeError();
+        y += " + " + *v;
+      }
+      return y;
+    };
+    p.what = displayName(op);
+  } else { // Reduce recipes over one run of adjacent dims
+    int64_t first = f.reduced.front(), last = f.reduced.back();
+    if (last - first + 1 != (int64_t)f.reduced.size())
+      return e.unsupported("row kernels reduce adjacent dims only");
+    int64_t inner = product(in.drop_front(last + 1));
+    p.rows = product(in.take_front(first)) * inner;
+    p.cols = product(in.slice(first, last - first + 1));
+    if (inner > 1 && e.channelsLastRead)
+      return e.unsupported("channels-last reads into a reduction over "
+                           "leading dims");
+    stridedRows = inner > 1;
+    run = inner == 1 && !e.channelsLastRead ? p.cols : 0;
+    p.mode = e.channelsLastRead ? Mode::Columns : chooseMode(p.cols, true);
+    int64_t cols = p.cols;
+    p.index = [cols, inner](llvm::StringRef r, llvm::StringRef c) {
+      if (inner == 1)
+        return rowMajor(r, c, cols);
+      return "(" + r.str() + " / " + std::to_string(inner) + "LL) * " +
+             std::to_string(cols * inner) + "LL + " + c.str() + " * " +
+             std::to_string(inner) + "LL + (" + r.str() + " % " +
+             std::to_string(inner) + "LL)";
+    };
+    p.prog = reduceProgram(f, p.cols);
+    p.what = displayName(f.op);
+  }
+
+  // Split over many blocks: rows too few to fill the GPU one block (or,
+  // strided, one thread) each, and rows strided by the row count, which
+  // lanes over rows read coalesced (SplitRows.cpp).
+  if (!e.channelsLastRead && p.mode != Mode::Tile &&
+      p.rows * p.cols >= (int64_t(1) << 16)) {
+    int64_t rowsPerItem = stridedRows ? 32 : 1;
+    int64_t chunks = splitChunks(p.rows, p.cols, rowsPerItem);
+    // One block per row fills a 132-SM part from two rows per SM, and its
+    // second pass then re-reads a row still in L2; split rows read every
+    // pass from DRAM, which only pays where most SMs would idle.
+    bool few = p.mode == Mode::Block && chunks > 1 && p.rows < 2 * 132;
+    // Strided rows one per thread fill the GPU only with many rows.
+    bool strided = stridedRows && (p.mode != Mode::Thread ||
+                                   p.rows < 132 * 1024 || chunks > 1);
+    if (few || strided) {
+      p.mode = Mode::Split;
+      p.splitRows = rowsPerItem;
+      p.chunks = chunks;
+    }
+  }
+
+  p.vec4 = run > 0 && run % 4 == 0 && isa<BlockArgument>(f.input) &&
+           !e.channelsLastRead;
+
+  std::string body;
+  llvm::raw_string_ostream os(body);
+  if (auto err = emitRowPlan(e, f, yield, p, os))
+    return std::move(err);
+  SmallVector<EmittedTensor> extra(out.outputs.begin(), out.outputs.end());
+  out.outputs.clear();
+  std::string modeName[] = {
+      "thread",
+      std::to_string(lanesPerRow(p.cols)) + "-lane group",
+      "block",
+      "lane (32 channels-last rows per block, " +
+          std::to_string(columnWarps(p.cols)) + " warps splitting each)",
+      std::to_string(lanesPerRow(p.tileW)) +
+          "-lane group, the block staging a channels-last [" +
+          std::to_string(p.tileW) + ", " + std::to_string(p.tileC) +
+          "] slab in shared memory",
+      "block per item of " +
+          (p.splitRows == 32 ? std::string("32 rows (one per lane)")
+                             : std::string("one row")) +
+          (p.chunks == 1
+               ? std::string(" and all its elements")
+               : " x 1/" + std::to_string(p.chunks) + " of its elements") +
+          ", a grid barrier after each pass"};
+  std::string comment =
+      p.what + " of " + std::to_string(p.rows) + " rows x " +
+      std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
+      (p.mode == Mode::Split ? "; " : " per row; ") +
+      (p.mode == Mode::Warp ? "the row is held in registers (the pointwise "
+                              "prologue evaluated once per element)."
+       : p.mode == Mode::Tile
+           ? "the pointwise prologue is evaluated once per element, into "
+             "the slab."
+           : "the pointwise prologue is recomputed on each pass instead of "
+             "stored.");
+  int block = rowBlockSize(p);
+  std::string R = std::to_string(p.rows);
+  // Uncapped grids: every warp, block or thread takes its rows in one
+  // iteration (a grid capped at a multiple of the SM count measured 8% below
+  // copy bandwidth on pointwise kernels; the loops stay for safety).
+  std::string grid = p.mode == Mode::Warp
+                         ? "ceil_div(" + R + ", " +
+                               std::to_string(256 / lanesPerRow(p.cols)) + ")"
+                     : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
+                     : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
+                     : p.mode == Mode::Block
+                         ? R
+                         : "ceil_div(" + R + ", " + std::to_string(block) + ")";
+  bool split = p.mode == Mode::Split;
+  if (split) {
+    out.blocksPerSM = splitBlocksPerSM(p);
+    grid = out.blocksPerSM == 1
+               ? "sm_count"
+               : "sm_count * " + std::to_string(out.blocksPerSM);
+    out.workspaceBytes = splitWorkspaceBytes(p);
+    out.gridSync = true;
+  }
+  if (auto err =
+          assembleKernel(e, out, yield, comment, split ? splitHelpers() : "",
+                         body, block, extra, updated))
+    return std::move(err);
+  out.kind = recipe == "softmax" || recipe == "log_softmax" ? "softmax"
+             : llvm::StringRef(recipe).ends_with("_norm")   ? "norm"
+                                                            : "reduction";
+  out.grid = {grid, "1", "1"};
+  out.block = {std::to_string(block), "1", "1"};
+  return out;
+}
