@@ -208,6 +208,14 @@ std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
   return expr.empty() ? "0" : expr;
 }
 
+std::string codegen::replaceAll(std::string text, llvm::StringRef key,
+                                llvm::StringRef value) {
+  for (size_t p = 0; (p = text.find(key.str(), p)) != std::string::npos;
+       p += value.size())
+    text.replace(p, key.size(), value.str());
+  return text;
+}
+
 std::string codegen::intLit(int64_t v, bool narrow) {
   return std::to_string(v) + (narrow ? "u" : "LL");
 }

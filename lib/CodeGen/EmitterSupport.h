@@ -67,6 +67,9 @@ std::string subspaceOffset(llvm::ArrayRef<int64_t> shape,
                            bool narrow = false);
 /// An integer literal: `12u` when narrow, else `12LL`.
 std::string intLit(int64_t v, bool narrow);
+/// `text` with every `key` replaced by `value` (recipe templates' {x}).
+std::string replaceAll(std::string text, llvm::StringRef key,
+                       llvm::StringRef value);
 
 /// What one reduction-like op computes, read from its operands and its row
 /// of OpSemantics.def (the CUDA column names the recipe).

@@ -58,12 +58,6 @@ namespace {
 
 using Mode = RowMode;
 
-std::string subst(std::string text, llvm::StringRef key, llvm::StringRef v) {
-  for (size_t p; (p = text.find(key.str())) != std::string::npos;)
-    text.replace(p, key.size(), v.str());
-  return text;
-}
-
 class RowEmitter : RowWriter {
 public:
   using RowWriter::RowWriter;
@@ -140,7 +134,7 @@ public:
       auto x = loopHead(p, os);
       if (!x)
         return x.takeError();
-      os << "      " << subst(pass.step, "{x}", *x) << "\n" << close;
+      os << "      " << replaceAll(pass.step, "{x}", *x) << "\n" << close;
       e.newScope();
       if (p.mode != Mode::Thread)
         for (const Accumulator &a : pass.accs)
@@ -207,7 +201,7 @@ public:
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         os << "    " << declareAcc(a) << "\n";
-      os << each << "        " << subst(pass.step, "{x}", "xs[k]")
+      os << each << "        " << replaceAll(pass.step, "{x}", "xs[k]")
          << "\n      }\n    }\n";
       for (const Accumulator &a : pass.accs)
         os << "    " << combineAcc(a, L) << "\n";
@@ -267,7 +261,8 @@ public:
       auto x = e.valueAt(f.input, "i", os, "        ");
       if (!x)
         return x.takeError();
-      os << "        " << subst(pass.step, "{x}", *x) << "\n      }\n    }\n";
+      os << "        " << replaceAll(pass.step, "{x}", *x)
+         << "\n      }\n    }\n";
       e.newScope();
       for (const Accumulator &a : pass.accs) {
         std::string buf = "cb" + std::to_string(k) + a.name;
@@ -385,7 +380,8 @@ public:
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         os << "      " << declareAcc(a) << "\n";
-      os << each << "        " << subst(pass.step, "{x}", at) << "\n      }\n";
+      os << each << "        " << replaceAll(pass.step, "{x}", at)
+         << "\n      }\n";
       for (const Accumulator &a : pass.accs)
         os << "      " << combineAcc(a, L) << "\n";
       if (!pass.after.empty())

@@ -99,12 +99,6 @@ __device__ __forceinline__ void kb_grid_sync(unsigned int* bar) {
 }
 )";
 
-std::string subst(std::string text, llvm::StringRef key, llvm::StringRef v) {
-  for (size_t p; (p = text.find(key.str())) != std::string::npos;)
-    text.replace(p, key.size(), v.str());
-  return text;
-}
-
 class SplitEmitter : RowWriter {
 public:
   SplitEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y,
@@ -155,7 +149,7 @@ public:
       auto x = elementLoop(os);
       if (!x)
         return x.takeError();
-      os << "      " << subst(pass.step, "{x}", *x) << "\n" << loopEnd;
+      os << "      " << replaceAll(pass.step, "{x}", *x) << "\n" << loopEnd;
       e.newScope();
       for (const Accumulator &a : pass.accs)
         combineInBlock(a, os);

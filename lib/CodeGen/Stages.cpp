@@ -280,13 +280,6 @@ std::string codegen::combineAcc(const Accumulator &a, int64_t lanes) {
          "());";
 }
 
-static std::string subst(std::string text, llvm::StringRef key,
-                         llvm::StringRef value) {
-  for (size_t p; (p = text.find(key.str())) != std::string::npos;)
-    text.replace(p, key.size(), value.str());
-  return text;
-}
-
 llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
                                            llvm::raw_ostream &os,
                                            llvm::StringRef indent) {
@@ -312,7 +305,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
       auto x = valueAt(s.input, "i", os, in2);
       if (!x)
         return x.takeError();
-      os << in2 << subst(pass.step, "{x}", *x) << "\n" << indent << "}\n";
+      os << in2 << replaceAll(pass.step, "{x}", *x) << "\n" << indent << "}\n";
       newScope();
       if (!pass.after.empty())
         os << indent << pass.after << "\n";
@@ -502,7 +495,7 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
     auto x = valueAt(s.input, "i", os, in2);
     if (!x)
       return x.takeError();
-    os << in2 << subst(pass.step, "{x}", *x) << "\n" << indent << "}\n";
+    os << in2 << replaceAll(pass.step, "{x}", *x) << "\n" << indent << "}\n";
     newScope();
     for (const Accumulator &a : pass.accs)
       os << indent << combineAcc(a, 0) << "\n";
