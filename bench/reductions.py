@@ -182,7 +182,7 @@ def emit(folder):
         with open(tmp, "w") as f:
             f.write(text)
         os.replace(tmp, path)
-        if numel(case_shape(name)) * 4 < 256 << 20:
+        if numel(shape) * 4 < 256 << 20:
             raise SystemExit(f"reductions.py: case {name} is under 256 MB")
     print(f"wrote {len(CASES)} cases to {folder}")
 

@@ -201,6 +201,14 @@ std::string declareAcc(const Accumulator &a);
 /// (<= 32), or across the block (lanes == 0); CSum needs `smemc[66]`,
 /// others `smem[33]` / `smemd[33]`.
 std::string combineAcc(const Accumulator &a, int64_t lanes);
+/// The statements combining accumulator `a` over the `warps` warps of a
+/// block lane by lane, in warp order, once every thread has stored its
+/// value at buf[threadIdx.x] (a CSum's compensation at cbuf[threadIdx.x])
+/// and the block has synchronised: each thread ends with its lane's
+/// combined value.
+std::string combineWarpsInOrder(const Accumulator &a, llvm::StringRef buf,
+                                llvm::StringRef cbuf, int64_t warps,
+                                llvm::StringRef indent);
 
 /// The kernel's source and tensor lists: inputs are the region's block
 /// arguments, outputs its yielded values then `extraOutputs`.

@@ -33,6 +33,20 @@ std::string rowMajor(llvm::StringRef r, llvm::StringRef c, int64_t cols) {
   return "(" + r.str() + ") * " + std::to_string(cols) + "LL + " + c.str();
 }
 
+/// The index of element (r, c) when the input is [outer, cols, inner] and
+/// rows run over the middle dim: row r is (r / inner, r % inner).
+std::function<std::string(llvm::StringRef, llvm::StringRef)>
+overMiddleDim(int64_t cols, int64_t inner) {
+  return [cols, inner](llvm::StringRef r, llvm::StringRef c) {
+    if (inner == 1)
+      return rowMajor(r, c, cols);
+    return "(" + r.str() + " / " + std::to_string(inner) + "LL) * " +
+           std::to_string(cols * inner) + "LL + " + c.str() + " * " +
+           std::to_string(inner) + "LL + (" + r.str() + " % " +
+           std::to_string(inner) + "LL)";
+  };
+}
+
 } // namespace
 
 llvm::Expected<EmittedKernel>
@@ -63,14 +77,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     p.mode = chooseMode(R, inner == 1);
     stridedRows = inner > 1;
     run = inner == 1 ? R : 0;
-    p.index = [=](llvm::StringRef r, llvm::StringRef c) {
-      if (inner == 1)
-        return rowMajor(r, c, R);
-      return "(" + r.str() + " / " + std::to_string(inner) + "LL) * " +
-             std::to_string(R * inner) + "LL + " + c.str() + " * " +
-             std::to_string(inner) + "LL + (" + r.str() + " % " +
-             std::to_string(inner) + "LL)";
-    };
+    p.index = overMiddleDim(R, inner);
     // __fsub_rn: x - m is never contracted into an FMA with a multiply of
     // the prologue (fma(v, c, -m) uses the unrounded v * c, so the row's
     // maximum minus m would be its rounding error and expf of it Inf).
@@ -263,15 +270,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     stridedRows = inner > 1;
     run = inner == 1 && !e.channelsLastRead ? p.cols : 0;
     p.mode = e.channelsLastRead ? Mode::Columns : chooseMode(p.cols, true);
-    int64_t cols = p.cols;
-    p.index = [cols, inner](llvm::StringRef r, llvm::StringRef c) {
-      if (inner == 1)
-        return rowMajor(r, c, cols);
-      return "(" + r.str() + " / " + std::to_string(inner) + "LL) * " +
-             std::to_string(cols * inner) + "LL + " + c.str() + " * " +
-             std::to_string(inner) + "LL + (" + r.str() + " % " +
-             std::to_string(inner) + "LL)";
-    };
+    p.index = overMiddleDim(p.cols, inner);
     p.prog = reduceProgram(f, p.cols);
     p.what = displayName(f.op);
   }
@@ -288,8 +287,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     // pass from DRAM, which only pays where most SMs would idle.
     bool few = p.mode == Mode::Block && chunks > 1 && p.rows < 2 * 132;
     // Strided rows one per thread fill the GPU only with many rows.
-    bool strided = stridedRows && (p.mode != Mode::Thread ||
-                                   p.rows < 132 * 1024 || chunks > 1);
+    bool strided =
+        stridedRows && (p.mode != Mode::Thread || p.rows < 132 * 1024);
     if (few || strided) {
       p.mode = Mode::Split;
       p.splitRows = rowsPerItem;

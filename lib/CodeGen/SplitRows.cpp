@@ -326,18 +326,9 @@ private:
     os << "    " << buf << "[threadIdx.x] = " << a.name << ";\n";
     if (csum)
       os << "    cbc[threadIdx.x] = " << a.name << "c;\n";
-    os << "    __syncthreads();\n    " << a.name << " = " << buf << "[lane];\n";
-    if (csum)
-      os << "    " << a.name << "c = cbc[lane];\n";
-    os << "    for (int w = 1; w < " << kWarps << "; ++w) {\n";
-    if (csum)
-      os << "      kb::csum_add(" << a.name << ", " << a.name << "c, " << buf
-         << "[w * 32 + lane]);\n      " << a.name
-         << "c += cbc[w * 32 + lane];\n";
-    else
-      os << "      " << a.name << " = kb::" << a.combine << "()(" << a.name
-         << ", " << buf << "[w * 32 + lane]);\n";
-    os << "    }\n    __syncthreads();\n";
+    os << "    __syncthreads();\n"
+       << combineWarpsInOrder(a, buf, "cbc", kWarps, "    ")
+       << "    __syncthreads();\n";
   }
 
   const RowPlan &p;

@@ -23,9 +23,7 @@ namespace {
 
 bool isReduceRecipe(llvm::StringRef r) {
   return llvm::is_contained(
-      {"sum", "mean", "amax", "amin", "logsumexp", "var", "std",
-       "pnorm"},
-      r);
+      {"sum", "mean", "amax", "amin", "logsumexp", "var", "std", "pnorm"}, r);
 }
 
 bool isPoolRecipe(llvm::StringRef r) {
@@ -227,19 +225,17 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
     double q = s.ord;
     if (std::isinf(q)) {
       bool mx = q > 0;
-      p.passes.push_back(
-          {{{"acc", "float", mx ? "(-kb::inf())" : "kb::inf()",
-             mx ? "Max" : "Min"}},
-           std::string("acc = kb::nan") + (mx ? "max" : "min") +
-               "(acc, fabsf({x}));",
-           ""});
+      p.passes.push_back({{{"acc", "float", mx ? "(-kb::inf())" : "kb::inf()",
+                            mx ? "Max" : "Min"}},
+                          std::string("acc = kb::nan") + (mx ? "max" : "min") +
+                              "(acc, fabsf({x}));",
+                          ""});
       p.result = "acc";
     } else {
-      std::string term =
-          q == 0   ? "({x} != 0.f ? 1.f : 0.f)"
-          : q == 1 ? "fabsf({x})"
-          : q == 2 ? "__fmul_rn({x}, {x})"
-                   : "powf(fabsf({x}), " + floatLiteral(q) + ")";
+      std::string term = q == 0   ? "({x} != 0.f ? 1.f : 0.f)"
+                         : q == 1 ? "fabsf({x})"
+                         : q == 2 ? "__fmul_rn({x}, {x})"
+                                  : "powf(fabsf({x}), " + floatLiteral(q) + ")";
       p.passes.push_back({{{"acc", "float", "0.f", "CSum"}},
                           "kb::csum_add(acc, accc, " + term + ");",
                           "acc += accc;"});
@@ -278,6 +274,26 @@ std::string codegen::combineAcc(const Accumulator &a, int64_t lanes) {
   return a.name + " = kb::block_reduce(" + a.name + ", " + a.init + ", " +
          (a.type == "double" ? "smemd" : "smem") + ", kb::" + a.combine +
          "());";
+}
+
+std::string codegen::combineWarpsInOrder(const Accumulator &a,
+                                         llvm::StringRef buf,
+                                         llvm::StringRef cbuf, int64_t warps,
+                                         llvm::StringRef indent) {
+  std::string s, in = indent.str(), n = a.name;
+  bool csum = a.combine == "CSum";
+  s += in + n + " = " + buf.str() + "[lane];\n";
+  if (csum)
+    s += in + n + "c = " + cbuf.str() + "[lane];\n";
+  s += in + "for (int w = 1; w < " + std::to_string(warps) + "; ++w) {\n";
+  if (csum)
+    s += in + "  kb::csum_add(" + n + ", " + n + "c, " + buf.str() +
+         "[w * 32 + lane]);\n" + in + "  " + n + "c += " + cbuf.str() +
+         "[w * 32 + lane];\n";
+  else
+    s += in + "  " + n + " = kb::" + a.combine + "()(" + n + ", " + buf.str() +
+         "[w * 32 + lane]);\n";
+  return s + in + "}\n";
 }
 
 llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,

@@ -172,6 +172,7 @@ struct GpuWorker::Impl {
     i32.reserve(c.args.size());
     f32.reserve(c.args.size());
     std::vector<void *> params;
+    std::vector<size_t> wsSlots; // indices into dptr of workspace arguments
     for (const ArgSpec &a : c.args) {
       switch (a.kind) {
       case ArgSpec::Kind::Tensor:
@@ -191,7 +192,8 @@ struct GpuWorker::Impl {
         params.push_back(&f32.back());
         break;
       case ArgSpec::Kind::Workspace:
-        dptr.push_back(nullptr); // filled below, once the size is known
+        wsSlots.push_back(dptr.size()); // filled once the size is known
+        dptr.push_back(nullptr);
         params.push_back(&dptr.back());
         break;
       }
@@ -221,14 +223,8 @@ struct GpuWorker::Impl {
             "dynamic shared memory");
     if (wsBytes > 0) {
       void *w = zeroedWorkspace(static_cast<size_t>(wsBytes));
-      size_t k = 0;
-      for (const ArgSpec &a : c.args) {
-        if (a.kind == ArgSpec::Kind::Tensor ||
-            a.kind == ArgSpec::Kind::Workspace)
-          ++k;
-        if (a.kind == ArgSpec::Kind::Workspace)
-          dptr[k - 1] = w;
-      }
+      for (size_t slot : wsSlots)
+        dptr[slot] = w;
     }
     if (c.launch.gridSync) {
       // A grid-synchronised kernel loops over its work by gridDim, so its
