@@ -148,7 +148,14 @@ public:
       bool columns = !trailing && adjacent && !channelsLastRead && cols > 16 &&
                      product(stage->outShape) >= 32 &&
                      !largeEarlierReduction(*last) && allAfter(yield, *last);
-      if (!columns && (!trailing || stage->reduced.empty() || cols <= 16)) {
+      // Rows of at most 16 contiguous elements, a multiple of 4, read from
+      // a kernel argument: lane groups reading float4 (RowKernels.cpp), not
+      // one thread per row reading a float every 4 * cols bytes.
+      bool vectorRows = trailing && adjacent && cols <= 16 && cols % 4 == 0 &&
+                        isa<BlockArgument>(stage->input) && !channelsLastRead &&
+                        !largeEarlierReduction(*last) && allAfter(yield, *last);
+      if (!columns && !vectorRows &&
+          (!trailing || stage->reduced.empty() || cols <= 16)) {
         if (largeEarlierReduction(*last))
           return channelsLastRead
                      ? unsupported("channels-last reads in a block-wide "

@@ -63,11 +63,22 @@ protected:
   RegionEmitter &e;
   const StageInfo &f;
   YieldOp yield;
+  // writeOutputs stores output k's value in slot j of `ov<k>` (the caller
+  // stores the slots as a float4) instead of at out<k>[idx].
+  bool storeToSlots = false;
 };
 
 /// Threads per block of a plan's kernel; columns mode's warps per block;
 /// tile mode's shared slab (floats) for C channels and rows of W.
 int rowBlockSize(const RowPlan &p);
+/// Warp mode's lanes per row: lanesPerRow(cols) for scalar loads; with
+/// float4 loads, enough lanes for one float4 each (up to 32), so a warp's
+/// load reads consecutive bytes even for rows of 8.
+int64_t rowLanes(const RowPlan &p);
+/// Block mode: the elements each thread keeps in registers (the row read
+/// from memory once), or 0 where the row is too long and every pass
+/// re-reads it.
+int64_t blockRegisterSlots(const RowPlan &p);
 int64_t columnWarps(int64_t cols);
 int64_t tileFloats(int64_t C, int64_t W);
 

@@ -275,6 +275,14 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     p.what = displayName(f.op);
   }
 
+  p.vec4 = run > 0 && run % 4 == 0 && isa<BlockArgument>(f.input) &&
+           !e.channelsLastRead;
+  // Rows of up to 16 contiguous elements read as float4 by a group of
+  // lanes rather than one thread each (a warp load then reads consecutive
+  // bytes instead of one float every 32 bytes).
+  if (p.mode == Mode::Thread && p.vec4 && !stridedRows)
+    p.mode = Mode::Warp;
+
   // Split over many blocks: rows too few to fill the GPU one block (or,
   // strided, one thread) each, and rows strided by the row count, which
   // lanes over rows read coalesced (SplitRows.cpp).
@@ -296,9 +304,6 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     }
   }
 
-  p.vec4 = run > 0 && run % 4 == 0 && isa<BlockArgument>(f.input) &&
-           !e.channelsLastRead;
-
   std::string body;
   llvm::raw_string_ostream os(body);
   if (auto err = emitRowPlan(e, f, yield, p, os))
@@ -307,7 +312,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   out.outputs.clear();
   std::string modeName[] = {
       "thread",
-      std::to_string(lanesPerRow(p.cols)) + "-lane group",
+      std::to_string(rowLanes(p)) + "-lane group" +
+          (p.vec4 ? std::string(" (float4 loads)") : std::string()),
       "block",
       "lane (32 channels-last rows per block, " +
           std::to_string(columnWarps(p.cols)) + " warps splitting each)",
@@ -326,8 +332,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
       (p.mode == Mode::Split ? "; " : " per row; ") +
-      (p.mode == Mode::Warp ? "the row is held in registers (the pointwise "
-                              "prologue evaluated once per element)."
+      (p.mode == Mode::Warp || blockRegisterSlots(p)
+           ? "the row is held in registers (the pointwise "
+             "prologue evaluated once per element)."
        : p.mode == Mode::Tile
            ? "the pointwise prologue is evaluated once per element, into "
              "the slab."
@@ -340,7 +347,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // copy bandwidth on pointwise kernels; the loops stay for safety).
   std::string grid = p.mode == Mode::Warp
                          ? "ceil_div(" + R + ", " +
-                               std::to_string(256 / lanesPerRow(p.cols)) + ")"
+                               std::to_string(256 / rowLanes(p)) + ")"
                      : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
                      : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
                      : p.mode == Mode::Block
