@@ -44,11 +44,16 @@ int64_t codegen::tileFloats(int64_t C, int64_t W) {
   return W * tilePitch(C, W);
 }
 
-/// Block rows in registers: rows of up to 16K elements, 256 threads up to
-/// 4K (16 per thread), 512 beyond (up to 32 per thread within the 128
-/// registers a 512-thread block allows).
-constexpr int64_t kRegisterRowMax = 16384;
-static int registerRowThreads(int64_t cols) { return cols <= 4096 ? 256 : 512; }
+/// Block rows in registers: at most 8 elements per thread, so rows of up
+/// to 8K (256 threads up to 2K, 512 up to 4K, 1024 beyond). Measured on
+/// the H200 (bench/NOTES.md, session 15): 8 per thread took a variance
+/// over rows of 2048 from 0.102 to 0.082 ms; 16 per thread (logsumexp over
+/// rows of 4096, 0.099 -> 0.117) and 32 (instance norm over rows of 16K,
+/// 0.162 -> 0.180) were slower than re-reading the row from L2.
+constexpr int64_t kRegisterRowMax = 8192;
+static int registerRowThreads(int64_t cols) {
+  return cols <= 2048 ? 256 : cols <= 4096 ? 512 : 1024;
+}
 
 int64_t codegen::blockRegisterSlots(const RowPlan &p) {
   // Only rows read more than once gain: a single pass streams as well
@@ -318,12 +323,10 @@ public:
     return llvm::Error::success();
   }
 
-  /// Block mode for rows of up to 16K elements: the block loads its row
+  /// Block mode for rows of up to 8K elements: the block loads its row
   /// once into registers (every load issued before the first combine, the
   /// pointwise prologue evaluated once per element) and every pass and the
-  /// output pass read registers: one read of the row from memory where
-  /// re-reading it per pass, even from L2, took an instance norm over rows
-  /// of 16K to 0.162 ms against torch.compile's one-read 0.130.
+  /// output pass read registers instead of re-reading the row.
   llvm::Error emitBlockRegisterRows(const RowPlan &p, llvm::raw_ostream &os) {
     int64_t K = blockRegisterSlots(p), B = rowBlockSize(p);
     std::string Ks = std::to_string(K), Bs = std::to_string(B),
