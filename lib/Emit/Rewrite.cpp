@@ -290,6 +290,95 @@ bool inexactOp(mlir::Operation *op) {
   return true;
 }
 
+/// A norm whose output is centred on 0 and scaled by 1 / its row's
+/// standard deviation: training-mode batch norm, group, instance and layer
+/// norm (eval-mode batch norm scales by the running statistics instead).
+bool centringNorm(mlir::Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || !aten.getInfo())
+    return false;
+  llvm::StringRef cuda = aten.getInfo()->cuda;
+  if (cuda == "batch_norm") {
+    auto training = getConstantBool(aten.getArg("training"));
+    return !training || *training;
+  }
+  return cuda == "layer_norm" || cuda == "group_norm" ||
+         cuda == "instance_norm";
+}
+
+std::string singularOpName(mlir::Operation *op) {
+  if (auto aten = dyn_cast<AtenOp>(op))
+    return isSingularOp(aten.getName(), aten.getOverload()) ? displayName(op)
+                                                            : "";
+  if (auto opaque = dyn_cast<OpaqueOp>(op))
+    return isSingularOp(opaque.getName(), "") ? displayName(op) : "";
+  return "";
+}
+
+/// The first singular op of `kernel` that reads a value derived from a
+/// centring norm of the kernel, or from the kernel's inputs when `centred`
+/// (they come from a norm outside it).
+std::string singularAfterNorm(KernelOp kernel, bool centred) {
+  llvm::DenseSet<mlir::Value> derived;
+  if (centred)
+    for (mlir::Value a : kernel.getBody().front().getArguments())
+      derived.insert(a);
+  for (mlir::Operation &op : kernel.getBody().front()) {
+    bool fromNorm = llvm::any_of(
+        op.getOperands(), [&](mlir::Value v) { return derived.contains(v); });
+    if (fromNorm)
+      if (std::string s = singularOpName(&op); !s.empty())
+        return s;
+    if (fromNorm || centringNorm(&op))
+      for (mlir::Value r : op.getResults())
+        derived.insert(r);
+  }
+  return "";
+}
+
+bool hasCentringNorm(KernelOp kernel) {
+  for (mlir::Operation &op : kernel.getBody().front())
+    if (centringNorm(&op))
+      return true;
+  return false;
+}
+
+/// The first singular op that `launch`'s results reach through a centring
+/// norm (in a kernel or an ATen op downstream, or the launch's own kernel).
+std::string singularDownstream(LaunchOp launch, KernelOp kernel,
+                               mlir::ModuleOp module) {
+  SmallVector<std::pair<mlir::Value, bool>> work;
+  bool own = kernel && hasCentringNorm(kernel);
+  for (mlir::Value r : launch.getResults())
+    work.push_back({r, own});
+  llvm::DenseSet<mlir::Value> seen[2]; // by `centred`
+  while (!work.empty()) {
+    auto [v, centred] = work.pop_back_val();
+    if (!seen[centred].insert(v).second)
+      continue;
+    for (mlir::Operation *user : v.getUsers()) {
+      if (isa<AtenOp>(user) && getKind(user) == OpKind::Host)
+        continue;
+      bool next = centred;
+      if (auto other = dyn_cast<LaunchOp>(user)) {
+        if (auto k = module.lookupSymbol<KernelOp>(other.getKernel())) {
+          if (std::string s = singularAfterNorm(k, centred); !s.empty())
+            return s;
+          next = centred || hasCentringNorm(k);
+        }
+      } else {
+        if (centred)
+          if (std::string s = singularOpName(user); !s.empty())
+            return s;
+        next = centred || centringNorm(user);
+      }
+      for (mlir::Value r : user->getResults())
+        work.push_back({r, next});
+    }
+  }
+  return "";
+}
+
 /// The first step op of `kernel`.
 std::string firstStepOp(KernelOp kernel) {
   for (mlir::Operation &op : kernel.getBody().front())
@@ -327,9 +416,13 @@ std::map<std::string, NumericsFacts> numericsFacts(mlir::ModuleOp module) {
     NumericsFacts &f = out[kernel.getSymName().str()];
     f.stepInside = stepAfterInexact(kernel);
     f.anyStep = firstStepOp(kernel);
+    f.singularInside = singularAfterNorm(kernel, false);
   });
   module.walk([&](LaunchOp launch) {
     NumericsFacts &f = out[launch.getKernel().str()];
+    if (f.singularDownstream.empty())
+      f.singularDownstream = singularDownstream(
+          launch, module.lookupSymbol<KernelOp>(launch.getKernel()), module);
     firstDownstream(launch, [&](mlir::Operation *user) {
       if (auto aten = dyn_cast<AtenOp>(user);
           aten && aten.getName() == "_convolution")
@@ -362,6 +455,14 @@ std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
            "ATen ops stay";
   if (exact)
     return std::nullopt;
+  const std::string &singular = !facts.singularInside.empty()
+                                    ? facts.singularInside
+                                    : facts.singularDownstream;
+  if (!singular.empty())
+    return "a " + k.kind + " whose values reach " + singular +
+           " after a norm: the norm turns a last-bit difference from ATen "
+           "into an absolute error near 0, where " +
+           singular + "'s slope is unbounded, so the ATen ops stay";
   if (!facts.stepDownstream.empty())
     return "a " + k.kind + " whose result reaches a step op (" +
            facts.stepDownstream +

@@ -205,13 +205,33 @@ llvm::ArrayRef<StepOpInfo> kb::stepOps() {
   return kRows;
 }
 
-bool kb::isStepOp(StringRef name, StringRef overload) {
+llvm::ArrayRef<StepOpInfo> kb::singularOps() {
+  static const StepOpInfo kRows[] = {
+#define KB_OP(...)
+#define KB_SINGULAR_OP(NAME, OVERLOAD, WHY) {#NAME, OVERLOAD, WHY},
+#include "kb/IR/OpSemantics.def"
+#undef KB_SINGULAR_OP
+#undef KB_OP
+  };
+  return kRows;
+}
+
+static bool inRows(llvm::ArrayRef<StepOpInfo> rows, StringRef name,
+                   StringRef overload) {
   name.consume_front("aten::");
   StringRef base = stripInPlace(name).first;
-  for (const StepOpInfo &r : stepOps())
+  for (const StepOpInfo &r : rows)
     if (r.name == base && (r.overload == "*" || r.overload == overload))
       return true;
   return false;
+}
+
+bool kb::isStepOp(StringRef name, StringRef overload) {
+  return inRows(stepOps(), name, overload);
+}
+
+bool kb::isSingularOp(StringRef name, StringRef overload) {
+  return inRows(singularOps(), name, overload);
 }
 
 const CxxModuleInfo *kb::cxxModule(StringRef implClass) {
@@ -318,6 +338,17 @@ std::string kb::renderOpSemanticsMarkdown() {
         "(docs/rewrite.md, \"Numerics policy\").\n\n"
      << "| op | overload | why |\n|---|---|---|\n";
   for (const StepOpInfo &r : stepOps())
+    os << "| `aten::" << r.name << "` | "
+       << (r.overload == "*" ? "all" : r.overload) << " | " << r.why << " |\n";
+  os << "\n## Singular ops\n\n"
+     << "Slopes without bound at 0. A norm centres its row and divides by the "
+        "row's standard deviation, so a last-bit difference of its input "
+        "becomes an absolute error near 0; one of these ops there turns it "
+        "into ~1e-3. A kernel that matches ATen only to a few ulps keeps its "
+        "ATen ops when its values reach a norm and then one of these, inside "
+        "its region or downstream (docs/rewrite.md, \"Numerics policy\").\n\n"
+     << "| op | overload | why |\n|---|---|---|\n";
+  for (const StepOpInfo &r : singularOps())
     os << "| `aten::" << r.name << "` | "
        << (r.overload == "*" ? "all" : r.overload) << " | " << r.why << " |\n";
   return out;

@@ -104,6 +104,9 @@ struct NumericsFacts {
   std::string stepDownstream;    // a step op its results reach ("" = none)
   std::string stepInside;        // a step op after an inexact op inside it
   std::string anyStep;           // any step op inside it
+  // A singular op (sqrt, log, ...) reading a centring norm's result, inside
+  // the kernel or downstream of it ("" = none).
+  std::string singularInside, singularDownstream;
 };
 /// Per outlined kernel (kb_region_N), through any ops and other kernels
 /// downstream; step ops are the KB_STEP_OP rows of OpSemantics.def.

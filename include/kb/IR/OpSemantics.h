@@ -152,6 +152,11 @@ llvm::ArrayRef<StepOpInfo> stepOps();
 /// overload `overload` ("" = default; unknown overloads match "*" rows
 /// only) is a step op.
 bool isStepOp(llvm::StringRef name, llvm::StringRef overload);
+/// A KB_SINGULAR_OP row: an op whose slope is unbounded at 0.
+llvm::ArrayRef<StepOpInfo> singularOps();
+/// Whether aten op `name` in overload `overload` is a singular op (as
+/// isStepOp matches names and overloads).
+bool isSingularOp(llvm::StringRef name, llvm::StringRef overload);
 
 llvm::StringRef kindName(OpKind kind);
 llvm::StringRef styleName(OpStyle style);
