@@ -44,16 +44,14 @@ int64_t codegen::tileFloats(int64_t C, int64_t W) {
   return W * tilePitch(C, W);
 }
 
-/// Block rows in registers: at most 8 elements per thread, so rows of up
-/// to 8K (256 threads up to 2K, 512 up to 4K, 1024 beyond). Measured on
-/// the H200 (bench/NOTES.md, session 15): 8 per thread took a variance
-/// over rows of 2048 from 0.102 to 0.082 ms; 16 per thread (logsumexp over
-/// rows of 4096, 0.099 -> 0.117) and 32 (instance norm over rows of 16K,
-/// 0.162 -> 0.180) were slower than re-reading the row from L2.
-constexpr int64_t kRegisterRowMax = 8192;
-static int registerRowThreads(int64_t cols) {
-  return cols <= 2048 ? 256 : cols <= 4096 ? 512 : 1024;
-}
+/// Block rows in registers: 256 threads with at most 8 elements each, so
+/// rows of up to 2K. Measured on the H200 (bench/NOTES.md, session 15): a
+/// variance over rows of 2048 went from 0.102 to 0.082 ms; a logsumexp
+/// over rows of 4096 was slower in registers with 256 threads x 16 (0.117
+/// ms) and 512 x 8 (0.121) than re-reading the row from L2 (0.099), and an
+/// instance norm over rows of 16K with 512 x 32 (0.180 vs 0.162).
+constexpr int64_t kRegisterRowMax = 2048;
+static int registerRowThreads(int64_t) { return 256; }
 
 int64_t codegen::blockRegisterSlots(const RowPlan &p) {
   // Only rows read more than once gain: a single pass streams as well
@@ -327,7 +325,7 @@ public:
     return llvm::Error::success();
   }
 
-  /// Block mode for rows of up to 8K elements: the block loads its row
+  /// Block mode for rows of up to 2K elements: the block loads its row
   /// once into registers (every load issued before the first combine, the
   /// pointwise prologue evaluated once per element) and every pass and the
   /// output pass read registers instead of re-reading the row.
