@@ -188,6 +188,9 @@ struct ReducePass {
   llvm::SmallVector<Accumulator, 2> accs;
   std::string step;  // statement(s); {x} is the element value
   std::string after; // statements once the pass is combined
+  // accs are an online softmax pair (running max, rescaled sum) combined
+  // together with kb::online_merge (split rows with lanes only).
+  bool online = false;
 };
 struct ReduceProgram {
   llvm::SmallVector<ReducePass, 2> passes;

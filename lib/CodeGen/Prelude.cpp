@@ -108,6 +108,26 @@ __device__ __forceinline__ float nanmax(float a, float b) {
 __device__ __forceinline__ float nanmin(float a, float b) {
   return (a != a || b != b) ? __int_as_float(0x7fffffff) : (b < a ? b : a);
 }
+// Online softmax statistics: a running max m and s = sum of exp(x - m),
+// rescaled when m grows, so rows read from DRAM take one pass for both.
+// Each element contributes exp(x - max) as the two-pass form computes it
+// (x - x is NaN for +inf: NaN statistics), except -inf while the max is
+// still -inf, which contributes its 0 later (a row of -inf only gives NaN
+// at the output, exp(-inf - -inf), as ATen's does).
+__device__ __forceinline__ void online_add(float& m, float& s, float x) {
+  const float mn = nanmax(m, x);
+  const float f = (m == mn) ? 1.f : expf(__fsub_rn(m, mn));
+  s = s * f + ((x == -inf()) ? 0.f : expf(__fsub_rn(x, mn)));
+  m = mn;
+}
+// Merges another partial (m2, s2) into (m, s).
+__device__ __forceinline__ void online_merge(float& m, float& s, float m2, float s2) {
+  const float mn = nanmax(m, m2);
+  const float f = (m == mn) ? 1.f : expf(__fsub_rn(m, mn));
+  const float f2 = (m2 == mn) ? 1.f : expf(__fsub_rn(m2, mn));
+  s = s * f + s2 * f2;
+  m = mn;
+}
 struct Sum {
   template <class T> __device__ T operator()(T a, T b) const { return a + b; }
 };

@@ -304,6 +304,15 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.chunks = chunks;
     }
   }
+  // Split softmax over strided rows reads every pass from DRAM: the max and
+  // the sum in one online pass (kb::online_add) save one of the three.
+  if ((recipe == "softmax" || recipe == "log_softmax") &&
+      p.mode == Mode::Split && p.splitRows == 32)
+    p.prog.passes = {{{{"m", "float", "(-kb::inf())", "Max"},
+                       {"acc", "float", "0.f", "Sum"}},
+                      "kb::online_add(m, acc, {x});",
+                      "",
+                      /*online=*/true}};
 
   std::string body;
   llvm::raw_string_ostream os(body);

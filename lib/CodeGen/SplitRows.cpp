@@ -109,9 +109,11 @@ public:
 
   llvm::Error emit(llvm::raw_ostream &os) {
     bool flt = false, dbl = false, csum = false;
-    for (const ReducePass &pass : p.prog.passes)
+    for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         (a.combine == "CSum" ? csum : a.type == "double" ? dbl : flt) = true;
+      csum |= pass.online; // the pair's sums go to cbc
+    }
     if (lanes) {
       os << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
       if (flt || csum)
@@ -151,8 +153,7 @@ public:
         return x.takeError();
       os << "      " << replaceAll(pass.step, "{x}", *x) << "\n" << loopEnd;
       e.newScope();
-      for (const Accumulator &a : pass.accs)
-        combineInBlock(a, os);
+      combinePassInBlock(pass, os);
       os << "    if (" << (lanes ? "live && warp == 0" : "threadIdx.x == 0")
          << ") {\n";
       for (const Layout::Slot &s : layout.passes[k])
@@ -293,7 +294,16 @@ private:
          << "; " << (lanes ? "live && " : "") << "t < " << S
          << "; t += " << (lanes ? kWarps : kBlock) << ") {\n";
       // L2 only: the partials were written by other SMs in this launch.
-      for (const Accumulator &a : pass.accs) {
+      if (pass.online) {
+        std::string m = pass.accs[0].name, a = pass.accs[1].name,
+                    sm = "p" + std::to_string(j) + m,
+                    sa = "p" + std::to_string(j) + a;
+        os << "      kb::online_merge(" << m << ", " << a << ", __ldcg(" << sm
+           << " + r * " << S << " + t), __ldcg(" << sa << " + r * " << S
+           << " + t));\n";
+      }
+      for (const Accumulator &a : pass.online ? llvm::ArrayRef<Accumulator>()
+                                              : llvm::ArrayRef(pass.accs)) {
         std::string slot = "p" + std::to_string(j) + a.name;
         if (a.combine == "CSum")
           os << "      kb::csum_add(" << a.name << ", " << a.name
@@ -305,12 +315,29 @@ private:
              << ", __ldcg(" << slot << " + r * " << S << " + t));\n";
       }
       os << "    }\n";
-      for (const Accumulator &a : pass.accs)
-        combineInBlock(a, os);
+      combinePassInBlock(pass, os);
       if (!pass.after.empty())
         os << "    " << pass.after << "\n";
     }
     return llvm::Error::success();
+  }
+
+  /// Combines a pass's accumulators over the block; an online pair is
+  /// merged together, lane by lane in warp order (lanes over rows only).
+  void combinePassInBlock(const ReducePass &pass, llvm::raw_ostream &os) {
+    if (!pass.online) {
+      for (const Accumulator &a : pass.accs)
+        combineInBlock(a, os);
+      return;
+    }
+    std::string m = pass.accs[0].name, a = pass.accs[1].name;
+    os << "    cbf[threadIdx.x] = " << m << ";\n    cbc[threadIdx.x] = " << a
+       << ";\n    __syncthreads();\n"
+       << "    " << m << " = cbf[lane];\n    " << a << " = cbc[lane];\n"
+       << "    for (int w = 1; w < " << kWarps << "; ++w)\n"
+       << "      kb::online_merge(" << m << ", " << a
+       << ", cbf[w * 32 + lane], cbc[w * 32 + lane]);\n"
+       << "    __syncthreads();\n";
   }
 
   /// Combines an accumulator over the block: every thread, or with lanes
