@@ -29,6 +29,21 @@ int64_t codegen::lanesPerRow(int64_t cols) {
   return l;
 }
 
+std::string codegen::blockScratch(const ReduceProgram &prog) {
+  bool dbl = false, flt = false, csum = false;
+  for (const ReducePass &pass : prog.passes)
+    for (const Accumulator &a : pass.accs)
+      (a.combine == "CSum" ? csum : a.type == "double" ? dbl : flt) = true;
+  std::string s;
+  if (flt)
+    s += "  __shared__ float smem[33];\n";
+  if (dbl)
+    s += "  __shared__ double smemd[33];\n";
+  if (csum)
+    s += "  __shared__ float smemc[66];\n";
+  return s;
+}
+
 int64_t codegen::tilePitch(int64_t C, int64_t W) {
   int64_t R = 32 / lanesPerRow(W);
   return C + ((R - C % 32) % 32 + 32) % 32;
@@ -179,25 +194,10 @@ public:
     int64_t L = rowLanes(p), K = (p.cols + L - 1) / L;
     std::string Ls = std::to_string(L), Ks = std::to_string(K),
                 C = std::to_string(p.cols) + "LL";
-    os << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
-       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x & "
-          "~31)) / "
-       << Ls << "; r0 < " << p.rows
-       << "LL;\n       r0 += (long long)gridDim.x * " << 256 / L << ") {\n"
-       << "    const long long r = r0 + (threadIdx.x & 31) / " << Ls << ";\n"
-       << "    const bool live = r < " << p.rows << "LL;\n"
-       << "    float xs[" << Ks << "];\n"
-       << "#pragma unroll\n    for (int k = 0; k < " << Ks << "; ++k) {\n"
-       << "      const long long c = lane + k * " << Ls << ";\n"
-       << "      xs[k] = 0.f;\n"
-       << "      if (live && c < " << C << ") {\n"
-       << "        const long long i = " << p.index("r", "c") << ";\n";
-    e.newScope();
-    auto x = e.valueAt(f.input, "i", os, "        ");
-    if (!x)
-      return x.takeError();
-    os << "        xs[k] = " << *x << ";\n      }\n    }\n";
-    e.newScope();
+    openGroupRows(p, L, os);
+    if (auto err = loadRegisters(p, K, "lane + k * " + Ls,
+                                 "live && c < " + C, os))
+      return err;
     if (p.shiftFirst)
       emitGroupShift(L, os);
     std::string each = "#pragma unroll\n    for (int k = 0; k < " + Ks +
@@ -205,6 +205,26 @@ public:
                        ";\n      if (live && c < " + C + ") {\n";
     return emitRegisterPasses(p, each, "xs[k]", L,
                               "    if (live && lane == 0) {\n", os);
+  }
+
+  /// `float xs[K]`: slot k holds element c = `col` of row r where `cond`
+  /// holds (0 elsewhere), the pointwise prologue evaluated once per
+  /// element; all K loads are issued before any pass combines.
+  llvm::Error loadRegisters(const RowPlan &p, int64_t K, llvm::StringRef col,
+                            llvm::StringRef cond, llvm::raw_ostream &os) {
+    os << "    float xs[" << K << "];\n"
+       << "#pragma unroll\n    for (int k = 0; k < " << K << "; ++k) {\n"
+       << "      const long long c = " << col << ";\n"
+       << "      xs[k] = 0.f;\n"
+       << "      if (" << cond << ") {\n"
+       << "        const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "        ");
+    if (!x)
+      return x.takeError();
+    os << "        xs[k] = " << *x << ";\n      }\n    }\n";
+    e.newScope();
+    return llvm::Error::success();
   }
 
   /// k0 for a group of L lanes: the first element, held by the group's
@@ -292,18 +312,22 @@ public:
     return llvm::Error::success();
   }
 
-  /// Shared scratch of block-wide combines.
   void declareBlockScratch(const RowPlan &p, llvm::raw_ostream &os) {
-    bool dbl = false, flt = false, csum = false;
-    for (const ReducePass &pass : p.prog.passes)
-      for (const Accumulator &a : pass.accs)
-        (a.combine == "CSum" ? csum : a.type == "double" ? dbl : flt) = true;
-    if (flt)
-      os << "  __shared__ float smem[33];\n";
-    if (dbl)
-      os << "  __shared__ double smemd[33];\n";
-    if (csum)
-      os << "  __shared__ float smemc[66];\n";
+    os << blockScratch(p.prog);
+  }
+
+  /// Opens the loop of warp mode's groups of L lanes per row: r is the
+  /// group's row, `live` whether it exists (the loop runs per warp, so all
+  /// 32 lanes reach every shuffle).
+  void openGroupRows(const RowPlan &p, int64_t L, llvm::raw_ostream &os) {
+    std::string Ls = std::to_string(L);
+    os << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
+       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x & "
+          "~31)) / "
+       << Ls << "; r0 < " << p.rows
+       << "LL;\n       r0 += (long long)gridDim.x * " << 256 / L << ") {\n"
+       << "    const long long r = r0 + (threadIdx.x & 31) / " << Ls << ";\n"
+       << "    const bool live = r < " << p.rows << "LL;\n";
   }
 
   /// k0 (the row's first element) for shifted statistics, read by every
@@ -311,18 +335,7 @@ public:
   llvm::Error emitShift(const RowPlan &p, llvm::raw_ostream &os) {
     if (!p.shiftFirst)
       return llvm::Error::success();
-    // Sums of x - k0 in double: one pass for both moments without the
-    // cancellation of E[x^2] - E[x]^2.
-    e.newScope();
-    os << "    const long long ik = " << p.index("r", "0") << ";\n";
-    auto x = e.valueAt(f.input, "ik", os, "    ");
-    if (!x)
-      return x.takeError();
-    // A non-finite first element would make every difference Inf/NaN.
-    os << "    const double k0 = isfinite(" << *x << ") ? (double)" << *x
-       << " : 0.0;\n";
-    e.newScope();
-    return llvm::Error::success();
+    return writeShift(p, "const double k0", os, "    ");
   }
 
   /// Block mode for rows of up to 2K elements: the block loads its row
@@ -335,19 +348,10 @@ public:
                 C = std::to_string(p.cols) + "LL";
     declareBlockScratch(p, os);
     os << "  for (long long r = blockIdx.x; r < " << p.rows
-       << "LL; r += gridDim.x) {\n"
-       << "    float xs[" << Ks << "];\n"
-       << "#pragma unroll\n    for (int k = 0; k < " << Ks << "; ++k) {\n"
-       << "      const long long c = threadIdx.x + k * " << Bs << ";\n"
-       << "      xs[k] = 0.f;\n"
-       << "      if (c < " << C << ") {\n"
-       << "        const long long i = " << p.index("r", "c") << ";\n";
-    e.newScope();
-    auto x = e.valueAt(f.input, "i", os, "        ");
-    if (!x)
-      return x.takeError();
-    os << "        xs[k] = " << *x << ";\n      }\n    }\n";
-    e.newScope();
+       << "LL; r += gridDim.x) {\n";
+    if (auto err = loadRegisters(p, K, "threadIdx.x + k * " + Bs, "c < " + C,
+                                 os))
+      return err;
     if (auto err = emitShift(p, os))
       return err;
     std::string each = "#pragma unroll\n    for (int k = 0; k < " + Ks +
@@ -368,14 +372,8 @@ public:
     std::string Ls = std::to_string(L), K4s = std::to_string(K4),
                 C = std::to_string(p.cols) + "LL";
     unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
-    os << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
-       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x & "
-          "~31)) / "
-       << Ls << "; r0 < " << p.rows
-       << "LL;\n       r0 += (long long)gridDim.x * " << 256 / L << ") {\n"
-       << "    const long long r = r0 + (threadIdx.x & 31) / " << Ls << ";\n"
-       << "    const bool live = r < " << p.rows << "LL;\n"
-       << "    float xs[" << 4 * K4 << "];\n"
+    openGroupRows(p, L, os);
+    os << "    float xs[" << 4 * K4 << "];\n"
        << "#pragma unroll\n    for (int k = 0; k < " << K4s << "; ++k) {\n"
        << "      const long long c = 4 * (lane + k * " << Ls << ");\n"
        << "      float4 v4 = make_float4(0.f, 0.f, 0.f, 0.f);\n"
@@ -620,6 +618,24 @@ llvm::Error codegen::RowWriter::writeOutputs(llvm::StringRef idx,
     else
       os << indent << "out" << k << "[" << idx << "] = " << *y << ";\n";
   }
+  return llvm::Error::success();
+}
+
+/// Sums of x - k0 in double (k0 the row's first element) give both moments
+/// in one pass without the cancellation of E[x^2] - E[x]^2.
+llvm::Error codegen::RowWriter::writeShift(const RowPlan &p,
+                                           llvm::StringRef lhs,
+                                           llvm::raw_ostream &os,
+                                           llvm::StringRef indent) {
+  e.newScope();
+  os << indent << "const long long ik = " << p.index("r", "0") << ";\n";
+  auto x = e.valueAt(f.input, "ik", os, indent);
+  if (!x)
+    return x.takeError();
+  // A non-finite first element would make every difference Inf/NaN.
+  os << indent << lhs << " = isfinite(" << *x << ") ? (double)" << *x
+     << " : 0.0;\n";
+  e.newScope();
   return llvm::Error::success();
 }
 

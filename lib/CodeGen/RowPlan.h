@@ -59,6 +59,10 @@ protected:
                            llvm::raw_ostream &os, llvm::StringRef indent);
   llvm::Error writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
                            llvm::StringRef indent);
+  /// `lhs = ` the shift k0 of row r's statistics (its first element, 0 if
+  /// that is not finite).
+  llvm::Error writeShift(const RowPlan &p, llvm::StringRef lhs,
+                         llvm::raw_ostream &os, llvm::StringRef indent);
 
   RegionEmitter &e;
   const StageInfo &f;
@@ -67,6 +71,10 @@ protected:
   // stores the slots as a float4) instead of at out<k>[idx].
   bool storeToSlots = false;
 };
+
+/// The shared scratch of the block-wide combines (kb::block_reduce,
+/// kb::block_csum) a program's accumulators use.
+std::string blockScratch(const ReduceProgram &prog);
 
 /// Threads per block of a plan's kernel; columns mode's warps per block;
 /// tile mode's shared slab (floats) for C channels and rows of W.

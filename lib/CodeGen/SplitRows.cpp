@@ -123,12 +123,7 @@ public:
       if (dbl)
         os << "  __shared__ double cbd[" << kBlock << "];\n";
     } else {
-      if (flt)
-        os << "  __shared__ float smem[33];\n";
-      if (dbl)
-        os << "  __shared__ double smemd[33];\n";
-      if (csum)
-        os << "  __shared__ float smemc[66];\n";
+      os << blockScratch(p.prog);
     }
     for (const auto &pass : layout.passes)
       for (const Layout::Slot &s : pass)
@@ -274,16 +269,11 @@ private:
   /// each with its `after` statements, for the item's row.
   llvm::Error rowStatistics(size_t k, llvm::raw_ostream &os) {
     if (p.shiftFirst) {
-      e.newScope();
       os << "    double k0 = 0.0;\n    if (" << (lanes ? "live" : "true")
-         << ") {\n      const long long ik = " << p.index("r", "0") << ";\n";
-      auto x = e.valueAt(f.input, "ik", os, "      ");
-      if (!x)
-        return x.takeError();
-      // A non-finite first element would make every difference Inf/NaN.
-      os << "      k0 = isfinite(" << *x << ") ? (double)" << *x
-         << " : 0.0;\n    }\n";
-      e.newScope();
+         << ") {\n";
+      if (auto err = writeShift(p, "k0", os, "      "))
+        return err;
+      os << "    }\n";
     }
     std::string S = std::to_string(p.chunks) + "LL";
     for (size_t j = 0; j < k; ++j) {
