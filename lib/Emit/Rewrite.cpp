@@ -543,10 +543,27 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       result.regions.push_back(std::move(rec));
       continue;
     }
+    std::optional<std::string> kept =
+        keptByNumericsPolicy(*k, numerics[rec.name], opts.fuseBeforeTF32);
+    if (kept && k->approximate) {
+      // --fast-math's last bits are what the policy keeps out: the same
+      // region in exact math may pass it (a pointwise kernel before a
+      // convolution or a comparison is then exact).
+      EmitOptions exact = emitOptions;
+      exact.fastMath = false;
+      auto e = emitKernel(kernel, exact);
+      if (!e)
+        consumeError(e.takeError());
+      else if (!keptByNumericsPolicy(*e, numerics[rec.name],
+                                     opts.fuseBeforeTF32)) {
+        *k = std::move(*e);
+        kept.reset();
+        emitOptions = exact; // its channels-last variant too
+      }
+    }
     rec.kind = k->kind;
     rec.approximate = k->approximate;
-    if (auto kept =
-            keptByNumericsPolicy(*k, numerics[rec.name], opts.fuseBeforeTF32)) {
+    if (kept) {
       rec.status = "kept";
       rec.detail = std::move(*kept);
       emitted.push_back(std::move(*k));
