@@ -112,7 +112,9 @@ GraphCoverage graphCoverage(mlir::ModuleOp module, StringRef graph,
   GraphCoverage g;
   g.graph = graph.str();
   mlir::PassManager pm(module.getContext());
-  buildAnalysisPipeline(pm);
+  // The regions `rewrite` forms by default, so that a report's region names
+  // are these regions.
+  buildAnalysisPipeline(pm, /*normsBeforeTF32=*/false);
   if (mlir::failed(pm.run(module))) {
     g.error = "the analysis pipeline failed";
     return g;

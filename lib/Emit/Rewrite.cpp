@@ -290,22 +290,6 @@ bool inexactOp(mlir::Operation *op) {
   return true;
 }
 
-/// A norm whose output is centred on 0 and scaled by 1 / its row's
-/// standard deviation: training-mode batch norm, group, instance and layer
-/// norm (eval-mode batch norm scales by the running statistics instead).
-bool centringNorm(mlir::Operation *op) {
-  auto aten = dyn_cast<AtenOp>(op);
-  if (!aten || !aten.getInfo())
-    return false;
-  llvm::StringRef cuda = aten.getInfo()->cuda;
-  if (cuda == "batch_norm") {
-    auto training = getConstantBool(aten.getArg("training"));
-    return !training || *training;
-  }
-  return cuda == "layer_norm" || cuda == "group_norm" ||
-         cuda == "instance_norm";
-}
-
 std::string singularOpName(mlir::Operation *op) {
   if (auto aten = dyn_cast<AtenOp>(op))
     return isSingularOp(aten.getName(), aten.getOverload()) ? displayName(op)
@@ -329,7 +313,7 @@ std::string singularAfterNorm(KernelOp kernel, bool centred) {
     if (fromNorm)
       if (std::string s = singularOpName(&op); !s.empty())
         return s;
-    if (fromNorm || centringNorm(&op))
+    if (fromNorm || isCentringNorm(&op))
       for (mlir::Value r : op.getResults())
         derived.insert(r);
   }
@@ -338,7 +322,7 @@ std::string singularAfterNorm(KernelOp kernel, bool centred) {
 
 bool hasCentringNorm(KernelOp kernel) {
   for (mlir::Operation &op : kernel.getBody().front())
-    if (centringNorm(&op))
+    if (isCentringNorm(&op))
       return true;
   return false;
 }
@@ -370,7 +354,7 @@ std::string singularDownstream(LaunchOp launch, KernelOp kernel,
         if (centred)
           if (std::string s = singularOpName(user); !s.empty())
             return s;
-        next = centred || centringNorm(user);
+        next = centred || isCentringNorm(user);
       }
       for (mlir::Value r : user->getResults())
         work.push_back({r, next});
@@ -502,7 +486,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   json::Object &meta = *params->getAsObject();
 
   mlir::PassManager pm(module.getContext());
-  buildAnalysisPipeline(pm);
+  buildAnalysisPipeline(pm, /*normsBeforeTF32=*/opts.fuseBeforeTF32);
   pm.addPass(createOutline());
   if (mlir::failed(pm.run(module)))
     return createStringError(inconvertibleErrorCode(),

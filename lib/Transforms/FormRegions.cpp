@@ -17,7 +17,9 @@
 //  * a consumer never joins a group it also reaches through an op outside
 //    the group (that would make the region depend on itself);
 //  * values used outside a region are yielded (multi-use is correct, just
-//    less profitable).
+//    less profitable);
+//  * with norms-before-tf32=false, a norm whose result reaches a
+//    convolution stays outside regions (its consumers start their own).
 // Groups are then materialised as kb.region ops in a topological order of
 // the quotient graph, so interleaved unrelated ops keep a valid order.
 //
@@ -110,8 +112,10 @@ std::string unfusedReason(Operation *op, OpKind kind) {
 
 class RegionFormer {
 public:
-  RegionFormer(Block &block, unsigned maxOps, int &nextId)
-      : block(block), maxOps(maxOps), nextId(nextId) {}
+  RegionFormer(Block &block, unsigned maxOps, bool normsBeforeTF32,
+               int &nextId)
+      : block(block), maxOps(maxOps), normsBeforeTF32(normsBeforeTF32),
+        nextId(nextId) {}
 
   void run() {
     for (Operation &op : block.without_terminator())
@@ -157,6 +161,15 @@ private:
     OpKind kind = getKind(op);
     if (!isCandidate(op, kind)) {
       unfused.push_back({op, unfusedReason(op, kind)});
+      return;
+    }
+    // No norm but cuDNN's own passes 1e-4 before a TF32 convolution (even a
+    // correctly rounded one moved ResNet-50's output by 1.6e-2: bench/
+    // NOTES.md, session 15), so the norm stays in ATen and its pointwise
+    // consumers (a residual add and relu) form an exact region of their own.
+    if (!normsBeforeTF32 && isCentringNorm(op) && reachesConvolution(op)) {
+      unfused.push_back({op, "a norm whose result feeds a TF32 convolution "
+                             "stays in ATen; its consumers are fused"});
       return;
     }
     if (kind != OpKind::Anchor)
@@ -343,6 +356,7 @@ private:
 
   Block &block;
   unsigned maxOps;
+  bool normsBeforeTF32;
   int &nextId;
   SmallVector<Group> groups;
   DenseMap<Operation *, int> groupOf;
@@ -357,7 +371,8 @@ struct FormRegionsPass : kb::impl::FormRegionsBase<FormRegionsPass> {
     getOperation()->walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
-      RegionFormer(func.getBody().front(), maxOps, nextId).run();
+      RegionFormer(func.getBody().front(), maxOps, normsBeforeTF32, nextId)
+          .run();
       // Ops inside control flow are never fused; say so.
       func.walk([&](OpaqueOp opaque) {
         for (Region &r : opaque.getBlocks())

@@ -3,6 +3,7 @@
 #include "kb/Transforms/OpUtils.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace kb;
@@ -166,4 +167,36 @@ int64_t kb::tensorBytes(Type t) {
   auto rt = cast<RankedTensorType>(t);
   int64_t bits = rt.getElementType().getIntOrFloatBitWidth();
   return rt.getNumElements() * std::max<int64_t>(bits / 8, 1);
+}
+
+bool kb::isCentringNorm(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || !aten.getInfo())
+    return false;
+  StringRef cuda = aten.getInfo()->cuda;
+  if (cuda == "batch_norm") {
+    auto training = getConstantBool(aten.getArg("training"));
+    return !training || *training;
+  }
+  return cuda == "layer_norm" || cuda == "group_norm" ||
+         cuda == "instance_norm";
+}
+
+bool kb::reachesConvolution(Operation *op) {
+  SmallVector<Value> work(op->getResults().begin(), op->getResults().end());
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (Operation *user : v.getUsers()) {
+      if (isa<AtenOp>(user) && getKind(user) == OpKind::Host)
+        continue;
+      if (auto aten = dyn_cast<AtenOp>(user);
+          aten && aten.getName() == "_convolution")
+        return true;
+      work.append(user->getResults().begin(), user->getResults().end());
+    }
+  }
+  return false;
 }

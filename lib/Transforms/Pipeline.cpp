@@ -2,10 +2,12 @@
 
 #include "kb/Transforms/Passes.h"
 
-void kb::buildAnalysisPipeline(mlir::OpPassManager &pm) {
+void kb::buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32) {
   pm.addPass(createClassify());
   // Simplify rewrites chains (e.g. merges clamps), so classify again after.
   pm.addPass(createSimplify());
   pm.addPass(createClassify());
-  pm.addPass(createFormRegions());
+  FormRegionsOptions form;
+  form.normsBeforeTF32 = normsBeforeTF32;
+  pm.addPass(createFormRegions(form));
 }

@@ -35,6 +35,15 @@ std::string displayName(mlir::Operation *op);
 int64_t tensorBytes(mlir::Type t);
 bool hasStaticShape(mlir::Type t);
 
+/// A norm whose output is centred on 0 and scaled by 1 / its row's standard
+/// deviation: training-mode batch norm, group, instance and layer norm
+/// (eval-mode batch norm scales by the running statistics instead).
+bool isCentringNorm(mlir::Operation *op);
+
+/// Whether a value computed from `op`'s results (through any ops but host
+/// shape arithmetic) reaches an aten::_convolution, which cuDNN runs in TF32.
+bool reachesConvolution(mlir::Operation *op);
+
 } // namespace kb
 
 #endif // KB_TRANSFORMS_OPUTILS_H

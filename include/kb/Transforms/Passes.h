@@ -17,7 +17,9 @@ namespace kb {
 #include "kb/Transforms/Passes.h.inc"
 
 /// classify -> simplify -> classify -> form-regions: what `analyze` runs.
-void buildAnalysisPipeline(mlir::OpPassManager &pm);
+/// `rewrite` passes normsBeforeTF32 = false unless --fuse-before-tf32.
+void buildAnalysisPipeline(mlir::OpPassManager &pm,
+                           bool normsBeforeTF32 = true);
 
 } // namespace kb
 

@@ -41,6 +41,10 @@ def FormRegions : Pass<"kb-form-regions", "mlir::ModuleOp"> {
   let options = [
     Option<"maxOps", "max-ops", "unsigned", "64",
            "Largest number of fused ops in one region">,
+    Option<"normsBeforeTF32", "norms-before-tf32", "bool", "true",
+           "Let norms whose results reach a convolution join regions (false: "
+           "they stay in ATen, whose cuDNN batch norm is the only one that "
+           "passes 1e-4 there, and their consumers form regions of their own)">,
   ];
 }
 
