@@ -145,15 +145,17 @@ public:
       bool adjacent = !stage->reduced.empty() &&
                       stage->reduced.back() - stage->reduced.front() + 1 ==
                           (int64_t)stage->reduced.size();
-      bool columns = !trailing && adjacent && !channelsLastRead && cols > 16 &&
-                     product(stage->outShape) >= 32 &&
-                     !largeEarlierReduction(*last) && allAfter(yield, *last);
+      // Row kernels hold no earlier block-wide reduction and write only
+      // values computed from the final stage.
+      bool rowKernel = !channelsLastRead && !largeEarlierReduction(*last) &&
+                       allAfter(yield, *last);
+      bool columns = rowKernel && !trailing && adjacent && cols > 16 &&
+                     product(stage->outShape) >= 32;
       // Rows of at most 16 contiguous elements, a multiple of 4, read from
       // a kernel argument: lane groups reading float4 (RowKernels.cpp), not
       // one thread per row reading a float every 4 * cols bytes.
-      bool vectorRows = trailing && adjacent && cols <= 16 && cols % 4 == 0 &&
-                        isa<BlockArgument>(stage->input) && !channelsLastRead &&
-                        !largeEarlierReduction(*last) && allAfter(yield, *last);
+      bool vectorRows = rowKernel && trailing && adjacent && cols <= 16 &&
+                        cols % 4 == 0 && isa<BlockArgument>(stage->input);
       if (!columns && !vectorRows &&
           (!trailing || stage->reduced.empty() || cols <= 16)) {
         if (largeEarlierReduction(*last))

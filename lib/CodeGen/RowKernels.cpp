@@ -66,7 +66,7 @@ int64_t codegen::tileFloats(int64_t C, int64_t W) {
 /// ms) and 512 x 8 (0.121) than re-reading the row from L2 (0.099), and an
 /// instance norm over rows of 16K with 512 x 32 (0.180 vs 0.162).
 constexpr int64_t kRegisterRowMax = 2048;
-static int registerRowThreads(int64_t) { return 256; }
+constexpr int kRegisterRowThreads = 256;
 
 int64_t codegen::blockRegisterSlots(const RowPlan &p) {
   // Only rows read more than once gain: a single pass streams as well
@@ -74,7 +74,7 @@ int64_t codegen::blockRegisterSlots(const RowPlan &p) {
   bool rereads = p.element || p.prog.passes.size() > 1;
   if (p.mode != RowMode::Block || p.cols > kRegisterRowMax || !rereads)
     return 0;
-  int64_t b = registerRowThreads(p.cols);
+  int64_t b = kRegisterRowThreads;
   return (p.cols + b - 1) / b;
 }
 
@@ -95,7 +95,7 @@ int codegen::rowBlockSize(const RowPlan &p) {
   if (p.mode == RowMode::Columns)
     return 32 * columnWarps(p.cols);
   if (blockRegisterSlots(p))
-    return registerRowThreads(p.cols);
+    return kRegisterRowThreads;
   return p.mode == RowMode::Block && p.cols >= 16384 ? 1024 : 256;
 }
 
@@ -146,8 +146,8 @@ public:
       // Unrolled: one load in flight per thread is latency-bound (an amax
       // over a middle dim of 65 with 8.6M rows took 2.40 ms where ATen's
       // kernel takes 0.58, gen-20261201 task 57).
-      head = "#pragma unroll 8\n    for (long long c = 0; c < " + C +
-             "; ++c) {\n";
+      head =
+          "#pragma unroll 8\n    for (long long c = 0; c < " + C + "; ++c) {\n";
       leader = "    {\n";
       break;
     }
@@ -195,8 +195,8 @@ public:
     std::string Ls = std::to_string(L), Ks = std::to_string(K),
                 C = std::to_string(p.cols) + "LL";
     openGroupRows(p, L, os);
-    if (auto err = loadRegisters(p, K, "lane + k * " + Ls,
-                                 "live && c < " + C, os))
+    if (auto err =
+            loadRegisters(p, K, "lane + k * " + Ls, "live && c < " + C, os))
       return err;
     if (p.shiftFirst)
       emitGroupShift(L, os);
@@ -241,11 +241,12 @@ public:
   /// The passes and outputs of a row held in registers: `each` opens the
   /// loop over a thread's register slots (defining c, testing liveness),
   /// `x` is the slot's value, `lanes` the group width combines run over
-  /// (0: the block), `leader` opens the row leader's block.
+  /// (0: the block), `leader` opens the row leader's block; with
+  /// `vectorSlots` > 0 the output pass stores float4s (emitVectorElements).
   llvm::Error emitRegisterPasses(const RowPlan &p, llvm::StringRef each,
                                  llvm::StringRef x, int64_t lanes,
-                                 llvm::StringRef leader,
-                                 llvm::raw_ostream &os) {
+                                 llvm::StringRef leader, llvm::raw_ostream &os,
+                                 int64_t vectorSlots = 0) {
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         os << "    " << declareAcc(a) << "\n";
@@ -262,8 +263,8 @@ public:
       os << "  }\n";
       return llvm::Error::success();
     }
-    if (vectorStores) {
-      if (auto err = emitVectorElements(p, os))
+    if (vectorSlots) {
+      if (auto err = emitVectorElements(p, vectorSlots, os))
         return err;
     } else {
       os << each << "        const long long i = " << p.index("r", "c")
@@ -282,12 +283,12 @@ public:
 
   /// The output pass of emitVectorRows: four elements per slot, each
   /// output stored as one float4 (outputs are indexed as the input is).
-  llvm::Error emitVectorElements(const RowPlan &p, llvm::raw_ostream &os) {
+  llvm::Error emitVectorElements(const RowPlan &p, int64_t slots,
+                                 llvm::raw_ostream &os) {
     size_t n = yield.getValues().size();
     std::string Ls = std::to_string(rowLanes(p)),
                 C = std::to_string(p.cols) + "LL";
-    os << "#pragma unroll\n    for (int k4 = 0; k4 < " << vectorStores
-       << "; ++k4) {\n"
+    os << "#pragma unroll\n    for (int k4 = 0; k4 < " << slots << "; ++k4) {\n"
        << "      const long long cb = 4 * (lane + k4 * " << Ls << ");\n"
        << "      if (live && cb < " << C << ") {\n"
        << "        const long long ib = " << p.index("r", "cb") << ";\n";
@@ -297,10 +298,8 @@ public:
        << "          const long long c = cb + j, i = ib + j;\n"
        << "          (void)c;\n";
     e.newScope();
-    storeToSlots = true;
-    auto err = writeElement(p, "xs[4 * k4 + j]", os, "          ");
-    storeToSlots = false;
-    if (err)
+    if (auto err = writeElement(p, "xs[4 * k4 + j]", os, "          ",
+                                /*toSlots=*/true))
       return err;
     os << "        }\n";
     e.newScope();
@@ -349,16 +348,17 @@ public:
     declareBlockScratch(p, os);
     os << "  for (long long r = blockIdx.x; r < " << p.rows
        << "LL; r += gridDim.x) {\n";
-    if (auto err = loadRegisters(p, K, "threadIdx.x + k * " + Bs, "c < " + C,
-                                 os))
+    if (auto err =
+            loadRegisters(p, K, "threadIdx.x + k * " + Bs, "c < " + C, os))
       return err;
     if (auto err = emitShift(p, os))
       return err;
-    std::string each = "#pragma unroll\n    for (int k = 0; k < " + Ks +
-                       "; ++k) {\n      const long long c = threadIdx.x + k * " +
-                       Bs + ";\n      if (c < " + C + ") {\n";
-    return emitRegisterPasses(p, each, "xs[k]", 0, "    if (threadIdx.x == 0) {\n",
-                              os);
+    std::string each =
+        "#pragma unroll\n    for (int k = 0; k < " + Ks +
+        "; ++k) {\n      const long long c = threadIdx.x + k * " + Bs +
+        ";\n      if (c < " + C + ") {\n";
+    return emitRegisterPasses(p, each, "xs[k]", 0,
+                              "    if (threadIdx.x == 0) {\n", os);
   }
 
   /// Warp mode with float4 loads (rows of contiguous runs of 4, the input
@@ -384,18 +384,13 @@ public:
           "xs[4 * k + 3] = v4.w;\n    }\n";
     if (p.shiftFirst)
       emitGroupShift(L, os);
-    std::string each = "#pragma unroll\n    for (int k = 0; k < " +
-                       std::to_string(4 * K4) +
-                       "; ++k) {\n      const long long c = 4 * (lane + (k >> "
-                       "2) * " +
-                       Ls + ") + (k & 3);\n      if (live && c < " + C +
-                       ") {\n";
-    if (p.element)
-      vectorStores = K4;
-    auto err = emitRegisterPasses(p, each, "xs[k]", L,
-                                  "    if (live && lane == 0) {\n", os);
-    vectorStores = 0;
-    return err;
+    std::string each =
+        "#pragma unroll\n    for (int k = 0; k < " + std::to_string(4 * K4) +
+        "; ++k) {\n      const long long c = 4 * (lane + (k >> "
+        "2) * " +
+        Ls + ") + (k & 3);\n      if (live && c < " + C + ") {\n";
+    return emitRegisterPasses(p, each, "xs[k]", L,
+                              "    if (live && lane == 0) {\n", os, K4);
   }
 
   /// Columns mode: rows whose elements are strided by the row count's
@@ -572,7 +567,6 @@ private:
   }
 
   std::string head;
-  int64_t vectorStores = 0; // emitVectorRows' float4 slots per lane
 };
 
 } // namespace
@@ -596,24 +590,26 @@ llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p,
 llvm::Error codegen::RowWriter::writeElement(const RowPlan &p,
                                              llvm::StringRef x,
                                              llvm::raw_ostream &os,
-                                             llvm::StringRef indent) {
+                                             llvm::StringRef indent,
+                                             bool toSlots) {
   auto red = p.element(x, os, indent);
   if (!red)
     return red.takeError();
   os << indent << "const float red = " << *red << "; // " << displayName(f.op)
      << "\n";
-  return writeOutputs("i", os, indent);
+  return writeOutputs("i", os, indent, toSlots);
 }
 
 llvm::Error codegen::RowWriter::writeOutputs(llvm::StringRef idx,
                                              llvm::raw_ostream &os,
-                                             llvm::StringRef indent) {
+                                             llvm::StringRef indent,
+                                             bool toSlots) {
   e.seed(f.op->getResult(0), idx, "red");
   for (auto [k, v] : llvm::enumerate(yield.getValues())) {
     auto y = e.valueAt(v, idx, os, indent);
     if (!y)
       return y.takeError();
-    if (storeToSlots)
+    if (toSlots)
       os << indent << "ov" << k << "[j] = " << *y << ";\n";
     else
       os << indent << "out" << k << "[" << idx << "] = " << *y << ";\n";

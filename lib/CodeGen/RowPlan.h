@@ -54,11 +54,14 @@ protected:
   /// result and the recipe's extra outputs.
   llvm::Error writeRowResult(const RowPlan &p, llvm::StringRef leader,
                              llvm::raw_ostream &os);
-  /// Per-element outputs at index `i`, the input's element being `x`.
+  /// Per-element outputs at index `i`, the input's element being `x`. With
+  /// `toSlots`, output k's value goes to slot j of `ov<k>` (the caller
+  /// stores the slots as a float4) instead of out<k>[i].
   llvm::Error writeElement(const RowPlan &p, llvm::StringRef x,
-                           llvm::raw_ostream &os, llvm::StringRef indent);
+                           llvm::raw_ostream &os, llvm::StringRef indent,
+                           bool toSlots = false);
   llvm::Error writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
-                           llvm::StringRef indent);
+                           llvm::StringRef indent, bool toSlots = false);
   /// `lhs = ` the shift k0 of row r's statistics (its first element, 0 if
   /// that is not finite).
   llvm::Error writeShift(const RowPlan &p, llvm::StringRef lhs,
@@ -67,9 +70,6 @@ protected:
   RegionEmitter &e;
   const StageInfo &f;
   YieldOp yield;
-  // writeOutputs stores output k's value in slot j of `ov<k>` (the caller
-  // stores the slots as a float4) instead of at out<k>[idx].
-  bool storeToSlots = false;
 };
 
 /// The shared scratch of the block-wide combines (kb::block_reduce,

@@ -355,14 +355,14 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // Uncapped grids: every warp, block or thread takes its rows in one
   // iteration (a grid capped at a multiple of the SM count measured 8% below
   // copy bandwidth on pointwise kernels; the loops stay for safety).
-  std::string grid = p.mode == Mode::Warp
-                         ? "ceil_div(" + R + ", " +
-                               std::to_string(256 / rowLanes(p)) + ")"
-                     : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
-                     : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
-                     : p.mode == Mode::Block
-                         ? R
-                         : "ceil_div(" + R + ", " + std::to_string(block) + ")";
+  std::string grid =
+      p.mode == Mode::Warp
+          ? "ceil_div(" + R + ", " + std::to_string(256 / rowLanes(p)) + ")"
+      : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
+      : p.mode == Mode::Tile    ? std::to_string(p.tileN * p.tileM)
+      : p.mode == Mode::Block
+          ? R
+          : "ceil_div(" + R + ", " + std::to_string(block) + ")";
   bool split = p.mode == Mode::Split;
   if (split) {
     out.blocksPerSM = splitBlocksPerSM(p);

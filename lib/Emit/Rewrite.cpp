@@ -241,39 +241,24 @@ std::string modelNewSource(const RewriteOptions &opts, StringRef absDir,
   return os.str();
 }
 
-/// Visits the ops that use `launch`'s results, directly or through other
-/// ops, until `found` returns true for one. Host ops (aten::size, dim,
-/// numel) read shapes, not values: the walk does not go through them.
-void firstDownstream(LaunchOp launch,
-                     llvm::function_ref<bool(mlir::Operation *)> found) {
-  SmallVector<mlir::Value> work(launch.getResults().begin(),
-                                launch.getResults().end());
-  llvm::DenseSet<mlir::Value> seen;
-  while (!work.empty()) {
-    mlir::Value v = work.pop_back_val();
-    if (!seen.insert(v).second)
-      continue;
-    for (mlir::Operation *user : v.getUsers()) {
-      if (isa<AtenOp>(user) && getKind(user) == OpKind::Host)
-        continue;
-      if (found(user))
-        return;
-      work.append(user->getResults().begin(), user->getResults().end());
-    }
-  }
+/// `op`'s display name when `inTable` (isStepOp, isSingularOp) lists its
+/// name and overload, "" otherwise.
+std::string tableOpName(mlir::Operation *op,
+                        bool (*inTable)(llvm::StringRef, llvm::StringRef)) {
+  if (auto aten = dyn_cast<AtenOp>(op))
+    return inTable(aten.getName(), aten.getOverload()) ? displayName(op) : "";
+  if (auto opaque = dyn_cast<OpaqueOp>(op))
+    return inTable(opaque.getName(), "") ? displayName(op) : "";
+  return "";
 }
 
 std::string stepOpName(mlir::Operation *op) {
-  if (auto aten = dyn_cast<AtenOp>(op)) {
-    // div(a, b, rounding_mode=None) is true division: continuous.
-    if (aten.getName() == "div" && op->getNumOperands() == 3 &&
-        isNone(op->getOperand(2)))
-      return "";
-    return isStepOp(aten.getName(), aten.getOverload()) ? displayName(op) : "";
-  }
-  if (auto opaque = dyn_cast<OpaqueOp>(op))
-    return isStepOp(opaque.getName(), "") ? displayName(op) : "";
-  return "";
+  // div(a, b, rounding_mode=None) is true division: continuous.
+  if (auto aten = dyn_cast<AtenOp>(op); aten && aten.getName() == "div" &&
+                                        op->getNumOperands() == 3 &&
+                                        isNone(op->getOperand(2)))
+    return "";
+  return tableOpName(op, isStepOp);
 }
 
 /// Whether `op` (inside a kernel) matches ATen only to a few ulps: sums,
@@ -291,12 +276,7 @@ bool inexactOp(mlir::Operation *op) {
 }
 
 std::string singularOpName(mlir::Operation *op) {
-  if (auto aten = dyn_cast<AtenOp>(op))
-    return isSingularOp(aten.getName(), aten.getOverload()) ? displayName(op)
-                                                            : "";
-  if (auto opaque = dyn_cast<OpaqueOp>(op))
-    return isSingularOp(opaque.getName(), "") ? displayName(op) : "";
-  return "";
+  return tableOpName(op, isSingularOp);
 }
 
 /// The first singular op of `kernel` that reads a value derived from a
@@ -407,9 +387,8 @@ std::map<std::string, NumericsFacts> numericsFacts(mlir::ModuleOp module) {
     if (f.singularDownstream.empty())
       f.singularDownstream = singularDownstream(
           launch, module.lookupSymbol<KernelOp>(launch.getKernel()), module);
-    firstDownstream(launch, [&](mlir::Operation *user) {
-      if (auto aten = dyn_cast<AtenOp>(user);
-          aten && aten.getName() == "_convolution")
+    firstDownstream(launch->getResults(), [&](mlir::Operation *user) {
+      if (isConvolution(user))
         f.feedsConvolution = true;
       std::string step = stepOpName(user);
       if (auto other = dyn_cast<LaunchOp>(user))

@@ -112,8 +112,7 @@ std::string unfusedReason(Operation *op, OpKind kind) {
 
 class RegionFormer {
 public:
-  RegionFormer(Block &block, unsigned maxOps, bool normsBeforeTF32,
-               int &nextId)
+  RegionFormer(Block &block, unsigned maxOps, bool normsBeforeTF32, int &nextId)
       : block(block), maxOps(maxOps), normsBeforeTF32(normsBeforeTF32),
         nextId(nextId) {}
 
@@ -377,9 +376,9 @@ struct FormRegionsPass : kb::impl::FormRegionsBase<FormRegionsPass> {
       func.walk([&](OpaqueOp opaque) {
         for (Region &r : opaque.getBlocks())
           r.walk([&](AtenOp nested) {
-            nested->setAttr("kb.unfused",
-                            StringAttr::get(&getContext(),
-                                            "inside control flow"));
+            nested->setAttr(
+                "kb.unfused",
+                StringAttr::get(&getContext(), "inside control flow"));
           });
       });
     });

@@ -182,8 +182,9 @@ bool kb::isCentringNorm(Operation *op) {
          cuda == "instance_norm";
 }
 
-bool kb::reachesConvolution(Operation *op) {
-  SmallVector<Value> work(op->getResults().begin(), op->getResults().end());
+void kb::firstDownstream(ValueRange roots,
+                         llvm::function_ref<bool(Operation *)> found) {
+  SmallVector<Value> work(roots.begin(), roots.end());
   llvm::DenseSet<Value> seen;
   while (!work.empty()) {
     Value v = work.pop_back_val();
@@ -192,11 +193,22 @@ bool kb::reachesConvolution(Operation *op) {
     for (Operation *user : v.getUsers()) {
       if (isa<AtenOp>(user) && getKind(user) == OpKind::Host)
         continue;
-      if (auto aten = dyn_cast<AtenOp>(user);
-          aten && aten.getName() == "_convolution")
-        return true;
+      if (found(user))
+        return;
       work.append(user->getResults().begin(), user->getResults().end());
     }
   }
-  return false;
+}
+
+bool kb::isConvolution(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  return aten && aten.getName() == "_convolution";
+}
+
+bool kb::reachesConvolution(Operation *op) {
+  bool reached = false;
+  firstDownstream(op->getResults(), [&](Operation *user) {
+    return reached = isConvolution(user);
+  });
+  return reached;
 }

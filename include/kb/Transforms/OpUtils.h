@@ -3,6 +3,7 @@
 #define KB_TRANSFORMS_OPUTILS_H
 
 #include "kb/IR/KbDialect.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include <optional>
 
 namespace kb {
@@ -40,8 +41,17 @@ bool hasStaticShape(mlir::Type t);
 /// (eval-mode batch norm scales by the running statistics instead).
 bool isCentringNorm(mlir::Operation *op);
 
-/// Whether a value computed from `op`'s results (through any ops but host
-/// shape arithmetic) reaches an aten::_convolution, which cuDNN runs in TF32.
+/// Visits the ops that use `roots`, directly or through other ops, until
+/// `found` returns true for one. Host ops (aten::size, dim, numel) read
+/// shapes, not values: the walk does not go through them.
+void firstDownstream(mlir::ValueRange roots,
+                     llvm::function_ref<bool(mlir::Operation *)> found);
+
+/// aten::_convolution, which cuDNN runs in TF32 by default.
+bool isConvolution(mlir::Operation *op);
+
+/// Whether a value computed from `op`'s results (firstDownstream's walk)
+/// reaches a convolution.
 bool reachesConvolution(mlir::Operation *op);
 
 } // namespace kb
