@@ -4,7 +4,10 @@
 // reproduces ATen's definition, NaN propagation included: ATen's clamp/relu
 // use std::min/std::max, which return their first argument on an unordered
 // comparison, so the helpers do the same instead of fminf/fmaxf (which drop
-// NaN). Plain CUDA C++ without includes, valid for NVRTC and nvcc, sm_70+.
+// NaN). A helper whose last operation is a multiply does it with __fmul_rn:
+// ATen stores each op's result, so it is never contracted into an fma with
+// the next op (OpSemantics.def). Plain CUDA C++ without includes, valid for
+// NVRTC and nvcc, sm_70+.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +21,7 @@ __device__ __forceinline__ float max_(float a, float b) { return (a < b) ? b : a
 __device__ __forceinline__ float min_(float a, float b) { return (b < a) ? b : a; }
 __device__ __forceinline__ float inf() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ float relu(float x) { return (x > 0.f || x != x) ? x : 0.f; }
-__device__ __forceinline__ float leaky_relu(float x, float s) { return x > 0.f ? x : x * s; }
+__device__ __forceinline__ float leaky_relu(float x, float s) { return x > 0.f ? x : __fmul_rn(x, s); }
 __device__ __forceinline__ float clamp(float x, float lo, float hi) {
   return x != x ? x : min_(max_(x, lo), hi);
 }
@@ -36,7 +39,7 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + expf(-x)
 __device__ __forceinline__ float silu(float x) { return x / (1.f + expf(-x)); }
 #endif
 __device__ __forceinline__ float gelu_erf(float x) {
-  return 0.5f * x * (1.f + erff(x * 0.70710678118654752440f));
+  return __fmul_rn(x * 0.5f, 1.f + erff(x * 0.70710678118654752440f));
 }
 __device__ __forceinline__ float gelu_tanh(float x) {
   const float k = 0.79788456080286535588f;
@@ -66,10 +69,11 @@ __device__ __forceinline__ float mish(float x) {
 __device__ __forceinline__ float bn_normalize(float x, float mean, float var, float eps) {
   return (x - mean) * (1.f / sqrtf(var + eps));
 }
-__device__ __forceinline__ float hardsigmoid(float x) { return min_(max_(x + 3.f, 0.f), 6.f) / 6.f; }
-__device__ __forceinline__ float hardswish(float x) { return x * min_(max_(x + 3.f, 0.f), 6.f) / 6.f; }
+// ATen multiplies by the float 1/6 rather than dividing by 6.
+__device__ __forceinline__ float hardsigmoid(float x) { return __fmul_rn(min_(max_(x + 3.f, 0.f), 6.f), 1.f / 6.f); }
+__device__ __forceinline__ float hardswish(float x) { return __fmul_rn(x * min_(max_(x + 3.f, 0.f), 6.f), 1.f / 6.f); }
 __device__ __forceinline__ float elu(float x, float alpha, float scale, float input_scale) {
-  return x <= 0.f ? expm1f(x * input_scale) * (alpha * scale) : x * scale;
+  return x <= 0.f ? __fmul_rn(expm1f(x * input_scale), alpha * scale) : __fmul_rn(x, scale);
 }
 __device__ __forceinline__ float selu(float x) {
   return elu(x, 1.6732632423543772848170429916717f, 1.0507009873554804934193349852946f, 1.f);

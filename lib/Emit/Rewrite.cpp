@@ -96,6 +96,38 @@ void dropIfNotFaster(RegionRecord &rec) {
           .str();
 }
 
+/// The numerics policy lets a pointwise or max-pooling kernel feed a TF32
+/// convolution or a step op because such kernels round as ATen's do;
+/// kb-verify measured whether this one does (eager_mismatches), and where it
+/// does not (a formula or a contraction unlike ATen's), the ATen ops stay.
+void keepIfNotIdentical(RegionRecord &rec, const NumericsFacts &facts,
+                        bool fuseBeforeTF32) {
+  if (rec.status != "verified")
+    return;
+  bool beforeConv = facts.feedsConvolution && !fuseBeforeTF32;
+  if (!beforeConv && facts.stepDownstream.empty())
+    return;
+  const json::Object *v = rec.verdict.getAsObject();
+  int64_t differ = -1;
+  if (v)
+    differ = v->getInteger("eager_mismatches").value_or(-1);
+  if (differ == 0)
+    return;
+  std::string where = beforeConv ? std::string("a TF32 convolution")
+                                 : "a step op (" + facts.stepDownstream + ")";
+  rec.status = "kept";
+  rec.detail =
+      differ < 0
+          ? "verified, but kb-verify did not report whether it rounds as "
+            "ATen does, and its result feeds " +
+                where + ": the ATen ops stay (update kb-verify)"
+          : formatv("verified, but {0} output elements differ from ATen's in "
+                    "the last bits and its result feeds {1}, which magnifies "
+                    "them: the ATen ops stay",
+                    differ, where)
+                .str();
+}
+
 Expected<std::string> readFile(StringRef path) {
   auto buf = MemoryBuffer::getFile(path);
   if (!buf)
@@ -730,8 +762,14 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   // measurably faster than the region's ATen ops is not used (the region
   // runs its ATen ops; the report says by how much it lost).
   if (result.gpu)
-    for (RegionRecord &rec : result.regions)
+    for (auto [idx, rec] : llvm::enumerate(result.regions)) {
+      keepIfNotIdentical(rec, numerics[rec.name], opts.fuseBeforeTF32);
+      if (rec.status == "kept") {
+        emittedCL[idx].reset();
+        rec.clStatus.clear();
+      }
       dropIfNotFaster(rec);
+    }
 
   // 3. manifest.json: what the runtime loads; model_new.py's forward first
   // (it decides which regions have a library form).

@@ -330,6 +330,7 @@ std::string kb::verify::toJson(const Verdict &v) {
               {"allclose_1e-4", v.allclose1e4},
               {"allclose_1e-2", v.allclose1e2},
               {"deterministic", v.deterministic},
+              {"eager_mismatches", v.eagerMismatches},
               {"trials", v.trialsRun},
               {"shapes_checked", shapes},
               {"candidate_timing", timingJson(v.candidateTiming)},
@@ -359,6 +360,7 @@ Verdict kb::verify::parseVerdict(const std::string &text) {
   v.allclose1e4 = j.value("allclose_1e-4", false);
   v.allclose1e2 = j.value("allclose_1e-2", false);
   v.deterministic = j.value("deterministic", true);
+  v.eagerMismatches = j.value("eager_mismatches", int64_t(-1));
   v.trialsRun = j.value("trials", 0);
   if (j.contains("shapes_checked"))
     v.shapesChecked =

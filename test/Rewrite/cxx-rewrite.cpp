@@ -204,10 +204,10 @@ torch::Tensor swish_mish(torch::nn::Conv2d &conv, torch::Tensor x) {
 // CHECK-LABEL: torch::Tensor swish_mish(
 // CHECK-NEXT:  x = conv(x);
 // CHECK-NEXT:  return kb_rewrite::kb_fused_{{[0-9a-f]+}}(x);
-// DAG:      const float t1 = (x * t0); // aten::mul
+// DAG:      const float t1 = __fmul_rn(x, t0); // aten::mul
 // DAG-NEXT: const float t2 = kb::softplus(t1, 1.0f, 20.0f); // aten::softplus
 // DAG-NEXT: const float t3 = tanhf(t2); // aten::tanh
-// DAG-NEXT: const float t4 = (t1 * t3); // aten::mul
+// DAG-NEXT: const float t4 = __fmul_rn(t1, t3); // aten::mul
 // DAG:      at::Tensor r0 = at::sigmoid(in);
 // DAG-NEXT: at::Tensor r1 = at::mul(in, r0);
 // DAG-NEXT: at::Tensor r2 = at::softplus(r1);

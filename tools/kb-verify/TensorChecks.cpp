@@ -22,9 +22,8 @@ int64_t firstTrue(const at::Tensor &mask) {
 }
 
 ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
-                           const at::Tensor &r, double factor,
-                           uint32_t poison, bool anyNonfinite,
-                           const at::Tensor &sens) {
+                           const at::Tensor &r, double factor, uint32_t poison,
+                           bool anyNonfinite, const at::Tensor &sens) {
   ComparisonStats s;
   s.n = x.numel();
   at::Tensor unwritten = x.view(at::kInt).eq(static_cast<int32_t>(poison));
@@ -65,8 +64,8 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   at::Tensor huge = ok & ar.gt(kHugeMagnitude);
   at::Tensor tol = at::maximum(eErr, ar * std::ldexp(1.0, -23)) * factor;
   // Within what fp32 rounding of the inputs moves the truth by: excused.
-  at::Tensor excused = sens.defined() ? d.le(sens * factor)
-                                      : at::zeros_like(d, at::kBool);
+  at::Tensor excused =
+      sens.defined() ? d.le(sens * factor) : at::zeros_like(d, at::kBool);
   at::Tensor hugeBad = huge & d.gt(tol) & excused.logical_not();
   s.hugeBad = hugeBad.sum().item<int64_t>();
   if (s.hugeBad) {
@@ -91,8 +90,10 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   at::Tensor ad = (xd - ed).abs(), ae = ed.abs();
   // Where eager overflowed to NaN/Inf, allclose against it fails.
   at::Tensor vsEager = (ok & eSpecial) | rightInf;
-  s.allclose1e4 = !(vsEager | (ok & ad.gt(ae * 1e-4 + 1e-4))).any().item<bool>();
-  s.allclose1e2 = !(vsEager | (ok & ad.gt(ae * 1e-2 + 1e-2))).any().item<bool>();
+  s.allclose1e4 =
+      !(vsEager | (ok & ad.gt(ae * 1e-4 + 1e-4))).any().item<bool>();
+  s.allclose1e2 =
+      !(vsEager | (ok & ad.gt(ae * 1e-2 + 1e-2))).any().item<bool>();
   return s;
 }
 
@@ -128,8 +129,8 @@ at::Tensor kb::verify::makeInput(const TensorSpec &spec,
                                     inf, -inf, 0.0f, -0.0f, 1e-40f, -3e38f,
                                     3e38f})
           .to(device);
-  at::Tensor pick = at::randint(0, specials.numel(), shape, gen,
-                                opts.dtype(at::kLong));
+  at::Tensor pick =
+      at::randint(0, specials.numel(), shape, gen, opts.dtype(at::kLong));
   at::Tensor coin = at::rand(shape, gen, opts);
   return at::where(coin.lt(0.03), specials.take(pick), x).contiguous();
 }
@@ -147,20 +148,29 @@ ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
   for (int64_t off = 0; off < x.numel(); off += chunk) {
     int64_t len = std::min(chunk, x.numel() - off);
     total.append(chunkStats(x.narrow(0, off, len), e.narrow(0, off, len),
-                            r.narrow(0, off, len), factor, poison,
-                            anyNonfinite,
+                            r.narrow(0, off, len), factor, poison, anyNonfinite,
                             sv.defined() ? sv.narrow(0, off, len) : sv));
   }
   return total;
 }
 
 int64_t kb::verify::countPattern(const at::Tensor &t, uint32_t pattern) {
-  return t.contiguous().view(at::kInt).eq(static_cast<int32_t>(pattern))
+  return t.contiguous()
+      .view(at::kInt)
+      .eq(static_cast<int32_t>(pattern))
       .sum()
       .item<int64_t>();
 }
 
+int64_t kb::verify::countBitDifferences(const at::Tensor &cand,
+                                        const at::Tensor &eager32) {
+  at::Tensor a = cand.contiguous().view(-1), b = eager32.contiguous().view(-1);
+  at::Tensor differ = a.view(at::kInt).ne(b.view(at::kInt)) &
+                      (a.isnan() & b.isnan()).logical_not();
+  return differ.sum().item<int64_t>();
+}
+
 bool kb::verify::sameBits(const at::Tensor &a, const at::Tensor &b) {
-  return a.sizes() == b.sizes() &&
-         at::equal(a.contiguous().view(at::kInt), b.contiguous().view(at::kInt));
+  return a.sizes() == b.sizes() && at::equal(a.contiguous().view(at::kInt),
+                                             b.contiguous().view(at::kInt));
 }

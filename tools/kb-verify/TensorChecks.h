@@ -35,6 +35,10 @@ ComparisonStats tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
 /// Number of 32-bit words of `t` equal to `pattern`.
 int64_t countPattern(const at::Tensor &t, uint32_t pattern);
 
+/// Elements of `cand` whose bits differ from `eager32`'s, any NaN matching
+/// any NaN.
+int64_t countBitDifferences(const at::Tensor &cand, const at::Tensor &eager32);
+
 /// True when the two tensors hold the same bits (NaN payloads included).
 bool sameBits(const at::Tensor &a, const at::Tensor &b);
 

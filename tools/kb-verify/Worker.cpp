@@ -211,14 +211,15 @@ struct GpuWorker::Impl {
       if (g[k] < 1 || b[k] < 1 || g[k] > 0x7fffffff || b[k] > 1024)
         throw CudaFailure("launch_error",
                           "launch rule gives grid/block dimension " +
-                              std::to_string(k) + " = " +
-                              std::to_string(g[k]) + "/" + std::to_string(b[k]),
+                              std::to_string(k) + " = " + std::to_string(g[k]) +
+                              "/" + std::to_string(b[k]),
                           false);
     }
     int64_t shared = evalExpr(c.launch.sharedBytes, vars);
     const void *fn = reinterpret_cast<const void *>(l.fn);
     if (shared > 48 * 1024)
-      check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      check(cudaFuncSetAttribute(fn,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(shared)),
             "dynamic shared memory");
     if (wsBytes > 0) {
@@ -253,9 +254,9 @@ struct GpuWorker::Impl {
   /// A float32 tensor over a device buffer the worker owns.
   static at::Tensor view(const GuardedBuffer &b,
                          const std::vector<int64_t> &shape) {
-    return at::from_blob(b.data(), shape,
-                         at::TensorOptions().dtype(at::kFloat).device(
-                             at::kCUDA, 0));
+    return at::from_blob(
+        b.data(), shape,
+        at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, 0));
   }
 
   /// Fresh inputs (generated on the GPU) copied into guarded buffers at new
@@ -292,10 +293,10 @@ struct GpuWorker::Impl {
       std::vector<int64_t> got(expect.truth64[o].sizes().begin(),
                                expect.truth64[o].sizes().end());
       if (got != l.tensors[nIn + o].shape)
-        return Failure{"invalid_job",
-                       "the reference output " + job.outputs[o].name +
-                           " has shape " + shapeStr(got) + ", the job says " +
-                           shapeStr(l.tensors[nIn + o].shape)};
+        return Failure{"invalid_job", "the reference output " +
+                                          job.outputs[o].name + " has shape " +
+                                          shapeStr(got) + ", the job says " +
+                                          shapeStr(l.tensors[nIn + o].shape)};
     }
     return std::nullopt;
   }
@@ -338,9 +339,8 @@ struct GpuWorker::Impl {
       for (size_t i = 0; i < nIn; ++i)
         if (!liveInputs[i].guardsIntact() ||
             !sameBits(view(liveInputs[i], l.tensors[i].shape), pristine[i]))
-          return Failure{"input_mutated",
-                         "input " + job.inputs[i].name +
-                             " changed during the launch"};
+          return Failure{"input_mutated", "input " + job.inputs[i].name +
+                                              " changed during the launch"};
       std::vector<at::Tensor> got;
       for (size_t o = 0; o < outs.size(); ++o) {
         got.push_back(view(outs[o], l.tensors[nIn + o].shape));
@@ -358,10 +358,13 @@ struct GpuWorker::Impl {
         v.allclose1e4 = v.allclose1e4 && c.allclose1e4;
         v.allclose1e2 = v.allclose1e2 && c.allclose1e2;
         if (c.status != "accepted")
-          return Failure{c.status, "output " + job.outputs[o].name + ": " +
-                                       c.detail};
+          return Failure{c.status,
+                         "output " + job.outputs[o].name + ": " + c.detail};
       }
       if (firstRun.empty()) {
+        for (size_t o = 0; o < got.size(); ++o)
+          v.eagerMismatches = std::max<int64_t>(v.eagerMismatches, 0) +
+                              countBitDifferences(got[o], expect.eager32[o]);
         for (const at::Tensor &t : got)
           firstRun.push_back(t.clone());
       } else {
@@ -522,8 +525,8 @@ Verdict GpuWorker::run(const Job &job) {
   }
   std::string arch =
       job.arch == "native" ? "sm_" + std::to_string(impl->info.cc) : job.arch;
-  CompileResult cr = compileCandidate(job.candidate.source, job.candidate.entry,
-                                      arch);
+  CompileResult cr =
+      compileCandidate(job.candidate.source, job.candidate.entry, arch);
   v.compileLog = cr.log;
   if (!cr.ok)
     return fail(cr.status, cr.log);

@@ -88,16 +88,16 @@ float poisonFloat(uint32_t bits) {
 TEST(TensorStats, CleanOutputMatchesHost) {
   Planted p(1000);
   checkAgainstHost(p, kPoisonA);
-  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
-                            8)
-                .status,
-            "accepted");
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      "accepted");
 }
 
 TEST(TensorStats, PlantedErrorsMatchHost) {
   Planted p(1000);
-  p.c[613] += 0.5f;  // wrong value
-  p.c[17] += 0.01f;  // a smaller one first: the worst must be 613
+  p.c[613] += 0.5f; // wrong value
+  p.c[17] += 0.01f; // a smaller one first: the worst must be 613
   checkAgainstHost(p, kPoisonA);
   p.tensors();
   Comparison c =
@@ -131,10 +131,10 @@ TEST(TensorStats, UnwrittenNanAndHugeMatchHost) {
   p.c[10] = p.e[10];
   checkAgainstHost(p, kPoisonB); // only the huge element is wrong now
   p.tensors();
-  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonB),
-                            8)
-                .status,
-            "wrong_result");
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonB), 8)
+          .status,
+      "wrong_result");
 }
 
 // "nonfinite": "any": where eager and the truth are NaN/Inf (an Inf in a
@@ -185,20 +185,20 @@ TEST(TensorStats, IllConditionedElementsAreExcused) {
   sens[50] = 0.1; // 0.3 <= 8 x 0.1
   checkAgainstHost(p, kPoisonA, false, sens);
   p.tensors();
-  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA,
-                                        false, int64_t(1) << 26,
-                                        at::tensor(sens)),
-                            8)
-                .status,
-            "accepted");
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, false,
+                                  int64_t(1) << 26, at::tensor(sens)),
+                      8)
+          .status,
+      "accepted");
   sens[50] = 0.01; // 0.3 > 8 x 0.01
   checkAgainstHost(p, kPoisonA, false, sens);
-  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA,
-                                        false, int64_t(1) << 26,
-                                        at::tensor(sens)),
-                            8)
-                .status,
-            "wrong_result");
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, false,
+                                  int64_t(1) << 26, at::tensor(sens)),
+                      8)
+          .status,
+      "wrong_result");
 }
 
 TEST(TensorInputs, SeededDistributionsAndSpecialValues) {
@@ -232,6 +232,19 @@ TEST(TensorInputs, CountPatternAndSameBits) {
   EXPECT_FALSE(sameBits(x, y));
 }
 
+TEST(TensorInputs, BitDifferencesFromEager) {
+  at::Tensor e = at::arange(8, at::kFloat);
+  at::Tensor c = e.clone();
+  EXPECT_EQ(countBitDifferences(c, e), 0);
+  // One ulp, a sign of zero, and NaNs of different payloads (which match).
+  c.view(at::kInt)[3].add_(1);
+  e[0] = 0.0f;
+  c[0] = -0.0f;
+  e[5] = std::numeric_limits<float>::quiet_NaN();
+  c.view(at::kInt)[5].fill_(static_cast<int32_t>(0x7FC0DEADu));
+  EXPECT_EQ(countBitDifferences(c, e), 2);
+}
+
 TEST(TensorStats, EagerOverflowIsHeldToTheTruth) {
   // Eager fp32 overflowed to NaN where the float64 truth is finite: the
   // candidate may compute the truth, or reproduce eager's NaN; a wrong
@@ -250,18 +263,18 @@ TEST(TensorStats, EagerOverflowIsHeldToTheTruth) {
   p.c[40] = static_cast<float>(p.r[40]) + 1.f;
   checkAgainstHost(p, kPoisonA);
   p.tensors();
-  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
-                            8)
-                .status,
-            "wrong_result");
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      "wrong_result");
   p.r[40] = std::numeric_limits<double>::quiet_NaN();
   p.c[40] = 1.f;
   checkAgainstHost(p, kPoisonA);
   p.tensors();
-  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
-                            8)
-                .status,
-            "nan_mismatch");
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      "nan_mismatch");
 }
 
 TEST(TensorStats, TruthInfAcceptedWhereEagerIsNan) {
@@ -271,10 +284,10 @@ TEST(TensorStats, TruthInfAcceptedWhereEagerIsNan) {
   p.c[7] = -std::numeric_limits<float>::infinity();
   checkAgainstHost(p, kPoisonA);
   p.tensors();
-  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA),
-                            8)
-                .status,
-            "accepted");
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      "accepted");
   p.c[7] = std::numeric_limits<float>::infinity(); // wrong sign
   checkAgainstHost(p, kPoisonA);
   p.tensors();

@@ -38,7 +38,8 @@ TEST(Job, ParsesAndRoundTrips) {
   EXPECT_EQ(job.inputs[0].shape, (std::vector<int64_t>{4, 6}));
   EXPECT_EQ(job.candidate.args.size(), 3u);
   EXPECT_EQ(job.candidate.args[2].kind, ArgSpec::Kind::Int64);
-  EXPECT_EQ(job.candidate.launch.block, (std::vector<std::string>{"256", "1", "1"}));
+  EXPECT_EQ(job.candidate.launch.block,
+            (std::vector<std::string>{"256", "1", "1"}));
   EXPECT_EQ(job.checks.trials, 5);
   Job again = parseJob(toJson(job));
   EXPECT_EQ(toJson(again), toJson(job));
@@ -58,7 +59,8 @@ TEST(Job, ErrorsNameThePath) {
             std::string::npos);
   std::string badShape = kJob;
   badShape.replace(badShape.find("[4, 6]"), 6, "[4, -6]");
-  EXPECT_NE(message(badShape).find("job.inputs[0].shape[1]"), std::string::npos);
+  EXPECT_NE(message(badShape).find("job.inputs[0].shape[1]"),
+            std::string::npos);
   std::string badArg = kJob;
   badArg.replace(badArg.find(R"({"tensor": "x"})"), 15, R"({"tensor": "q"})");
   EXPECT_NE(message(badArg).find("names no input or output 'q'"),
@@ -116,7 +118,12 @@ TEST(Verdict, RoundTrips) {
   v.detail = "max error";
   v.candidateTiming = Timing{1.5, 1.2, 2.0, 20};
   v.shapesChecked = {{3, 4}, {5}};
+  v.eagerMismatches = 17;
   Verdict w = parseVerdict(toJson(v));
+  EXPECT_EQ(w.eagerMismatches, 17);
+  // A verdict without the field (an older kb-verify): not measured.
+  EXPECT_EQ(
+      parseVerdict(R"({"id": "y", "status": "accepted"})").eagerMismatches, -1);
   EXPECT_EQ(w.status, "wrong_result");
   EXPECT_FALSE(w.accepted());
   ASSERT_TRUE(w.candidateTiming.has_value());
@@ -229,8 +236,10 @@ TEST(StaticCheck, AcceptsPlainKernelsRejectsEscapes) {
     auto r = staticCheck(src, entry);
     return r ? r->status : std::string("ok");
   };
-  EXPECT_EQ(status(ok + " __global__ void c(){} __global__ void d(){ c<<<1,1>>>(); }"),
-            "forbidden_construct");
+  EXPECT_EQ(
+      status(ok +
+             " __global__ void c(){} __global__ void d(){ c<<<1,1>>>(); }"),
+      "forbidden_construct");
   EXPECT_EQ(status("__global__ void k(){ float* p = (float*)malloc(4); }"),
             "forbidden_construct");
   EXPECT_EQ(status("#include <cstdio>\n" + ok), "forbidden_construct");
