@@ -304,10 +304,15 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.chunks = chunks;
     }
   }
-  // Split softmax over strided rows reads every pass from DRAM: the max and
-  // the sum in one online pass (kb::online_add) save one of the three.
-  if ((recipe == "softmax" || recipe == "log_softmax") &&
-      p.mode == Mode::Split && p.splitRows == 32)
+  // Softmax over strided rows re-reads every pass from memory (split with
+  // lanes, or one thread per row over rows of 64 or more: 64 threads x 256
+  // B per SM and up no longer stay in L1): the max and the sum in one
+  // online pass (kb::online_add) save one of the three. Shorter rows stay
+  // in L1 between passes, where two plain passes cost less than one
+  // online pass's extra exp per element.
+  bool stridedPasses = (p.mode == Mode::Split && p.splitRows == 32) ||
+                       (p.mode == Mode::Thread && stridedRows && p.cols >= 64);
+  if ((recipe == "softmax" || recipe == "log_softmax") && stridedPasses)
     p.prog.passes = {{{{"m", "float", "(-kb::inf())", "Max"},
                        {"acc", "float", "0.f", "Sum"}},
                       "kb::online_add(m, acc, {x});",
@@ -335,9 +340,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           (p.splitRows == 32 ? std::string("32 rows (one per lane)")
                              : std::string("one row")) +
           (p.chunks == 1
-               ? std::string(" and all its elements")
-               : " x 1/" + std::to_string(p.chunks) + " of its elements") +
-          ", a grid barrier after each pass"};
+               ? std::string(" and all its elements, its passes one after "
+                             "another")
+               : " x 1/" + std::to_string(p.chunks) +
+                     " of its elements, a grid barrier after each pass")};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
@@ -363,7 +369,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       : p.mode == Mode::Block
           ? R
           : "ceil_div(" + R + ", " + std::to_string(block) + ")";
-  bool split = p.mode == Mode::Split;
+  bool split = p.mode == Mode::Split && p.chunks > 1;
+  if (p.mode == Mode::Split && p.chunks == 1) // whole items, no barrier
+    grid = p.splitRows == 32 ? "ceil_div(" + R + ", 32)" : R;
   if (split) {
     out.blocksPerSM = splitBlocksPerSM(p);
     grid = out.blocksPerSM == 1
