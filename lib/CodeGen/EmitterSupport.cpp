@@ -538,8 +538,12 @@ std::string RegionEmitter::referenceIR(YieldOp yield,
         os << "  " << n << " : int = prim::Constant[value=" << i.getInt()
            << "]()\n";
       else if (auto f = dyn_cast<FloatAttr>(a)) {
-        std::string lit = floatLiteral(f.getValueAsDouble());
-        lit.pop_back(); // drop the 'f' suffix
+        // TorchScript's own spelling: a double, exactly, and inf / -inf /
+        // nan (CUDA's kb::inf() does not parse).
+        double d = f.getValueAsDouble();
+        std::string lit = std::isnan(d)   ? "nan"
+                          : std::isinf(d) ? (d > 0 ? "inf" : "-inf")
+                                          : doubleLiteral(d);
         os << "  " << n << " : float = prim::Constant[value=" << lit << "]()\n";
       } else if (auto arr = dyn_cast<ArrayAttr>(a)) {
         std::vector<std::string> elems;
