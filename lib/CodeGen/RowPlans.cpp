@@ -304,19 +304,13 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.chunks = chunks;
     }
   }
-  // Long contiguous rows streamed from memory (longer than the registers
-  // hold) take the split layout's whole items: 1024 threads reading float4,
-  // so a row's re-read finds it in L2 (fewer rows in flight) and four times
-  // the bytes are in flight per load. The block loop read one float per
-  // thread: an InstanceNorm3d over 8192 rows of 14784 took 0.397 ms where
-  // torch.compile, reading once, takes 0.233 (gen-20261201 task 63).
-  // From 4096 on, so every one of the 1024 threads has a float4 at least.
-  if (p.mode == Mode::Block && p.vec4 && !stridedRows &&
-      p.cols >= 4096 && !e.channelsLastRead) {
-    p.mode = Mode::Split;
-    p.splitRows = 1;
-    p.chunks = 1;
-  }
+  // Long contiguous rows streamed from memory stay one block of 256 per
+  // row: whole split items of 1024 threads reading float4 measured slower
+  // on every case (session 16: instance norm over rows of 16K 0.163 ->
+  // 0.209 ms, logsumexp over rows of 4096 0.098 -> 0.144, a mean over
+  // HW = 4096 0.075 -> 0.101), fewer rows in flight per SM each ending in a
+  // 32-warp combine.
+
   // Softmax over strided rows re-reads every pass from memory (split with
   // lanes, or one thread per row over rows of 64 or more: 64 threads x 256
   // B per SM and up no longer stay in L1): the max and the sum in one
