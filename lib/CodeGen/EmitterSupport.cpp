@@ -440,7 +440,21 @@ RegionEmitter::render(AtenOp op, const ArgSpec &arg, Value v,
 llvm::Expected<std::string>
 RegionEmitter::substitute(AtenOp op,
                           const llvm::DenseMap<Value, std::string> &operands) {
-  const OpInfo &info = *op.getInfo();
+  const OpInfo *row = op.getInfo();
+  // A constant `other` (a Python number, or a 0-d tensor constant of the
+  // trace) is a CPU scalar to ATen's TensorIterator, which takes the Scalar
+  // overload's path (a division then multiplies by the float reciprocal):
+  // so does the kernel, through that row's expression.
+  if (row->overload == "Tensor")
+    if (Value other = op.getArg("other");
+        other && other.getDefiningOp<ConstantOp>())
+      for (const OpInfo *alt : lookupOverloads(row->name))
+        if (alt->overload == "Scalar" && alt->args.size() == row->args.size() &&
+            llvm::all_of(llvm::zip(alt->args, row->args), [](auto ab) {
+              return std::get<0>(ab).name == std::get<1>(ab).name;
+            }))
+          row = alt;
+  const OpInfo &info = *row;
   std::string expr = info.cuda.str();
   if (expr.empty())
     return unsupported("'" + displayName(op) + "' has no CUDA expression");

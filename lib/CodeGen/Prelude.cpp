@@ -43,7 +43,8 @@ __device__ __forceinline__ float gelu_erf(float x) {
 }
 __device__ __forceinline__ float gelu_tanh(float x) {
   const float k = 0.79788456080286535588f;
-  return 0.5f * x * (1.f + tanhf(k * (x + 0.044715f * x * x * x)));
+  // As ATen: the cube first, then kappa times it.
+  return __fmul_rn(0.5f * x, 1.f + tanhf(k * (x + 0.044715f * (x * x * x))));
 }
 __device__ __forceinline__ float gelu(float x, const char* approximate) {
   return approximate[0] == 't' ? gelu_tanh(x) : gelu_erf(x);
