@@ -326,6 +326,29 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                       "",
                       /*online=*/true}};
 
+  // A variance whose row is streamed from memory (split, one thread per
+  // row, or a block re-reading it) in one pass of shifted double moments,
+  // as the norms compute theirs, instead of the mean and then the squared
+  // deviations: one read of the input instead of two (and, split, one grid
+  // barrier instead of two). Rows held in registers keep the two passes.
+  bool streamed = p.mode == Mode::Split || p.mode == Mode::Thread ||
+                  (p.mode == Mode::Block && blockRegisterSlots(p) == 0);
+  if ((recipe == "var" || recipe == "std") && streamed) {
+    std::string n = std::to_string(p.cols) + ".0";
+    p.shiftFirst = true;
+    p.prog.passes = {
+        {{{"sx", "double", "0.0", "Sum"}, {"sq", "double", "0.0", "Sum"}},
+         "{ const double d = (double){x} - k0; sx += d; sq += d * d; }",
+         // sx - sx: NaN where the row holds Inf or NaN (ATen's var is NaN
+         // there), 0 elsewhere; rounding can make q slightly negative.
+         "const double nf = sx - sx, q0 = sq - sx * (sx / " + n +
+             ") + nf, q = q0 < 0.0 ? 0.0 : q0;"}};
+    std::string var =
+        "q / fmax(" + n + " - " + doubleLiteral(f.correction) + ", 0.0)";
+    p.prog.result =
+        recipe == "var" ? "(float)(" + var + ")" : "(float)sqrt(" + var + ")";
+  }
+
   std::string body;
   llvm::raw_string_ostream os(body);
   if (auto err = emitRowPlan(e, f, yield, p, os))
