@@ -118,12 +118,12 @@ void keepIfNotIdentical(RegionRecord &rec, const NumericsFacts &facts,
   rec.status = "kept";
   rec.detail =
       differ < 0
-          ? "verified, but kb-verify did not report whether it rounds as "
-            "ATen does, and its result feeds " +
-                where + ": the ATen ops stay (update kb-verify)"
-          : formatv("verified, but {0} output elements differ from ATen's in "
-                    "the last bits and its result feeds {1}, which magnifies "
-                    "them: the ATen ops stay",
+          ? "verified, but whether it rounds as ATen does was not measured "
+            "(update kb-verify), and its result feeds " +
+                where + ": the ATen ops stay"
+          : formatv("verified, but its output differs from ATen's in the "
+                    "last bits ({0} elements) and feeds {1}, which magnifies "
+                    "that: the ATen ops stay",
                     differ, where)
                 .str();
 }
