@@ -189,7 +189,8 @@ struct ReducePass {
   std::string step;  // statement(s); {x} is the element value
   std::string after; // statements once the pass is combined
   // accs are an online softmax pair (running max, rescaled sum) combined
-  // together with kb::online_merge (split rows with lanes only).
+  // together with kb::online_merge (split rows with lanes; one thread per
+  // row needs no combine).
   bool online = false;
 };
 struct ReduceProgram {

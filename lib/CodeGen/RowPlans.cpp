@@ -47,6 +47,14 @@ overMiddleDim(int64_t cols, int64_t inner) {
   };
 }
 
+/// One pass of double moments of x - k0 (k0 the row's first element, so
+/// E[x^2] - E[x]^2 does not cancel): sx and sq, then `after`.
+ReducePass shiftedMoments(std::string after) {
+  return {{{"sx", "double", "0.0", "Sum"}, {"sq", "double", "0.0", "Sum"}},
+          "{ const double d = (double){x} - k0; sx += d; sq += d * d; }",
+          std::move(after)};
+}
+
 } // namespace
 
 llvm::Expected<EmittedKernel>
@@ -221,19 +229,17 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                  : chooseMode(p.cols, true);
     p.shiftFirst = true;
     std::string n = std::to_string(p.cols) + ".0";
-    p.prog.passes.push_back(
-        {{{"sx", "double", "0.0", "Sum"}, {"sq", "double", "0.0", "Sum"}},
-         "{ const double d = (double){x} - k0; sx += d; sq += d * d; }",
-         // ATen's Welford turns an Inf in the row into a NaN mean and
-         // variance (Inf - Inf on the next update); sx - sx is NaN exactly
-         // then, 0 otherwise. Rounding can make m2 slightly negative; NaN
-         // must stay NaN, which fmax would drop.
-         "const double nf = sx - sx, mean = k0 + sx / " + n +
-             " + nf, m2 = sq / " + n + " - (sx / " + n + ") * (sx / " + n +
-             ") + nf;\n    "
-             "const double var = m2 < 0.0 ? 0.0 : m2;\n    "
-             "const double rstd = 1.0 / sqrt(var + " +
-             doubleLiteral(*eps) + ");"});
+    p.prog.passes.push_back(shiftedMoments(
+        // ATen's Welford turns an Inf in the row into a NaN mean and
+        // variance (Inf - Inf on the next update); sx - sx is NaN exactly
+        // then, 0 otherwise. Rounding can make m2 slightly negative; NaN
+        // must stay NaN, which fmax would drop.
+        "const double nf = sx - sx, mean = k0 + sx / " + n +
+        " + nf, m2 = sq / " + n + " - (sx / " + n + ") * (sx / " + n +
+        ") + nf;\n    "
+        "const double var = m2 < 0.0 ? 0.0 : m2;\n    "
+        "const double rstd = 1.0 / sqrt(var + " +
+        doubleLiteral(*eps) + ");"));
     Value weight = op.getArg("weight"), bias = op.getArg("bias");
     p.element = [&e, weight, bias, channel](
                     llvm::StringRef x, llvm::raw_ostream &os,
@@ -336,13 +342,11 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   if ((recipe == "var" || recipe == "std") && streamed) {
     std::string n = std::to_string(p.cols) + ".0";
     p.shiftFirst = true;
-    p.prog.passes = {
-        {{{"sx", "double", "0.0", "Sum"}, {"sq", "double", "0.0", "Sum"}},
-         "{ const double d = (double){x} - k0; sx += d; sq += d * d; }",
-         // sx - sx: NaN where the row holds Inf or NaN (ATen's var is NaN
-         // there), 0 elsewhere; rounding can make q slightly negative.
-         "const double nf = sx - sx, q0 = sq - sx * (sx / " + n +
-             ") + nf, q = q0 < 0.0 ? 0.0 : q0;"}};
+    p.prog.passes = {shiftedMoments(
+        // sx - sx: NaN where the row holds Inf or NaN (ATen's var is NaN
+        // there), 0 elsewhere; rounding can make q slightly negative.
+        "const double nf = sx - sx, q0 = sq - sx * (sx / " + n +
+        ") + nf, q = q0 < 0.0 ? 0.0 : q0;")};
     std::string var =
         "q / fmax(" + n + " - " + doubleLiteral(f.correction) + ", 0.0)";
     p.prog.result =

@@ -143,16 +143,9 @@ public:
       itemHead(os, S, T);
       if (auto err = rowStatistics(k, os))
         return err;
-      for (const Accumulator &a : pass.accs)
-        os << "    " << declareAcc(a) << "\n";
-      auto x = elementLoop(os);
-      if (!x)
-        return x.takeError();
-      os << "      " << replaceAll(pass.step, "{x}", *x) << "\n" << loopEnd;
-      e.newScope();
-      combinePassInBlock(pass, os);
-      os << "    if (" << (lanes ? "live && warp == 0" : "threadIdx.x == 0")
-         << ") {\n";
+      if (auto err = accumulatePass(pass, os))
+        return err;
+      os << "    if (" << leaderTest() << ") {\n";
       for (const Layout::Slot &s : layout.passes[k])
         os << "      " << s.name << "[r * " << S
            << "LL + s] = " << s.name.substr(1 + std::to_string(k).size())
@@ -172,32 +165,14 @@ public:
       itemHead(os, S, T, /*range=*/false);
       if (auto err = rowStatistics(all, os))
         return err;
-      if (auto err = writeRowResult(p,
-                                    lanes ? "    if (live && warp == 0) {\n"
-                                          : "    if (threadIdx.x == 0) {\n",
-                                    os))
-        return err;
-      os << "  }\n";
-      return llvm::Error::success();
+      return writeItemOutputs(os, /*firstChunkOnly=*/true);
     }
     os << "  for (long long item = blockIdx.x; item < " << items
        << "; item += gridDim.x) {\n";
     itemHead(os, S, T);
     if (auto err = rowStatistics(all, os))
       return err;
-    auto x = elementLoop(os);
-    if (!x)
-      return x.takeError();
-    if (auto err = writeElement(p, *x, os, "      "))
-      return err;
-    os << loopEnd;
-    e.newScope();
-    if (!p.leaderExtra.empty())
-      os << "    if (s == 0 && "
-         << (lanes ? "live && warp == 0" : "threadIdx.x == 0") << ") {\n"
-         << p.leaderExtra << "    }\n";
-    os << "  }\n";
-    return llvm::Error::success();
+    return writeItemOutputs(os, /*firstChunkOnly=*/true);
   }
 
 private:
@@ -212,30 +187,56 @@ private:
     os << "  for (long long item = blockIdx.x; item < " << groups
        << "LL; item += gridDim.x) {\n";
     itemHead(os, 1, T);
-    if (p.shiftFirst) {
-      os << "    double k0 = 0.0;\n    if (" << (lanes ? "live" : "true")
-         << ") {\n";
-      if (auto err = writeShift(p, "k0", os, "      "))
-        return err;
-      os << "    }\n";
-    }
+    if (auto err = itemShift(os))
+      return err;
     for (const ReducePass &pass : p.prog.passes) {
-      for (const Accumulator &a : pass.accs)
-        os << "    " << declareAcc(a) << "\n";
-      auto x = elementLoop(os);
-      if (!x)
-        return x.takeError();
-      os << "      " << replaceAll(pass.step, "{x}", *x) << "\n" << loopEnd;
-      e.newScope();
-      combinePassInBlock(pass, os);
+      if (auto err = accumulatePass(pass, os))
+        return err;
       if (!pass.after.empty())
         os << "    " << pass.after << "\n";
     }
+    return writeItemOutputs(os, /*firstChunkOnly=*/false);
+  }
+
+  /// The test that selects the thread writing an item's per-row values.
+  const char *leaderTest() const {
+    return lanes ? "live && warp == 0" : "threadIdx.x == 0";
+  }
+
+  /// k0, the shift of a norm's or variance's moments, for the item's row.
+  llvm::Error itemShift(llvm::raw_ostream &os) {
+    if (!p.shiftFirst)
+      return llvm::Error::success();
+    os << "    double k0 = 0.0;\n    if (" << (lanes ? "live" : "true")
+       << ") {\n";
+    if (auto err = writeShift(p, "k0", os, "      "))
+      return err;
+    os << "    }\n";
+    return llvm::Error::success();
+  }
+
+  /// One pass over the item's elements into the pass's accumulators,
+  /// combined over the block.
+  llvm::Error accumulatePass(const ReducePass &pass, llvm::raw_ostream &os) {
+    for (const Accumulator &a : pass.accs)
+      os << "    " << declareAcc(a) << "\n";
+    auto x = elementLoop(os);
+    if (!x)
+      return x.takeError();
+    os << "      " << replaceAll(pass.step, "{x}", *x) << "\n" << loopEnd;
+    e.newScope();
+    combinePassInBlock(pass, os);
+    return llvm::Error::success();
+  }
+
+  /// The item's outputs once its row's statistics are known, and the end
+  /// of the item loop: the row's result (by its leader) or every element
+  /// of the item, then the recipe's extra per-row outputs, written once
+  /// per row (with `firstChunkOnly`, by chunk 0's item).
+  llvm::Error writeItemOutputs(llvm::raw_ostream &os, bool firstChunkOnly) {
+    std::string leader = std::string("    if (") + leaderTest() + ") {\n";
     if (!p.element) {
-      if (auto err = writeRowResult(p,
-                                    lanes ? "    if (live && warp == 0) {\n"
-                                          : "    if (threadIdx.x == 0) {\n",
-                                    os))
+      if (auto err = writeRowResult(p, leader, os))
         return err;
       os << "  }\n";
       return llvm::Error::success();
@@ -248,7 +249,7 @@ private:
     os << loopEnd;
     e.newScope();
     if (!p.leaderExtra.empty())
-      os << "    if (" << (lanes ? "live && warp == 0" : "threadIdx.x == 0")
+      os << "    if (" << (firstChunkOnly ? "s == 0 && " : "") << leaderTest()
          << ") {\n"
          << p.leaderExtra << "    }\n";
     os << "  }\n";
@@ -324,13 +325,8 @@ private:
   /// The shift k0 and the combined statistics of the passes before `k`,
   /// each with its `after` statements, for the item's row.
   llvm::Error rowStatistics(size_t k, llvm::raw_ostream &os) {
-    if (p.shiftFirst) {
-      os << "    double k0 = 0.0;\n    if (" << (lanes ? "live" : "true")
-         << ") {\n";
-      if (auto err = writeShift(p, "k0", os, "      "))
-        return err;
-      os << "    }\n";
-    }
+    if (auto err = itemShift(os))
+      return err;
     std::string S = std::to_string(p.chunks) + "LL";
     for (size_t j = 0; j < k; ++j) {
       const ReducePass &pass = p.prog.passes[j];
