@@ -140,6 +140,11 @@ POINTWISE = {
 }
 # Rows that no current torch traces to (older signatures of a covered op).
 OLD_SIGNATURES = {("gelu", "legacy")}
+# Rows that other rows' forms trace to (torch.where(x < c, x, 0.0) is
+# where.ScalarOther; torch.where(m, 0.0, x) where.ScalarSelf), and where.Scalar
+# (both sides numbers), which no form draws: adding rows to POINTWISE would
+# change every task of a seed.
+INDIRECT = {("where", "ScalarOther"), ("where", "ScalarSelf"), ("where", "Scalar")}
 EXPLOSIVE = {("exp", ""), ("expm1", ""), ("square", ""), ("pow", "Tensor_Scalar"),
              ("pow", "Tensor_Tensor")}
 

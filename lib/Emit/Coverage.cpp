@@ -114,7 +114,8 @@ GraphCoverage graphCoverage(mlir::ModuleOp module, StringRef graph,
   mlir::PassManager pm(module.getContext());
   // The regions `rewrite` forms by default, so that a report's region names
   // are these regions.
-  buildAnalysisPipeline(pm, /*normsBeforeTF32=*/false);
+  buildAnalysisPipeline(pm, /*normsBeforeTF32=*/false,
+                        /*reductionsBeforeSteps=*/false);
   if (mlir::failed(pm.run(module))) {
     g.error = "the analysis pipeline failed";
     return g;

@@ -10,6 +10,7 @@
 #include "RewriteModel.h"
 #include "kb/CodeGen/ChannelsLast.h"
 #include "kb/CodeGen/KernelEmitter.h"
+#include "kb/Emit/AnalysisReport.h"
 #include "kb/Emit/PythonEmitter.h"
 #include "kb/IR/KbDialect.h"
 #include "kb/IR/OpSemantics.h"
@@ -273,42 +274,12 @@ std::string modelNewSource(const RewriteOptions &opts, StringRef absDir,
   return os.str();
 }
 
-/// `op`'s display name when `inTable` (isStepOp, isSingularOp) lists its
-/// name and overload, "" otherwise.
-std::string tableOpName(mlir::Operation *op,
-                        bool (*inTable)(llvm::StringRef, llvm::StringRef)) {
-  if (auto aten = dyn_cast<AtenOp>(op))
-    return inTable(aten.getName(), aten.getOverload()) ? displayName(op) : "";
-  if (auto opaque = dyn_cast<OpaqueOp>(op))
-    return inTable(opaque.getName(), "") ? displayName(op) : "";
-  return "";
-}
-
 std::string stepOpName(mlir::Operation *op) {
-  // div(a, b, rounding_mode=None) is true division: continuous.
-  if (auto aten = dyn_cast<AtenOp>(op); aten && aten.getName() == "div" &&
-                                        op->getNumOperands() == 3 &&
-                                        isNone(op->getOperand(2)))
-    return "";
-  return tableOpName(op, isStepOp);
-}
-
-/// Whether `op` (inside a kernel) matches ATen only to a few ulps: sums,
-/// means, variances, norms, softmax, logsumexp. Max/min reductions and
-/// pooling, and the pointwise ops, are exact.
-bool inexactOp(mlir::Operation *op) {
-  auto aten = dyn_cast<AtenOp>(op);
-  if (!aten || getKind(op) != OpKind::Reduction)
-    return false;
-  for (const OpInfo *info : lookupOverloads(aten.getName()))
-    if (info->overload == aten.getOverload())
-      return !(info->style == OpStyle::Pool || info->cuda == "amax" ||
-               info->cuda == "amin");
-  return true;
+  return isStepOperation(op) ? displayName(op) : "";
 }
 
 std::string singularOpName(mlir::Operation *op) {
-  return tableOpName(op, isSingularOp);
+  return isSingularOperation(op) ? displayName(op) : "";
 }
 
 /// The first singular op of `kernel` that reads a value derived from a
@@ -393,7 +364,7 @@ std::string stepAfterInexact(KernelOp kernel) {
     if (fromInexact)
       if (std::string step = stepOpName(&op); !step.empty())
         return step;
-    if (fromInexact || inexactOp(&op))
+    if (fromInexact || isInexactReduction(&op))
       for (mlir::Value r : op.getResults())
         inexact.insert(r);
   }
@@ -497,11 +468,19 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   json::Object &meta = *params->getAsObject();
 
   mlir::PassManager pm(module.getContext());
-  buildAnalysisPipeline(pm, /*normsBeforeTF32=*/opts.fuseBeforeTF32);
+  buildAnalysisPipeline(pm, /*normsBeforeTF32=*/opts.fuseBeforeTF32,
+                        /*reductionsBeforeSteps=*/false);
   pm.addPass(createOutline());
   if (mlir::failed(pm.run(module)))
     return createStringError(inconvertibleErrorCode(),
                              "the pipeline failed on '" + opts.graphPath + "'");
+  module.walk([&](mlir::Operation *op) {
+    if (op->hasAttr("kb.numerics"))
+      if (auto why = op->getAttrOfType<mlir::StringAttr>("kb.unfused"))
+        result.keptOps.push_back({displayName(op),
+                                  describeLocation(op->getLoc()).first,
+                                  why.str()});
+  });
 
   SmallString<256> absDir(opts.outDir);
   if (auto ec = sys::fs::make_absolute(absDir))

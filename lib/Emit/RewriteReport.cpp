@@ -77,6 +77,10 @@ std::string warning(const RewriteResult &res) {
 } // namespace
 
 json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
+  json::Array kept;
+  for (const KeptOp &k : res.keptOps)
+    kept.push_back(json::Object{
+        {"op", k.op}, {"location", k.location}, {"reason", k.reason}});
   json::Array regions;
   for (const RegionRecord &r : res.regions) {
     json::Object o{{"name", r.name},
@@ -115,7 +119,8 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
                       {"warning", warning(res)},
                       {"model_new", res.modelNew},
                       {"model_new_note", res.modelNewNote},
-                      {"regions", std::move(regions)}};
+                      {"regions", std::move(regions)},
+                      {"kept_in_aten", std::move(kept)}};
 }
 
 std::string reportMarkdown(const RewriteOptions &opts,
@@ -177,6 +182,13 @@ std::string reportMarkdown(const RewriteOptions &opts,
       os << "- " << r.name << " (" << r.status
          << "): " << StringRef(r.detail).take_front(400) << "\n";
     }
+  if (!res.keptOps.empty()) {
+    os << "\n## Kept in ATen by the numerics policy\n\n"
+          "Fusable, but their last bits must be ATen's (docs/correctness.md); "
+          "the ops after them are fused.\n\n";
+    for (const KeptOp &k : res.keptOps)
+      os << "- " << k.location << " " << k.op << ": " << k.reason << "\n";
+  }
   return os.str();
 }
 

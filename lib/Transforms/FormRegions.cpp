@@ -19,7 +19,10 @@
 //  * values used outside a region are yielded (multi-use is correct, just
 //    less profitable);
 //  * with norms-before-tf32=false, a norm whose result reaches a
-//    convolution stays outside regions (its consumers start their own).
+//    convolution stays outside regions (its consumers start their own);
+//  * with reductions-before-steps=false, so does a sum, norm or softmax
+//    whose result reaches a step op, and a centring norm whose result
+//    reaches a singular op.
 // Groups are then materialised as kb.region ops in a topological order of
 // the quotient graph, so interleaved unrelated ops keep a valid order.
 //
@@ -112,9 +115,10 @@ std::string unfusedReason(Operation *op, OpKind kind) {
 
 class RegionFormer {
 public:
-  RegionFormer(Block &block, unsigned maxOps, bool normsBeforeTF32, int &nextId)
+  RegionFormer(Block &block, unsigned maxOps, bool normsBeforeTF32,
+               bool reductionsBeforeSteps, int &nextId)
       : block(block), maxOps(maxOps), normsBeforeTF32(normsBeforeTF32),
-        nextId(nextId) {}
+        reductionsBeforeSteps(reductionsBeforeSteps), nextId(nextId) {}
 
   void run() {
     for (Operation &op : block.without_terminator())
@@ -124,10 +128,18 @@ public:
 
 private:
   bool isCandidate(Operation *op, OpKind kind) {
-    // 0-d tensors are host-style scalar arithmetic (traced size math).
-    return allResultsStatic(op) && !resultShape(op).empty() &&
-           (kind == OpKind::Elementwise || kind == OpKind::Broadcast ||
-            kind == OpKind::Reduction || kind == OpKind::Anchor);
+    // 0-d tensors are host-style scalar arithmetic (traced size math),
+    // unless a reduction makes one of a real tensor (a loss's mean).
+    if (!allResultsStatic(op))
+      return false;
+    if (resultShape(op).empty())
+      return kind == OpKind::Reduction && reducedInput(op) &&
+             hasStaticShape(reducedInput(op).getType()) &&
+             !cast<RankedTensorType>(reducedInput(op).getType())
+                  .getShape()
+                  .empty();
+    return kind == OpKind::Elementwise || kind == OpKind::Broadcast ||
+           kind == OpKind::Reduction || kind == OpKind::Anchor;
   }
 
   void visit(Operation *op) {
@@ -167,9 +179,25 @@ private:
     // NOTES.md, session 15), so the norm stays in ATen and its pointwise
     // consumers (a residual add and relu) form an exact region of their own.
     if (!normsBeforeTF32 && isCentringNorm(op) && reachesConvolution(op)) {
-      unfused.push_back({op, "a norm whose result feeds a TF32 convolution "
-                             "stays in ATen; its consumers are fused"});
+      keptForNumerics(op, "a norm whose result feeds a TF32 convolution "
+                          "stays in ATen; its consumers are fused");
       return;
+    }
+    // A last-bit difference of a sum, norm or softmax can flip a comparison
+    // or round to another integer downstream, and after a centring norm it
+    // is an absolute error near 0, where log or rsqrt magnify it: such a
+    // reduction keeps ATen's result, exact consumers are fused after it.
+    if (!reductionsBeforeSteps && isInexactReduction(op)) {
+      if (reachesStepOp(op)) {
+        keptForNumerics(op, "a reduction whose result reaches a step op "
+                            "stays in ATen; its consumers are fused");
+        return;
+      }
+      if (isCentringNorm(op) && reachesSingularOp(op)) {
+        keptForNumerics(op, "a norm whose result reaches a singular op "
+                            "stays in ATen; its consumers are fused");
+        return;
+      }
     }
     if (kind != OpKind::Anchor)
       for (Value v : op->getOperands())
@@ -188,6 +216,13 @@ private:
       g.lastReduction = op;
     groupOf[op] = g.id;
     groups.push_back(std::move(g));
+  }
+
+  /// Left out by a numerics rule (rewrite's reports list these: the op
+  /// could be fused, and is not, on purpose).
+  void keptForNumerics(Operation *op, const char *reason) {
+    unfused.push_back({op, reason});
+    op->setAttr("kb.numerics", UnitAttr::get(op->getContext()));
   }
 
   bool tryJoin(Operation *op, OpKind kind, Group &g) {
@@ -356,6 +391,7 @@ private:
   Block &block;
   unsigned maxOps;
   bool normsBeforeTF32;
+  bool reductionsBeforeSteps;
   int &nextId;
   SmallVector<Group> groups;
   DenseMap<Operation *, int> groupOf;
@@ -370,7 +406,8 @@ struct FormRegionsPass : kb::impl::FormRegionsBase<FormRegionsPass> {
     getOperation()->walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
-      RegionFormer(func.getBody().front(), maxOps, normsBeforeTF32, nextId)
+      RegionFormer(func.getBody().front(), maxOps, normsBeforeTF32,
+                   reductionsBeforeSteps, nextId)
           .run();
       // Ops inside control flow are never fused; say so.
       func.walk([&](OpaqueOp opaque) {

@@ -212,3 +212,49 @@ bool kb::reachesConvolution(Operation *op) {
   });
   return reached;
 }
+
+namespace {
+bool inTable(Operation *op, bool (*rows)(StringRef, StringRef)) {
+  if (auto aten = dyn_cast<AtenOp>(op))
+    return rows(aten.getName(), aten.getOverload());
+  if (auto opaque = dyn_cast<OpaqueOp>(op))
+    return rows(opaque.getName(), "");
+  return false;
+}
+
+bool reaches(Operation *op, bool (*test)(Operation *)) {
+  bool reached = false;
+  firstDownstream(op->getResults(),
+                  [&](Operation *user) { return reached = test(user); });
+  return reached;
+}
+} // namespace
+
+bool kb::isStepOperation(Operation *op) {
+  if (auto aten = dyn_cast<AtenOp>(op); aten && aten.getName() == "div" &&
+                                        op->getNumOperands() == 3 &&
+                                        isNone(op->getOperand(2)))
+    return false;
+  return inTable(op, isStepOp);
+}
+
+bool kb::isSingularOperation(Operation *op) {
+  return inTable(op, isSingularOp);
+}
+
+bool kb::isInexactReduction(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || getKind(op) != OpKind::Reduction)
+    return false;
+  for (const OpInfo *info : lookupOverloads(aten.getName()))
+    if (info->overload == aten.getOverload())
+      return !(info->style == OpStyle::Pool || info->cuda == "amax" ||
+               info->cuda == "amin");
+  return true;
+}
+
+bool kb::reachesStepOp(Operation *op) { return reaches(op, isStepOperation); }
+
+bool kb::reachesSingularOp(Operation *op) {
+  return reaches(op, isSingularOperation);
+}

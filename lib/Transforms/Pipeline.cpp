@@ -2,12 +2,14 @@
 
 #include "kb/Transforms/Passes.h"
 
-void kb::buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32) {
+void kb::buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
+                               bool reductionsBeforeSteps) {
   pm.addPass(createClassify());
   // Simplify rewrites chains (e.g. merges clamps), so classify again after.
   pm.addPass(createSimplify());
   pm.addPass(createClassify());
   FormRegionsOptions form;
   form.normsBeforeTF32 = normsBeforeTF32;
+  form.reductionsBeforeSteps = reductionsBeforeSteps;
   pm.addPass(createFormRegions(form));
 }

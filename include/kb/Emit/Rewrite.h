@@ -79,8 +79,15 @@ struct RegionRecord {
   std::string modelChoice;
 };
 
+/// An op the numerics policy left in ATen before region formation (a norm
+/// before a TF32 convolution, a reduction before a step op).
+struct KeptOp {
+  std::string op, location, reason;
+};
+
 struct RewriteResult {
   std::vector<RegionRecord> regions;
+  std::vector<KeptOp> keptOps;
   bool gpu = false, modelNew = false;
   std::string modelNewNote; // why model_new.py was not written
 };

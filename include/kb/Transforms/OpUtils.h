@@ -54,6 +54,19 @@ bool isConvolution(mlir::Operation *op);
 /// reaches a convolution.
 bool reachesConvolution(mlir::Operation *op);
 
+/// A KB_STEP_OP row (comparisons, rounding, sign: results jump); true
+/// division (div with rounding_mode None) is continuous.
+bool isStepOperation(mlir::Operation *op);
+/// A KB_SINGULAR_OP row (log, rsqrt, ...: unbounded slope near 0).
+bool isSingularOperation(mlir::Operation *op);
+/// An op that matches ATen only to a few ulps: sums, means, variances,
+/// norms, softmax, logsumexp. Max/min reductions and pooling are exact.
+bool isInexactReduction(mlir::Operation *op);
+/// Whether a value computed from `op`'s results reaches a step op.
+bool reachesStepOp(mlir::Operation *op);
+/// Whether a value computed from `op`'s results reaches a singular op.
+bool reachesSingularOp(mlir::Operation *op);
+
 } // namespace kb
 
 #endif // KB_TRANSFORMS_OPUTILS_H

@@ -17,9 +17,12 @@ namespace kb {
 #include "kb/Transforms/Passes.h.inc"
 
 /// classify -> simplify -> classify -> form-regions: what `analyze` runs.
-/// `rewrite` passes normsBeforeTF32 = false unless --fuse-before-tf32.
+/// `rewrite` passes normsBeforeTF32 = false unless --fuse-before-tf32, and
+/// reductionsBeforeSteps = false (its numerics policy would keep such
+/// regions whole).
 void buildAnalysisPipeline(mlir::OpPassManager &pm,
-                           bool normsBeforeTF32 = true);
+                           bool normsBeforeTF32 = true,
+                           bool reductionsBeforeSteps = true);
 
 } // namespace kb
 

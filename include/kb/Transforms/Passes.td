@@ -45,6 +45,12 @@ def FormRegions : Pass<"kb-form-regions", "mlir::ModuleOp"> {
            "Let norms whose results reach a convolution join regions (false: "
            "they stay in ATen, whose cuDNN batch norm is the only one that "
            "passes 1e-4 there, and their consumers form regions of their own)">,
+    Option<"reductionsBeforeSteps", "reductions-before-steps", "bool", "true",
+           "Let sums, norms and softmax whose results reach a step op "
+           "(comparison, rounding), and centring norms whose results reach a "
+           "singular op (log, rsqrt), join regions (false: they stay in ATen, "
+           "whose last bits a step or singular op needs, and their consumers "
+           "form regions of their own)">,
   ];
 }
 

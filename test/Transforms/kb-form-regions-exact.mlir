@@ -1,0 +1,113 @@
+// The options rewrite sets (its numerics policy, docs/numerics.md): ops whose
+// last bits differ from ATen's stay in ATen where a TF32 convolution, a step
+// op or a singular op downstream would magnify the difference, and their
+// consumers form regions of their own.
+// RUN: kb-opt %s --kb-classify --kb-form-regions="norms-before-tf32=false reductions-before-steps=false" --split-input-file | FileCheck %s
+// The defaults fuse them (what `analyze` and `codegen` show).
+// RUN: kb-opt %s --kb-classify --kb-form-regions --split-input-file | FileCheck %s --check-prefix=FUSED
+
+// A softmax whose result reaches a comparison: the comparison, the mask's
+// use and the loss's mean (a 0-d result of a real tensor) are one region.
+// CHECK-LABEL: func.func @softmax_then_step
+// CHECK:       kb.aten "log_softmax"{{.*}}kb.unfused = "a reduction whose result reaches a step op stays in ATen; its consumers are fused"
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<f32>) {
+// CHECK-NEXT:    kb.aten "ge"
+// CHECK-NEXT:    kb.aten "to"
+// CHECK-NEXT:    kb.aten "mul"
+// CHECK-NEXT:    %[[M:.*]] = kb.aten "mean"
+// CHECK-NEXT:    kb.yield %[[M]]
+// FUSED-LABEL: func.func @softmax_then_step
+// FUSED:       kb.region attributes {id = 0 : i64} -> (tensor<64x256xf32>) {
+// FUSED-NEXT:    kb.aten "log_softmax"
+func.func @softmax_then_step(%x: tensor<64x256xf32>) -> tensor<f32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %none = kb.constant {value} : none
+  %c = kb.constant {value = -4.320000e-01 : f64} : f64
+  %six = kb.constant {value = 6 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %0 = kb.aten "log_softmax"(%x, %one, %none) {overload = "int"} : (tensor<64x256xf32>, i64, none) -> tensor<64x256xf32>
+  %1 = kb.aten "ge"(%0, %c) {overload = "Scalar"} : (tensor<64x256xf32>, f64) -> tensor<64x256xi1>
+  %2 = kb.aten "to"(%1, %six, %f, %f, %none) {overload = "dtype"} : (tensor<64x256xi1>, i64, i1, i1, none) -> tensor<64x256xf32>
+  %3 = kb.aten "mul"(%2, %0) {overload = "Tensor"} : (tensor<64x256xf32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+  %4 = kb.aten "mean"(%3, %none) : (tensor<64x256xf32>, none) -> tensor<f32>
+  return %4 : tensor<f32>
+}
+
+// -----
+
+// A centring norm whose result reaches a singular op (log): the norm stays,
+// log and tanh are fused; the prologue before the norm is fused too.
+// CHECK-LABEL: func.func @norm_then_log
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<8x16x64xf32>) {
+// CHECK-NEXT:    kb.aten "sub"
+// CHECK:       kb.aten "instance_norm"{{.*}}kb.unfused = "a norm whose result reaches a singular op stays in ATen; its consumers are fused"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<8x16x64xf32>) {
+// CHECK-NEXT:    kb.aten "abs"
+// CHECK-NEXT:    kb.aten "log"
+// CHECK-NEXT:    %[[T:.*]] = kb.aten "tanh"
+// CHECK-NEXT:    kb.yield %[[T]]
+// FUSED-LABEL: func.func @norm_then_log
+// FUSED:       kb.region attributes {id = 0 : i64} -> (tensor<8x16x64xf32>) {
+// FUSED-NEXT:    kb.aten "sub"
+// FUSED-NEXT:    kb.aten "instance_norm"
+func.func @norm_then_log(%x: tensor<8x16x64xf32>) -> tensor<8x16x64xf32> {
+  %eps = kb.constant {value = 1.000000e-05 : f64} : f64
+  %mom = kb.constant {value = 1.000000e-01 : f64} : f64
+  %t = kb.constant {value = true} : i1
+  %none = kb.constant {value} : none
+  %half = kb.constant {value = 5.000000e-01 : f64} : f64
+  %one = kb.constant {value = 1 : i64} : i64
+  %0 = kb.aten "sub"(%x, %half, %one) {overload = "Scalar"} : (tensor<8x16x64xf32>, f64, i64) -> tensor<8x16x64xf32>
+  %1 = kb.aten "instance_norm"(%0, %none, %none, %none, %none, %t, %mom, %eps, %t) : (tensor<8x16x64xf32>, none, none, none, none, i1, f64, f64, i1) -> tensor<8x16x64xf32>
+  %2 = kb.aten "abs"(%1) : (tensor<8x16x64xf32>) -> tensor<8x16x64xf32>
+  %3 = kb.aten "log"(%2) : (tensor<8x16x64xf32>) -> tensor<8x16x64xf32>
+  %4 = kb.aten "tanh"(%3) : (tensor<8x16x64xf32>) -> tensor<8x16x64xf32>
+  return %4 : tensor<8x16x64xf32>
+}
+
+// -----
+
+// Neither rule applies: a softmax followed by continuous ops joins as usual.
+// CHECK-LABEL: func.func @softmax_continuous
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<64x256xf32>) {
+// CHECK-NEXT:    kb.aten "softmax"
+// CHECK-NEXT:    %[[T:.*]] = kb.aten "tanh"
+// CHECK-NEXT:    kb.yield %[[T]]
+// CHECK-NOT:   kb.unfused
+func.func @softmax_continuous(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %none = kb.constant {value} : none
+  %0 = kb.aten "softmax"(%x, %one, %none) {overload = "int"} : (tensor<64x256xf32>, i64, none) -> tensor<64x256xf32>
+  %1 = kb.aten "tanh"(%0) : (tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %1 : tensor<64x256xf32>
+}
+
+// -----
+
+// A training-mode batch norm whose result feeds a TF32 convolution (through
+// relu): only cuDNN's own batch norm passes 1e-4 there; relu is fused.
+// CHECK-LABEL: func.func @norm_before_conv
+// CHECK:       kb.aten "batch_norm"{{.*}}kb.unfused = "a norm whose result feeds a TF32 convolution stays in ATen; its consumers are fused"
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<4x32x16x16xf32>) {
+// CHECK-NEXT:    %[[R:.*]] = kb.aten "relu"
+// CHECK-NEXT:    kb.yield %[[R]]
+// CHECK:       kb.aten "_convolution"
+// FUSED-LABEL: func.func @norm_before_conv
+// FUSED:       kb.region attributes {id = 0 : i64} -> (tensor<4x32x16x16xf32>) {
+// FUSED-NEXT:    kb.aten "batch_norm"
+// FUSED-NEXT:    kb.aten "relu"
+func.func @norm_before_conv(%x: tensor<4x32x16x16xf32>, %w: tensor<32x32x3x3xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>, %rm: tensor<32xf32>, %rv: tensor<32xf32>) -> tensor<4x32x16x16xf32> {
+  %t = kb.constant {value = true} : i1
+  %f = kb.constant {value = false} : i1
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %none = kb.constant {value} : none
+  %eps = kb.constant {value = 1.000000e-05 : f64} : f64
+  %mom = kb.constant {value = 1.000000e-01 : f64} : f64
+  %ones = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %zeros = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "batch_norm"(%x, %g, %b, %rm, %rv, %t, %mom, %eps, %t) : (tensor<4x32x16x16xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, i1, f64, f64, i1) -> tensor<4x32x16x16xf32>
+  %1 = kb.aten "relu"(%0) : (tensor<4x32x16x16xf32>) -> tensor<4x32x16x16xf32>
+  %2 = kb.aten "_convolution"(%1, %w, %none, %ones, %ones, %ones, %f, %zeros, %one, %f, %f, %t, %t) : (tensor<4x32x16x16xf32>, tensor<32x32x3x3xf32>, none, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, !kb.list<i64>, i64, i1, i1, i1, i1) -> tensor<4x32x16x16xf32>
+  return %2 : tensor<4x32x16x16xf32>
+}
