@@ -203,8 +203,10 @@ private:
       for (Value v : op->getOperands())
         if (Operation *p = v.getDefiningOp())
           if (auto g = groupOf.find(p); g != groupOf.end())
-            if (tryJoin(op, kind, groups[g->second]))
+            if (tryJoin(op, kind, groups[g->second])) {
+              absorbSiblings(op, groups[g->second]);
               return;
+            }
     Group g;
     g.id = groups.size();
     g.ops.push_back(op);
@@ -275,6 +277,64 @@ private:
     g.ops.push_back(op);
     groupOf[op] = g.id;
     return true;
+  }
+
+  bool dependsOn(Operation *op, int gid) {
+    auto it = deps.find(op);
+    return it != deps.end() && (unsigned)gid < it->second.size() &&
+           it->second.test(gid);
+  }
+
+  /// `op` just joined `g`; its other operands' anchorless pointwise groups
+  /// over the same shape (`where(x < t, x, -x)`: the mask and the negation
+  /// start groups of their own when their producer stays outside, e.g. a
+  /// norm kept in ATen) join `g` too, when neither group reaches the other
+  /// and `op` reaches them only directly.
+  void absorbSiblings(Operation *op, Group &g) {
+    for (Value v : op->getOperands()) {
+      Operation *p = v.getDefiningOp();
+      auto it = p ? groupOf.find(p) : groupOf.end();
+      if (it == groupOf.end() || it->second == g.id)
+        continue;
+      Group &s = groups[it->second];
+      if (s.anchor || s.lastReduction || s.shape != g.shape ||
+          g.ops.size() + s.ops.size() > maxOps + (g.anchor ? 1 : 0))
+        continue;
+      bool independent =
+          llvm::none_of(g.ops,
+                        [&](Operation *x) {
+                          return x != op && dependsOn(x, s.id);
+                        }) &&
+          llvm::none_of(s.ops, [&](Operation *y) { return dependsOn(y, g.id); });
+      for (Value w : op->getOperands()) {
+        Operation *q = w.getDefiningOp();
+        auto qi = q ? groupOf.find(q) : groupOf.end();
+        bool member = qi != groupOf.end() &&
+                      (qi->second == g.id || qi->second == s.id);
+        if (q && !member && dependsOn(q, s.id))
+          independent = false;
+      }
+      if (!independent)
+        continue;
+      for (Operation *y : s.ops) {
+        groupOf[y] = g.id;
+        g.stage.insert(y);
+        g.ops.push_back(y);
+      }
+      s.ops.clear();
+      s.stage.clear();
+      llvm::sort(g.ops, [&](Operation *a, Operation *b) {
+        if (a == g.anchor || b == g.anchor)
+          return a == g.anchor && b != g.anchor;
+        return a->isBeforeInBlock(b);
+      });
+      for (auto &[x, bits] : deps)
+        if ((unsigned)s.id < bits.size() && bits.test(s.id)) {
+          if ((unsigned)g.id >= bits.size())
+            bits.resize(g.id + 1);
+          bits.set(g.id);
+        }
+    }
   }
 
   /// Kahn's algorithm over units (a group or a lone op), preferring original

@@ -167,3 +167,31 @@ func.func @pool_then_mean(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x1x1xf32> {
   %3 = kb.aten "tanh"(%2) : (tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
   return %3 : tensor<1x1x1x1xf32>
 }
+
+// -----
+
+// An op whose operands come from two anchorless pointwise groups over its
+// shape joins the first and takes the second along (the mask and the
+// negation of `where(x < t, x, -x)` open groups of their own when their
+// producer stays outside); a group with a reduction stays apart (the add
+// reads the softmax region's result).
+// CHECK-LABEL: func.func @sibling_groups
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<8x64xf32>) {
+// CHECK-NEXT:    %[[S:.*]] = kb.aten "softmax"
+// CHECK-NEXT:    kb.yield %[[S]]
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<8x64xf32>) {
+// CHECK-NEXT:    kb.aten "lt"
+// CHECK-NEXT:    kb.aten "neg"
+// CHECK-NEXT:    kb.aten "where"
+// CHECK-NEXT:    %[[A:.*]] = kb.aten "add"
+// CHECK-NEXT:    kb.yield %[[A]]
+func.func @sibling_groups(%x: tensor<8x64xf32>, %t: tensor<64xf32>) -> tensor<8x64xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %none = kb.constant {value} : none
+  %0 = kb.aten "lt"(%x, %t) {overload = "Tensor"} : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xi1>
+  %1 = kb.aten "neg"(%x) : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  %2 = kb.aten "where"(%0, %x, %1) {overload = "self"} : (tensor<8x64xi1>, tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  %3 = kb.aten "softmax"(%x, %one, %none) {overload = "int"} : (tensor<8x64xf32>, i64, none) -> tensor<8x64xf32>
+  %4 = kb.aten "add"(%2, %3, %one) {overload = "Tensor"} : (tensor<8x64xf32>, tensor<8x64xf32>, i64) -> tensor<8x64xf32>
+  return %4 : tensor<8x64xf32>
+}
