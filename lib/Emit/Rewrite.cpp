@@ -477,9 +477,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   module.walk([&](mlir::Operation *op) {
     if (op->hasAttr("kb.numerics"))
       if (auto why = op->getAttrOfType<mlir::StringAttr>("kb.unfused"))
-        result.keptOps.push_back({displayName(op),
-                                  describeLocation(op->getLoc()).first,
-                                  why.str()});
+        result.keptOps.push_back(
+            {displayName(op), describeLocation(op->getLoc()).first, why.str()});
   });
 
   SmallString<256> absDir(opts.outDir);

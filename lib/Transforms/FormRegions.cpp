@@ -300,17 +300,18 @@ private:
       if (s.anchor || s.lastReduction || s.shape != g.shape ||
           g.ops.size() + s.ops.size() > maxOps + (g.anchor ? 1 : 0))
         continue;
-      bool independent =
-          llvm::none_of(g.ops,
-                        [&](Operation *x) {
-                          return x != op && dependsOn(x, s.id);
-                        }) &&
-          llvm::none_of(s.ops, [&](Operation *y) { return dependsOn(y, g.id); });
+      bool independent = llvm::none_of(g.ops,
+                                       [&](Operation *x) {
+                                         return x != op && dependsOn(x, s.id);
+                                       }) &&
+                         llvm::none_of(s.ops, [&](Operation *y) {
+                           return dependsOn(y, g.id);
+                         });
       for (Value w : op->getOperands()) {
         Operation *q = w.getDefiningOp();
         auto qi = q ? groupOf.find(q) : groupOf.end();
-        bool member = qi != groupOf.end() &&
-                      (qi->second == g.id || qi->second == s.id);
+        bool member =
+            qi != groupOf.end() && (qi->second == g.id || qi->second == s.id);
         if (q && !member && dependsOn(q, s.id))
           independent = false;
       }

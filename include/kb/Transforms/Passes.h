@@ -20,8 +20,7 @@ namespace kb {
 /// `rewrite` passes normsBeforeTF32 = false unless --fuse-before-tf32, and
 /// reductionsBeforeSteps = false (its numerics policy would keep such
 /// regions whole).
-void buildAnalysisPipeline(mlir::OpPassManager &pm,
-                           bool normsBeforeTF32 = true,
+void buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32 = true,
                            bool reductionsBeforeSteps = true);
 
 } // namespace kb
