@@ -209,46 +209,53 @@ def copy_gbs():
     return 2 * a.numel() * 4 / (ms[len(ms) // 2] * 1e-3) / 1e9
 
 
-def kernel_phase(folder, kb_rewrite, kb_verify, device="cuda", only=None):
+def kernel_phase(folder, kb_rewrite, kb_verify, device="cuda", only=None,
+                 done=None):
     """Per case (or the cases named in `only`): the generated kernel's
     kb-verify verdict (status, kernel and ATen medians, copy bandwidth) as
-    {name: {...}}. `device` is kb-export's (meta for CPU tests)."""
+    {name: {...}}. `device` is kb-export's (meta for CPU tests). `done(out)`
+    runs after each case (the caller saves the partial results: a command
+    cut short by its time limit keeps what it measured)."""
     out = {}
     exp = os.path.join(folder, "exported")
     for i, (name, *_rest) in enumerate(CASES):
         if only and name not in only:
             continue
-        stem = f"{i}_{name}"
-        graph = os.path.join(exp, stem, stem + ".graph.txt")
-        rec = out.setdefault(name, {"status": "not_exported"})
-        r = subprocess.run([sys.executable, os.path.join(HERE, "..", "tools", "kb-export",
-                                                          "kb_export.py"),
-                            os.path.join(folder, stem + ".py"), "-o",
-                            os.path.join(exp, stem), "--name", stem, "--device", device],
-                           capture_output=True, text=True)
-        if r.returncode != 0 or not os.path.exists(graph):
-            rec["detail"] = (r.stderr or r.stdout)[-300:]
-            continue
-        cg = os.path.join(folder, "codegen", stem)
-        r = subprocess.run([kb_rewrite, "codegen", graph, "-o", cg],
-                           capture_output=True, text=True)
-        job = os.path.join(cg, "kb_region_0.job.json")
-        if not os.path.exists(job):
-            rec.update(status="not_generated", detail=(r.stdout + r.stderr)[-300:])
-            continue
-        r = subprocess.run([kb_verify, "--job", job, "--no-cache"],
-                           capture_output=True, text=True, timeout=300)
         try:
-            v = json.loads(r.stdout)
-        except ValueError:
-            rec.update(status="verify_failed", detail=r.stderr[-300:])
-            continue
-        c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
-        rec.update(status=v.get("status"), kernel_ms=c.get("median_ms"),
-                   aten_ms=e.get("median_ms"), copy_gbs=v.get("copy_bandwidth_gbs"),
-                   detail=(v.get("detail") or "")[:200])
-        print(f"{name}: {rec['status']} kernel {rec['kernel_ms']} ms, ATen "
-              f"{rec['aten_ms']} ms", flush=True)
+            stem = f"{i}_{name}"
+            graph = os.path.join(exp, stem, stem + ".graph.txt")
+            rec = out.setdefault(name, {"status": "not_exported"})
+            r = subprocess.run([sys.executable, os.path.join(HERE, "..", "tools", "kb-export",
+                                                              "kb_export.py"),
+                                os.path.join(folder, stem + ".py"), "-o",
+                                os.path.join(exp, stem), "--name", stem, "--device", device],
+                               capture_output=True, text=True)
+            if r.returncode != 0 or not os.path.exists(graph):
+                rec["detail"] = (r.stderr or r.stdout)[-300:]
+                continue
+            cg = os.path.join(folder, "codegen", stem)
+            r = subprocess.run([kb_rewrite, "codegen", graph, "-o", cg],
+                               capture_output=True, text=True)
+            job = os.path.join(cg, "kb_region_0.job.json")
+            if not os.path.exists(job):
+                rec.update(status="not_generated", detail=(r.stdout + r.stderr)[-300:])
+                continue
+            r = subprocess.run([kb_verify, "--job", job, "--no-cache"],
+                               capture_output=True, text=True, timeout=300)
+            try:
+                v = json.loads(r.stdout)
+            except ValueError:
+                rec.update(status="verify_failed", detail=r.stderr[-300:])
+                continue
+            c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
+            rec.update(status=v.get("status"), kernel_ms=c.get("median_ms"),
+                       aten_ms=e.get("median_ms"), copy_gbs=v.get("copy_bandwidth_gbs"),
+                       detail=(v.get("detail") or "")[:200])
+            print(f"{name}: {rec['status']} kernel {rec['kernel_ms']} ms, ATen "
+                  f"{rec['aten_ms']} ms", flush=True)
+        finally:
+            if done:
+                done(out)
     return out
 
 
@@ -320,7 +327,16 @@ def main():
             with open(args.json) as f:
                 res = json.load(f)
         copy = copy_gbs()
-        kernels = kernel_phase(args.run, args.kb_rewrite, args.kb_verify)
+
+        def save(kernels):
+            res["copy_gbs"] = copy
+            res["kernels"] = kernels
+            tmp = args.json + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(res, f, indent=1)
+            os.replace(tmp, args.json)
+
+        kernels = kernel_phase(args.run, args.kb_rewrite, args.kb_verify, done=save)
         rc = 0
         if not args.kernels_only:
             # kernelbench.py keeps its own JSON (resumable); the kernels and

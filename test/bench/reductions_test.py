@@ -92,15 +92,20 @@ class KernelPhase(unittest.TestCase):
                         "\"copy_bandwidth_gbs\": 4200.0}'\n")
             os.chmod(fake, 0o755)
             out = io.StringIO()
+            seen = []
             with contextlib.redirect_stdout(out):
                 k = R.kernel_phase(d, kb_rewrite, fake, device="meta",
-                                   only={"sum_dim0", "vector_norm_last"})
+                                   only={"sum_dim0", "vector_norm_last"},
+                                   done=lambda o: seen.append(sorted(o)))
         self.assertEqual(set(k), {"sum_dim0", "vector_norm_last"})
         self.assertEqual(k["sum_dim0"]["status"], "accepted")
         self.assertEqual(k["sum_dim0"]["kernel_ms"], 0.09)
         self.assertEqual(k["sum_dim0"]["aten_ms"], 0.08)
         # A verifier that prints nothing: the case says so, the run goes on.
         self.assertEqual(k["vector_norm_last"]["status"], "verify_failed")
+        # The caller saw the results after each case, failed ones included
+        # (what it saves survives a command cut short by its time limit).
+        self.assertEqual(seen, [["sum_dim0"], ["sum_dim0", "vector_norm_last"]])
 
 
 if __name__ == "__main__":
