@@ -296,7 +296,15 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
        << "</td><td>" << html(r.ops) << "</td><td>" << html(r.status)
        << "</td><td>" << html(r.origin) << "</td><td>"
        << html(StringRef(r.detail).take_front(300)) << "</td></tr>\n";
-  os << "</table>\n</body></html>\n";
+  os << "</table>\n";
+  if (!res.keptOps.empty()) {
+    os << "<h2>Kept in ATen by the numerics policy</h2>\n<ul>\n";
+    for (const KeptOp &k : res.keptOps)
+      os << "<li>" << html(k.location) << " <code>" << html(k.op)
+         << "</code>: " << html(k.reason) << "</li>\n";
+    os << "</ul>\n";
+  }
+  os << "</body></html>\n";
   return os.str();
 }
 
