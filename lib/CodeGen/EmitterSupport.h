@@ -102,6 +102,8 @@ public:
   bool narrow = false;
   /// EmitOptions::fastMath: the prelude's approximate variants.
   bool fastMath = false;
+  /// EmitOptions::splitChunks (0: the heuristic).
+  int64_t splitChunks = 0;
   /// The region reads input 0 channels-last through a permute back to
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
   /// neighbouring channels on neighbouring lanes, or refuse.

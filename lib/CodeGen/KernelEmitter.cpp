@@ -458,5 +458,6 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
                                              const EmitOptions &options) {
   Emitter e(kernel);
   e.fastMath = options.fastMath;
+  e.splitChunks = options.splitChunks;
   return e.run();
 }

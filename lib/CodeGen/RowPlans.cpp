@@ -301,7 +301,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   if (!e.channelsLastRead && p.mode != Mode::Tile &&
       p.rows * p.cols >= (int64_t(1) << 16)) {
     int64_t rowsPerItem = stridedRows ? 32 : 1;
-    int64_t chunks = splitChunks(p.rows, p.cols, rowsPerItem);
+    int64_t chunks = e.splitChunks > 0
+                         ? std::min<int64_t>(e.splitChunks, p.cols)
+                         : splitChunks(p.rows, p.cols, rowsPerItem);
     // splitChunks cuts rows only where there are too few rows for about 8
     // items per SM. Measured (session 15): BatchNorm2d over 1024 channels
     // and a group norm over 1024 rows (2 chunks each) took 0.364 and 0.278

@@ -90,6 +90,11 @@ cl::opt<bool> fastMath(
     cl::desc("Approximate exp and division in sigmoid, silu and mish, as "
              "torch.compile does (2 ulp; default: ATen-exact)"),
     cl::sub(rewriteCmd), cl::sub(codegenCmd));
+cl::opt<unsigned> splitChunksOpt(
+    "split-chunks",
+    cl::desc("Chunks per row of split row kernels instead of the heuristic "
+             "(a probe of the plan; 1 = whole items)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string>
     modelUrl("model-url",
@@ -317,6 +322,7 @@ int runCodegen() {
   for (kb::KernelOp kernel : module->getOps<kb::KernelOp>()) {
     kb::EmitOptions emitOptions;
     emitOptions.fastMath = fastMath;
+    emitOptions.splitChunks = splitChunksOpt;
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";

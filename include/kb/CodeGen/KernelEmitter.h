@@ -43,6 +43,9 @@ struct EmitOptions {
   /// torch.compile's Triton code computes them, instead of ATen's exact
   /// expf and IEEE division (docs/codegen.md, "Exact and fast math").
   bool fastMath = false;
+  /// Chunks per row of split row kernels (0: the heuristic, splitChunks);
+  /// for probes (`kb-rewrite codegen --split-chunks`), never for rewrites.
+  int64_t splitChunks = 0;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,

@@ -1,0 +1,73 @@
+"""Probe (issue 22): how the chunk count of a split row kernel sets its time.
+
+Gen task 3 (BatchNorm3d over 48 channels of 1.1M, 214 MB) and
+bench/reductions.py's batch_norm2d_few_channels (48 channels of 2.2M,
+425 MB) both took 0.376 ms with 1056 items (22 chunks a row): the time
+followed the item count, not the bytes (bench/NOTES.md, session 17). This
+generates each graph's kernel with `kb-rewrite codegen --split-chunks N` for
+several N and times it with kb-verify (verified as always: a wrong kernel
+is reported, not timed).
+
+  python3 bench/probes/split_chunks.py --kb-rewrite B --kb-verify V \
+      [--chunks 1,2,4,8,16,22,32] [--json F] GRAPH.txt...
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def probe(graph, chunks, kb_rewrite, kb_verify, work):
+    rows = []
+    for n in chunks:
+        out = os.path.join(work, f"{os.path.basename(graph)}.{n}")
+        r = subprocess.run([kb_rewrite, "codegen", "--split-chunks", str(n), graph,
+                            "-o", out], capture_output=True, text=True)
+        job = os.path.join(out, "kb_region_0.job.json")
+        if r.returncode != 0 or not os.path.exists(job):
+            rows.append({"chunks": n, "status": "not_generated",
+                         "detail": (r.stdout + r.stderr)[-200:]})
+            continue
+        with open(os.path.join(out, "kb_region_0.cu")) as f:
+            f.readline()
+            plan = f.readline().strip("/ \n")
+        r = subprocess.run([kb_verify, "--job", job, "--no-cache"],
+                           capture_output=True, text=True, timeout=300)
+        try:
+            v = json.loads(r.stdout)
+        except ValueError:
+            rows.append({"chunks": n, "status": "verify_failed",
+                         "detail": r.stderr[-200:]})
+            continue
+        c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
+        rows.append({"chunks": n, "status": v.get("status"),
+                     "kernel_ms": c.get("median_ms"), "aten_ms": e.get("median_ms"),
+                     "plan": plan[:160]})
+        print(f"{os.path.basename(graph)} chunks={n}: {v.get('status')} "
+              f"{c.get('median_ms')} ms (ATen {e.get('median_ms')})", flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("graphs", nargs="+")
+    ap.add_argument("--kb-rewrite", required=True)
+    ap.add_argument("--kb-verify", required=True)
+    ap.add_argument("--chunks", default="1,2,4,8,16,22,32")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    chunks = [int(c) for c in args.chunks.split(",")]
+    result = {}
+    with tempfile.TemporaryDirectory() as work:
+        for g in args.graphs:
+            result[g] = probe(g, chunks, args.kb_rewrite, args.kb_verify, work)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
