@@ -347,12 +347,7 @@ def main():
             rc = subprocess.call(cmd)
             with open(args.json) as f:
                 res = json.load(f)
-        res["copy_gbs"] = copy
-        res["kernels"] = kernels
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(res, f, indent=1)
-        os.replace(tmp, args.json)
+        save(kernels)
         table(res, copy)
         return rc
     if args.table:

@@ -21,10 +21,14 @@ and the error of NCHW and channels-last against float64, the time of each
 """
 import argparse
 import json
-import statistics
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from codegen_vs_compile import time_ms  # noqa: E402  (bench/: the timing loop)
 
 # (kind, input shape, out channels, kernel, stride, padding, output_padding)
 CASES = [
@@ -66,17 +70,9 @@ def conv(kind, x, w, b, stride, pad, opad):
 
 
 def elapsed(fn, runs):
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        s, e = torch.cuda.Event(True), torch.cuda.Event(True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    """Median CUDA-event ms of `runs` calls, without an L2 flush (as session
+    17's figures were taken)."""
+    return time_ms(fn, runs, flush=lambda: None)
 
 
 def kernels(fn):

@@ -132,12 +132,11 @@ private:
     // unless a reduction makes one of a real tensor (a loss's mean).
     if (!allResultsStatic(op))
       return false;
-    if (resultShape(op).empty())
-      return kind == OpKind::Reduction && reducedInput(op) &&
-             hasStaticShape(reducedInput(op).getType()) &&
-             !cast<RankedTensorType>(reducedInput(op).getType())
-                  .getShape()
-                  .empty();
+    if (resultShape(op).empty()) {
+      Value in = kind == OpKind::Reduction ? reducedInput(op) : Value();
+      return in && hasStaticShape(in.getType()) &&
+             !cast<RankedTensorType>(in.getType()).getShape().empty();
+    }
     return kind == OpKind::Elementwise || kind == OpKind::Broadcast ||
            kind == OpKind::Reduction || kind == OpKind::Anchor;
   }
@@ -238,9 +237,7 @@ private:
       auto gi = groupOf.find(p);
       if (gi != groupOf.end() && gi->second == g.id)
         continue;
-      auto it = deps.find(p);
-      if (it != deps.end() && (unsigned)g.id < it->second.size() &&
-          it->second.test(g.id))
+      if (dependsOn(p, g.id))
         return false;
     }
     // Operands from inside the group must belong to its current stage.

@@ -205,14 +205,6 @@ bool kb::isConvolution(Operation *op) {
   return aten && aten.getName() == "_convolution";
 }
 
-bool kb::reachesConvolution(Operation *op) {
-  bool reached = false;
-  firstDownstream(op->getResults(), [&](Operation *user) {
-    return reached = isConvolution(user);
-  });
-  return reached;
-}
-
 namespace {
 bool inTable(Operation *op, bool (*rows)(StringRef, StringRef)) {
   if (auto aten = dyn_cast<AtenOp>(op))
@@ -251,6 +243,10 @@ bool kb::isInexactReduction(Operation *op) {
       return !(info->style == OpStyle::Pool || info->cuda == "amax" ||
                info->cuda == "amin");
   return true;
+}
+
+bool kb::reachesConvolution(Operation *op) {
+  return reaches(op, isConvolution);
 }
 
 bool kb::reachesStepOp(Operation *op) { return reaches(op, isStepOperation); }
