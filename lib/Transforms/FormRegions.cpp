@@ -51,7 +51,8 @@ namespace {
 struct Group {
   int id;
   Operation *anchor = nullptr;
-  SmallVector<Operation *> ops; // in block order, anchor first
+  // Members, the anchor first (materialize orders them by the block).
+  SmallVector<Operation *> ops;
   // The group runs in stages separated by reductions. `stage` holds the ops
   // whose results live in the current iteration space `shape`.
   ArrayRef<int64_t> shape;
@@ -201,11 +202,14 @@ private:
     if (kind != OpKind::Anchor)
       for (Value v : op->getOperands())
         if (Operation *p = v.getDefiningOp())
-          if (auto g = groupOf.find(p); g != groupOf.end())
-            if (tryJoin(op, kind, groups[g->second])) {
-              absorbSiblings(op, groups[g->second]);
+          if (auto g = groupOf.find(p); g != groupOf.end()) {
+            // tryJoin inserts into groupOf, which invalidates `g`.
+            int gid = g->second;
+            if (tryJoin(op, kind, groups[gid])) {
+              absorbSiblings(op, groups[gid]);
               return;
             }
+          }
     Group g;
     g.id = groups.size();
     g.ops.push_back(op);
@@ -321,11 +325,6 @@ private:
       }
       s.ops.clear();
       s.stage.clear();
-      llvm::sort(g.ops, [&](Operation *a, Operation *b) {
-        if (a == g.anchor || b == g.anchor)
-          return a == g.anchor && b != g.anchor;
-        return a->isBeforeInBlock(b);
-      });
       for (auto &[x, bits] : deps)
         if ((unsigned)s.id < bits.size() && bits.test(s.id)) {
           if ((unsigned)g.id >= bits.size())
