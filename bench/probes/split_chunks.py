@@ -8,8 +8,12 @@ generates each graph's kernel with `kb-rewrite codegen --split-chunks N` for
 several N and times it with kb-verify (verified as always: a wrong kernel
 is reported, not timed).
 
+With --shapes (BLOCK,PER_SM,UNROLL triples separated by ';', `kb-rewrite
+codegen --split-shape`), each graph is first timed with every shape at the
+heuristic's chunk count, then --chunks is swept with the fastest shape.
+
   python3 bench/probes/split_chunks.py --kb-rewrite B --kb-verify V \
-      [--chunks 1,2,4,8,16,22,32] [--json F] GRAPH.txt...
+      [--chunks 1,2,4,8,16,22,32] [--shapes "512,4,8;512,2,16"] [--json F] GRAPH.txt...
 """
 import argparse
 import json
@@ -19,11 +23,12 @@ import sys
 import tempfile
 
 
-def probe(graph, chunks, kb_rewrite, kb_verify, work):
+def probe(graph, chunks, kb_rewrite, kb_verify, work, shape="0,0,0"):
     rows = []
     for n in chunks:
-        out = os.path.join(work, f"{os.path.basename(graph)}.{n}")
-        r = subprocess.run([kb_rewrite, "codegen", "--split-chunks", str(n), graph,
+        out = os.path.join(work, f"{os.path.basename(graph)}.{n}.{shape.replace(',', '_')}")
+        r = subprocess.run([kb_rewrite, "codegen", "--split-chunks", str(n),
+                            "--split-shape", shape, graph,
                             "-o", out], capture_output=True, text=True)
         job = os.path.join(out, "kb_region_0.job.json")
         if r.returncode != 0 or not os.path.exists(job):
@@ -42,10 +47,10 @@ def probe(graph, chunks, kb_rewrite, kb_verify, work):
                          "detail": r.stderr[-200:]})
             continue
         c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
-        rows.append({"chunks": n, "status": v.get("status"),
+        rows.append({"chunks": n, "shape": shape, "status": v.get("status"),
                      "kernel_ms": c.get("median_ms"), "aten_ms": e.get("median_ms"),
                      "plan": plan[:160]})
-        print(f"{os.path.basename(graph)} chunks={n}: {v.get('status')} "
+        print(f"{os.path.basename(graph)} chunks={n} shape={shape}: {v.get('status')} "
               f"{c.get('median_ms')} ms (ATen {e.get('median_ms')})", flush=True)
     return rows
 
@@ -56,13 +61,24 @@ def main():
     ap.add_argument("--kb-rewrite", required=True)
     ap.add_argument("--kb-verify", required=True)
     ap.add_argument("--chunks", default="1,2,4,8,16,22,32")
+    ap.add_argument("--shapes", default="")
     ap.add_argument("--json")
     args = ap.parse_args()
     chunks = [int(c) for c in args.chunks.split(",")]
+    shapes = [x.strip() for x in args.shapes.split(";") if x.strip()]
     result = {}
     with tempfile.TemporaryDirectory() as work:
         for g in args.graphs:
-            result[g] = probe(g, chunks, args.kb_rewrite, args.kb_verify, work)
+            if shapes:
+                rows = []
+                for sh in shapes:  # 0 chunks: the heuristic's count
+                    rows += probe(g, [0], args.kb_rewrite, args.kb_verify, work, sh)
+                timed = [r for r in rows if r.get("status") == "accepted" and r.get("kernel_ms")]
+                best = min(timed, key=lambda r: r["kernel_ms"])["shape"] if timed else shapes[0]
+                rows += probe(g, chunks, args.kb_rewrite, args.kb_verify, work, best)
+                result[g] = rows
+            else:
+                result[g] = probe(g, chunks, args.kb_rewrite, args.kb_verify, work)
             if args.json:
                 with open(args.json, "w") as f:
                     json.dump(result, f, indent=1)

@@ -104,6 +104,8 @@ public:
   bool fastMath = false;
   /// EmitOptions::splitChunks (0: the heuristic).
   int64_t splitChunks = 0;
+  /// EmitOptions::splitBlock/splitPerSM/splitUnroll (0: the defaults).
+  int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
   /// The region reads input 0 channels-last through a permute back to
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
   /// neighbouring channels on neighbouring lanes, or refuse.

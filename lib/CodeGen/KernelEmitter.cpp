@@ -459,5 +459,8 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   Emitter e(kernel);
   e.fastMath = options.fastMath;
   e.splitChunks = options.splitChunks;
+  e.splitBlock = options.splitBlock;
+  e.splitPerSM = options.splitPerSM;
+  e.splitUnroll = options.splitUnroll;
   return e.run();
 }

@@ -37,6 +37,9 @@ struct RowPlan {
   // l takes row r0 + l and the warps split the elements, for rows whose
   // elements are strided by the row count) and chunks per row.
   int64_t splitRows = 1, chunks = 1;
+  /// Split mode's threads per block, resident blocks per SM and unrolling
+  /// (0: the layout's measured default, SplitRows.cpp); set only by probes.
+  int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
   // Elements (r, 4k..4k+3) are four consecutive, 16-byte aligned floats of
   // the input, which is a kernel argument: loops over one row may read it
   // as float4.

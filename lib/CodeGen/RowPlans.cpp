@@ -316,6 +316,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.mode = Mode::Split;
       p.splitRows = rowsPerItem;
       p.chunks = chunks;
+      p.splitBlock = e.splitBlock;
+      p.splitPerSM = e.splitPerSM;
+      p.splitUnroll = e.splitUnroll;
     }
   }
   // Long contiguous rows streamed from memory stay one block of 256 per

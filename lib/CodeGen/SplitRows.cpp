@@ -39,6 +39,19 @@ struct Shape {
 Shape shapeFor(int64_t rowsPerItem) {
   return rowsPerItem == 32 ? Shape{512, 4, 8, 0} : Shape{1024, 1, 8, 2};
 }
+Shape shapeFor(const RowPlan &p) {
+  Shape s = shapeFor(p.splitRows);
+  if (p.splitBlock > 0)
+    s.block = p.splitBlock;
+  if (p.splitPerSM > 0)
+    s.perSM = p.splitPerSM;
+  if (p.splitUnroll > 0) {
+    s.unroll = p.splitUnroll;
+    if (s.vunroll > 0)
+      s.vunroll = std::max(1, p.splitUnroll / 4);
+  }
+  return s;
+}
 
 /// Items spread over the grid: about 8 per SM of a 132-SM part, so the
 /// last wave is short on any other SM count too.
@@ -57,23 +70,30 @@ struct Layout {
     int64_t offset;
   };
   std::vector<std::vector<Slot>> passes; // per pass: per accumulator (+ c)
+  // Lanes over rows: each pass's combined value per row (f<k><acc>).
+  std::vector<std::vector<Slot>> finals;
   int64_t bytes = 16;
 
   explicit Layout(const RowPlan &p) {
-    int64_t n = p.rows * p.chunks;
-    for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
-      passes.emplace_back();
-      for (const Accumulator &a : pass.accs) {
-        auto add = [&](std::string name, std::string type, int64_t size) {
-          passes.back().push_back({name, type, bytes});
-          bytes += ceilDiv(n * size, 16) * 16;
-        };
-        std::string base = "p" + std::to_string(k) + a.name;
-        add(base, a.type, typeBytes(a));
-        if (a.combine == "CSum")
-          add(base + "c", "float", 4);
+    auto arrays = [&](std::vector<std::vector<Slot>> &into, char prefix,
+                      int64_t n) {
+      for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
+        into.emplace_back();
+        for (const Accumulator &a : pass.accs) {
+          auto add = [&](std::string name, std::string type, int64_t size) {
+            into.back().push_back({name, type, bytes});
+            bytes += ceilDiv(n * size, 16) * 16;
+          };
+          std::string base = prefix + std::to_string(k) + a.name;
+          add(base, a.type, typeBytes(a));
+          if (a.combine == "CSum")
+            add(base + "c", "float", 4);
+        }
       }
-    }
+    };
+    arrays(passes, 'p', p.rows * p.chunks);
+    if (p.splitRows == 32)
+      arrays(finals, 'f', p.rows);
   }
 };
 
@@ -104,7 +124,7 @@ public:
   SplitEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y,
                const RowPlan &p)
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
-        vec(!lanes && p.vec4), shape(shapeFor(p.splitRows)),
+        vec(!lanes && p.vec4), shape(shapeFor(p)),
         kBlock(shape.block), kWarps(shape.block / 32) {}
 
   llvm::Error emit(llvm::raw_ostream &os) {
@@ -127,10 +147,11 @@ public:
     }
     if (p.chunks == 1)
       return emitWhole(os);
-    for (const auto &pass : layout.passes)
-      for (const Layout::Slot &s : pass)
-        os << "  " << s.type << "* const " << s.name << " = (" << s.type
-           << "*)((char*)ws + " << s.offset << ");\n";
+    for (const auto *slots : {&layout.passes, &layout.finals})
+      for (const auto &pass : *slots)
+        for (const Layout::Slot &s : pass)
+          os << "  " << s.type << "* const " << s.name << " = (" << s.type
+             << "*)((char*)ws + " << s.offset << ");\n";
 
     int64_t S = p.chunks, T = ceilDiv(p.cols, S);
     if (vec)
@@ -151,6 +172,8 @@ public:
            << "LL + s] = " << s.name.substr(1 + std::to_string(k).size())
            << ";\n";
       os << "    }\n  }\n  kb_grid_sync(ws);\n";
+      if (finalized(k))
+        finalizePass(k, os);
     }
 
     size_t all = p.prog.passes.size();
@@ -196,6 +219,70 @@ private:
         os << "    " << pass.after << "\n";
     }
     return writeItemOutputs(os, /*firstChunkOnly=*/false);
+  }
+
+  /// Lanes over rows: each row's partials of pass k combined once, by one
+  /// block per group of 32 rows, into f<k><acc>[r], and a grid barrier.
+  /// Every item of the row used to combine all of them itself: rows x
+  /// chunks^2 partials read, which at 528 chunks took 0.25 of BatchNorm1d's
+  /// 0.36 ms (bench/NOTES.md, session 18). The combine's code and order are
+  /// the ones each item ran, so the statistics keep their bits.
+  void finalizePass(size_t k, llvm::raw_ostream &os) {
+    const ReducePass &pass = p.prog.passes[k];
+    os << "  for (long long g = blockIdx.x; g < " << ceilDiv(p.rows, 32)
+       << "LL; g += gridDim.x) {\n"
+       << "    const long long r = g * 32 + lane;\n"
+       << "    const bool live = r < " << p.rows << "LL;\n";
+    combinePartials(k, os);
+    os << "    if (live && warp == 0) {\n";
+    for (const Layout::Slot &s : layout.finals[k])
+      os << "      " << s.name << "[r] = "
+         << s.name.substr(1 + std::to_string(k).size()) << ";\n";
+    os << "    }\n  }\n  kb_grid_sync(ws);\n";
+    (void)pass;
+  }
+
+  /// Whether pass k's partials are combined once per row (finalizePass):
+  /// with lanes over rows, where every item reads the statistics (a later
+  /// pass or per-element outputs); one output per row after the last pass
+  /// is written by one item per row group, which combines them itself.
+  bool finalized(size_t k) const {
+    return lanes && (p.element || k + 1 < p.prog.passes.size());
+  }
+
+  /// Pass j's accumulators declared and combined from its partials over
+  /// the item's row, across the block.
+  void combinePartials(size_t j, llvm::raw_ostream &os) {
+    std::string S = std::to_string(p.chunks) + "LL";
+    const ReducePass &pass = p.prog.passes[j];
+    for (const Accumulator &a : pass.accs)
+      os << "    " << declareAcc(a) << "\n";
+    os << "    for (long long t = " << (lanes ? "warp" : "threadIdx.x")
+       << "; " << (lanes ? "live && " : "") << "t < " << S
+       << "; t += " << (lanes ? kWarps : kBlock) << ") {\n";
+    // L2 only: the partials were written by other SMs in this launch.
+    if (pass.online) {
+      std::string m = pass.accs[0].name, a = pass.accs[1].name,
+                  sm = "p" + std::to_string(j) + m,
+                  sa = "p" + std::to_string(j) + a;
+      os << "      kb::online_merge(" << m << ", " << a << ", __ldcg(" << sm
+         << " + r * " << S << " + t), __ldcg(" << sa << " + r * " << S
+         << " + t));\n";
+    }
+    for (const Accumulator &a : pass.online ? llvm::ArrayRef<Accumulator>()
+                                            : llvm::ArrayRef(pass.accs)) {
+      std::string slot = "p" + std::to_string(j) + a.name;
+      if (a.combine == "CSum")
+        os << "      kb::csum_add(" << a.name << ", " << a.name
+           << "c, __ldcg(" << slot << " + r * " << S << " + t));\n      "
+           << a.name << "c += __ldcg(" << slot << "c + r * " << S
+           << " + t);\n";
+      else
+        os << "      " << a.name << " = kb::" << a.combine << "()(" << a.name
+           << ", __ldcg(" << slot << " + r * " << S << " + t));\n";
+    }
+    os << "    }\n";
+    combinePassInBlock(pass, os);
   }
 
   /// The test that selects the thread writing an item's per-row values.
@@ -327,37 +414,19 @@ private:
   llvm::Error rowStatistics(size_t k, llvm::raw_ostream &os) {
     if (auto err = itemShift(os))
       return err;
-    std::string S = std::to_string(p.chunks) + "LL";
     for (size_t j = 0; j < k; ++j) {
       const ReducePass &pass = p.prog.passes[j];
-      for (const Accumulator &a : pass.accs)
-        os << "    " << declareAcc(a) << "\n";
-      os << "    for (long long t = " << (lanes ? "warp" : "threadIdx.x")
-         << "; " << (lanes ? "live && " : "") << "t < " << S
-         << "; t += " << (lanes ? kWarps : kBlock) << ") {\n";
-      // L2 only: the partials were written by other SMs in this launch.
-      if (pass.online) {
-        std::string m = pass.accs[0].name, a = pass.accs[1].name,
-                    sm = "p" + std::to_string(j) + m,
-                    sa = "p" + std::to_string(j) + a;
-        os << "      kb::online_merge(" << m << ", " << a << ", __ldcg(" << sm
-           << " + r * " << S << " + t), __ldcg(" << sa << " + r * " << S
-           << " + t));\n";
+      if (finalized(j)) { // finalizePass combined them
+        for (const Accumulator &a : pass.accs)
+          os << "    " << declareAcc(a) << "\n";
+        os << "    if (live) {\n";
+        for (const Layout::Slot &s : layout.finals[j])
+          os << "      " << s.name.substr(1 + std::to_string(j).size())
+             << " = __ldcg(" << s.name << " + r);\n";
+        os << "    }\n";
+      } else {
+        combinePartials(j, os);
       }
-      for (const Accumulator &a : pass.online ? llvm::ArrayRef<Accumulator>()
-                                              : llvm::ArrayRef(pass.accs)) {
-        std::string slot = "p" + std::to_string(j) + a.name;
-        if (a.combine == "CSum")
-          os << "      kb::csum_add(" << a.name << ", " << a.name
-             << "c, __ldcg(" << slot << " + r * " << S << " + t));\n      "
-             << a.name << "c += __ldcg(" << slot << "c + r * " << S
-             << " + t);\n";
-        else
-          os << "      " << a.name << " = kb::" << a.combine << "()(" << a.name
-             << ", __ldcg(" << slot << " + r * " << S << " + t));\n";
-      }
-      os << "    }\n";
-      combinePassInBlock(pass, os);
       if (!pass.after.empty())
         os << "    " << pass.after << "\n";
     }
@@ -411,11 +480,11 @@ private:
 } // namespace
 
 int codegen::splitBlockSize(const RowPlan &p) {
-  return shapeFor(p.splitRows).block;
+  return shapeFor(p).block;
 }
 
 int codegen::splitBlocksPerSM(const RowPlan &p) {
-  return shapeFor(p.splitRows).perSM;
+  return shapeFor(p).perSM;
 }
 
 int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {

@@ -95,6 +95,11 @@ cl::opt<unsigned> splitChunksOpt(
     cl::desc("Chunks per row of split row kernels instead of the heuristic "
              "(a probe of the plan; 1 = whole items)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<std::string> splitShapeOpt(
+    "split-shape",
+    cl::desc("BLOCK,PER_SM,UNROLL of split row kernels instead of the "
+             "measured defaults (a probe of the plan; 0 keeps one)"),
+    cl::init(""), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string>
     modelUrl("model-url",
@@ -318,11 +323,30 @@ int runCodegen() {
     return fail(InternalError, "the pipeline failed on '" + codegenInput + "'");
   if (auto ec = sys::fs::create_directories(outDir))
     return fail(UsageError, "cannot create '" + outDir + "': " + ec.message());
+  int splitShape[3] = {0, 0, 0};
+  if (!splitShapeOpt.empty()) {
+    SmallVector<StringRef, 3> parts;
+    StringRef(splitShapeOpt).split(parts, ',');
+    bool ok = parts.size() == 3;
+    for (unsigned i = 0; ok && i < 3; ++i)
+      ok = !parts[i].trim().getAsInteger(10, splitShape[i]) &&
+           splitShape[i] >= 0 && splitShape[i] <= 1024;
+    if (ok && splitShape[0] && (splitShape[0] % 32 || splitShape[0] < 64))
+      ok = false;
+    if (!ok)
+      return fail(UsageError, "--split-shape wants BLOCK,PER_SM,UNROLL "
+                              "(BLOCK a multiple of 32 from 64 to 1024, 0 "
+                              "keeps the default), not '" +
+                                  splitShapeOpt + "'");
+  }
   unsigned written = 0, skipped = 0;
   for (kb::KernelOp kernel : module->getOps<kb::KernelOp>()) {
     kb::EmitOptions emitOptions;
     emitOptions.fastMath = fastMath;
     emitOptions.splitChunks = splitChunksOpt;
+    emitOptions.splitBlock = splitShape[0];
+    emitOptions.splitPerSM = splitShape[1];
+    emitOptions.splitUnroll = splitShape[2];
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";

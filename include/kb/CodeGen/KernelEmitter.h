@@ -46,6 +46,10 @@ struct EmitOptions {
   /// Chunks per row of split row kernels (0: the heuristic, splitChunks);
   /// for probes (`kb-rewrite codegen --split-chunks`), never for rewrites.
   int64_t splitChunks = 0;
+  /// Threads per block, resident blocks per SM and unrolling of split row
+  /// kernels (0: the measured defaults); for probes (`kb-rewrite codegen
+  /// --split-shape`), never for rewrites.
+  int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,
