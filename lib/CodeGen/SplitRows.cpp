@@ -61,6 +61,13 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t typeBytes(const Accumulator &a) { return a.type == "double" ? 8 : 4; }
 
+/// Lanes over rows in 16 chunks or more combine each row's partials once
+/// per pass (SplitEmitter::finalizePass); with fewer, every item combining
+/// its row's few partials costs less than the extra grid barrier.
+bool combinesOnce(const RowPlan &p) {
+  return p.splitRows == 32 && p.chunks >= 16;
+}
+
 /// The workspace: the barrier's two counters, then one array per
 /// accumulator of each pass (and its compensation term), each 16-byte
 /// aligned, indexed by row * chunks + chunk.
@@ -92,7 +99,7 @@ struct Layout {
       }
     };
     arrays(passes, 'p', p.rows * p.chunks);
-    if (p.splitRows == 32)
+    if (combinesOnce(p) && (p.element || p.prog.passes.size() > 1))
       arrays(finals, 'f', p.rows);
   }
 };
@@ -243,11 +250,11 @@ private:
   }
 
   /// Whether pass k's partials are combined once per row (finalizePass):
-  /// with lanes over rows, where every item reads the statistics (a later
+  /// with lanes over rows in many chunks, where every item reads the statistics (a later
   /// pass or per-element outputs); one output per row after the last pass
   /// is written by one item per row group, which combines them itself.
   bool finalized(size_t k) const {
-    return lanes && (p.element || k + 1 < p.prog.passes.size());
+    return combinesOnce(p) && (p.element || k + 1 < p.prog.passes.size());
   }
 
   /// Pass j's accumulators declared and combined from its partials over
