@@ -148,7 +148,7 @@ public:
       // Row kernels hold no earlier block-wide reduction and write only
       // values computed from the final stage.
       bool rowKernel = !channelsLastRead && !largeEarlierReduction(*last) &&
-                       allAfter(yield, *last);
+                       allAfter(yield, *last, *stage);
       bool columns = rowKernel && !trailing && adjacent && cols > 16 &&
                      product(stage->outShape) >= 32;
       // Rows of at most 16 contiguous elements, a multiple of 4, read from
@@ -167,16 +167,23 @@ public:
       }
     }
     // Row kernels write per row or per element of the final stage: every
-    // output must come after it. (Per-output kernels evaluate any value.)
-    if (!allAfter(yield, *last))
+    // output must come after it, or (per element) be an element of its
+    // input's shape. (Per-output kernels evaluate any value.)
+    if (!allAfter(yield, *last, *stage))
       return unsupported("the region also writes a value from before its "
                          "last reduction");
     return emitRowKernel(*this, *stage, yield);
   }
 
 private:
-  /// Every output of the region is computed from `last`'s result.
-  bool allAfter(YieldOp yield, AtenOp last) {
+  /// Every output of the region is computed from `last`'s result, or is
+  /// an early value the row kernel writes at the element it visits: the
+  /// final stage writes per element (a norm or softmax: its output indexes
+  /// its input) and the value has the input's shape and comes from no
+  /// reduction, so evaluating it at the output's index is evaluating it at
+  /// the element (a residual stream `y = x + r; return y, layer_norm(y)`:
+  /// ViT and BERT have two per layer).
+  bool allAfter(YieldOp yield, AtenOp last, const StageInfo &stage) {
     llvm::SmallPtrSet<Value, 16> after;
     after.insert(last->getResult(0));
     for (Operation &op : yield->getBlock()->without_terminator())
@@ -186,8 +193,32 @@ private:
                             [&](Value v) { return after.count(v); }))
         for (Value r : op.getResults())
           after.insert(r);
-    return llvm::all_of(yield.getValues(),
-                        [&](Value v) { return after.count(v); });
+    bool perElement = stage.recipe == "softmax" ||
+                      stage.recipe == "log_softmax" ||
+                      llvm::StringRef(stage.recipe).ends_with("_norm");
+    return llvm::all_of(yield.getValues(), [&](Value v) {
+      return after.count(v) ||
+             (perElement && shapeOf(v) == ArrayRef<int64_t>(stage.inShape) &&
+              !dependsOnReduction(v));
+    });
+  }
+
+  static bool dependsOnReduction(Value v) {
+    SmallVector<Value> work{v};
+    llvm::SmallPtrSet<Value, 16> seen;
+    while (!work.empty()) {
+      Value w = work.pop_back_val();
+      auto a = w.getDefiningOp<AtenOp>();
+      if (!a || !seen.insert(w).second)
+        continue;
+      if (getKind(a) == OpKind::Reduction) {
+        auto training = getConstantBool(a.getArg("training"));
+        if (!(a.getInfo()->cuda == "batch_norm" && training && !*training))
+          return true;
+      }
+      work.append(a.getArgs().begin(), a.getArgs().end());
+    }
+    return false;
   }
 
   /// One float4 per thread (grid-stride only past the grid limit). The

@@ -597,6 +597,9 @@ llvm::Error codegen::RowWriter::writeElement(const RowPlan &p,
     return red.takeError();
   os << indent << "const float red = " << *red << "; // " << displayName(f.op)
      << "\n";
+  // An output that is the input itself (a residual stream written next to
+  // its norm) is the element in hand, not a re-read.
+  e.seed(f.input, "i", x);
   return writeOutputs("i", os, indent, toSlots);
 }
 
