@@ -298,7 +298,8 @@ private:
       if (it == groupOf.end() || it->second == g.id)
         continue;
       Group &s = groups[it->second];
-      if (s.anchor || s.lastReduction || s.shape != g.shape ||
+      if (s.anchor || s.lastReduction ||
+          (s.shape != g.shape && !broadcastLeaf(s, g, op)) ||
           g.ops.size() + s.ops.size() > maxOps + (g.anchor ? 1 : 0))
         continue;
       bool independent = llvm::none_of(g.ops,
@@ -332,6 +333,38 @@ private:
           bits.set(g.id);
         }
     }
+  }
+
+  /// A smaller group `s` whose values `op` broadcasts into `g` joins `g`
+  /// too when it is a leaf (it reads only values from outside every group:
+  /// parameters, inputs, constants) used by nothing else: `where(p > 0, y,
+  /// q)` with a per-channel mask of a parameter (gen task 79 left the mask
+  /// in a region of its own, whose bool output no kernel writes, and so
+  /// the `where` region had a bool input and no kernel either). The kernel
+  /// evaluates its ops at the broadcast index, as it reads a broadcast
+  /// input.
+  bool broadcastLeaf(const Group &s, const Group &g, Operation *op) {
+    // Its ops run once per element of `g`: a few ALU ops at most.
+    if (s.shape.size() > g.shape.size() || s.ops.size() > 4)
+      return false;
+    size_t lead = g.shape.size() - s.shape.size();
+    for (size_t d = 0; d < s.shape.size(); ++d)
+      if (s.shape[d] != 1 && s.shape[d] != g.shape[lead + d])
+        return false;
+    for (Operation *y : s.ops) {
+      auto it = deps.find(y);
+      if (it != deps.end())
+        for (unsigned b : it->second.set_bits())
+          if ((int)b != s.id)
+            return false;
+      for (Value r : y->getResults())
+        for (Operation *u : r.getUsers()) {
+          auto ui = groupOf.find(u);
+          if (u != op && (ui == groupOf.end() || ui->second != s.id))
+            return false;
+        }
+    }
+    return true;
   }
 
   /// Kahn's algorithm over units (a group or a lone op), preferring original

@@ -195,3 +195,33 @@ func.func @sibling_groups(%x: tensor<8x64xf32>, %t: tensor<64xf32>) -> tensor<8x
   %4 = kb.aten "add"(%2, %3, %one) {overload = "Tensor"} : (tensor<8x64xf32>, tensor<8x64xf32>, i64) -> tensor<8x64xf32>
   return %4 : tensor<8x64xf32>
 }
+
+// -----
+
+// A per-channel mask computed from a parameter alone joins the region that
+// broadcasts it (its ops run at the broadcast index); a parameter op with
+// another user outside keeps its own region.
+// CHECK-LABEL: func.func @broadcast_leaf
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<8x64xf32>) {
+// CHECK-NEXT:    kb.aten "hardswish"
+// CHECK-NEXT:    kb.aten "gt"
+// CHECK-NEXT:    kb.aten "where"
+// CHECK-NEXT:    %[[A:.*]] = kb.aten "add"
+// CHECK-NEXT:    kb.yield %[[A]]
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<64xf32>) {
+// CHECK-NEXT:    %[[B:.*]] = kb.aten "abs"
+// CHECK-NEXT:    kb.yield %[[B]]
+// CHECK:       kb.region attributes {id = 2 : i64} -> (tensor<8x64xf32>) {
+// CHECK-NEXT:    %[[D:.*]] = kb.aten "div"
+// CHECK-NEXT:    kb.yield %[[D]]
+func.func @broadcast_leaf(%x: tensor<8x64xf32>, %p: tensor<64xf32>, %q: tensor<64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>) {
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0.0 : f64} : f64
+  %0 = kb.aten "hardswish"(%x) : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  %1 = kb.aten "gt"(%p, %zero) {overload = "Scalar"} : (tensor<64xf32>, f64) -> tensor<64xi1>
+  %2 = kb.aten "where"(%1, %0, %q) {overload = "self"} : (tensor<64xi1>, tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  %3 = kb.aten "add"(%2, %0, %one) {overload = "Tensor"} : (tensor<8x64xf32>, tensor<8x64xf32>, i64) -> tensor<8x64xf32>
+  %4 = kb.aten "abs"(%q) : (tensor<64xf32>) -> tensor<64xf32>
+  %5 = kb.aten "div"(%x, %4) {overload = "Tensor"} : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  return %3, %5, %4 : tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>
+}
