@@ -11,6 +11,8 @@ is reported, not timed).
 With --shapes (BLOCK,PER_SM,UNROLL triples separated by ';', `kb-rewrite
 codegen --split-shape`), each graph is first timed with every shape at the
 heuristic's chunk count, then --chunks is swept with the fastest shape.
+--quad adds a run with `--split-quad` (lanes over 4 strided rows each, read
+as float4) at the heuristic's chunk count.
 
   python3 bench/probes/split_chunks.py --kb-rewrite B --kb-verify V \
       [--chunks 1,2,4,8,16,22,32] [--shapes "512,4,8;512,2,16"] [--json F] GRAPH.txt...
@@ -23,13 +25,14 @@ import sys
 import tempfile
 
 
-def probe(graph, chunks, kb_rewrite, kb_verify, work, shape="0,0,0"):
+def probe(graph, chunks, kb_rewrite, kb_verify, work, shape="0,0,0", quad=False):
     rows = []
     for n in chunks:
         out = os.path.join(work, f"{os.path.basename(graph)}.{n}.{shape.replace(',', '_')}")
         r = subprocess.run([kb_rewrite, "codegen", "--split-chunks", str(n),
                             "--split-shape", shape, graph,
-                            "-o", out], capture_output=True, text=True)
+                            "-o", out] + (["--split-quad"] if quad else []),
+                           capture_output=True, text=True)
         job = os.path.join(out, "kb_region_0.job.json")
         if r.returncode != 0 or not os.path.exists(job):
             rows.append({"chunks": n, "status": "not_generated",
@@ -47,7 +50,7 @@ def probe(graph, chunks, kb_rewrite, kb_verify, work, shape="0,0,0"):
                          "detail": r.stderr[-200:]})
             continue
         c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
-        rows.append({"chunks": n, "shape": shape, "status": v.get("status"),
+        rows.append({"chunks": n, "shape": shape, "quad": quad, "status": v.get("status"),
                      "kernel_ms": c.get("median_ms"), "aten_ms": e.get("median_ms"),
                      "plan": plan[:160]})
         print(f"{os.path.basename(graph)} chunks={n} shape={shape}: {v.get('status')} "
@@ -62,6 +65,8 @@ def main():
     ap.add_argument("--kb-verify", required=True)
     ap.add_argument("--chunks", default="1,2,4,8,16,22,32")
     ap.add_argument("--shapes", default="")
+    ap.add_argument("--quad", action="store_true",
+                    help="also time each graph with --split-quad at the heuristic's chunks")
     ap.add_argument("--json")
     args = ap.parse_args()
     chunks = [int(c) for c in args.chunks.split(",")]
@@ -79,6 +84,8 @@ def main():
                 result[g] = rows
             else:
                 result[g] = probe(g, chunks, args.kb_rewrite, args.kb_verify, work)
+            if args.quad:
+                result[g] += probe(g, [0], args.kb_rewrite, args.kb_verify, work, quad=True)
             if args.json:
                 with open(args.json, "w") as f:
                     json.dump(result, f, indent=1)

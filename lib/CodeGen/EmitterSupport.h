@@ -106,6 +106,8 @@ public:
   int64_t splitChunks = 0;
   /// EmitOptions::splitBlock/splitPerSM/splitUnroll (0: the defaults).
   int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
+  /// EmitOptions::splitQuad.
+  bool splitQuad = false;
   /// The region reads input 0 channels-last through a permute back to
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
   /// neighbouring channels on neighbouring lanes, or refuse.

@@ -493,5 +493,6 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitBlock = options.splitBlock;
   e.splitPerSM = options.splitPerSM;
   e.splitUnroll = options.splitUnroll;
+  e.splitQuad = options.splitQuad;
   return e.run();
 }

@@ -85,6 +85,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     p.mode = chooseMode(R, inner == 1);
     stridedRows = inner > 1;
     run = inner == 1 ? R : 0;
+    p.rowRun = inner;
     p.index = overMiddleDim(R, inner);
     // __fsub_rn: x - m is never contracted into an FMA with a multiply of
     // the prologue (fma(v, c, -m) uses the unrounded v * c, so the row's
@@ -196,6 +197,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       channel = [](llvm::StringRef r, llvm::StringRef) { return r.str(); };
       stridedRows = HW == 1;
       run = HW > 1 ? HW : 0;
+      p.rowRun = HW == 1 ? C : 0;
       auto momentum = getConstantNumber(op.getArg("momentum"));
       auto rm = dyn_cast_or_null<BlockArgument>(op.getArg("running_mean"));
       auto rv = dyn_cast_or_null<BlockArgument>(op.getArg("running_var"));
@@ -275,6 +277,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                            "leading dims");
     stridedRows = inner > 1;
     run = inner == 1 && !e.channelsLastRead ? p.cols : 0;
+    p.rowRun = inner;
     // Strided rows (inner > 1) enough to give every thread of the GPU one
     // row each run one per thread: lanes over 32 of them with 16 warps per
     // block (Split) spent each block's combine on 32 x 65 elements (gen
@@ -319,6 +322,11 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.splitBlock = e.splitBlock;
       p.splitPerSM = e.splitPerSM;
       p.splitUnroll = e.splitUnroll;
+      // Four neighbouring rows per lane as one aligned float4: the input
+      // is a kernel argument, rows come in runs of a multiple of 4.
+      p.quad = e.splitQuad && rowsPerItem == 32 && p.rows % 4 == 0 &&
+               p.rowRun > 0 && p.rowRun % 4 == 0 &&
+               isa<BlockArgument>(f.input);
     }
   }
   // Long contiguous rows streamed from memory stay one block of 256 per
@@ -382,7 +390,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           std::to_string(p.tileW) + ", " + std::to_string(p.tileC) +
           "] slab in shared memory",
       "block per item of " +
-          (p.splitRows == 32 ? std::string("32 rows (one per lane)")
+          (p.splitRows == 32 ? std::string(p.quad ? "128 rows (4 per lane, "
+                                                     "read as float4)"
+                                              : "32 rows (one per lane)")
                              : std::string("one row")) +
           (p.chunks == 1
                ? std::string(" and all its elements, its passes one after "
@@ -416,7 +426,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           : "ceil_div(" + R + ", " + std::to_string(block) + ")";
   bool split = p.mode == Mode::Split && p.chunks > 1;
   if (p.mode == Mode::Split && p.chunks == 1) // whole items, no barrier
-    grid = p.splitRows == 32 ? "ceil_div(" + R + ", 32)" : R;
+    grid = p.splitRows == 32 ? "ceil_div(" + R + (p.quad ? ", 128)" : ", 32)")
+                             : R;
   if (split) {
     out.blocksPerSM = splitBlocksPerSM(p);
     grid = out.blocksPerSM == 1

@@ -20,6 +20,8 @@
 
 #include "RowPlan.h"
 
+#include "kb/Transforms/OpUtils.h"
+
 using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
@@ -41,6 +43,10 @@ Shape shapeFor(int64_t rowsPerItem) {
 }
 Shape shapeFor(const RowPlan &p) {
   Shape s = shapeFor(p.splitRows);
+  // Four rows of state per lane: 64 registers (at 32, BatchNorm1d's quad
+  // kernel spilled 544 bytes a thread). Not measured yet.
+  if (p.quad && p.splitRows == 32)
+    s.perSM = 2;
   if (p.splitBlock > 0)
     s.block = p.splitBlock;
   if (p.splitPerSM > 0)
@@ -131,6 +137,7 @@ public:
   SplitEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y,
                const RowPlan &p)
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
+        quad(lanes && p.quad),
         vec(!lanes && p.vec4), shape(shapeFor(p)),
         kBlock(shape.block), kWarps(shape.block / 32) {}
 
@@ -152,6 +159,8 @@ public:
     } else {
       os << blockScratch(p.prog);
     }
+    if (quad)
+      return emitQuad(os);
     if (p.chunks == 1)
       return emitWhole(os);
     for (const auto *slots : {&layout.passes, &layout.finals})
@@ -247,6 +256,246 @@ private:
          << s.name.substr(1 + std::to_string(k).size()) << ";\n";
     os << "    }\n  }\n  kb_grid_sync(ws);\n";
     (void)pass;
+  }
+
+  // ---- Lanes over 4 rows each (RowPlan::quad) ------------------------
+  // Per-row state lives in arrays of 4 (`acc_[j]`), bound by reference to
+  // the usual names inside fully unrolled `j` loops, so every recipe's
+  // step, combine and writer text is used as it is; a pass's `after`
+  // statements are re-emitted in each `j` body that needs them (they only
+  // read the row's accumulators, so they are loop-invariant there).
+
+  void declareArrays(const ReducePass &pass, llvm::raw_ostream &os,
+                     llvm::StringRef in) {
+    for (const Accumulator &a : pass.accs) {
+      os << in << a.type << " " << a.name << "_[4];\n";
+      if (a.combine == "CSum")
+        os << in << "float " << a.name << "c_[4];\n";
+    }
+  }
+  void bind(const ReducePass &pass, llvm::raw_ostream &os,
+            llvm::StringRef in) {
+    for (const Accumulator &a : pass.accs) {
+      os << in << a.type << "& " << a.name << " = " << a.name << "_[j];\n";
+      if (a.combine == "CSum")
+        os << in << "float& " << a.name << "c = " << a.name << "c_[j];\n";
+    }
+  }
+  /// Binds passes [0, k) and emits their `after` statements, and k0.
+  void bindStats(size_t k, llvm::raw_ostream &os, llvm::StringRef in) {
+    if (p.shiftFirst)
+      os << in << "const double k0 = k0_[j]; (void)k0;\n";
+    for (size_t j = 0; j < k; ++j) {
+      bind(p.prog.passes[j], os, in);
+      if (!p.prog.passes[j].after.empty())
+        os << in << p.prog.passes[j].after << "\n";
+    }
+  }
+  const char *openRows(llvm::StringRef in) {
+    static std::string text;
+    text = "#pragma unroll\n" + in.str() +
+           "for (int j = 0; j < 4; ++j) {\n" + in.str() +
+           "  const long long r = rq + j; (void)r;\n";
+    return text.c_str();
+  }
+
+  void quadHead(llvm::raw_ostream &os, int64_t S, int64_t T, bool range) {
+    std::string Gs = std::to_string(ceilDiv(p.rows, 128)) + "LL";
+    if (range)
+      os << "    const long long s = item / " << Gs << ";\n";
+    os << "    const long long rq = (item % " << Gs << ") * 128 + 4 * lane;\n"
+       << "    const bool live = rq < " << p.rows << "LL;\n";
+    if (range)
+      os << "    const long long c0 = s * " << T << "LL, c1 = c0 + " << T
+         << "LL < " << p.cols << "LL ? c0 + " << T << "LL : " << p.cols
+         << "LL;\n";
+    if (!p.shiftFirst)
+      return;
+    os << "    double k0_[4];\n" << openRows("    ") << "      double k0 = 0.0;\n"
+       << "      if (live) {\n";
+    if (auto err = writeShift(p, "k0", os, "        "))
+      llvm::consumeError(std::move(err)); // the caller re-checks valueAt
+    os << "      }\n      k0_[j] = k0;\n    }\n";
+  }
+
+  /// The float4 loop over the item's elements of its 4 rows, opened with a
+  /// `j` body (quadEnd closes both).
+  std::string quadLoop(llvm::raw_ostream &os) {
+    unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
+    os << "#pragma unroll " << shape.unroll
+       << "\n    for (long long c = c0 + warp; live && c < c1; c += " << kWarps
+       << ") {\n      const long long ib = " << p.index("rq", "c") << ";\n"
+       << "      const float4 v4 = *reinterpret_cast<const float4*>(in" << arg
+       << " + ib);\n"
+       << "      const float xs[4] = {v4.x, v4.y, v4.z, v4.w};\n";
+    return "xs[j]";
+  }
+
+  /// Pass k over the item: its accumulators per row, then combined over
+  /// the block row by row.
+  llvm::Error quadPass(size_t k, llvm::raw_ostream &os) {
+    const ReducePass &pass = p.prog.passes[k];
+    declareArrays(pass, os, "    ");
+    os << openRows("    ");
+    for (const Accumulator &a : pass.accs) {
+      os << "      " << a.name << "_[j] = " << a.init << ";\n";
+      if (a.combine == "CSum")
+        os << "      " << a.name << "c_[j] = 0.f;\n";
+    }
+    os << "    }\n";
+    std::string x = quadLoop(os);
+    os << "  " << openRows("      ") << "        const long long i = ib + j; (void)i;\n";
+    bindStats(k, os, "        ");
+    bind(pass, os, "        ");
+    e.newScope();
+    e.seed(f.input, "i", x);
+    os << "        " << replaceAll(pass.step, "{x}", x) << "\n      }\n    }\n";
+    e.newScope();
+    os << openRows("    ");
+    bind(pass, os, "      ");
+    std::string body;
+    llvm::raw_string_ostream bs(body);
+    combinePassInBlock(pass, bs);
+    os << body << "    }\n";
+    return llvm::Error::success();
+  }
+
+  /// The item's rows' statistics of passes [0, k): from f<j> where
+  /// finalizePass combined them, else from the partials.
+  void quadStatistics(size_t k, llvm::raw_ostream &os) {
+    for (size_t j = 0; j < k; ++j) {
+      const ReducePass &pass = p.prog.passes[j];
+      declareArrays(pass, os, "    ");
+      os << openRows("    ");
+      std::string body;
+      llvm::raw_string_ostream bs(body);
+      if (finalized(j)) {
+        for (const Accumulator &a : pass.accs)
+          bs << "    " << declareAcc(a) << "\n";
+        bs << "    if (live) {\n";
+        for (const Layout::Slot &sl : layout.finals[j])
+          bs << "      " << sl.name.substr(1 + std::to_string(j).size())
+             << " = __ldcg(" << sl.name << " + r);\n";
+        bs << "    }\n";
+      } else {
+        combinePartials(j, bs);
+      }
+      os << body;
+      for (const Accumulator &a : pass.accs) {
+        os << "      " << a.name << "_[j] = " << a.name << ";\n";
+        if (a.combine == "CSum")
+          os << "      " << a.name << "c_[j] = " << a.name << "c;\n";
+      }
+      os << "    }\n";
+    }
+  }
+
+  /// The item's outputs: per element (float4 stores of the 4 rows'
+  /// values) or, by its leader, per row; then the per-row extras.
+  llvm::Error quadOutputs(llvm::raw_ostream &os, bool firstChunkOnly) {
+    size_t all = p.prog.passes.size();
+    if (!p.element) {
+      os << "    if (live && warp == 0) {\n" << openRows("      ");
+      bindStats(all, os, "        ");
+      e.newScope();
+      os << "        const float red = " << p.prog.result << "; // "
+         << displayName(f.op) << "\n";
+      if (auto err = writeOutputs("r", os, "        "))
+        return err;
+      os << p.leaderExtra << "      }\n    }\n  }\n";
+      e.newScope();
+      return llvm::Error::success();
+    }
+    size_t nOut = yield.getValues().size();
+    std::string x = quadLoop(os);
+    for (size_t k = 0; k < nOut; ++k)
+      os << "      float ov" << k << "[4];\n";
+    os << "  " << openRows("      ") << "        const long long i = ib + j; (void)i;\n";
+    bindStats(all, os, "        ");
+    e.newScope();
+    if (auto err = writeElement(p, x, os, "        ", /*toSlots=*/true))
+      return err;
+    e.newScope();
+    os << "      }\n";
+    for (size_t k = 0; k < nOut; ++k)
+      os << "      *reinterpret_cast<float4*>(out" << k << " + ib) = make_float4(ov"
+         << k << "[0], ov" << k << "[1], ov" << k << "[2], ov" << k
+         << "[3]);\n";
+    os << "    }\n";
+    if (!p.leaderExtra.empty()) {
+      os << "    if (" << (firstChunkOnly ? "s == 0 && " : "")
+         << "live && warp == 0) {\n" << openRows("      ");
+      bindStats(all, os, "        ");
+      os << p.leaderExtra << "      }\n    }\n";
+    }
+    os << "  }\n";
+    return llvm::Error::success();
+  }
+
+  llvm::Error emitQuad(llvm::raw_ostream &os) {
+    int64_t S = p.chunks, T = ceilDiv(p.cols, S);
+    int64_t groups = ceilDiv(p.rows, 128);
+    std::string items = std::to_string(groups * S) + "LL";
+    if (S == 1) { // whole items: passes one after another, no workspace
+      os << "  for (long long item = blockIdx.x; item < " << groups
+         << "LL; item += gridDim.x) {\n";
+      quadHead(os, 1, T, true);
+      for (size_t k = 0; k < p.prog.passes.size(); ++k)
+        if (auto err = quadPass(k, os))
+          return err;
+      return quadOutputs(os, /*firstChunkOnly=*/false);
+    }
+    for (const auto *slots : {&layout.passes, &layout.finals})
+      for (const auto &pass : *slots)
+        for (const Layout::Slot &sl : pass)
+          os << "  " << sl.type << "* const " << sl.name << " = (" << sl.type
+             << "*)((char*)ws + " << sl.offset << ");\n";
+    for (size_t k = 0; k < p.prog.passes.size(); ++k) {
+      os << "  for (long long item = blockIdx.x; item < " << items
+         << "; item += gridDim.x) {\n";
+      quadHead(os, S, T, true);
+      quadStatistics(k, os);
+      if (auto err = quadPass(k, os))
+        return err;
+      os << "    if (live && warp == 0) {\n" << openRows("      ");
+      for (const Layout::Slot &sl : layout.passes[k]) {
+        std::string acc = sl.name.substr(1 + std::to_string(k).size());
+        os << "        " << sl.name << "[r * " << S << "LL + s] = " << acc
+           << "_[j];\n";
+      }
+      os << "      }\n    }\n  }\n  kb_grid_sync(ws);\n";
+      if (finalized(k))
+        quadFinalize(k, os);
+    }
+    size_t all = p.prog.passes.size();
+    if (!p.element) {
+      os << "  for (long long item = blockIdx.x; item < " << groups
+         << "LL; item += gridDim.x) {\n";
+      quadHead(os, S, T, false);
+      quadStatistics(all, os);
+      return quadOutputs(os, true);
+    }
+    os << "  for (long long item = blockIdx.x; item < " << items
+       << "; item += gridDim.x) {\n";
+    quadHead(os, S, T, true);
+    quadStatistics(all, os);
+    return quadOutputs(os, true);
+  }
+
+  void quadFinalize(size_t k, llvm::raw_ostream &os) {
+    os << "  for (long long g = blockIdx.x; g < " << ceilDiv(p.rows, 128)
+       << "LL; g += gridDim.x) {\n"
+       << "    const long long rq = g * 128 + 4 * lane;\n"
+       << "    const bool live = rq < " << p.rows << "LL;\n"
+       << openRows("    ");
+    std::string body;
+    llvm::raw_string_ostream bs(body);
+    combinePartials(k, bs);
+    os << body << "      if (live && warp == 0) {\n";
+    for (const Layout::Slot &sl : layout.finals[k])
+      os << "        " << sl.name << "[r] = "
+         << sl.name.substr(1 + std::to_string(k).size()) << ";\n";
+    os << "      }\n    }\n  }\n  kb_grid_sync(ws);\n";
   }
 
   /// Whether pass k's partials are combined once per row (finalizePass):
@@ -478,7 +727,7 @@ private:
 
   const RowPlan &p;
   Layout layout;
-  bool lanes, vec;
+  bool lanes, quad, vec;
   Shape shape;
   int kBlock, kWarps;
   std::string loopEnd;

@@ -100,6 +100,11 @@ cl::opt<std::string> splitShapeOpt(
     cl::desc("BLOCK,PER_SM,UNROLL of split row kernels instead of the "
              "measured defaults (a probe of the plan; 0 keeps one)"),
     cl::init(""), cl::sub(codegenCmd));
+cl::opt<bool> splitQuadOpt(
+    "split-quad",
+    cl::desc("Split row kernels over strided rows give each lane 4 rows "
+             "read as float4 (a probe of the plan)"),
+    cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string>
     modelUrl("model-url",
@@ -347,6 +352,7 @@ int runCodegen() {
     emitOptions.splitBlock = splitShape[0];
     emitOptions.splitPerSM = splitShape[1];
     emitOptions.splitUnroll = splitShape[2];
+    emitOptions.splitQuad = splitQuadOpt;
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";

@@ -50,6 +50,9 @@ struct EmitOptions {
   /// kernels (0: the measured defaults); for probes (`kb-rewrite codegen
   /// --split-shape`), never for rewrites.
   int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
+  /// Lanes over 4 strided rows each, read as float4 (RowPlan::quad); for
+  /// probes (`kb-rewrite codegen --split-quad`), not yet measured.
+  bool splitQuad = false;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,
