@@ -216,9 +216,11 @@ std::string combineAcc(const Accumulator &a, int64_t lanes);
 /// value at buf[threadIdx.x] (a CSum's compensation at cbuf[threadIdx.x])
 /// and the block has synchronised: each thread ends with its lane's
 /// combined value.
+/// `width`: lanes per warp (the split kernel's lanes over 4 rows group
+/// fewer lanes into virtual warps where rows are few).
 std::string combineWarpsInOrder(const Accumulator &a, llvm::StringRef buf,
                                 llvm::StringRef cbuf, int64_t warps,
-                                llvm::StringRef indent);
+                                llvm::StringRef indent, int64_t width = 32);
 
 /// The kernel's source and tensor lists: inputs are the region's block
 /// arguments, outputs its yielded values then `extraOutputs`.

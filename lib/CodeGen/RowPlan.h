@@ -117,6 +117,9 @@ int splitBlockSize(const RowPlan &p);
 int splitBlocksPerSM(const RowPlan &p);
 int64_t splitWorkspaceBytes(const RowPlan &p);
 const char *splitHelpers();
+/// Rows per split item: 1, 32 (lanes over rows), or 4 per lane of a quad
+/// plan's virtual warp.
+int64_t splitItemRows(const RowPlan &p);
 
 /// Chunks per row for a split plan of `rows` rows of `cols` elements taken
 /// `rowsPerItem` (1 or 32) at a time: enough items for every SM to take

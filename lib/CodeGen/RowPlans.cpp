@@ -390,9 +390,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           std::to_string(p.tileW) + ", " + std::to_string(p.tileC) +
           "] slab in shared memory",
       "block per item of " +
-          (p.splitRows == 32 ? std::string(p.quad ? "128 rows (4 per lane, "
-                                                     "read as float4)"
-                                              : "32 rows (one per lane)")
+          (p.splitRows == 32 ? (p.quad ? std::to_string(splitItemRows(p)) +
+                                               " rows (4 per lane, read as "
+                                               "float4)"
+                                         : std::string("32 rows (one per lane)"))
                              : std::string("one row")) +
           (p.chunks == 1
                ? std::string(" and all its elements, its passes one after "
@@ -426,8 +427,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           : "ceil_div(" + R + ", " + std::to_string(block) + ")";
   bool split = p.mode == Mode::Split && p.chunks > 1;
   if (p.mode == Mode::Split && p.chunks == 1) // whole items, no barrier
-    grid = p.splitRows == 32 ? "ceil_div(" + R + (p.quad ? ", 128)" : ", 32)")
-                             : R;
+    grid = p.splitRows == 32
+               ? "ceil_div(" + R + ", " + std::to_string(splitItemRows(p)) + ")"
+               : R;
   if (split) {
     out.blocksPerSM = splitBlocksPerSM(p);
     grid = out.blocksPerSM == 1

@@ -139,7 +139,20 @@ public:
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
         quad(lanes && p.quad),
         vec(!lanes && p.vec4), shape(shapeFor(p)),
-        kBlock(shape.block), kWarps(shape.block / 32) {}
+        kBlock(shape.block), kLanes(quadLanes(p)),
+        kWarps(shape.block / kLanes) {}
+
+  /// Lanes over 4 rows each: lanes per virtual warp, so that a warp's
+  /// lanes cover rows that exist (64 rows: 16 lanes, and each hardware
+  /// warp reads two neighbouring elements of all 64).
+  static int quadLanes(const RowPlan &p) {
+    if (!(p.quad && p.splitRows == 32))
+      return 32;
+    int L = 8;
+    while (L < 32 && 4 * L < p.rows)
+      L *= 2;
+    return L;
+  }
 
   llvm::Error emit(llvm::raw_ostream &os) {
     bool flt = false, dbl = false, csum = false;
@@ -149,7 +162,11 @@ public:
       csum |= pass.online; // the pair's sums go to cbc
     }
     if (lanes) {
-      os << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
+      if (kLanes == 32)
+        os << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
+      else // virtual warps of kLanes lanes
+        os << "  const int lane = threadIdx.x % " << kLanes
+           << ", warp = threadIdx.x / " << kLanes << ";\n";
       if (flt || csum)
         os << "  __shared__ float cbf[" << kBlock << "];\n";
       if (csum)
@@ -300,10 +317,11 @@ private:
   }
 
   void quadHead(llvm::raw_ostream &os, int64_t S, int64_t T, bool range) {
-    std::string Gs = std::to_string(ceilDiv(p.rows, 128)) + "LL";
+    std::string Gs = std::to_string(ceilDiv(p.rows, 4 * kLanes)) + "LL";
     if (range)
       os << "    const long long s = item / " << Gs << ";\n";
-    os << "    const long long rq = (item % " << Gs << ") * 128 + 4 * lane;\n"
+    os << "    const long long rq = (item % " << Gs << ") * " << 4 * kLanes
+       << " + 4 * lane;\n"
        << "    const bool live = rq < " << p.rows << "LL;\n";
     if (range)
       os << "    const long long c0 = s * " << T << "LL, c1 = c0 + " << T
@@ -434,7 +452,7 @@ private:
 
   llvm::Error emitQuad(llvm::raw_ostream &os) {
     int64_t S = p.chunks, T = ceilDiv(p.cols, S);
-    int64_t groups = ceilDiv(p.rows, 128);
+    int64_t groups = ceilDiv(p.rows, 4 * kLanes);
     std::string items = std::to_string(groups * S) + "LL";
     if (S == 1) { // whole items: passes one after another, no workspace
       os << "  for (long long item = blockIdx.x; item < " << groups
@@ -483,9 +501,9 @@ private:
   }
 
   void quadFinalize(size_t k, llvm::raw_ostream &os) {
-    os << "  for (long long g = blockIdx.x; g < " << ceilDiv(p.rows, 128)
+    os << "  for (long long g = blockIdx.x; g < " << ceilDiv(p.rows, 4 * kLanes)
        << "LL; g += gridDim.x) {\n"
-       << "    const long long rq = g * 128 + 4 * lane;\n"
+       << "    const long long rq = g * " << 4 * kLanes << " + 4 * lane;\n"
        << "    const bool live = rq < " << p.rows << "LL;\n"
        << openRows("    ");
     std::string body;
@@ -702,8 +720,8 @@ private:
        << ";\n    __syncthreads();\n"
        << "    " << m << " = cbf[lane];\n    " << a << " = cbc[lane];\n"
        << "    for (int w = 1; w < " << kWarps << "; ++w)\n"
-       << "      kb::online_merge(" << m << ", " << a
-       << ", cbf[w * 32 + lane], cbc[w * 32 + lane]);\n"
+       << "      kb::online_merge(" << m << ", " << a << ", cbf[w * " << kLanes
+       << " + lane], cbc[w * " << kLanes << " + lane]);\n"
        << "    __syncthreads();\n";
   }
 
@@ -721,7 +739,7 @@ private:
     if (csum)
       os << "    cbc[threadIdx.x] = " << a.name << "c;\n";
     os << "    __syncthreads();\n"
-       << combineWarpsInOrder(a, buf, "cbc", kWarps, "    ")
+       << combineWarpsInOrder(a, buf, "cbc", kWarps, "    ", kLanes)
        << "    __syncthreads();\n";
   }
 
@@ -729,7 +747,7 @@ private:
   Layout layout;
   bool lanes, quad, vec;
   Shape shape;
-  int kBlock, kWarps;
+  int kBlock, kLanes, kWarps;
   std::string loopEnd;
 };
 
@@ -764,6 +782,11 @@ int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem) {
 }
 
 const char *codegen::splitHelpers() { return kGridSync; }
+
+int64_t codegen::splitItemRows(const RowPlan &p) {
+  return p.quad && p.splitRows == 32 ? 4 * SplitEmitter::quadLanes(p)
+                                     : p.splitRows;
+}
 
 llvm::Error codegen::emitSplitRows(RegionEmitter &e, const StageInfo &f,
                                    YieldOp yield, const RowPlan &p,

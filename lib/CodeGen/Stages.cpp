@@ -283,8 +283,9 @@ std::string codegen::combineAcc(const Accumulator &a, int64_t lanes) {
 std::string codegen::combineWarpsInOrder(const Accumulator &a,
                                          llvm::StringRef buf,
                                          llvm::StringRef cbuf, int64_t warps,
-                                         llvm::StringRef indent) {
-  std::string s, in = indent.str(), n = a.name;
+                                         llvm::StringRef indent,
+                                         int64_t width) {
+  std::string s, in = indent.str(), n = a.name, W = std::to_string(width);
   bool csum = a.combine == "CSum";
   s += in + n + " = " + buf.str() + "[lane];\n";
   if (csum)
@@ -292,11 +293,11 @@ std::string codegen::combineWarpsInOrder(const Accumulator &a,
   s += in + "for (int w = 1; w < " + std::to_string(warps) + "; ++w) {\n";
   if (csum)
     s += in + "  kb::csum_add(" + n + ", " + n + "c, " + buf.str() +
-         "[w * 32 + lane]);\n" + in + "  " + n + "c += " + cbuf.str() +
-         "[w * 32 + lane];\n";
+         "[w * " + W + " + lane]);\n" + in + "  " + n + "c += " + cbuf.str() +
+         "[w * " + W + " + lane];\n";
   else
     s += in + "  " + n + " = kb::" + a.combine + "()(" + n + ", " + buf.str() +
-         "[w * 32 + lane]);\n";
+         "[w * " + W + " + lane]);\n";
   return s + in + "}\n";
 }
 
