@@ -325,8 +325,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       // Four neighbouring rows per lane as one aligned float4: the input
       // is a kernel argument, rows come in runs of a multiple of 4.
       p.quad = e.splitQuad && rowsPerItem == 32 && p.rows % 4 == 0 &&
-               p.rowRun > 0 && p.rowRun % 4 == 0 &&
-               isa<BlockArgument>(f.input);
+               p.rowRun > 0 && p.rowRun % 4 == 0 && isa<BlockArgument>(f.input);
     }
   }
   // Long contiguous rows streamed from memory stay one block of 256 per
@@ -391,9 +390,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           "] slab in shared memory",
       "block per item of " +
           (p.splitRows == 32 ? (p.quad ? std::to_string(splitItemRows(p)) +
-                                               " rows (4 per lane, read as "
-                                               "float4)"
-                                         : std::string("32 rows (one per lane)"))
+                                             " rows (4 per lane, read as "
+                                             "float4)"
+                                       : std::string("32 rows (one per lane)"))
                              : std::string("one row")) +
           (p.chunks == 1
                ? std::string(" and all its elements, its passes one after "

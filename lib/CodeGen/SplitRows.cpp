@@ -137,8 +137,7 @@ public:
   SplitEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y,
                const RowPlan &p)
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
-        quad(lanes && p.quad),
-        vec(!lanes && p.vec4), shape(shapeFor(p)),
+        quad(lanes && p.quad), vec(!lanes && p.vec4), shape(shapeFor(p)),
         kBlock(shape.block), kLanes(quadLanes(p)),
         kWarps(shape.block / kLanes) {}
 
@@ -269,8 +268,8 @@ private:
     combinePartials(k, os);
     os << "    if (live && warp == 0) {\n";
     for (const Layout::Slot &s : layout.finals[k])
-      os << "      " << s.name << "[r] = "
-         << s.name.substr(1 + std::to_string(k).size()) << ";\n";
+      os << "      " << s.name
+         << "[r] = " << s.name.substr(1 + std::to_string(k).size()) << ";\n";
     os << "    }\n  }\n  kb_grid_sync(ws);\n";
     (void)pass;
   }
@@ -290,8 +289,7 @@ private:
         os << in << "float " << a.name << "c_[4];\n";
     }
   }
-  void bind(const ReducePass &pass, llvm::raw_ostream &os,
-            llvm::StringRef in) {
+  void bind(const ReducePass &pass, llvm::raw_ostream &os, llvm::StringRef in) {
     for (const Accumulator &a : pass.accs) {
       os << in << a.type << "& " << a.name << " = " << a.name << "_[j];\n";
       if (a.combine == "CSum")
@@ -310,9 +308,8 @@ private:
   }
   const char *openRows(llvm::StringRef in) {
     static std::string text;
-    text = "#pragma unroll\n" + in.str() +
-           "for (int j = 0; j < 4; ++j) {\n" + in.str() +
-           "  const long long r = rq + j; (void)r;\n";
+    text = "#pragma unroll\n" + in.str() + "for (int j = 0; j < 4; ++j) {\n" +
+           in.str() + "  const long long r = rq + j; (void)r;\n";
     return text.c_str();
   }
 
@@ -329,7 +326,8 @@ private:
          << "LL;\n";
     if (!p.shiftFirst)
       return;
-    os << "    double k0_[4];\n" << openRows("    ") << "      double k0 = 0.0;\n"
+    os << "    double k0_[4];\n"
+       << openRows("    ") << "      double k0 = 0.0;\n"
        << "      if (live) {\n";
     if (auto err = writeShift(p, "k0", os, "        "))
       llvm::consumeError(std::move(err)); // the caller re-checks valueAt
@@ -362,7 +360,8 @@ private:
     }
     os << "    }\n";
     std::string x = quadLoop(os);
-    os << "  " << openRows("      ") << "        const long long i = ib + j; (void)i;\n";
+    os << "  " << openRows("      ")
+       << "        const long long i = ib + j; (void)i;\n";
     bindStats(k, os, "        ");
     bind(pass, os, "        ");
     e.newScope();
@@ -428,7 +427,8 @@ private:
     std::string x = quadLoop(os);
     for (size_t k = 0; k < nOut; ++k)
       os << "      float ov" << k << "[4];\n";
-    os << "  " << openRows("      ") << "        const long long i = ib + j; (void)i;\n";
+    os << "  " << openRows("      ")
+       << "        const long long i = ib + j; (void)i;\n";
     bindStats(all, os, "        ");
     e.newScope();
     if (auto err = writeElement(p, x, os, "        ", /*toSlots=*/true))
@@ -436,13 +436,14 @@ private:
     e.newScope();
     os << "      }\n";
     for (size_t k = 0; k < nOut; ++k)
-      os << "      *reinterpret_cast<float4*>(out" << k << " + ib) = make_float4(ov"
-         << k << "[0], ov" << k << "[1], ov" << k << "[2], ov" << k
-         << "[3]);\n";
+      os << "      *reinterpret_cast<float4*>(out" << k
+         << " + ib) = make_float4(ov" << k << "[0], ov" << k << "[1], ov" << k
+         << "[2], ov" << k << "[3]);\n";
     os << "    }\n";
     if (!p.leaderExtra.empty()) {
       os << "    if (" << (firstChunkOnly ? "s == 0 && " : "")
-         << "live && warp == 0) {\n" << openRows("      ");
+         << "live && warp == 0) {\n"
+         << openRows("      ");
       bindStats(all, os, "        ");
       os << p.leaderExtra << "      }\n    }\n";
     }
@@ -511,15 +512,15 @@ private:
     combinePartials(k, bs);
     os << body << "      if (live && warp == 0) {\n";
     for (const Layout::Slot &sl : layout.finals[k])
-      os << "        " << sl.name << "[r] = "
-         << sl.name.substr(1 + std::to_string(k).size()) << ";\n";
+      os << "        " << sl.name
+         << "[r] = " << sl.name.substr(1 + std::to_string(k).size()) << ";\n";
     os << "      }\n    }\n  }\n  kb_grid_sync(ws);\n";
   }
 
   /// Whether pass k's partials are combined once per row (finalizePass):
-  /// with lanes over rows in many chunks, where every item reads the statistics (a later
-  /// pass or per-element outputs); one output per row after the last pass
-  /// is written by one item per row group, which combines them itself.
+  /// with lanes over rows in many chunks, where every item reads the statistics
+  /// (a later pass or per-element outputs); one output per row after the last
+  /// pass is written by one item per row group, which combines them itself.
   bool finalized(size_t k) const {
     return combinesOnce(p) && (p.element || k + 1 < p.prog.passes.size());
   }
@@ -531,8 +532,8 @@ private:
     const ReducePass &pass = p.prog.passes[j];
     for (const Accumulator &a : pass.accs)
       os << "    " << declareAcc(a) << "\n";
-    os << "    for (long long t = " << (lanes ? "warp" : "threadIdx.x")
-       << "; " << (lanes ? "live && " : "") << "t < " << S
+    os << "    for (long long t = " << (lanes ? "warp" : "threadIdx.x") << "; "
+       << (lanes ? "live && " : "") << "t < " << S
        << "; t += " << (lanes ? kWarps : kBlock) << ") {\n";
     // L2 only: the partials were written by other SMs in this launch.
     if (pass.online) {
@@ -547,10 +548,9 @@ private:
                                             : llvm::ArrayRef(pass.accs)) {
       std::string slot = "p" + std::to_string(j) + a.name;
       if (a.combine == "CSum")
-        os << "      kb::csum_add(" << a.name << ", " << a.name
-           << "c, __ldcg(" << slot << " + r * " << S << " + t));\n      "
-           << a.name << "c += __ldcg(" << slot << "c + r * " << S
-           << " + t);\n";
+        os << "      kb::csum_add(" << a.name << ", " << a.name << "c, __ldcg("
+           << slot << " + r * " << S << " + t));\n      " << a.name
+           << "c += __ldcg(" << slot << "c + r * " << S << " + t);\n";
       else
         os << "      " << a.name << " = kb::" << a.combine << "()(" << a.name
            << ", __ldcg(" << slot << " + r * " << S << " + t));\n";
@@ -753,13 +753,9 @@ private:
 
 } // namespace
 
-int codegen::splitBlockSize(const RowPlan &p) {
-  return shapeFor(p).block;
-}
+int codegen::splitBlockSize(const RowPlan &p) { return shapeFor(p).block; }
 
-int codegen::splitBlocksPerSM(const RowPlan &p) {
-  return shapeFor(p).perSM;
-}
+int codegen::splitBlocksPerSM(const RowPlan &p) { return shapeFor(p).perSM; }
 
 int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {
   return p.chunks == 1 ? 0 : Layout(p).bytes;

@@ -292,9 +292,9 @@ std::string codegen::combineWarpsInOrder(const Accumulator &a,
     s += in + n + "c = " + cbuf.str() + "[lane];\n";
   s += in + "for (int w = 1; w < " + std::to_string(warps) + "; ++w) {\n";
   if (csum)
-    s += in + "  kb::csum_add(" + n + ", " + n + "c, " + buf.str() +
-         "[w * " + W + " + lane]);\n" + in + "  " + n + "c += " + cbuf.str() +
-         "[w * " + W + " + lane];\n";
+    s += in + "  kb::csum_add(" + n + ", " + n + "c, " + buf.str() + "[w * " +
+         W + " + lane]);\n" + in + "  " + n + "c += " + cbuf.str() + "[w * " +
+         W + " + lane];\n";
   else
     s += in + "  " + n + " = kb::" + a.combine + "()(" + n + ", " + buf.str() +
          "[w * " + W + " + lane]);\n";
