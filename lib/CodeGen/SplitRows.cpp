@@ -306,14 +306,13 @@ private:
         os << in << p.prog.passes[j].after << "\n";
     }
   }
-  const char *openRows(llvm::StringRef in) {
-    static std::string text;
-    text = "#pragma unroll\n" + in.str() + "for (int j = 0; j < 4; ++j) {\n" +
+  /// Opens an unrolled loop over the lane's 4 rows, `r` the row.
+  static std::string openRows(llvm::StringRef in) {
+    return "#pragma unroll\n" + in.str() + "for (int j = 0; j < 4; ++j) {\n" +
            in.str() + "  const long long r = rq + j; (void)r;\n";
-    return text.c_str();
   }
 
-  void quadHead(llvm::raw_ostream &os, int64_t S, int64_t T, bool range) {
+  llvm::Error quadHead(llvm::raw_ostream &os, int64_t T, bool range) {
     std::string Gs = std::to_string(ceilDiv(p.rows, 4 * kLanes)) + "LL";
     if (range)
       os << "    const long long s = item / " << Gs << ";\n";
@@ -325,17 +324,18 @@ private:
          << "LL < " << p.cols << "LL ? c0 + " << T << "LL : " << p.cols
          << "LL;\n";
     if (!p.shiftFirst)
-      return;
+      return llvm::Error::success();
     os << "    double k0_[4];\n"
        << openRows("    ") << "      double k0 = 0.0;\n"
        << "      if (live) {\n";
     if (auto err = writeShift(p, "k0", os, "        "))
-      llvm::consumeError(std::move(err)); // the caller re-checks valueAt
+      return err;
     os << "      }\n      k0_[j] = k0;\n    }\n";
+    return llvm::Error::success();
   }
 
-  /// The float4 loop over the item's elements of its 4 rows, opened with a
-  /// `j` body (quadEnd closes both).
+  /// Opens the float4 loop over the item's elements of its 4 rows (the
+  /// caller closes it); returns the element of row j.
   std::string quadLoop(llvm::raw_ostream &os) {
     unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
     os << "#pragma unroll " << shape.unroll
@@ -458,7 +458,8 @@ private:
     if (S == 1) { // whole items: passes one after another, no workspace
       os << "  for (long long item = blockIdx.x; item < " << groups
          << "LL; item += gridDim.x) {\n";
-      quadHead(os, 1, T, true);
+      if (auto err = quadHead(os, T, true))
+        return err;
       for (size_t k = 0; k < p.prog.passes.size(); ++k)
         if (auto err = quadPass(k, os))
           return err;
@@ -472,7 +473,8 @@ private:
     for (size_t k = 0; k < p.prog.passes.size(); ++k) {
       os << "  for (long long item = blockIdx.x; item < " << items
          << "; item += gridDim.x) {\n";
-      quadHead(os, S, T, true);
+      if (auto err = quadHead(os, T, true))
+        return err;
       quadStatistics(k, os);
       if (auto err = quadPass(k, os))
         return err;
@@ -490,13 +492,15 @@ private:
     if (!p.element) {
       os << "  for (long long item = blockIdx.x; item < " << groups
          << "LL; item += gridDim.x) {\n";
-      quadHead(os, S, T, false);
+      if (auto err = quadHead(os, T, false))
+        return err;
       quadStatistics(all, os);
       return quadOutputs(os, true);
     }
     os << "  for (long long item = blockIdx.x; item < " << items
        << "; item += gridDim.x) {\n";
-    quadHead(os, S, T, true);
+    if (auto err = quadHead(os, T, true))
+      return err;
     quadStatistics(all, os);
     return quadOutputs(os, true);
   }
