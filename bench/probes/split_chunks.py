@@ -4,8 +4,8 @@ Gen task 3 (BatchNorm3d over 48 channels of 1.1M, 214 MB) and
 bench/reductions.py's batch_norm2d_few_channels (48 channels of 2.2M,
 425 MB) both took 0.376 ms with 1056 items (22 chunks a row): the time
 followed the item count, not the bytes (bench/NOTES.md, session 17). This
-generates each graph's kernel with `kb-rewrite codegen --split-chunks N` for
-several N and times it with kb-verify (verified as always: a wrong kernel
+generates each graph's kernels with `kb-rewrite codegen --split-chunks N` for
+several N and times every split row kernel among them with kb-verify (verified as always: a wrong kernel
 is reported, not timed).
 
 With --shapes (BLOCK,PER_SM,UNROLL triples separated by ';', `kb-rewrite
@@ -18,43 +18,61 @@ as float4) at the heuristic's chunk count.
       [--chunks 1,2,4,8,16,22,32] [--shapes "512,4,8;512,2,16"] [--json F] GRAPH.txt...
 """
 import argparse
+import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 
+def split_jobs(out):
+    """The jobs of `out` whose kernel is a split row plan (SplitRows.cpp's
+    comment names it: "one block per item"), region 0 first."""
+    jobs = sorted(glob.glob(os.path.join(out, "kb_region_*.job.json")),
+                  key=lambda p: int(re.search(r"_(\d+)\.job", p).group(1)))
+    found = []
+    for job in jobs:
+        with open(job[:-len(".job.json")] + ".cu") as f:
+            f.readline()
+            plan = f.readline().strip("/ \n")
+        if "one block per item" in plan:
+            found.append((job, plan))
+    return found
+
+
 def probe(graph, chunks, kb_rewrite, kb_verify, work, shape="0,0,0", quad=False):
     rows = []
     for n in chunks:
-        out = os.path.join(work, f"{os.path.basename(graph)}.{n}.{shape.replace(',', '_')}")
+        out = os.path.join(work, f"{os.path.basename(graph)}.{n}.{shape.replace(',', '_')}"
+                                 f"{'.quad' if quad else ''}")
         r = subprocess.run([kb_rewrite, "codegen", "--split-chunks", str(n),
                             "--split-shape", shape, graph,
                             "-o", out] + (["--split-quad"] if quad else []),
                            capture_output=True, text=True)
-        job = os.path.join(out, "kb_region_0.job.json")
-        if r.returncode != 0 or not os.path.exists(job):
-            rows.append({"chunks": n, "status": "not_generated",
+        jobs = split_jobs(out) if r.returncode == 0 else []
+        if not jobs:
+            rows.append({"chunks": n, "shape": shape, "quad": quad, "status": "not_generated",
                          "detail": (r.stdout + r.stderr)[-200:]})
             continue
-        with open(os.path.join(out, "kb_region_0.cu")) as f:
-            f.readline()
-            plan = f.readline().strip("/ \n")
-        r = subprocess.run([kb_verify, "--job", job, "--no-cache"],
-                           capture_output=True, text=True, timeout=300)
-        try:
-            v = json.loads(r.stdout)
-        except ValueError:
-            rows.append({"chunks": n, "status": "verify_failed",
-                         "detail": r.stderr[-200:]})
-            continue
-        c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
-        rows.append({"chunks": n, "shape": shape, "quad": quad, "status": v.get("status"),
-                     "kernel_ms": c.get("median_ms"), "aten_ms": e.get("median_ms"),
-                     "plan": plan[:160]})
-        print(f"{os.path.basename(graph)} chunks={n} shape={shape}: {v.get('status')} "
-              f"{c.get('median_ms')} ms (ATen {e.get('median_ms')})", flush=True)
+        for job, plan in jobs:
+            region = os.path.basename(job)[:-len(".job.json")]
+            r = subprocess.run([kb_verify, "--job", job, "--no-cache"],
+                               capture_output=True, text=True, timeout=300)
+            try:
+                v = json.loads(r.stdout)
+            except ValueError:
+                rows.append({"chunks": n, "shape": shape, "quad": quad, "region": region,
+                             "status": "verify_failed", "detail": r.stderr[-200:]})
+                continue
+            c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
+            rows.append({"chunks": n, "shape": shape, "quad": quad, "region": region,
+                         "status": v.get("status"), "kernel_ms": c.get("median_ms"),
+                         "aten_ms": e.get("median_ms"), "plan": plan[:160]})
+            print(f"{os.path.basename(graph)} {region} chunks={n} shape={shape} quad={quad}: "
+                  f"{v.get('status')} {c.get('median_ms')} ms (ATen {e.get('median_ms')})",
+                  flush=True)
     return rows
 
 
