@@ -106,7 +106,10 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     if (s.recipe == "pnorm") {
       // ATen's orders: p > 0, 0 (a count of nonzeros) and +-inf; negative
       // finite orders (a harmonic-like mean) are left to ATen.
-      auto ord = getConstantNumber(op.getArg("ord"));
+      // frobenius_norm has no ord: the 2-norm.
+      auto ord = op.getName() == "frobenius_norm"
+                     ? std::optional<double>(2.0)
+                     : getConstantNumber(op.getArg("ord"));
       if (!ord)
         return fail("'" + name + "' with a non-constant ord");
       if (*ord < 0 && !std::isinf(*ord))
