@@ -93,6 +93,9 @@ llvm::Expected<StageInfo> analyzeStage(KernelOp kernel, AtenOp op);
 /// True for reductions whose per-element value the serial lambda computes
 /// (Reduce and Pool recipes); softmax and norms are only final stages.
 bool isSerialRecipe(llvm::StringRef recipe);
+/// True for final stages that write one value per input element (softmax,
+/// log_softmax and the norms); the other recipes write one per output row.
+bool isPerElementRecipe(llvm::StringRef recipe);
 
 class RegionEmitter {
 public:

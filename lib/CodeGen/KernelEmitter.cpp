@@ -106,12 +106,8 @@ public:
     // is a per-channel affine map, generated inline like a pointwise op.
     std::optional<AtenOp> last;
     for (Operation &op : body.without_terminator())
-      if (auto a = dyn_cast<AtenOp>(op); a && getKind(a) == OpKind::Reduction) {
-        auto training = getConstantBool(a.getArg("training"));
-        if (a.getInfo()->cuda == "batch_norm" && training && !*training)
-          continue;
+      if (auto a = dyn_cast<AtenOp>(op); a && isStage(a))
         last = a;
-      }
     Type outType = yield.getValues()[0].getType();
     for (Value v : yield.getValues())
       if (v.getType() != outType)
@@ -128,8 +124,7 @@ public:
     if (shapeOf(yield.getValues()[0]) != ArrayRef<int64_t>(stage->outShape))
       return unsupported("the result of '" + displayName(*last) +
                          "' is broadcast back to a larger shape");
-    if (stage->recipe != "softmax" && stage->recipe != "log_softmax" &&
-        !llvm::StringRef(stage->recipe).ends_with("_norm")) {
+    if (!isPerElementRecipe(stage->recipe)) {
       // Reduce and pool recipes.
       // Trailing: only size-1 dims follow the reduced ones.
       bool trailing = !stage->reduced.empty(); // pools reduce windows
@@ -193,9 +188,7 @@ private:
                             [&](Value v) { return after.count(v); }))
         for (Value r : op.getResults())
           after.insert(r);
-    bool perElement = stage.recipe == "softmax" ||
-                      stage.recipe == "log_softmax" ||
-                      llvm::StringRef(stage.recipe).ends_with("_norm");
+    bool perElement = isPerElementRecipe(stage.recipe);
     return llvm::all_of(yield.getValues(), [&](Value v) {
       return after.count(v) ||
              (perElement && shapeOf(v) == ArrayRef<int64_t>(stage.inShape) &&
@@ -203,19 +196,30 @@ private:
     });
   }
 
-  static bool dependsOnReduction(Value v) {
-    SmallVector<Value> work{v};
+  static bool dependsOnReduction(Value v) { return anyProducer(v, isStage); }
+
+  /// A reduction-like op that is a stage of its own: batch_norm in eval
+  /// mode is a per-channel affine map, generated inline like a pointwise op.
+  static bool isStage(AtenOp a) {
+    if (getKind(a) != OpKind::Reduction)
+      return false;
+    auto training = getConstantBool(a.getArg("training"));
+    return !(a.getInfo()->cuda == "batch_norm" && training && !*training);
+  }
+
+  /// Whether `test` holds for an aten op that produces one of `roots`,
+  /// directly or through other ops of the region.
+  static bool anyProducer(ValueRange roots,
+                          llvm::function_ref<bool(AtenOp)> test) {
+    SmallVector<Value> work(roots.begin(), roots.end());
     llvm::SmallPtrSet<Value, 16> seen;
     while (!work.empty()) {
-      Value w = work.pop_back_val();
-      auto a = w.getDefiningOp<AtenOp>();
-      if (!a || !seen.insert(w).second)
+      Value v = work.pop_back_val();
+      auto a = v.getDefiningOp<AtenOp>();
+      if (!a || !seen.insert(v).second)
         continue;
-      if (getKind(a) == OpKind::Reduction) {
-        auto training = getConstantBool(a.getArg("training"));
-        if (!(a.getInfo()->cuda == "batch_norm" && training && !*training))
-          return true;
-      }
+      if (test(a))
+        return true;
       work.append(a.getArgs().begin(), a.getArgs().end());
     }
     return false;
@@ -362,28 +366,19 @@ private:
   /// (a global pooling before a small final reduction): one thread per
   /// output would then reduce it serially.
   bool largeEarlierReduction(AtenOp op) {
-    SmallVector<Value> work(op.getArgs().begin(), op.getArgs().end());
-    llvm::SmallPtrSet<Value, 16> seen;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      auto a = v.getDefiningOp<AtenOp>();
-      if (!a || !seen.insert(v).second)
-        continue;
-      if (getKind(a) == OpKind::Reduction &&
-          isSerialRecipe(a.getInfo()->cuda)) {
-        if (auto s = analyzeStage(kernel, a)) {
-          int64_t count = 1;
-          for (int64_t d : s->reduced)
-            count *= s->inShape[d];
-          if (count >= 256)
-            return true;
-        } else {
-          llvm::consumeError(s.takeError());
-        }
+    return anyProducer(op.getArgs(), [&](AtenOp a) {
+      if (getKind(a) != OpKind::Reduction || !isSerialRecipe(a.getInfo()->cuda))
+        return false;
+      auto s = analyzeStage(kernel, a);
+      if (!s) {
+        llvm::consumeError(s.takeError());
+        return false;
       }
-      work.append(a.getArgs().begin(), a.getArgs().end());
-    }
-    return false;
+      int64_t count = 1;
+      for (int64_t d : s->reduced)
+        count *= s->inShape[d];
+      return count >= 256;
+    });
   }
 
   /// One block per output, every thread evaluating the same index, so the

@@ -70,8 +70,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   bool stridedRows = false;
   // Length of the runs of consecutive input elements along a row.
   int64_t run = 0;
-  bool reduce = recipe != "softmax" && recipe != "log_softmax" &&
-                !llvm::StringRef(recipe).ends_with("_norm");
+  bool reduce = !isPerElementRecipe(recipe);
   if (e.channelsLastRead && recipe != "layer_norm" &&
       (!reduce || rank - (int64_t)f.reduced.size() != 2))
     return e.unsupported("channels-last reads are generated for reductions "

@@ -20,8 +20,6 @@
 
 #include "RowPlan.h"
 
-#include "kb/Transforms/OpUtils.h"
-
 using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
@@ -81,6 +79,7 @@ struct Layout {
   struct Slot {
     std::string name, type;
     int64_t offset;
+    std::string acc; // the accumulator (or its compensation) it holds
   };
   std::vector<std::vector<Slot>> passes; // per pass: per accumulator (+ c)
   // Lanes over rows: each pass's combined value per row (f<k><acc>).
@@ -93,14 +92,14 @@ struct Layout {
       for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
         into.emplace_back();
         for (const Accumulator &a : pass.accs) {
-          auto add = [&](std::string name, std::string type, int64_t size) {
-            into.back().push_back({name, type, bytes});
+          auto add = [&](std::string acc, std::string type, int64_t size) {
+            into.back().push_back(
+                {prefix + std::to_string(k) + acc, type, bytes, acc});
             bytes += ceilDiv(n * size, 16) * 16;
           };
-          std::string base = prefix + std::to_string(k) + a.name;
-          add(base, a.type, typeBytes(a));
+          add(a.name, a.type, typeBytes(a));
           if (a.combine == "CSum")
-            add(base + "c", "float", 4);
+            add(a.name + "c", "float", 4);
         }
       }
     };
@@ -200,8 +199,7 @@ public:
         return err;
       os << "    if (" << leaderTest() << ") {\n";
       for (const Layout::Slot &s : layout.passes[k])
-        os << "      " << s.name << "[r * " << S
-           << "LL + s] = " << s.name.substr(1 + std::to_string(k).size())
+        os << "      " << s.name << "[r * " << S << "LL + s] = " << s.acc
            << ";\n";
       os << "    }\n  }\n  kb_grid_sync(ws);\n";
       if (finalized(k))
@@ -268,8 +266,7 @@ private:
     combinePartials(k, os);
     os << "    if (live && warp == 0) {\n";
     for (const Layout::Slot &s : layout.finals[k])
-      os << "      " << s.name
-         << "[r] = " << s.name.substr(1 + std::to_string(k).size()) << ";\n";
+      os << "      " << s.name << "[r] = " << s.acc << ";\n";
     os << "    }\n  }\n  kb_grid_sync(ws);\n";
     (void)pass;
   }
@@ -370,10 +367,8 @@ private:
     e.newScope();
     os << openRows("    ");
     bind(pass, os, "      ");
-    std::string body;
-    llvm::raw_string_ostream bs(body);
-    combinePassInBlock(pass, bs);
-    os << body << "    }\n";
+    combinePassInBlock(pass, os);
+    os << "    }\n";
     return llvm::Error::success();
   }
 
@@ -384,20 +379,7 @@ private:
       const ReducePass &pass = p.prog.passes[j];
       declareArrays(pass, os, "    ");
       os << openRows("    ");
-      std::string body;
-      llvm::raw_string_ostream bs(body);
-      if (finalized(j)) {
-        for (const Accumulator &a : pass.accs)
-          bs << "    " << declareAcc(a) << "\n";
-        bs << "    if (live) {\n";
-        for (const Layout::Slot &sl : layout.finals[j])
-          bs << "      " << sl.name.substr(1 + std::to_string(j).size())
-             << " = __ldcg(" << sl.name << " + r);\n";
-        bs << "    }\n";
-      } else {
-        combinePartials(j, bs);
-      }
-      os << body;
+      loadStatistics(j, os);
       for (const Accumulator &a : pass.accs) {
         os << "      " << a.name << "_[j] = " << a.name << ";\n";
         if (a.combine == "CSum")
@@ -414,13 +396,11 @@ private:
     if (!p.element) {
       os << "    if (live && warp == 0) {\n" << openRows("      ");
       bindStats(all, os, "        ");
-      e.newScope();
-      os << "        const float red = " << p.prog.result << "; // "
-         << displayName(f.op) << "\n";
-      if (auto err = writeOutputs("r", os, "        "))
+      // writeRowResult closes the row loop; the leader's block and the
+      // item's follow.
+      if (auto err = writeRowResult(p, "", os))
         return err;
-      os << p.leaderExtra << "      }\n    }\n  }\n";
-      e.newScope();
+      os << "    }\n  }\n";
       return llvm::Error::success();
     }
     size_t nOut = yield.getValues().size();
@@ -480,7 +460,7 @@ private:
         return err;
       os << "    if (live && warp == 0) {\n" << openRows("      ");
       for (const Layout::Slot &sl : layout.passes[k]) {
-        std::string acc = sl.name.substr(1 + std::to_string(k).size());
+        std::string acc = sl.acc;
         os << "        " << sl.name << "[r * " << S << "LL + s] = " << acc
            << "_[j];\n";
       }
@@ -511,13 +491,10 @@ private:
        << "    const long long rq = g * " << 4 * kLanes << " + 4 * lane;\n"
        << "    const bool live = rq < " << p.rows << "LL;\n"
        << openRows("    ");
-    std::string body;
-    llvm::raw_string_ostream bs(body);
-    combinePartials(k, bs);
-    os << body << "      if (live && warp == 0) {\n";
+    combinePartials(k, os);
+    os << "      if (live && warp == 0) {\n";
     for (const Layout::Slot &sl : layout.finals[k])
-      os << "        " << sl.name
-         << "[r] = " << sl.name.substr(1 + std::to_string(k).size()) << ";\n";
+      os << "        " << sl.name << "[r] = " << sl.acc << ";\n";
     os << "      }\n    }\n  }\n  kb_grid_sync(ws);\n";
   }
 
@@ -527,6 +504,20 @@ private:
   /// pass is written by one item per row group, which combines them itself.
   bool finalized(size_t k) const {
     return combinesOnce(p) && (p.element || k + 1 < p.prog.passes.size());
+  }
+
+  /// Pass j's accumulators declared and set to row r's statistics: read
+  /// from f<j> where finalizePass combined them, else combined from the
+  /// partials.
+  void loadStatistics(size_t j, llvm::raw_ostream &os) {
+    if (!finalized(j))
+      return combinePartials(j, os);
+    for (const Accumulator &a : p.prog.passes[j].accs)
+      os << "    " << declareAcc(a) << "\n";
+    os << "    if (live) {\n";
+    for (const Layout::Slot &sl : layout.finals[j])
+      os << "      " << sl.acc << " = __ldcg(" << sl.name << " + r);\n";
+    os << "    }\n";
   }
 
   /// Pass j's accumulators declared and combined from its partials over
@@ -694,17 +685,7 @@ private:
       return err;
     for (size_t j = 0; j < k; ++j) {
       const ReducePass &pass = p.prog.passes[j];
-      if (finalized(j)) { // finalizePass combined them
-        for (const Accumulator &a : pass.accs)
-          os << "    " << declareAcc(a) << "\n";
-        os << "    if (live) {\n";
-        for (const Layout::Slot &s : layout.finals[j])
-          os << "      " << s.name.substr(1 + std::to_string(j).size())
-             << " = __ldcg(" << s.name << " + r);\n";
-        os << "    }\n";
-      } else {
-        combinePartials(j, os);
-      }
+      loadStatistics(j, os);
       if (!pass.after.empty())
         os << "    " << pass.after << "\n";
     }

@@ -49,6 +49,11 @@ std::optional<SmallVector<int64_t>> spatialList(Value v, int64_t k,
 
 } // namespace
 
+bool codegen::isPerElementRecipe(llvm::StringRef recipe) {
+  return recipe == "softmax" || recipe == "log_softmax" ||
+         recipe.ends_with("_norm");
+}
+
 bool codegen::isSerialRecipe(llvm::StringRef recipe) {
   return isReduceRecipe(recipe) || isPoolRecipe(recipe);
 }
