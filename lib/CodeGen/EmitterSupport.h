@@ -111,6 +111,10 @@ public:
   int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
   /// EmitOptions::splitQuad.
   bool splitQuad = false;
+  /// EmitOptions::outputsPerThread (0: the default).
+  int perOutputUnroll = 0;
+  /// EmitOptions::rowBlock (0: the default).
+  int rowBlock = 0;
   /// The region reads input 0 channels-last through a permute back to
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
   /// neighbouring channels on neighbouring lanes, or refuse.

@@ -436,30 +436,59 @@ private:
   llvm::Expected<EmittedKernel> perOutput(YieldOp yield, const StageInfo &f) {
     EmittedKernel out;
     int64_t n = product(f.outShape);
+    int64_t U = outputsPerThread(n);
     std::string text;
     llvm::raw_string_ostream s(text);
     bool cl = channelsLastRead && f.outShape.size() >= 3;
     if (channelsLastRead && !cl)
       return unsupported("a channels-last read into outputs of rank < 3");
-    s << "  for (long long " << (cl ? "t" : "o")
-      << " = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
-      << (cl ? "t" : "o") << " < " << n << "LL;\n       " << (cl ? "t" : "o")
-      << " += (long long)gridDim.x * blockDim.x) {\n";
+    std::string t = cl ? "t" : "o";
+    // Output o of the channels-last walk's step t.
+    std::string fromStep;
     if (cl) {
       int64_t C = f.outShape[1],
               S = product(ArrayRef(f.outShape).drop_front(2));
-      s << "    const long long o = (t / " << C * S << "LL) * " << C * S
-        << "LL + (t % " << C << "LL) * " << S << "LL + (t / " << C << "LL) % "
-        << S << "LL;\n";
+      fromStep = "      const long long o = (t / " + std::to_string(C * S) +
+                 "LL) * " + std::to_string(C * S) + "LL + (t % " +
+                 std::to_string(C) + "LL) * " + std::to_string(S) +
+                 "LL + (t / " + std::to_string(C) + "LL) % " +
+                 std::to_string(S) + "LL;\n";
     }
+    // A thread's u-th output is t0 + 256 u, so every step is a coalesced
+    // warp access, and all U values are computed before the first store, so
+    // the loads of all U windows are in flight together.
+    s << "  const long long " << t << "0 = (long long)blockIdx.x * "
+      << 256 * U << " + threadIdx.x;\n";
+    unsigned outs = yield.getValues().size();
+    auto slot = [&](unsigned k) {
+      return "r" + std::to_string(k) + (U > 1 ? "[u]" : "");
+    };
+    auto open = [&]() {
+      if (U > 1)
+        s << "#pragma unroll\n  for (int u = 0; u < " << U << "; ++u) {\n"
+          << "    const long long " << t << " = " << t << "0 + u * 256;\n";
+      else
+        s << "  {\n    const long long " << t << " = " << t << "0;\n";
+      s << "    if (" << t << " < " << n << "LL) {\n" << fromStep;
+    };
+    for (unsigned k = 0; U > 1 && k < outs; ++k)
+      s << "  float r" << k << "[" << U << "];\n";
+    open();
     newScope();
     for (auto [k, v] : llvm::enumerate(yield.getValues())) {
-      auto y = valueAt(v, "o", s, "    ");
+      auto y = valueAt(v, "o", s, "      ");
       if (!y)
         return y.takeError();
-      s << "    out" << k << "[o] = " << *y << ";\n";
+      s << "      " << (U > 1 ? "" : "const float ") << slot(k) << " = " << *y
+        << ";\n";
     }
-    s << "  }\n";
+    if (U > 1) {
+      s << "    }\n  }\n";
+      open();
+    }
+    for (unsigned k = 0; k < outs; ++k)
+      s << "      out" << k << "[o] = " << slot(k) << ";\n";
+    s << "    }\n  }\n";
     std::string comment = displayName(f.op) + ": one thread per output (" +
                           std::to_string(n) +
                           " outputs); the pointwise ops before it are "
@@ -472,9 +501,18 @@ private:
     out.kind = f.spatial ? "pool" : "reduction";
     // Uncapped, like the pointwise grid (a capped grid-stride loop measured
     // 8% below copy bandwidth there).
-    out.grid = {"ceil_div(" + std::to_string(n) + ", 256)", "1", "1"};
+    out.grid = {"ceil_div(" + std::to_string(n) + ", " +
+                    std::to_string(256 * U) + ")",
+                "1", "1"};
     out.block = {"256", "1", "1"};
     return out;
+  }
+
+  /// Outputs per thread of perOutput kernels: EmitOptions::outputsPerThread,
+  /// else 1.
+  int64_t outputsPerThread(int64_t n) const {
+    (void)n;
+    return perOutputUnroll > 0 ? perOutputUnroll : 1;
   }
 };
 
@@ -489,5 +527,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitPerSM = options.splitPerSM;
   e.splitUnroll = options.splitUnroll;
   e.splitQuad = options.splitQuad;
+  e.perOutputUnroll = options.outputsPerThread;
+  e.rowBlock = options.rowBlock;
   return e.run();
 }

@@ -96,6 +96,8 @@ int codegen::rowBlockSize(const RowPlan &p) {
     return 32 * columnWarps(p.cols);
   if (blockRegisterSlots(p))
     return kRegisterRowThreads;
+  if (p.mode == RowMode::Block && p.rowBlock > 0)
+    return p.rowBlock;
   return p.mode == RowMode::Block && p.cols >= 16384 ? 1024 : 256;
 }
 

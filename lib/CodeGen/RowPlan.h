@@ -40,6 +40,9 @@ struct RowPlan {
   /// Split mode's threads per block, resident blocks per SM and unrolling
   /// (0: the layout's measured default, SplitRows.cpp); set only by probes.
   int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
+  /// Block mode's threads per block for rows not held in registers (0: the
+  /// default, rowBlockSize); set only by probes.
+  int rowBlock = 0;
   /// Strided rows: how many consecutive rows sit next to each other in
   /// memory (the kept inner size; C for BatchNorm1d), 0 if unknown.
   int64_t rowRun = 0;

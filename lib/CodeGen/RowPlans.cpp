@@ -370,6 +370,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
         recipe == "var" ? "(float)(" + var + ")" : "(float)sqrt(" + var + ")";
   }
 
+  if (p.mode == Mode::Block && !blockRegisterSlots(p))
+    p.rowBlock = e.rowBlock;
   std::string body;
   llvm::raw_string_ostream os(body);
   if (auto err = emitRowPlan(e, f, yield, p, os))

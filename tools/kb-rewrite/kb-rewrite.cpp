@@ -105,6 +105,16 @@ cl::opt<bool> splitQuadOpt(
     cl::desc("Split row kernels over strided rows give each lane 4 rows "
              "read as float4 (a probe of the plan)"),
     cl::sub(codegenCmd));
+cl::opt<unsigned> outputsPerThreadOpt(
+    "outputs-per-thread",
+    cl::desc("Outputs per thread of one-thread-per-output kernels (pooling, "
+             "strided reductions) instead of the default (a probe)"),
+    cl::init(0), cl::sub(codegenCmd));
+cl::opt<unsigned> rowBlockOpt(
+    "row-block",
+    cl::desc("Threads per block of row kernels streaming long rows (one "
+             "block a row) instead of the default (a probe)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string>
     modelUrl("model-url",
@@ -344,6 +354,14 @@ int runCodegen() {
                               "keeps the default), not '" +
                                   splitShapeOpt + "'");
   }
+  if (rowBlockOpt != 0 &&
+      (rowBlockOpt % 32 != 0 || rowBlockOpt < 64 || rowBlockOpt > 1024))
+    return fail(UsageError, "--row-block wants a multiple of 32 from 64 to "
+                            "1024, not " +
+                                std::to_string(rowBlockOpt));
+  if (outputsPerThreadOpt > 16)
+    return fail(UsageError, "--outputs-per-thread wants 1 to 16, not " +
+                                std::to_string(outputsPerThreadOpt));
   unsigned written = 0, skipped = 0;
   for (kb::KernelOp kernel : module->getOps<kb::KernelOp>()) {
     kb::EmitOptions emitOptions;
@@ -353,6 +371,8 @@ int runCodegen() {
     emitOptions.splitPerSM = splitShape[1];
     emitOptions.splitUnroll = splitShape[2];
     emitOptions.splitQuad = splitQuadOpt;
+    emitOptions.outputsPerThread = outputsPerThreadOpt;
+    emitOptions.rowBlock = rowBlockOpt;
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";

@@ -53,6 +53,14 @@ struct EmitOptions {
   /// Lanes over 4 strided rows each, read as float4 (RowPlan::quad); for
   /// probes (`kb-rewrite codegen --split-quad`), not yet measured.
   bool splitQuad = false;
+  /// Outputs per thread of one-thread-per-output kernels (poolings,
+  /// reductions of strided elements), 0: the default; for probes
+  /// (`kb-rewrite codegen --outputs-per-thread`).
+  int outputsPerThread = 0;
+  /// Threads per block of row kernels that stream long rows (one block a
+  /// row, not held in registers), 0: the default; for probes (`kb-rewrite
+  /// codegen --row-block`).
+  int rowBlock = 0;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,
