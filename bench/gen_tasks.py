@@ -142,9 +142,11 @@ POINTWISE = {
 OLD_SIGNATURES = {("gelu", "legacy")}
 # Rows that other rows' forms trace to (torch.where(x < c, x, 0.0) is
 # where.ScalarOther; torch.where(m, 0.0, x) where.ScalarSelf), and where.Scalar
-# (both sides numbers), which no form draws: adding rows to POINTWISE would
-# change every task of a seed.
-INDIRECT = {("where", "ScalarOther"), ("where", "ScalarSelf"), ("where", "Scalar")}
+# (both sides numbers), and div.Scalar_mode (a rounding division by a number:
+# the kernel's form of div.Tensor_mode by a constant), which no form draws:
+# adding rows to POINTWISE would change every task of a seed.
+INDIRECT = {("where", "ScalarOther"), ("where", "ScalarSelf"), ("where", "Scalar"),
+            ("div", "Scalar_mode")}
 EXPLOSIVE = {("exp", ""), ("expm1", ""), ("square", ""), ("pow", "Tensor_Scalar"),
              ("pow", "Tensor_Tensor")}
 

@@ -419,6 +419,9 @@ RegionEmitter::render(AtenOp op, const ArgSpec &arg, Value v,
   if (auto it = operands.find(v); it != operands.end())
     return it->second;
   if (isNone(v)) {
+    // An absent string option (div's rounding_mode) is a null pointer.
+    if (arg.type == ArgType::Str && arg.optional)
+      return std::string("nullptr");
     // An absent bound of a clamp-like op is unbounded on that side.
     if (llvm::StringRef(arg.name).contains("max"))
       return std::string("kb::inf()");
@@ -445,11 +448,18 @@ RegionEmitter::substitute(AtenOp op,
   // trace) is a CPU scalar to ATen's TensorIterator, which takes the Scalar
   // overload's path (a division then multiplies by the float reciprocal):
   // so does the kernel, through that row's expression.
-  if (row->overload == "Tensor")
+  // (div.Tensor_mode's twin is div.Scalar_mode, floor_divide's is
+  // floor_divide.Scalar.)
+  if (row->overload.empty() || row->overload == "Tensor" ||
+      row->overload.starts_with("Tensor_"))
     if (Value other = op.getArg("other");
         other && other.getDefiningOp<ConstantOp>())
       for (const OpInfo *alt : lookupOverloads(row->name))
-        if (alt->overload == "Scalar" && alt->args.size() == row->args.size() &&
+        if (alt->overload ==
+                ("Scalar" + row->overload.drop_front(
+                                std::min<size_t>(6, row->overload.size())))
+                    .str() &&
+            alt->args.size() == row->args.size() &&
             llvm::all_of(llvm::zip(alt->args, row->args), [](auto ab) {
               return std::get<0>(ab).name == std::get<1>(ab).name;
             }))

@@ -98,12 +98,42 @@ __device__ __forceinline__ float remainder(float a, float b) {
   float r = fmodf(a, b);
   return (r != 0.f && ((r < 0.f) != (b < 0.f))) ? r + b : r;
 }
+// Python's floor division as ATen's CUDA kernels compute it
+// (c10::div_floor_floating): the quotient of a - fmod(a, b), moved towards
+// -inf where the remainder's sign differs from b's, rounded to the nearest
+// integer, a zero taking the sign of a / b. A divisor that is a CPU scalar
+// to TensorIterator (a Python number) is applied as a times its float
+// reciprocal, as ATen's kernel does (div_floor_scalar).
+__device__ __forceinline__ float floor_quotient(float d, float q0) {
+  if (d == 0.f) return copysignf(0.f, q0);
+  const float f = floorf(d);
+  return (d - f > 0.5f) ? f + 1.f : f;
+}
 __device__ __forceinline__ float floor_divide(float a, float b) {
   if (b == 0.f) return a / b;
-  float m = fmodf(a, b), d = (a - m) / b;
+  const float m = fmodf(a, b);
+  float d = (a - m) / b;
   if (m != 0.f && ((b < 0.f) != (m < 0.f))) d -= 1.f;
-  float f = floorf(d);
-  return (d - f > 0.5f) ? f + 1.f : f;
+  return floor_quotient(d, a / b);
+}
+__device__ __forceinline__ float floor_divide_scalar(float a, float b) {
+  const float inv = 1.f / b;
+  if (b == 0.f) return a * inv;
+  const float m = fmodf(a, b);
+  float d = (a - m) * inv;
+  if (m != 0.f && ((b < 0.f) != (m < 0.f))) d -= 1.f;
+  return floor_quotient(d, a * inv);
+}
+// div with rounding_mode (None: IEEE division, "trunc", "floor"), as ATen's
+// CUDA kernels: a tensor divisor divides, a scalar one multiplies by its
+// float reciprocal.
+__device__ __forceinline__ float div_mode(float a, float b, const char* mode) {
+  if (mode == nullptr) return a / b;
+  return mode[0] == 't' ? truncf(a / b) : floor_divide(a, b);
+}
+__device__ __forceinline__ float div_mode_scalar(float a, float b, const char* mode) {
+  if (mode == nullptr) return a * (1.f / b);
+  return mode[0] == 't' ? truncf(a * (1.f / b)) : floor_divide_scalar(a, b);
 }
 // Reductions: NaN-propagating max/min as ATen's amax/amin; block-wide
 // combines return the result to every thread of the block.
