@@ -18,28 +18,19 @@ as float4) at the heuristic's chunk count.
       [--chunks 1,2,4,8,16,22,32] [--shapes "512,4,8;512,2,16"] [--json F] GRAPH.txt...
 """
 import argparse
-import glob
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
+
+from codegen_knobs import jobs_matching, verify
 
 
 def split_jobs(out):
     """The jobs of `out` whose kernel is a split row plan (SplitRows.cpp's
     comment names it: "one block per item"), region 0 first."""
-    jobs = sorted(glob.glob(os.path.join(out, "kb_region_*.job.json")),
-                  key=lambda p: int(re.search(r"_(\d+)\.job", p).group(1)))
-    found = []
-    for job in jobs:
-        with open(job[:-len(".job.json")] + ".cu") as f:
-            f.readline()
-            plan = f.readline().strip("/ \n")
-        if "one block per item" in plan:
-            found.append((job, plan))
-    return found
+    return jobs_matching(out, "one block per item")
 
 
 def probe(graph, chunks, kb_rewrite, kb_verify, work, shape="0,0,0", quad=False):
@@ -58,20 +49,12 @@ def probe(graph, chunks, kb_rewrite, kb_verify, work, shape="0,0,0", quad=False)
             continue
         for job, plan in jobs:
             region = os.path.basename(job)[:-len(".job.json")]
-            r = subprocess.run([kb_verify, "--job", job, "--no-cache"],
-                               capture_output=True, text=True, timeout=300)
-            try:
-                v = json.loads(r.stdout)
-            except ValueError:
-                rows.append({"chunks": n, "shape": shape, "quad": quad, "region": region,
-                             "status": "verify_failed", "detail": r.stderr[-200:]})
-                continue
-            c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
-            rows.append({"chunks": n, "shape": shape, "quad": quad, "region": region,
-                         "status": v.get("status"), "kernel_ms": c.get("median_ms"),
-                         "aten_ms": e.get("median_ms"), "plan": plan[:160]})
+            row = {"chunks": n, "shape": shape, "quad": quad, "region": region,
+                   "plan": plan[:160]}
+            row.update(verify(kb_verify, job))
+            rows.append(row)
             print(f"{os.path.basename(graph)} {region} chunks={n} shape={shape} quad={quad}: "
-                  f"{v.get('status')} {c.get('median_ms')} ms (ATen {e.get('median_ms')})",
+                  f"{row['status']} {row.get('kernel_ms')} ms (ATen {row.get('aten_ms')})",
                   flush=True)
     return rows
 
