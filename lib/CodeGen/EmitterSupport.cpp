@@ -450,15 +450,13 @@ RegionEmitter::substitute(AtenOp op,
   // so does the kernel, through that row's expression.
   // (div.Tensor_mode's twin is div.Scalar_mode, floor_divide's is
   // floor_divide.Scalar.)
-  if (row->overload.empty() || row->overload == "Tensor" ||
-      row->overload.starts_with("Tensor_"))
+  llvm::StringRef mode = row->overload;
+  bool tensorOther = mode.empty() || mode.consume_front("Tensor");
+  if (tensorOther && (mode.empty() || mode.starts_with("_")))
     if (Value other = op.getArg("other");
         other && other.getDefiningOp<ConstantOp>())
       for (const OpInfo *alt : lookupOverloads(row->name))
-        if (alt->overload ==
-                ("Scalar" + row->overload.drop_front(
-                                std::min<size_t>(6, row->overload.size())))
-                    .str() &&
+        if (alt->overload == ("Scalar" + mode).str() &&
             alt->args.size() == row->args.size() &&
             llvm::all_of(llvm::zip(alt->args, row->args), [](auto ab) {
               return std::get<0>(ab).name == std::get<1>(ab).name;
