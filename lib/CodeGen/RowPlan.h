@@ -46,9 +46,10 @@ struct RowPlan {
   /// Strided rows: how many consecutive rows sit next to each other in
   /// memory (the kept inner size; C for BatchNorm1d), 0 if unknown.
   int64_t rowRun = 0;
-  /// Lanes over rows, 4 each (a probe, `kb-rewrite codegen --split-quad`):
-  /// lane l of an item of 128 rows owns rows 4l..4l+3 and reads them as one
-  /// float4 per element, so a warp load reads 512 contiguous bytes.
+  /// Lanes over rows, 4 each (norms and softmax over 128 rows or more;
+  /// anywhere it applies with `kb-rewrite codegen --split-quad`): lane l of
+  /// an item of 128 rows owns rows 4l..4l+3 and reads them as one float4 per
+  /// element, so a warp load reads 512 contiguous bytes.
   bool quad = false;
   // Elements (r, 4k..4k+3) are four consecutive, 16-byte aligned floats of
   // the input, which is a kernel argument: loops over one row may read it

@@ -382,8 +382,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
         recipe == "var" ? "(float)(" + var + ")" : "(float)sqrt(" + var + ")";
   }
 
-  if (p.mode == Mode::Block && !blockRegisterSlots(p))
-    p.rowBlock = e.rowBlock;
+  p.rowBlock = e.rowBlock; // rowBlockSize reads it for streamed block rows
   std::string body;
   llvm::raw_string_ostream os(body);
   if (auto err = emitRowPlan(e, f, yield, p, os))

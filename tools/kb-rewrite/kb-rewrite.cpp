@@ -103,7 +103,8 @@ cl::opt<std::string> splitShapeOpt(
 cl::opt<bool> splitQuadOpt(
     "split-quad",
     cl::desc("Split row kernels over strided rows give each lane 4 rows "
-             "read as float4 (a probe of the plan)"),
+             "read as float4 wherever that applies (default: norms and "
+             "softmax over 128 rows or more; a probe of the plan)"),
     cl::sub(codegenCmd));
 cl::opt<unsigned> outputsPerThreadOpt(
     "outputs-per-thread",

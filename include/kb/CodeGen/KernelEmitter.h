@@ -50,8 +50,10 @@ struct EmitOptions {
   /// kernels (0: the measured defaults); for probes (`kb-rewrite codegen
   /// --split-shape`), never for rewrites.
   int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
-  /// Lanes over 4 strided rows each, read as float4 (RowPlan::quad); for
-  /// probes (`kb-rewrite codegen --split-quad`), not yet measured.
+  /// Lanes over 4 strided rows each, read as float4 (RowPlan::quad)
+  /// wherever that applies, not only for norms and softmax over 128 rows or
+  /// more (the measured default); for probes (`kb-rewrite codegen
+  /// --split-quad`).
   bool splitQuad = false;
   /// Outputs per thread of one-thread-per-output kernels (poolings,
   /// reductions of strided elements), 0: the default; for probes
