@@ -457,8 +457,8 @@ private:
     // A thread's u-th output is t0 + 256 u, so every step is a coalesced
     // warp access, and all U values are computed before the first store, so
     // the loads of all U windows are in flight together.
-    s << "  const long long " << t << "0 = (long long)blockIdx.x * "
-      << 256 * U << " + threadIdx.x;\n";
+    s << "  const long long " << t << "0 = (long long)blockIdx.x * " << 256 * U
+      << " + threadIdx.x;\n";
     unsigned outs = yield.getValues().size();
     auto slot = [&](unsigned k) {
       return "r" + std::to_string(k) + (U > 1 ? "[u]" : "");

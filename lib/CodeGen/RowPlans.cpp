@@ -335,8 +335,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       // rows were measured faster, log_softmax over dim 0 of 22848 rows).
       quadDefault &= chunks > 1 || (p.rows + 127) / 128 >= 132;
       p.quad = (e.splitQuad || quadDefault) && rowsPerItem == 32 &&
-               p.rows % 4 == 0 &&
-               p.rowRun > 0 && p.rowRun % 4 == 0 && isa<BlockArgument>(f.input);
+               p.rows % 4 == 0 && p.rowRun > 0 && p.rowRun % 4 == 0 &&
+               isa<BlockArgument>(f.input);
     }
   }
   // Long contiguous rows streamed from memory stay one block of 256 per
