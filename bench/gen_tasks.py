@@ -95,6 +95,7 @@ POINTWISE = {
     ("neg", ""): lambda g, x: f"torch.neg({x})",
     ("reciprocal", ""): lambda g, x: f"torch.reciprocal({x}.abs() + 1.0)",
     ("erf", ""): lambda g, x: f"torch.erf({x})",
+    ("log_sigmoid", ""): lambda g, x: f"F.logsigmoid({x})",
     ("sin", ""): lambda g, x: f"torch.sin({x})",
     ("cos", ""): lambda g, x: f"torch.cos({x})",
     ("square", ""): lambda g, x: f"torch.square({x})",
@@ -136,6 +137,7 @@ POINTWISE = {
     ("le", "Scalar"): lambda g, x: f"({x} <= {_s(g, -0.5, 0.5)}).float() + {x}",
     ("masked_fill", "Scalar"): lambda g, x: f"{x}.masked_fill({x} < {_s(g, -0.5, 0.5)}, {_s(g, -1, 1)})",
     ("logical_not", ""): lambda g, x: f"torch.where(torch.logical_not({x} > 0), {x} * 0.5, {x})",
+    ("xlogy", "Tensor"): lambda g, x: f"torch.xlogy({x}, {g.operand()}.abs() + 0.5)",
     ("where", "self"): lambda g, x: f"torch.where({g.operand()} > 0, {x}, {g.operand()})",
 }
 # Rows that no current torch traces to (older signatures of a covered op).

@@ -79,6 +79,14 @@ __device__ __forceinline__ float elu(float x, float alpha, float scale, float in
 __device__ __forceinline__ float selu(float x) {
   return elu(x, 1.6732632423543772848170429916717f, 1.0507009873554804934193349852946f, 1.f);
 }
+// As ATen's CUDA kernels: xlogy returns NaN for a NaN y before testing x == 0;
+// log_sigmoid takes std::min(0, x) (0 for NaN, +0 for -0) minus log1p(e^-|x|).
+__device__ __forceinline__ float xlogy(float x, float y) {
+  return y != y ? y : (x == 0.f ? 0.f : __fmul_rn(x, logf(y)));
+}
+__device__ __forceinline__ float log_sigmoid(float x) {
+  return min_(0.f, x) - log1pf(expf(-fabsf(x)));
+}
 __device__ __forceinline__ float maximum(float a, float b) {
   return (a != a || b != b) ? __int_as_float(0x7fffffff) : fmaxf(a, b);
 }

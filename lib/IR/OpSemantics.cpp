@@ -296,6 +296,8 @@ StringRef kb::styleName(OpStyle style) {
     return "cast";
   case OpStyle::Dropout:
     return "dropout";
+  case OpStyle::Composite:
+    return "composite";
   }
   llvm_unreachable("unknown OpStyle");
 }
@@ -312,13 +314,18 @@ std::string kb::renderOpSemanticsMarkdown() {
      << "| op | kind | style | operands | CUDA expression or codegen recipe | "
         "ATen behaviour |\n"
      << "|---|---|---|---|---|---|\n";
+  // A '|' inside a cell (|x| in the ATen column too) would end the cell.
+  auto cell = [](llvm::StringRef text) {
+    std::string c = text.str();
+    for (size_t p = 0; (p = c.find('|', p)) != std::string::npos; p += 2)
+      c.replace(p, 1, "\\|");
+    return c;
+  };
   for (const OpInfo &info : table()) {
-    std::string cuda = info.cuda.str();
-    for (size_t p = 0; (p = cuda.find('|', p)) != std::string::npos; p += 2)
-      cuda.replace(p, 1, "\\|");
+    std::string cuda = cell(info.cuda);
     os << "| `" << info.qualifiedName() << "` | " << kindName(info.kind)
        << " | " << styleName(info.style) << " | `" << info.schema << "` | "
-       << (cuda.empty() ? "" : "`" + cuda + "`") << " | " << info.aten
+       << (cuda.empty() ? "" : "`" + cuda + "`") << " | " << cell(info.aten)
        << " |\n";
   }
   os << "\n## Library epilogues\n\n"

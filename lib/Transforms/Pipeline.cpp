@@ -4,6 +4,8 @@
 
 void kb::buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
                                bool reductionsBeforeSteps) {
+  // Losses and distances first, so that their parts are classified too.
+  pm.addPass(createDecompose());
   pm.addPass(createClassify());
   // Simplify rewrites chains (e.g. merges clamps), so classify again after.
   pm.addPass(createSimplify());

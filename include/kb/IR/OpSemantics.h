@@ -42,6 +42,7 @@ enum class OpStyle {
   Copy,
   Cast,
   Dropout,
+  Composite, // computed by ATen from other rows' ops (--kb-decompose)
 };
 
 /// What kind of value a schema operand accepts.

@@ -16,7 +16,7 @@ namespace kb {
 #define GEN_PASS_REGISTRATION
 #include "kb/Transforms/Passes.h.inc"
 
-/// classify -> simplify -> classify -> form-regions: what `analyze` runs.
+/// decompose -> classify -> simplify -> classify -> form-regions: what `analyze` runs.
 /// `rewrite` passes normsBeforeTF32 = false unless --fuse-before-tf32, and
 /// reductionsBeforeSteps = false (its numerics policy would keep such
 /// regions whole).

@@ -1,0 +1,325 @@
+//===- Decompose.cpp - --kb-decompose: composites into table ops ----------===//
+//
+// Losses and distances (the Composite rows of OpSemantics.def) are single
+// ops in a trace, but ATen computes each as several kernels: a cosine
+// similarity is two norms, two divisions, a product and a sum, each a pass
+// over memory. Written out as the table ops ATen itself runs, the existing
+// passes fuse them: the elementwise part and its reduction become one
+// kernel, which reads each input once.
+//
+// Each expansion follows ATen's definition op for op (the ATen column of the
+// row; aten/src/ATen/native/Loss.cpp and Distance.cpp). Where ATen computes
+// the elementwise part of a loss inside one kernel (mse, smooth L1, Huber,
+// BCE with logits), the expansion is taken only when the loss is reduced:
+// the summation order then already decides the last bits, whereas an
+// unreduced result would be compared bit for bit downstream. An op is left
+// as it is (ATen runs it) when an operand is not a static float32 tensor,
+// the two inputs differ in shape (ATen would broadcast), or it takes weights.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Transforms/OpUtils.h"
+#include "kb/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kb {
+#define GEN_PASS_DEF_DECOMPOSE
+#include "kb/Transforms/Passes.h.inc"
+} // namespace kb
+
+using namespace mlir;
+using namespace kb;
+
+namespace {
+
+/// ATen's at::Reduction.
+enum class LossReduction { None = 0, Mean = 1, Sum = 2 };
+
+std::optional<LossReduction> lossReduction(AtenOp op) {
+  auto r = getConstantNumber(op.getArg("reduction"));
+  if (!r || (*r != 0 && *r != 1 && *r != 2))
+    return std::nullopt;
+  return static_cast<LossReduction>(static_cast<int>(*r));
+}
+
+RankedTensorType staticF32(Value v) {
+  auto t = v ? dyn_cast<RankedTensorType>(v.getType()) : nullptr;
+  if (!t || !t.hasStaticShape() || !t.getElementType().isF32())
+    return nullptr;
+  return t;
+}
+
+/// Builds table ops before `at`, with the result types ATen gives them.
+class Expander {
+public:
+  Expander(PatternRewriter &rewriter, Location loc) : rw(rewriter), loc(loc) {}
+
+  Value number(double v) {
+    return ConstantOp::create(rw, loc, rw.getF64Type(), rw.getF64FloatAttr(v));
+  }
+  Value integer(int64_t v) {
+    return ConstantOp::create(rw, loc, rw.getI64Type(),
+                              rw.getI64IntegerAttr(v));
+  }
+  Value boolean(bool v) {
+    return ConstantOp::create(rw, loc, rw.getI1Type(), rw.getBoolAttr(v));
+  }
+  Value none() {
+    return ConstantOp::create(rw, loc, rw.getNoneType(), rw.getUnitAttr());
+  }
+  Value dims(ArrayRef<int64_t> ds) {
+    SmallVector<Value> elems;
+    for (int64_t d : ds)
+      elems.push_back(integer(d));
+    return ListOp::create(
+        rw, loc, ListType::get(rw.getContext(), rw.getI64Type()), elems);
+  }
+
+  Value op(StringRef name, StringRef overload, Type result, ValueRange args) {
+    return AtenOp::create(rw, loc, TypeRange{result}, rw.getStringAttr(name),
+                          rw.getStringAttr(overload), nullptr, nullptr, args)
+        ->getResult(0);
+  }
+
+  // Shape-preserving pointwise ops take the type of their first operand.
+  Value unary(StringRef name, Value x) {
+    return op(name, "", x.getType(), {x});
+  }
+  Value binary(StringRef name, StringRef overload, Value a, Value b) {
+    return op(name, overload, a.getType(), {a, b});
+  }
+  Value sub(Value a, Value b) {
+    return op("sub", "Tensor", a.getType(), {a, b, integer(1)});
+  }
+  Value addScalar(Value a, double s) {
+    return op("add", "Scalar", a.getType(), {a, number(s), integer(1)});
+  }
+  Value subScalar(Value a, double s) {
+    return op("sub", "Scalar", a.getType(), {a, number(s), integer(1)});
+  }
+  Value mulScalar(Value a, double s) {
+    return op("mul", "Scalar", a.getType(), {a, number(s)});
+  }
+  Value where(Value cond, Value a, Value b) {
+    return op("where", "self", a.getType(), {cond, a, b});
+  }
+  Value ltScalar(Value a, double s) {
+    auto t = cast<RankedTensorType>(a.getType());
+    return op("lt", "Scalar",
+              RankedTensorType::get(t.getShape(), rw.getI1Type()),
+              {a, number(s)});
+  }
+
+  /// linalg_vector_norm(x, ord, [dim], keepdim, None).
+  Value norm(Value x, double ord, int64_t dim, bool keepdim) {
+    return op("linalg_vector_norm", "", reducedType(x, dim, keepdim),
+              {x, number(ord), dims({dim}), boolean(keepdim), none()});
+  }
+  Value sumDim(Value x, int64_t dim) {
+    return op("sum", "dim_IntList", reducedType(x, dim, false),
+              {x, dims({dim}), boolean(false), none()});
+  }
+
+  /// ATen's apply_loss_reduction: mean() or sum() of every element.
+  Value reduce(Value x, LossReduction r) {
+    if (r == LossReduction::None)
+      return x;
+    auto t = cast<RankedTensorType>(x.getType());
+    Type scalar = RankedTensorType::get({}, t.getElementType());
+    return op(r == LossReduction::Mean ? "mean" : "sum", "", scalar,
+              {x, none()});
+  }
+
+  /// at::pairwise_distance: norm(x1 - x2 + eps, p, last dim, keepdim).
+  Value pairwiseDistance(Value x1, Value x2, double p, double eps,
+                         bool keepdim) {
+    int64_t last = cast<RankedTensorType>(x1.getType()).getRank() - 1;
+    return norm(addScalar(sub(x1, x2), eps), p, last, keepdim);
+  }
+
+private:
+  RankedTensorType reducedType(Value x, int64_t dim, bool keepdim) {
+    auto t = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> shape;
+    for (auto [i, s] : llvm::enumerate(t.getShape()))
+      if ((int64_t)i != dim)
+        shape.push_back(s);
+      else if (keepdim)
+        shape.push_back(1);
+    return RankedTensorType::get(shape, t.getElementType());
+  }
+
+  PatternRewriter &rw;
+  Location loc;
+};
+
+/// The composite's tensor operands named `names`, when all are static
+/// float32 tensors of one shape; empty otherwise.
+SmallVector<Value> sameShapeOperands(AtenOp op, ArrayRef<StringRef> names) {
+  SmallVector<Value> out;
+  RankedTensorType first;
+  for (StringRef n : names) {
+    Value v = op.getArg(n);
+    RankedTensorType t = staticF32(v);
+    if (!t || (first && t.getShape() != first.getShape()))
+      return {};
+    first = first ? first : t;
+    out.push_back(v);
+  }
+  return out;
+}
+
+struct ExpandComposite : OpRewritePattern<AtenOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AtenOp op,
+                                PatternRewriter &rewriter) const override {
+    const OpInfo *info = op.getInfo();
+    if (!info || info->style != OpStyle::Composite || op.getInplace() ||
+        op->getNumResults() != 1 || !staticF32(op->getResult(0)))
+      return failure();
+    rewriter.setInsertionPoint(op);
+    Expander e(rewriter, op.getLoc());
+    Value result = expand(op, info->name, e);
+    if (!result || result.getType() != op->getResult(0).getType())
+      return failure();
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+private:
+  static Value expand(AtenOp op, StringRef name, Expander &e) {
+    if (name == "cosine_similarity")
+      return cosineSimilarity(op, e);
+    if (name == "pairwise_distance")
+      return pairwiseDistance(op, e);
+    if (name == "triplet_margin_loss")
+      return tripletMarginLoss(op, e);
+    return pointwiseLoss(op, name, e);
+  }
+
+  static Value cosineSimilarity(AtenOp op, Expander &e) {
+    auto xs = sameShapeOperands(op, {"x1", "x2"});
+    auto dim = getConstantNumber(op.getArg("dim"));
+    auto eps = getConstantNumber(op.getArg("eps"));
+    if (xs.empty() || !dim || !eps)
+      return {};
+    int64_t rank = cast<RankedTensorType>(xs[0].getType()).getRank();
+    int64_t d = static_cast<int64_t>(*dim);
+    d = d < 0 ? d + rank : d;
+    if (d < 0 || d >= rank)
+      return {};
+    // x / clamp_min(||x||, eps) for each input, then the sum of products.
+    SmallVector<Value, 2> unit;
+    for (Value x : xs) {
+      Value n = e.norm(x, 2, d, true);
+      n = e.binary("clamp_min", "", n, e.number(*eps));
+      unit.push_back(e.binary("div", "Tensor", x, n));
+    }
+    return e.sumDim(e.binary("mul", "Tensor", unit[0], unit[1]), d);
+  }
+
+  static Value pairwiseDistance(AtenOp op, Expander &e) {
+    auto xs = sameShapeOperands(op, {"x1", "x2"});
+    auto p = getConstantNumber(op.getArg("p"));
+    auto eps = getConstantNumber(op.getArg("eps"));
+    auto keepdim = getConstantBool(op.getArg("keepdim"));
+    if (xs.empty() || !p || !eps || !keepdim ||
+        cast<RankedTensorType>(xs[0].getType()).getRank() == 0)
+      return {};
+    return e.pairwiseDistance(xs[0], xs[1], *p, *eps, *keepdim);
+  }
+
+  static Value tripletMarginLoss(AtenOp op, Expander &e) {
+    auto xs = sameShapeOperands(op, {"anchor", "positive", "negative"});
+    auto margin = getConstantNumber(op.getArg("margin"));
+    auto p = getConstantNumber(op.getArg("p"));
+    auto eps = getConstantNumber(op.getArg("eps"));
+    auto swap = getConstantBool(op.getArg("swap"));
+    auto r = lossReduction(op);
+    if (xs.empty() || !margin || !p || !eps || !swap || !r ||
+        cast<RankedTensorType>(xs[0].getType()).getRank() == 0)
+      return {};
+    Value pos = e.pairwiseDistance(xs[0], xs[1], *p, *eps, false);
+    Value neg = e.pairwiseDistance(xs[0], xs[2], *p, *eps, false);
+    if (*swap)
+      neg = e.binary("min", "other", neg,
+                     e.pairwiseDistance(xs[1], xs[2], *p, *eps, false));
+    // `margin + dist_pos - dist_neg` in C++: add(dist_pos, margin), then sub.
+    Value gap = e.sub(e.addScalar(pos, *margin), neg);
+    return e.reduce(e.binary("clamp_min", "", gap, e.number(0)), *r);
+  }
+
+  /// The losses over (self, target) whose unreduced value is elementwise.
+  static Value pointwiseLoss(AtenOp op, StringRef name, Expander &e) {
+    auto xs = sameShapeOperands(op, {"self", "target"});
+    auto r = lossReduction(op);
+    if (xs.empty() || !r)
+      return {};
+    Value x = xs[0], t = xs[1];
+    bool reduced = *r != LossReduction::None;
+    if (name == "l1_loss")
+      return e.reduce(e.unary("abs", e.sub(x, t)), *r);
+    if (name == "kl_div") {
+      auto logTarget = getConstantBool(op.getArg("log_target"));
+      if (!logTarget)
+        return {};
+      // One op per statement: argument evaluation order would otherwise
+      // decide the order of the ops in the output.
+      Value v;
+      if (*logTarget) {
+        Value et = e.unary("exp", t);
+        v = e.binary("mul", "Tensor", et, e.sub(t, x));
+      } else {
+        Value xl = e.binary("xlogy", "Tensor", t, t);
+        v = e.sub(xl, e.binary("mul", "Tensor", t, x));
+      }
+      return e.reduce(v, *r);
+    }
+    if (!reduced)
+      return {};
+    if (name == "mse_loss") {
+      Value d = e.sub(x, t);
+      return e.reduce(e.binary("mul", "Tensor", d, d), *r);
+    }
+    if (name == "smooth_l1_loss" || name == "huber_loss") {
+      bool huber = name == "huber_loss";
+      auto k = getConstantNumber(op.getArg(huber ? "delta" : "beta"));
+      if (!k || *k < 0)
+        return {};
+      Value z = e.unary("abs", e.sub(x, t));
+      if (*k == 0) // ATen: smooth L1 with beta 0 is the L1 loss
+        return huber ? Value() : e.reduce(z, *r);
+      Value half = e.binary("mul", "Tensor", e.mulScalar(z, 0.5), z);
+      Value quad =
+          huber ? half
+                : e.op("div", "Scalar", half.getType(), {half, e.number(*k)});
+      Value lin = e.subScalar(z, 0.5 * *k);
+      if (huber)
+        lin = e.mulScalar(lin, *k);
+      return e.reduce(e.where(e.ltScalar(z, *k), quad, lin), *r);
+    }
+    if (name == "binary_cross_entropy_with_logits") {
+      if (!isNone(op.getArg("weight")) || !isNone(op.getArg("pos_weight")))
+        return {};
+      Value oneMinus =
+          e.op("rsub", "Scalar", t.getType(), {t, e.number(1), e.integer(1)});
+      Value m = e.binary("mul", "Tensor", oneMinus, x);
+      return e.reduce(e.sub(m, e.unary("log_sigmoid", x)), *r);
+    }
+    return {};
+  }
+};
+
+struct DecomposePass : kb::impl::DecomposeBase<DecomposePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ExpandComposite>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,208 @@
+// RUN: kb-opt %s --kb-decompose --split-input-file | FileCheck %s
+
+// ATen's cosine_similarity: each input over its clamped 2-norm, then the sum
+// of products over dim (a negative dim counts from the end).
+// CHECK-LABEL: func.func @cosine_similarity
+// CHECK:      %[[N1:.*]] = kb.aten "linalg_vector_norm"(%arg0, {{.*}}) : ({{.*}}) -> tensor<64x1xf32>
+// CHECK:      %[[EPS:.*]] = kb.constant {value = 1.000000e-08 : f64} : f64
+// CHECK:      %[[C1:.*]] = kb.aten "clamp_min"(%[[N1]], %[[EPS]])
+// CHECK:      %[[U1:.*]] = kb.aten "div"(%arg0, %[[C1]]) {overload = "Tensor"}
+// CHECK:      %[[N2:.*]] = kb.aten "linalg_vector_norm"(%arg1,
+// CHECK:      %[[EPS2:.*]] = kb.constant {value = 1.000000e-08 : f64} : f64
+// CHECK:      %[[C2:.*]] = kb.aten "clamp_min"(%[[N2]], %[[EPS2]])
+// CHECK:      %[[U2:.*]] = kb.aten "div"(%arg1, %[[C2]]) {overload = "Tensor"}
+// CHECK:      %[[M:.*]] = kb.aten "mul"(%[[U1]], %[[U2]]) {overload = "Tensor"}
+// CHECK:      %[[S:.*]] = kb.aten "sum"(%[[M]], {{.*}}) {overload = "dim_IntList"} : ({{.*}}) -> tensor<64xf32>
+// CHECK-NOT:  cosine_similarity
+// CHECK:      return %[[S]]
+func.func @cosine_similarity(%x: tensor<64x32xf32>, %y: tensor<64x32xf32>) -> tensor<64xf32> {
+  %d = kb.constant {value = -1 : i64} : i64
+  %e = kb.constant {value = 1.000000e-08 : f64} : f64
+  %0 = kb.aten "cosine_similarity"(%x, %y, %d, %e) : (tensor<64x32xf32>, tensor<64x32xf32>, i64, f64) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+// Inputs of different shapes are broadcast by ATen: left to ATen.
+// CHECK-LABEL: func.func @cosine_broadcast_kept
+// CHECK: kb.aten "cosine_similarity"
+func.func @cosine_broadcast_kept(%x: tensor<64x32xf32>, %y: tensor<1x32xf32>) -> tensor<64xf32> {
+  %d = kb.constant {value = 1 : i64} : i64
+  %e = kb.constant {value = 1.000000e-08 : f64} : f64
+  %0 = kb.aten "cosine_similarity"(%x, %y, %d, %e) : (tensor<64x32xf32>, tensor<1x32xf32>, i64, f64) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+// pairwise_distance: the p-norm of x1 - x2 + eps over the last dim.
+// CHECK-LABEL: func.func @pairwise_distance
+// CHECK:      %[[D:.*]] = kb.aten "sub"(%arg0, %arg1, %{{.*}}) {overload = "Tensor"}
+// CHECK:      %[[A:.*]] = kb.aten "add"(%[[D]], %{{.*}}, %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[N:.*]] = kb.aten "linalg_vector_norm"(%[[A]], {{.*}}) : ({{.*}}) -> tensor<8x1xf32>
+// CHECK:      return %[[N]]
+func.func @pairwise_distance(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> tensor<8x1xf32> {
+  %p = kb.constant {value = 3.000000e+00 : f64} : f64
+  %e = kb.constant {value = 1.000000e-06 : f64} : f64
+  %k = kb.constant {value = true} : i1
+  %0 = kb.aten "pairwise_distance"(%x, %y, %p, %e, %k) : (tensor<8x16xf32>, tensor<8x16xf32>, f64, f64, i1) -> tensor<8x1xf32>
+  return %0 : tensor<8x1xf32>
+}
+
+// -----
+
+// triplet_margin_loss with swap: the negative distance is the smaller of
+// d(anchor, negative) and d(positive, negative); mean reduction.
+// CHECK-LABEL: func.func @triplet_swap
+// CHECK-COUNT-3: kb.aten "linalg_vector_norm"
+// CHECK:      %[[NEG:.*]] = kb.aten "min"({{.*}}) {overload = "other"}
+// CHECK:      %[[M:.*]] = kb.aten "add"({{.*}}) {overload = "Scalar"}
+// CHECK:      %[[G:.*]] = kb.aten "sub"(%[[M]], %[[NEG]], %{{.*}}) {overload = "Tensor"}
+// CHECK:      %[[C:.*]] = kb.aten "clamp_min"(%[[G]],
+// CHECK:      %[[R:.*]] = kb.aten "mean"(%[[C]], %{{.*}}) : (tensor<8xf32>, none) -> tensor<f32>
+// CHECK:      return %[[R]]
+func.func @triplet_swap(%a: tensor<8x16xf32>, %p: tensor<8x16xf32>, %n: tensor<8x16xf32>) -> tensor<f32> {
+  %m = kb.constant {value = 1.500000e+00 : f64} : f64
+  %two = kb.constant {value = 2.000000e+00 : f64} : f64
+  %e = kb.constant {value = 1.000000e-06 : f64} : f64
+  %s = kb.constant {value = true} : i1
+  %r = kb.constant {value = 1 : i64} : i64
+  %0 = kb.aten "triplet_margin_loss"(%a, %p, %n, %m, %two, %e, %s, %r) : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, f64, f64, f64, i1, i64) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// mse_loss reduced: (x - t) * (x - t), then its sum.
+// CHECK-LABEL: func.func @mse_sum
+// CHECK:      %[[D:.*]] = kb.aten "sub"(%arg0, %arg1,
+// CHECK:      %[[SQ:.*]] = kb.aten "mul"(%[[D]], %[[D]]) {overload = "Tensor"}
+// CHECK:      %[[S:.*]] = kb.aten "sum"(%[[SQ]], %{{.*}}) : (tensor<4x8xf32>, none) -> tensor<f32>
+// CHECK:      return %[[S]]
+func.func @mse_sum(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> tensor<f32> {
+  %r = kb.constant {value = 2 : i64} : i64
+  %0 = kb.aten "mse_loss"(%x, %t, %r) : (tensor<4x8xf32>, tensor<4x8xf32>, i64) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Unreduced, mse_loss's one-kernel rounding reaches the consumer bit for
+// bit: ATen keeps it.
+// CHECK-LABEL: func.func @mse_unreduced_kept
+// CHECK: kb.aten "mse_loss"
+func.func @mse_unreduced_kept(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = kb.constant {value = 0 : i64} : i64
+  %0 = kb.aten "mse_loss"(%x, %t, %r) : (tensor<4x8xf32>, tensor<4x8xf32>, i64) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// l1_loss is ATen's own composite (|x - t|, then the reduction): expanded
+// unreduced too.
+// CHECK-LABEL: func.func @l1_unreduced
+// CHECK:      %[[D:.*]] = kb.aten "sub"(%arg0, %arg1,
+// CHECK:      %[[A:.*]] = kb.aten "abs"(%[[D]])
+// CHECK-NOT:  kb.aten
+// CHECK:      return %[[A]]
+func.func @l1_unreduced(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = kb.constant {value = 0 : i64} : i64
+  %0 = kb.aten "l1_loss"(%x, %t, %r) : (tensor<4x8xf32>, tensor<4x8xf32>, i64) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// smooth_l1_loss: z < beta ? 0.5 z z / beta : z - beta / 2.
+// CHECK-LABEL: func.func @smooth_l1
+// CHECK:      %[[Z:.*]] = kb.aten "abs"
+// CHECK:      %[[H:.*]] = kb.aten "mul"(%[[Z]], %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[HZ:.*]] = kb.aten "mul"(%[[H]], %[[Z]]) {overload = "Tensor"}
+// CHECK:      %[[Q:.*]] = kb.aten "div"(%[[HZ]], %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[HALFB:.*]] = kb.constant {value = 2.500000e-01 : f64} : f64
+// CHECK:      %[[L:.*]] = kb.aten "sub"(%[[Z]], %[[HALFB]], %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[LT:.*]] = kb.aten "lt"(%[[Z]], %{{.*}}) {overload = "Scalar"} : (tensor<4x8xf32>, f64) -> tensor<4x8xi1>
+// CHECK:      %[[W:.*]] = kb.aten "where"(%[[LT]], %[[Q]], %[[L]]) {overload = "self"}
+// CHECK:      kb.aten "mean"(%[[W]],
+func.func @smooth_l1(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> tensor<f32> {
+  %r = kb.constant {value = 1 : i64} : i64
+  %b = kb.constant {value = 5.000000e-01 : f64} : f64
+  %0 = kb.aten "smooth_l1_loss"(%x, %t, %r, %b) : (tensor<4x8xf32>, tensor<4x8xf32>, i64, f64) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// ATen: smooth L1 with beta 0 is the L1 loss.
+// CHECK-LABEL: func.func @smooth_l1_beta_zero
+// CHECK:      %[[Z:.*]] = kb.aten "abs"
+// CHECK-NOT:  kb.aten
+// CHECK:      %[[M:.*]] = kb.aten "mean"(%[[Z]],
+// CHECK-NEXT: return %[[M]]
+func.func @smooth_l1_beta_zero(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> tensor<f32> {
+  %r = kb.constant {value = 1 : i64} : i64
+  %b = kb.constant {value = 0.000000e+00 : f64} : f64
+  %0 = kb.aten "smooth_l1_loss"(%x, %t, %r, %b) : (tensor<4x8xf32>, tensor<4x8xf32>, i64, f64) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// huber_loss: z < delta ? 0.5 z z : delta (z - delta / 2).
+// CHECK-LABEL: func.func @huber
+// CHECK:      %[[Z:.*]] = kb.aten "abs"
+// CHECK:      %[[H:.*]] = kb.aten "mul"(%[[Z]], %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[Q:.*]] = kb.aten "mul"(%[[H]], %[[Z]]) {overload = "Tensor"}
+// CHECK:      %[[S:.*]] = kb.aten "sub"(%[[Z]], %{{.*}}, %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[L:.*]] = kb.aten "mul"(%[[S]], %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[LT:.*]] = kb.aten "lt"(%[[Z]],
+// CHECK:      %[[W:.*]] = kb.aten "where"(%[[LT]], %[[Q]], %[[L]])
+// CHECK:      kb.aten "sum"(%[[W]],
+func.func @huber(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> tensor<f32> {
+  %r = kb.constant {value = 2 : i64} : i64
+  %d = kb.constant {value = 2.000000e+00 : f64} : f64
+  %0 = kb.aten "huber_loss"(%x, %t, %r, %d) : (tensor<4x8xf32>, tensor<4x8xf32>, i64, f64) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// kl_div: xlogy(t, t) - t * x, or with log_target exp(t) * (t - x).
+// CHECK-LABEL: func.func @kl_div
+// CHECK:      %[[XL:.*]] = kb.aten "xlogy"(%arg1, %arg1) {overload = "Tensor"}
+// CHECK:      %[[TX:.*]] = kb.aten "mul"(%arg1, %arg0) {overload = "Tensor"}
+// CHECK:      %[[D:.*]] = kb.aten "sub"(%[[XL]], %[[TX]],
+// CHECK:      kb.aten "sum"(%[[D]],
+// CHECK:      %[[E:.*]] = kb.aten "exp"(%arg1)
+// CHECK:      %[[D2:.*]] = kb.aten "sub"(%arg1, %arg0,
+// CHECK:      %[[P:.*]] = kb.aten "mul"(%[[E]], %[[D2]]) {overload = "Tensor"}
+// CHECK:      return {{.*}}, %[[P]]
+func.func @kl_div(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> (tensor<f32>, tensor<4x8xf32>) {
+  %sum = kb.constant {value = 2 : i64} : i64
+  %none = kb.constant {value = 0 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %tr = kb.constant {value = true} : i1
+  %0 = kb.aten "kl_div"(%x, %t, %sum, %f) : (tensor<4x8xf32>, tensor<4x8xf32>, i64, i1) -> tensor<f32>
+  %1 = kb.aten "kl_div"(%x, %t, %none, %tr) : (tensor<4x8xf32>, tensor<4x8xf32>, i64, i1) -> tensor<4x8xf32>
+  return %0, %1 : tensor<f32>, tensor<4x8xf32>
+}
+
+// -----
+
+// BCE with logits: (1 - t) x - log_sigmoid(x); with a weight ATen runs it.
+// CHECK-LABEL: func.func @bce_with_logits
+// CHECK:      %[[OM:.*]] = kb.aten "rsub"(%arg1, %{{.*}}, %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[M:.*]] = kb.aten "mul"(%[[OM]], %arg0) {overload = "Tensor"}
+// CHECK:      %[[LS:.*]] = kb.aten "log_sigmoid"(%arg0)
+// CHECK:      %[[D:.*]] = kb.aten "sub"(%[[M]], %[[LS]],
+// CHECK:      kb.aten "mean"(%[[D]],
+// CHECK:      kb.aten "binary_cross_entropy_with_logits"(%arg0, %arg1, %arg2,
+func.func @bce_with_logits(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>, %w: tensor<8xf32>) -> (tensor<f32>, tensor<f32>) {
+  %r = kb.constant {value = 1 : i64} : i64
+  %none = kb.constant {value} : none
+  %0 = kb.aten "binary_cross_entropy_with_logits"(%x, %t, %none, %none, %r) : (tensor<4x8xf32>, tensor<4x8xf32>, none, none, i64) -> tensor<f32>
+  %1 = kb.aten "binary_cross_entropy_with_logits"(%x, %t, %w, %none, %r) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, none, i64) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+}
