@@ -77,6 +77,10 @@ struct StageInfo {
   AtenOp op;
   std::string recipe; // sum, mean, amax, ..., max_pool, layer_norm
   mlir::Value input;  // the tensor reduced or pooled
+  // The second tensor of a two-input reduction (cosine: {y} in the steps
+  // of its ReduceProgram); null for the others.
+  mlir::Value input2;
+  double eps = 0; // cosine: the lower bound of each norm
   llvm::SmallVector<int64_t> inShape, outShape;
   llvm::SmallVector<int64_t> reduced; // reduced dims (Reduce, Softmax)
   double correction = 1;              // var / std
@@ -199,7 +203,8 @@ struct Accumulator {
 };
 struct ReducePass {
   llvm::SmallVector<Accumulator, 2> accs;
-  std::string step;  // statement(s); {x} is the element value
+  std::string step;  // statement(s); {x} is the element value ({y} the
+                     // element of StageInfo::input2)
   std::string after; // statements once the pass is combined
   // accs are an online softmax pair (running max, rescaled sum) combined
   // together with kb::online_merge (split rows with lanes; one thread per

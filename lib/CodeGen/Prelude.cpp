@@ -1,10 +1,14 @@
 //===- Prelude.cpp - Device helpers every emitted kernel includes ---------===//
 //
 // The kb:: functions named by the CUDA column of OpSemantics.def. Each
-// reproduces ATen's definition, NaN propagation included: ATen's clamp/relu
-// use std::min/std::max, which return their first argument on an unordered
-// comparison, so the helpers do the same instead of fminf/fmaxf (which drop
-// NaN). A helper whose last operation is a multiply does it with __fmul_rn:
+// reproduces ATen's definition, NaN and signed zeros included. ATen's clamp
+// family (clamp, clamp_min, clamp_max, hardtanh, relu6) returns a NaN input
+// as it is and otherwise orders -0 below +0 as fmaxf/fminf do: on the H200
+// (torch 2.11) relu6(-0) and clamp_min(-0, 0) are +0 and clamp_max(+0, -0)
+// is -0 (bench/NOTES.md, session 20), so those helpers are fmaxf/fminf behind
+// a NaN test. max_/min_ are std::max/std::min (the first argument on a tie
+// or an unordered comparison), for helpers whose ATen kernel uses those.
+// A helper whose last operation is a multiply does it with __fmul_rn:
 // ATen stores each op's result, so it is never contracted into an fma with
 // the next op (OpSemantics.def). Plain CUDA C++ without includes, valid for
 // NVRTC and nvcc, sm_70+.
@@ -23,10 +27,10 @@ __device__ __forceinline__ float inf() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ float relu(float x) { return (x > 0.f || x != x) ? x : 0.f; }
 __device__ __forceinline__ float leaky_relu(float x, float s) { return x > 0.f ? x : __fmul_rn(x, s); }
 __device__ __forceinline__ float clamp(float x, float lo, float hi) {
-  return x != x ? x : min_(max_(x, lo), hi);
+  return x != x ? x : fminf(fmaxf(x, lo), hi);
 }
-__device__ __forceinline__ float clamp_min(float x, float lo) { return x != x ? x : max_(x, lo); }
-__device__ __forceinline__ float clamp_max(float x, float hi) { return x != x ? x : min_(x, hi); }
+__device__ __forceinline__ float clamp_min(float x, float lo) { return x != x ? x : fmaxf(x, lo); }
+__device__ __forceinline__ float clamp_max(float x, float hi) { return x != x ? x : fminf(x, hi); }
 __device__ __forceinline__ float hardtanh(float x, float lo, float hi) { return clamp(x, lo, hi); }
 #ifdef KB_FAST_MATH
 // --fast-math: exp as ex2.approx and division as rcp.approx (2 ulp each), as
@@ -86,6 +90,14 @@ __device__ __forceinline__ float xlogy(float x, float y) {
 }
 __device__ __forceinline__ float log_sigmoid(float x) {
   return min_(0.f, x) - log1pf(expf(-fabsf(x)));
+}
+// cosine_similarity: the product of the two norms, each clamped below at
+// eps as ATen's clamp_min does (a NaN norm stays NaN).
+__device__ __forceinline__ double cosine_denominator(double sxx, double syy, double eps) {
+  double n1 = sqrt(sxx), n2 = sqrt(syy);
+  n1 = n1 != n1 ? n1 : fmax(n1, eps);
+  n2 = n2 != n2 ? n2 : fmax(n2, eps);
+  return n1 * n2;
 }
 __device__ __forceinline__ float maximum(float a, float b) {
   return (a != a || b != b) ? __int_as_float(0x7fffffff) : fmaxf(a, b);

@@ -122,6 +122,11 @@ public:
   using RowWriter::RowWriter;
 
   llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
+    // Only the layouts that load both inputs of a two-input reduction.
+    if (f.input2 && (p.vec4 || blockRegisterSlots(p) ||
+                     (p.mode != Mode::Thread && p.mode != Mode::Warp &&
+                      p.mode != Mode::Block)))
+      return e.unsupported("a two-input reduction in this row layout");
     if (p.mode == Mode::Split)
       return emitSplitRows(e, f, yield, p, os);
     if (p.mode == Mode::Warp)
@@ -173,7 +178,7 @@ public:
       auto x = loopHead(p, os);
       if (!x)
         return x.takeError();
-      os << "      " << replaceAll(pass.step, "{x}", *x) << "\n    }\n";
+      os << "      " << step(pass, *x, y) << "\n    }\n";
       e.newScope();
       if (p.mode != Mode::Thread)
         for (const Accumulator &a : pass.accs)
@@ -238,7 +243,29 @@ public:
       return x.takeError();
     os << "        xs[k] = " << *x << ";\n      }\n    }\n";
     e.newScope();
+    if (!f.input2)
+      return llvm::Error::success();
+    // The second input of a two-input reduction, in ys[k] alike.
+    os << "    float ys[" << K << "];\n"
+       << "#pragma unroll\n    for (int k = 0; k < " << K << "; ++k) {\n"
+       << "      const long long c = " << col << ";\n"
+       << "      ys[k] = 0.f;\n"
+       << "      if (" << cond << ") {\n"
+       << "        const long long i = " << p.index("r", "c") << ";\n";
+    auto y = e.valueAt(f.input2, "i", os, "        ");
+    if (!y)
+      return y.takeError();
+    os << "        ys[k] = " << *y << ";\n      }\n    }\n";
+    e.newScope();
     return llvm::Error::success();
+  }
+
+  /// A pass's step with the element `x` and, for a two-input reduction,
+  /// the second input's element `y`.
+  std::string step(const ReducePass &pass, llvm::StringRef x,
+                   llvm::StringRef y) const {
+    std::string s = replaceAll(pass.step, "{x}", x);
+    return f.input2 ? replaceAll(s, "{y}", y) : s;
   }
 
   /// k0 for a group of L lanes: the first element, held by the group's
@@ -264,7 +291,7 @@ public:
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         os << "    " << declareAcc(a) << "\n";
-      os << each << "        " << replaceAll(pass.step, "{x}", x)
+      os << each << "        " << step(pass, x, "ys[k]")
          << "\n      }\n    }\n";
       for (const Accumulator &a : pass.accs)
         os << "    " << combineAcc(a, lanes) << "\n";
@@ -577,10 +604,19 @@ private:
                                        llvm::raw_ostream &os) {
     os << head << "      const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
-    return e.valueAt(f.input, "i", os, "      ");
+    auto x = e.valueAt(f.input, "i", os, "      ");
+    if (!x || !f.input2)
+      return x;
+    auto second = e.valueAt(f.input2, "i", os, "      ");
+    if (!second)
+      return second.takeError();
+    y = *second;
+    return x;
   }
 
   std::string head;
+  // The second input's element at the loop head (two-input reductions).
+  std::string y;
 };
 
 } // namespace

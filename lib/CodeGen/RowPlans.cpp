@@ -289,6 +289,18 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     p.what = displayName(f.op);
   }
 
+  // Two-input reductions (cosine) run as one thread, a lane group or a
+  // block per row, re-reading nothing: the float4, register-block, column,
+  // tile and split layouts read one input.
+  if (f.input2) {
+    if (e.channelsLastRead)
+      return e.unsupported("channels-last reads into a two-input reduction");
+    if (p.mode == Mode::Warp && p.cols > 1024)
+      p.mode = Mode::Block;
+    if (stridedRows)
+      p.mode = Mode::Thread;
+    run = 0;
+  }
   p.vec4 = run > 0 && run % 4 == 0 && isa<BlockArgument>(f.input) &&
            !e.channelsLastRead;
   // Rows of up to 16 contiguous elements read as float4 by a group of
@@ -300,7 +312,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // Split over many blocks: rows too few to fill the GPU one block (or,
   // strided, one thread) each, and rows strided by the row count, which
   // lanes over rows read coalesced (SplitRows.cpp).
-  if (!e.channelsLastRead && p.mode != Mode::Tile &&
+  if (!e.channelsLastRead && p.mode != Mode::Tile && !f.input2 &&
       p.rows * p.cols >= (int64_t(1) << 16)) {
     int64_t rowsPerItem = stridedRows ? 32 : 1;
     int64_t chunks = e.splitChunks > 0

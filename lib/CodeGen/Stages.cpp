@@ -22,8 +22,9 @@ using namespace kb::codegen;
 namespace {
 
 bool isReduceRecipe(llvm::StringRef r) {
-  return llvm::is_contained(
-      {"sum", "mean", "amax", "amin", "logsumexp", "var", "std", "pnorm"}, r);
+  return llvm::is_contained({"sum", "mean", "amax", "amin", "logsumexp", "var",
+                             "std", "pnorm", "cosine"},
+                            r);
 }
 
 bool isPoolRecipe(llvm::StringRef r) {
@@ -88,6 +89,16 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     return rank ? ((d % rank) + rank) % rank : 0;
   };
 
+  if (s.recipe == "cosine") {
+    s.input2 = op.getArg("x2");
+    auto eps = getConstantNumber(op.getArg("eps"));
+    if (!s.input2 || shapeOf(s.input2) != shapeOf(s.input) ||
+        !isF32Tensor(s.input2.getType()))
+      return fail("'" + name + "' of inputs of different shapes or types");
+    if (!eps)
+      return fail("'" + name + "' with a non-constant eps");
+    s.eps = *eps;
+  }
   if (isReduceRecipe(s.recipe) || s.recipe == "softmax" ||
       s.recipe == "log_softmax") {
     Value dimArg = op.getArg("dim");
@@ -255,6 +266,20 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
                           "acc += accc;"});
       p.result = "powf(acc, " + floatLiteral(1.0 / q) + ")";
     }
+  } else if (r == "cosine") {
+    // One pass, three sums in double: ATen divides each input by its norm
+    // first and sums the products (three passes over memory and two
+    // divisions per element); sum(x y) / (max(|x|, eps) max(|y|, eps)) is
+    // the same quotient, its sums exact to far below fp32's rounding, and
+    // a double does not overflow where ATen's fp32 norms of +-3e38 do.
+    p.passes.push_back({{{"sxx", "double", "0.0", "Sum"},
+                         {"syy", "double", "0.0", "Sum"},
+                         {"sxy", "double", "0.0", "Sum"}},
+                        "{ const double xd = (double){x}, yd = (double){y}; "
+                        "sxx += xd * xd; syy += yd * yd; sxy += xd * yd; }",
+                        ""});
+    p.result = "(float)(sxy / kb::cosine_denominator(sxx, syy, " +
+               doubleLiteral(s.eps) + "))";
   } else if (r == "var" || r == "std") {
     // Two passes in double: the mean, then squared deviations from it.
     p.passes.push_back({{{"acc", "double", "0.0", "Sum"}},
@@ -313,6 +338,9 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
                                            llvm::raw_ostream &os,
                                            llvm::StringRef indent) {
   std::string in2 = indent.str() + "  ";
+  if (s.input2)
+    return unsupported("a two-input reduction ('" + displayName(s.op) +
+                       "') feeding a later stage");
   if (isReduceRecipe(s.recipe)) {
     SmallVector<int64_t> kept;
     int64_t count = 1;
@@ -502,6 +530,9 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
                                           llvm::StringRef result,
                                           llvm::raw_ostream &os,
                                           llvm::StringRef indent) {
+  if (s.input2)
+    return unsupported("a two-input reduction ('" + displayName(s.op) +
+                       "') feeding a later stage");
   SmallVector<int64_t> kept;
   int64_t count = 1;
   for (int64_t d = 0; d < (int64_t)s.inShape.size(); ++d)

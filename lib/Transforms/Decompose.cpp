@@ -1,11 +1,14 @@
 //===- Decompose.cpp - --kb-decompose: composites into table ops ----------===//
 //
 // Losses and distances (the Composite rows of OpSemantics.def) are single
-// ops in a trace, but ATen computes each as several kernels: a cosine
-// similarity is two norms, two divisions, a product and a sum, each a pass
-// over memory. Written out as the table ops ATen itself runs, the existing
-// passes fuse them: the elementwise part and its reduction become one
-// kernel, which reads each input once.
+// ops in a trace, but ATen computes each as several kernels: a triplet
+// margin loss is two subtractions, two additions and two norms, then a
+// clamp and a mean, each a pass over memory. Written out as the table ops
+// ATen itself runs, the existing passes fuse them: the elementwise part and
+// its reduction become one kernel. (cosine_similarity is a reduction row
+// of its own, the "cosine" recipe: its norms and its sum of products are
+// three reductions of the same rows, which one kernel computes in one
+// pass.)
 //
 // Each expansion follows ATen's definition op for op (the ATen column of the
 // row; aten/src/ATen/native/Loss.cpp and Distance.cpp). Where ATen computes
@@ -117,11 +120,6 @@ public:
     return op("linalg_vector_norm", "", reducedType(x, dim, keepdim),
               {x, number(ord), dims({dim}), boolean(keepdim), none()});
   }
-  Value sumDim(Value x, int64_t dim) {
-    return op("sum", "dim_IntList", reducedType(x, dim, false),
-              {x, dims({dim}), boolean(false), none()});
-  }
-
   /// ATen's apply_loss_reduction: mean() or sum() of every element.
   Value reduce(Value x, LossReduction r) {
     if (r == LossReduction::None)
@@ -191,34 +189,11 @@ struct ExpandComposite : OpRewritePattern<AtenOp> {
 
 private:
   static Value expand(AtenOp op, StringRef name, Expander &e) {
-    if (name == "cosine_similarity")
-      return cosineSimilarity(op, e);
     if (name == "pairwise_distance")
       return pairwiseDistance(op, e);
     if (name == "triplet_margin_loss")
       return tripletMarginLoss(op, e);
     return pointwiseLoss(op, name, e);
-  }
-
-  static Value cosineSimilarity(AtenOp op, Expander &e) {
-    auto xs = sameShapeOperands(op, {"x1", "x2"});
-    auto dim = getConstantNumber(op.getArg("dim"));
-    auto eps = getConstantNumber(op.getArg("eps"));
-    if (xs.empty() || !dim || !eps)
-      return {};
-    int64_t rank = cast<RankedTensorType>(xs[0].getType()).getRank();
-    int64_t d = static_cast<int64_t>(*dim);
-    d = d < 0 ? d + rank : d;
-    if (d < 0 || d >= rank)
-      return {};
-    // x / clamp_min(||x||, eps) for each input, then the sum of products.
-    SmallVector<Value, 2> unit;
-    for (Value x : xs) {
-      Value n = e.norm(x, 2, d, true);
-      n = e.binary("clamp_min", "", n, e.number(*eps));
-      unit.push_back(e.binary("div", "Tensor", x, n));
-    }
-    return e.sumDim(e.binary("mul", "Tensor", unit[0], unit[1]), d);
   }
 
   static Value pairwiseDistance(AtenOp op, Expander &e) {

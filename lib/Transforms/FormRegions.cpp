@@ -265,6 +265,21 @@ private:
           gi->second != g.id ||
           cast<RankedTensorType>(in.getType()).getShape() != g.shape)
         return false;
+      // A value of the stage used outside the group would be an output of
+      // the stage's shape beside the reduction's, which only the kernels of
+      // shape-preserving reductions (norms, softmax: they write every
+      // element) can write: the reduction then starts a group of its own
+      // and reads the value from memory, instead of the whole region
+      // staying in ATen ("outputs of different shapes").
+      if (shape != g.shape)
+        for (Operation *member : g.stage)
+          if (member != g.anchor)
+            for (Operation *user : member->getUsers())
+              if (user != op) {
+                auto ui = groupOf.find(user);
+                if (ui == groupOf.end() || ui->second != g.id)
+                  return false;
+              }
       g.lastReduction = op;
       // A shape-preserving reduction (softmax, a norm) keeps the previous
       // stage's values addressable at the same index.

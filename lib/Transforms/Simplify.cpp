@@ -179,11 +179,20 @@ Value makeClamp(PatternRewriter &rewriter, Location loc, Value x, Bounds b,
 
 /// clamp(clamp(x, a, b), c, d) = clamp(x, max(a, c), min(b, d)) when both
 /// intervals are well formed and overlap. ATen's clamp is
-/// isnan(v) ? v : min(max(v, lo), hi) with std::min/max, which return their
-/// first argument on ties, so a signed zero passes through either form the
-/// same way; for ordered x both sides are the projection onto the
-/// intersection. Bounds are rounded to the tensor dtype by ATen in both
-/// forms, and rounding is monotone, so max/min commute with it.
+/// isnan(v) ? v : fmin(fmax(v, lo), hi), which orders -0 below +0 (measured
+/// on the H200: relu6(-0) = +0), so for ordered x both sides are the
+/// projection onto the intersection in that total order, and the merged
+/// bounds are taken in it too (orderedMax/orderedMin). Bounds are rounded to
+/// the tensor dtype by ATen in both forms, and rounding is monotone, so
+/// max/min commute with it.
+/// max and min in which -0 < +0, as fmax/fmin order zeros.
+double orderedMax(double a, double b) {
+  return a == b ? (std::signbit(a) ? b : a) : std::max(a, b);
+}
+double orderedMin(double a, double b) {
+  return a == b ? (std::signbit(a) ? a : b) : std::min(a, b);
+}
+
 struct MergeClamps : OpRewritePattern<AtenOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AtenOp op,
@@ -202,11 +211,11 @@ struct MergeClamps : OpRewritePattern<AtenOp> {
     merged.lo = !in->lo ? outer->lo
                 : !outer->lo
                     ? in->lo
-                    : std::optional<double>(std::max(*in->lo, *outer->lo));
+                    : std::optional<double>(orderedMax(*in->lo, *outer->lo));
     merged.hi = !in->hi ? outer->hi
                 : !outer->hi
                     ? in->hi
-                    : std::optional<double>(std::min(*in->hi, *outer->hi));
+                    : std::optional<double>(orderedMin(*in->hi, *outer->hi));
     if (merged.lo && merged.hi && *merged.lo > *merged.hi)
       return failure(); // disjoint: the result is a constant, leave it
     Value x = inner.getArgs()[0];

@@ -64,6 +64,29 @@ func.func @reduction_epilogue(%x: tensor<2x4x8x8xf32>) -> tensor<2xf32> {
 
 // -----
 
+// A value before a reduction that is also used outside the group would be
+// an output of another shape than the sum's, which no kernel writes: the
+// sum starts its own region and reads the relu from memory (a norm or a
+// softmax, whose kernels write every element, may still join).
+// CHECK-LABEL: func.func @early_value_used_outside
+// CHECK:       %[[R0:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    %[[A:.*]] = kb.aten "relu"
+// CHECK-NEXT:    kb.yield %[[A]]
+// CHECK:       %[[R1:.*]] = kb.region attributes {id = 1 : i64} -> (tensor<4xf32>) {
+// CHECK-NEXT:    kb.aten "sum"(%[[R0]],
+// CHECK:       return %[[R0]], %[[R1]]
+func.func @early_value_used_outside(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4xf32>) {
+  %one = kb.constant {value = 1 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %none = kb.constant {value} : none
+  %d1 = kb.list(%one) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "relu"(%x) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = kb.aten "sum"(%0, %d1, %f, %none) {overload = "dim_IntList"} : (tensor<4x16xf32>, !kb.list<i64>, i1, none) -> tensor<4xf32>
+  return %0, %1 : tensor<4x16xf32>, tensor<4xf32>
+}
+
+// -----
+
 // A value used inside and outside the region is yielded as well.
 // CHECK-LABEL: func.func @multi_use
 // CHECK:       %[[R:.*]]:2 = kb.region attributes {anchor = "aten::linear", id = 0 : i64} -> (tensor<4x16xf32>, tensor<4x16xf32>) {

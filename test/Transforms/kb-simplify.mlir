@@ -46,6 +46,28 @@ func.func @merge_clamps(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
+// Bounds merge in the order fmax/fmin give zeros (-0 < +0): clamp_min(-0)
+// then clamp_min(+0) is clamp_min(+0), which turns -0 into +0 as the pair
+// does; std::max(-0.0, 0.0) would have kept -0.
+// CHECK-LABEL: func.func @merge_signed_zero_bounds
+// CHECK:      %[[LO:.*]] = kb.constant {value = 0.000000e+00 : f64} : f64
+// CHECK:      kb.aten "clamp"(%arg0, %[[LO]], %{{.*}})
+// CHECK:      %[[HI:.*]] = kb.constant {value = -0.000000e+00 : f64} : f64
+// CHECK:      kb.aten "clamp"(%arg1, %{{.*}}, %[[HI]])
+func.func @merge_signed_zero_bounds(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %nz = kb.constant {value = -0.000000e+00 : f64} : f64
+  %pz = kb.constant {value = 0.000000e+00 : f64} : f64
+  %five = kb.constant {value = 5.000000e+00 : f64} : f64
+  %m5 = kb.constant {value = -5.000000e+00 : f64} : f64
+  %0 = kb.aten "clamp"(%x, %nz, %five) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %1 = kb.aten "clamp"(%0, %pz, %five) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %2 = kb.aten "clamp"(%y, %m5, %pz) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %3 = kb.aten "clamp"(%2, %m5, %nz) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  return %1, %3 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // Disjoint intervals give a constant; that is left alone.
 // CHECK-LABEL: func.func @disjoint_clamps_kept
 // CHECK-COUNT-2: kb.aten "clamp"

@@ -19,8 +19,8 @@ def Classify : Pass<"kb-classify", "mlir::ModuleOp"> {
 def Decompose : Pass<"kb-decompose", "mlir::ModuleOp"> {
   let summary = "Expand composite losses and distances into table ops";
   let description = [{
-    The Composite rows of the op table (cosine_similarity,
-    pairwise_distance, triplet_margin_loss and the mse, l1, smooth L1,
+    The Composite rows of the op table (pairwise_distance,
+    triplet_margin_loss and the mse, l1, smooth L1,
     Huber, KL-divergence and BCE-with-logits losses) become the ops ATen
     computes them with, so their elementwise part and reduction can fuse
     into one kernel. Losses whose ATen kernel fuses the elementwise part
