@@ -228,34 +228,31 @@ public:
 
   /// `float xs[K]`: slot k holds element c = `col` of row r where `cond`
   /// holds (0 elsewhere), the pointwise prologue evaluated once per
-  /// element; all K loads are issued before any pass combines.
+  /// element; all K loads are issued before any pass combines. A two-input
+  /// reduction's second input goes to ys[K] alike.
   llvm::Error loadRegisters(const RowPlan &p, int64_t K, llvm::StringRef col,
                             llvm::StringRef cond, llvm::raw_ostream &os) {
-    os << "    float xs[" << K << "];\n"
-       << "#pragma unroll\n    for (int k = 0; k < " << K << "; ++k) {\n"
-       << "      const long long c = " << col << ";\n"
-       << "      xs[k] = 0.f;\n"
-       << "      if (" << cond << ") {\n"
-       << "        const long long i = " << p.index("r", "c") << ";\n";
-    e.newScope();
-    auto x = e.valueAt(f.input, "i", os, "        ");
-    if (!x)
-      return x.takeError();
-    os << "        xs[k] = " << *x << ";\n      }\n    }\n";
-    e.newScope();
+    if (auto err = loadSlots(p, K, col, cond, "xs", f.input, os))
+      return err;
     if (!f.input2)
       return llvm::Error::success();
-    // The second input of a two-input reduction, in ys[k] alike.
-    os << "    float ys[" << K << "];\n"
+    return loadSlots(p, K, col, cond, "ys", f.input2, os);
+  }
+
+  llvm::Error loadSlots(const RowPlan &p, int64_t K, llvm::StringRef col,
+                        llvm::StringRef cond, llvm::StringRef slots,
+                        mlir::Value value, llvm::raw_ostream &os) {
+    os << "    float " << slots << "[" << K << "];\n"
        << "#pragma unroll\n    for (int k = 0; k < " << K << "; ++k) {\n"
        << "      const long long c = " << col << ";\n"
-       << "      ys[k] = 0.f;\n"
+       << "      " << slots << "[k] = 0.f;\n"
        << "      if (" << cond << ") {\n"
        << "        const long long i = " << p.index("r", "c") << ";\n";
-    auto y = e.valueAt(f.input2, "i", os, "        ");
-    if (!y)
-      return y.takeError();
-    os << "        ys[k] = " << *y << ";\n      }\n    }\n";
+    e.newScope();
+    auto x = e.valueAt(value, "i", os, "        ");
+    if (!x)
+      return x.takeError();
+    os << "        " << slots << "[k] = " << *x << ";\n      }\n    }\n";
     e.newScope();
     return llvm::Error::success();
   }
