@@ -183,3 +183,18 @@ func.func @bce_with_logits(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>, %w: tensor<
   %1 = kb.aten "binary_cross_entropy_with_logits"(%x, %t, %w, %none, %r) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, none, i64) -> tensor<f32>
   return %0, %1 : tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// Only static float32 operands and a constant reduction are expanded: a
+// float64 loss and one whose reduction is computed stay as ATen runs them.
+// CHECK-LABEL: func.func @kept_f64_and_dynamic_reduction
+// CHECK:       kb.aten "mse_loss"(%arg0, %arg1,
+// CHECK:       kb.aten "l1_loss"(%arg2, %arg3, %arg4)
+// CHECK-NOT:   kb.aten "sub"
+func.func @kept_f64_and_dynamic_reduction(%x: tensor<4x8xf64>, %t: tensor<4x8xf64>, %a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %r: i64) -> (tensor<f64>, tensor<f32>) {
+  %mean = kb.constant {value = 1 : i64} : i64
+  %0 = kb.aten "mse_loss"(%x, %t, %mean) : (tensor<4x8xf64>, tensor<4x8xf64>, i64) -> tensor<f64>
+  %1 = kb.aten "l1_loss"(%a, %b, %r) : (tensor<4x8xf32>, tensor<4x8xf32>, i64) -> tensor<f32>
+  return %0, %1 : tensor<f64>, tensor<f32>
+}
