@@ -179,12 +179,18 @@ struct ExpandComposite : OpRewritePattern<AtenOp> {
         op->getNumResults() != 1 || !staticF32(op->getResult(0)))
       return failure();
     rewriter.setInsertionPoint(op);
+    Operation *before = op->getPrevNode();
     Expander e(rewriter, op.getLoc());
     Value result = expand(op, info->name, e);
-    if (!result || result.getType() != op->getResult(0).getType())
-      return failure();
-    rewriter.replaceOp(op, result);
-    return success();
+    if (result && result.getType() == op->getResult(0).getType()) {
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    // A pattern that fails must leave the IR as it found it: the ops built
+    // before the expansion gave up go again, last first.
+    while (op->getPrevNode() != before)
+      rewriter.eraseOp(op->getPrevNode());
+    return failure();
   }
 
 private:
@@ -262,11 +268,12 @@ private:
     if (name == "smooth_l1_loss" || name == "huber_loss") {
       bool huber = name == "huber_loss";
       auto k = getConstantNumber(op.getArg(huber ? "delta" : "beta"));
-      if (!k || *k < 0)
+      // ATen rejects a negative beta and a delta <= 0.
+      if (!k || *k < 0 || (huber && *k == 0))
         return {};
       Value z = e.unary("abs", e.sub(x, t));
       if (*k == 0) // ATen: smooth L1 with beta 0 is the L1 loss
-        return huber ? Value() : e.reduce(z, *r);
+        return e.reduce(z, *r);
       Value half = e.binary("mul", "Tensor", e.mulScalar(z, 0.5), z);
       Value quad =
           huber ? half

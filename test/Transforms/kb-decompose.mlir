@@ -198,3 +198,17 @@ func.func @kept_f64_and_dynamic_reduction(%x: tensor<4x8xf64>, %t: tensor<4x8xf6
   %1 = kb.aten "l1_loss"(%a, %b, %r) : (tensor<4x8xf32>, tensor<4x8xf32>, i64) -> tensor<f32>
   return %0, %1 : tensor<f64>, tensor<f32>
 }
+
+// -----
+
+// ATen rejects a Huber delta of 0: the op is left for ATen's error, and no
+// op of a partial expansion stays behind.
+// CHECK-LABEL: func.func @huber_zero_delta_kept
+// CHECK-NOT:   kb.aten "abs"
+// CHECK:       kb.aten "huber_loss"
+func.func @huber_zero_delta_kept(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> tensor<f32> {
+  %r = kb.constant {value = 1 : i64} : i64
+  %d = kb.constant {value = 0.000000e+00 : f64} : f64
+  %0 = kb.aten "huber_loss"(%x, %t, %r, %d) : (tensor<4x8xf32>, tensor<4x8xf32>, i64, f64) -> tensor<f32>
+  return %0 : tensor<f32>
+}
