@@ -101,6 +101,8 @@ bool isSerialRecipe(llvm::StringRef recipe);
 /// log_softmax and the norms); the other recipes write one per output row.
 bool isPerElementRecipe(llvm::StringRef recipe);
 
+struct ReducePass;
+
 class RegionEmitter {
 public:
   explicit RegionEmitter(KernelOp k);
@@ -156,6 +158,11 @@ public:
   /// index `o`, ending in `return <value>;`.
   llvm::Error emitSerialStage(const StageInfo &s, llvm::raw_ostream &os,
                               llvm::StringRef indent);
+  /// A pass's step at input index `i`: {x} (and a two-input reduction's
+  /// {y}) replaced by the inputs' values there, their loads emitted first.
+  llvm::Expected<std::string> stepAt(const StageInfo &s, const ReducePass &pass,
+                                     llvm::raw_ostream &os,
+                                     llvm::StringRef indent);
 
   /// The region's ops as TorchScript IR text (what kb-verify runs with
   /// libtorch); `extraReturns` are block arguments an op updates in place.

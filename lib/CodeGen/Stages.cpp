@@ -334,13 +334,26 @@ std::string codegen::combineWarpsInOrder(const Accumulator &a,
   return s + in + "}\n";
 }
 
+llvm::Expected<std::string> RegionEmitter::stepAt(const StageInfo &s,
+                                                  const ReducePass &pass,
+                                                  llvm::raw_ostream &os,
+                                                  llvm::StringRef indent) {
+  auto x = valueAt(s.input, "i", os, indent);
+  if (!x)
+    return x.takeError();
+  std::string step = replaceAll(pass.step, "{x}", *x);
+  if (!s.input2)
+    return step;
+  auto y = valueAt(s.input2, "i", os, indent);
+  if (!y)
+    return y.takeError();
+  return replaceAll(step, "{y}", *y);
+}
+
 llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
                                            llvm::raw_ostream &os,
                                            llvm::StringRef indent) {
   std::string in2 = indent.str() + "  ";
-  if (s.input2)
-    return unsupported("a two-input reduction ('" + displayName(s.op) +
-                       "') feeding a later stage");
   if (isReduceRecipe(s.recipe)) {
     SmallVector<int64_t> kept;
     int64_t count = 1;
@@ -359,10 +372,10 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
          << in2 << "const long long i = base + "
          << subspaceOffset(s.inShape, s.reduced, "j", narrow) << ";\n";
       newScope();
-      auto x = valueAt(s.input, "i", os, in2);
+      auto x = stepAt(s, pass, os, in2);
       if (!x)
         return x.takeError();
-      os << in2 << replaceAll(pass.step, "{x}", *x) << "\n" << indent << "}\n";
+      os << in2 << *x << "\n" << indent << "}\n";
       newScope();
       if (!pass.after.empty())
         os << indent << pass.after << "\n";
@@ -530,9 +543,6 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
                                           llvm::StringRef result,
                                           llvm::raw_ostream &os,
                                           llvm::StringRef indent) {
-  if (s.input2)
-    return unsupported("a two-input reduction ('" + displayName(s.op) +
-                       "') feeding a later stage");
   SmallVector<int64_t> kept;
   int64_t count = 1;
   for (int64_t d = 0; d < (int64_t)s.inShape.size(); ++d)
@@ -552,10 +562,10 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
        << in2 << "const long long i = base + "
        << subspaceOffset(s.inShape, s.reduced, "j", narrow) << ";\n";
     newScope();
-    auto x = valueAt(s.input, "i", os, in2);
+    auto x = stepAt(s, pass, os, in2);
     if (!x)
       return x.takeError();
-    os << in2 << replaceAll(pass.step, "{x}", *x) << "\n" << indent << "}\n";
+    os << in2 << *x << "\n" << indent << "}\n";
     newScope();
     for (const Accumulator &a : pass.accs)
       os << indent << combineAcc(a, 0) << "\n";
