@@ -223,6 +223,10 @@ struct ReduceProgram {
   std::string result; // expression of the reduced value
 };
 ReduceProgram reduceProgram(const StageInfo &s, int64_t count);
+/// A pass's step with {x} replaced by the element `x` and, for a two-input
+/// reduction (StageInfo::input2), {y} by the second input's element `y`.
+std::string stepText(const StageInfo &s, const ReducePass &pass,
+                     llvm::StringRef x, llvm::StringRef y);
 /// The declaration of an accumulator (a CSum one has a compensation term
 /// <name>c next to it).
 std::string declareAcc(const Accumulator &a);

@@ -178,7 +178,7 @@ public:
       auto x = loopHead(p, os);
       if (!x)
         return x.takeError();
-      os << "      " << step(pass, *x, y) << "\n    }\n";
+      os << "      " << stepText(f, pass, *x, y) << "\n    }\n";
       e.newScope();
       if (p.mode != Mode::Thread)
         for (const Accumulator &a : pass.accs)
@@ -257,14 +257,6 @@ public:
     return llvm::Error::success();
   }
 
-  /// A pass's step with the element `x` and, for a two-input reduction,
-  /// the second input's element `y`.
-  std::string step(const ReducePass &pass, llvm::StringRef x,
-                   llvm::StringRef y) const {
-    std::string s = replaceAll(pass.step, "{x}", x);
-    return f.input2 ? replaceAll(s, "{y}", y) : s;
-  }
-
   /// k0 for a group of L lanes: the first element, held by the group's
   /// first lane.
   void emitGroupShift(int64_t L, llvm::raw_ostream &os) {
@@ -288,7 +280,7 @@ public:
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         os << "    " << declareAcc(a) << "\n";
-      os << each << "        " << step(pass, x, "ys[k]")
+      os << each << "        " << stepText(f, pass, x, "ys[k]")
          << "\n      }\n    }\n";
       for (const Accumulator &a : pass.accs)
         os << "    " << combineAcc(a, lanes) << "\n";

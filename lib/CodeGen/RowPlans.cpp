@@ -295,8 +295,6 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   if (f.input2) {
     if (e.channelsLastRead)
       return e.unsupported("channels-last reads into a two-input reduction");
-    if (p.mode == Mode::Warp && p.cols > 1024)
-      p.mode = Mode::Block;
     if (stridedRows)
       p.mode = Mode::Thread;
     run = 0;

@@ -334,6 +334,12 @@ std::string codegen::combineWarpsInOrder(const Accumulator &a,
   return s + in + "}\n";
 }
 
+std::string codegen::stepText(const StageInfo &s, const ReducePass &pass,
+                              llvm::StringRef x, llvm::StringRef y) {
+  std::string step = replaceAll(pass.step, "{x}", x);
+  return s.input2 ? replaceAll(step, "{y}", y) : step;
+}
+
 llvm::Expected<std::string> RegionEmitter::stepAt(const StageInfo &s,
                                                   const ReducePass &pass,
                                                   llvm::raw_ostream &os,
@@ -341,13 +347,14 @@ llvm::Expected<std::string> RegionEmitter::stepAt(const StageInfo &s,
   auto x = valueAt(s.input, "i", os, indent);
   if (!x)
     return x.takeError();
-  std::string step = replaceAll(pass.step, "{x}", *x);
-  if (!s.input2)
-    return step;
-  auto y = valueAt(s.input2, "i", os, indent);
-  if (!y)
-    return y.takeError();
-  return replaceAll(step, "{y}", *y);
+  std::string y;
+  if (s.input2) {
+    auto v = valueAt(s.input2, "i", os, indent);
+    if (!v)
+      return v.takeError();
+    y = *v;
+  }
+  return stepText(s, pass, *x, y);
 }
 
 llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,

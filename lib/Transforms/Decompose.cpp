@@ -59,26 +59,11 @@ class Expander {
 public:
   Expander(PatternRewriter &rewriter, Location loc) : rw(rewriter), loc(loc) {}
 
-  Value number(double v) {
-    return ConstantOp::create(rw, loc, rw.getF64Type(), rw.getF64FloatAttr(v));
-  }
-  Value integer(int64_t v) {
-    return ConstantOp::create(rw, loc, rw.getI64Type(),
-                              rw.getI64IntegerAttr(v));
-  }
-  Value boolean(bool v) {
-    return ConstantOp::create(rw, loc, rw.getI1Type(), rw.getBoolAttr(v));
-  }
-  Value none() {
-    return ConstantOp::create(rw, loc, rw.getNoneType(), rw.getUnitAttr());
-  }
-  Value dims(ArrayRef<int64_t> ds) {
-    SmallVector<Value> elems;
-    for (int64_t d : ds)
-      elems.push_back(integer(d));
-    return ListOp::create(
-        rw, loc, ListType::get(rw.getContext(), rw.getI64Type()), elems);
-  }
+  Value number(double v) { return makeF64(rw, loc, v); }
+  Value integer(int64_t v) { return makeI64(rw, loc, v); }
+  Value boolean(bool v) { return makeBool(rw, loc, v); }
+  Value none() { return makeNone(rw, loc); }
+  Value dims(ArrayRef<int64_t> ds) { return makeI64List(rw, loc, ds); }
 
   Value op(StringRef name, StringRef overload, Type result, ValueRange args) {
     return AtenOp::create(rw, loc, TypeRange{result}, rw.getStringAttr(name),

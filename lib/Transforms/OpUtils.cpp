@@ -2,6 +2,7 @@
 
 #include "kb/Transforms/OpUtils.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -61,6 +62,30 @@ std::optional<SmallVector<int64_t>> kb::getConstantIntList(Value v) {
 }
 
 bool kb::isNone(Value v) { return v && isa<NoneType>(v.getType()); }
+
+Value kb::makeF64(OpBuilder &b, Location loc, double v) {
+  return ConstantOp::create(b, loc, b.getF64Type(), b.getF64FloatAttr(v));
+}
+
+Value kb::makeI64(OpBuilder &b, Location loc, int64_t v) {
+  return ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(v));
+}
+
+Value kb::makeBool(OpBuilder &b, Location loc, bool v) {
+  return ConstantOp::create(b, loc, b.getI1Type(), b.getBoolAttr(v));
+}
+
+Value kb::makeNone(OpBuilder &b, Location loc) {
+  return ConstantOp::create(b, loc, b.getNoneType(), b.getUnitAttr());
+}
+
+Value kb::makeI64List(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
+  SmallVector<Value> elems;
+  for (int64_t v : values)
+    elems.push_back(makeI64(b, loc, v));
+  return ListOp::create(b, loc, ListType::get(b.getContext(), b.getI64Type()),
+                        elems);
+}
 
 bool kb::isConstantLike(Value v) {
   Operation *def = v.getDefiningOp();

@@ -158,11 +158,7 @@ std::optional<Bounds> clampBounds(AtenOp op) {
 
 Value makeNumber(PatternRewriter &rewriter, Location loc,
                  std::optional<double> v) {
-  if (!v)
-    return ConstantOp::create(rewriter, loc, rewriter.getNoneType(),
-                              rewriter.getUnitAttr());
-  return ConstantOp::create(rewriter, loc, rewriter.getF64Type(),
-                            rewriter.getF64FloatAttr(*v));
+  return v ? makeF64(rewriter, loc, *v) : makeNone(rewriter, loc);
 }
 
 Value makeClamp(PatternRewriter &rewriter, Location loc, Value x, Bounds b,
@@ -177,14 +173,6 @@ Value makeClamp(PatternRewriter &rewriter, Location loc, Value x, Bounds b,
       ->getResult(0);
 }
 
-/// clamp(clamp(x, a, b), c, d) = clamp(x, max(a, c), min(b, d)) when both
-/// intervals are well formed and overlap. ATen's clamp is
-/// isnan(v) ? v : fmin(fmax(v, lo), hi), which orders -0 below +0 (measured
-/// on the H200: relu6(-0) = +0), so for ordered x both sides are the
-/// projection onto the intersection in that total order, and the merged
-/// bounds are taken in it too (orderedMax/orderedMin). Bounds are rounded to
-/// the tensor dtype by ATen in both forms, and rounding is monotone, so
-/// max/min commute with it.
 /// max and min in which -0 < +0, as fmax/fmin order zeros.
 double orderedMax(double a, double b) {
   return a == b ? (std::signbit(a) ? b : a) : std::max(a, b);
@@ -193,6 +181,14 @@ double orderedMin(double a, double b) {
   return a == b ? (std::signbit(a) ? a : b) : std::min(a, b);
 }
 
+/// clamp(clamp(x, a, b), c, d) = clamp(x, max(a, c), min(b, d)) when both
+/// intervals are well formed and overlap. ATen's clamp is
+/// isnan(v) ? v : fmin(fmax(v, lo), hi), which orders -0 below +0 (measured
+/// on the H200: relu6(-0) = +0), so for ordered x both sides are the
+/// projection onto the intersection in that total order, and the merged
+/// bounds are taken in it too (orderedMax/orderedMin). Bounds are rounded to
+/// the tensor dtype by ATen in both forms, and rounding is monotone, so
+/// max/min commute with it.
 struct MergeClamps : OpRewritePattern<AtenOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AtenOp op,
@@ -335,20 +331,13 @@ struct SplitConvBias : OpRewritePattern<AtenOp> {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     SmallVector<Value> args(op.getArgs().begin(), op.getArgs().end());
-    args[*idx] = ConstantOp::create(rewriter, loc, rewriter.getNoneType(),
-                                    rewriter.getUnitAttr());
+    args[*idx] = makeNone(rewriter, loc);
     auto conv =
         AtenOp::create(rewriter, loc, TypeRange{out}, op.getNameAttr(),
                        op.getOverloadAttr(), nullptr, op.getKindAttr(), args);
     SmallVector<int64_t> shape(out.getRank() - 1, 1);
     shape[0] = b.getDimSize(0);
-    SmallVector<Value> dims;
-    for (int64_t d : shape)
-      dims.push_back(ConstantOp::create(rewriter, loc, rewriter.getI64Type(),
-                                        rewriter.getI64IntegerAttr(d)));
-    Value list = ListOp::create(
-        rewriter, loc, ListType::get(getContext(), rewriter.getI64Type()),
-        dims);
+    Value list = makeI64List(rewriter, loc, shape);
     auto viewType = RankedTensorType::get(shape, out.getElementType());
     Value view =
         AtenOp::create(rewriter, loc, TypeRange{viewType},
@@ -357,8 +346,7 @@ struct SplitConvBias : OpRewritePattern<AtenOp> {
                        rewriter.getStringAttr(kindName(OpKind::Injective)),
                        ValueRange{bias, list})
             ->getResult(0);
-    Value one = ConstantOp::create(rewriter, loc, rewriter.getI64Type(),
-                                   rewriter.getI64IntegerAttr(1));
+    Value one = makeI64(rewriter, loc, 1);
     Value add =
         AtenOp::create(rewriter, loc, TypeRange{out},
                        rewriter.getStringAttr("add"),

@@ -14,6 +14,14 @@ std::optional<double> getConstantNumber(mlir::Value v);
 std::optional<bool> getConstantBool(mlir::Value v);
 std::optional<llvm::SmallVector<int64_t>> getConstantIntList(mlir::Value v);
 bool isNone(mlir::Value v);
+/// kb.constant ops as the importer writes them (f64 numbers, i64 ints, i1
+/// bools, None) and a kb.list of i64 constants, built where `b` inserts.
+mlir::Value makeF64(mlir::OpBuilder &b, mlir::Location loc, double v);
+mlir::Value makeI64(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+mlir::Value makeBool(mlir::OpBuilder &b, mlir::Location loc, bool v);
+mlir::Value makeNone(mlir::OpBuilder &b, mlir::Location loc);
+mlir::Value makeI64List(mlir::OpBuilder &b, mlir::Location loc,
+                        llvm::ArrayRef<int64_t> values);
 /// kb.constant, a kb.list of constants, or a kb.parameter: values a kernel
 /// can rebuild instead of taking as an input.
 bool isConstantLike(mlir::Value v);
