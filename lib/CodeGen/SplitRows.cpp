@@ -317,9 +317,7 @@ private:
        << " + 4 * lane;\n"
        << "    const bool live = rq < " << p.rows << "LL;\n";
     if (range)
-      os << "    const long long c0 = s * " << T << "LL, c1 = c0 + " << T
-         << "LL < " << p.cols << "LL ? c0 + " << T << "LL : " << p.cols
-         << "LL;\n";
+      chunkRange(os, T, /*lanes=*/true);
     if (!p.shiftFirst)
       return llvm::Error::success();
     os << "    double k0_[4];\n"
@@ -336,7 +334,7 @@ private:
   std::string quadLoop(llvm::raw_ostream &os) {
     unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
     os << "#pragma unroll " << shape.unroll
-       << "\n    for (long long c = c0 + warp; live && c < c1; c += " << kWarps
+       << "\n    for (long long c = c0 + warp; c < c1; c += " << kWarps
        << ") {\n      const long long ib = " << p.index("rq", "c") << ";\n"
        << "      const float4 v4 = *reinterpret_cast<const float4*>(in" << arg
        << " + ib);\n"
@@ -632,11 +630,22 @@ private:
         os << "    const long long s = item % " << Ss << ";\n";
       os << "    const long long r = item / " << Ss << ";\n";
     }
-    if (!range)
-      return;
-    os << "    const long long c0 = s * " << T << "LL, c1 = c0 + " << T
-       << "LL < " << p.cols << "LL ? c0 + " << T << "LL : " << p.cols
-       << "LL;\n";
+    if (range)
+      chunkRange(os, T, lanes);
+  }
+
+  /// Chunk s's elements [c0, c1). A lane past the last row gets an empty
+  /// range, so the element loops test `c < c1` alone: with `live && c <
+  /// c1` nvcc could not count the trips and branched after every unrolled
+  /// load, one load in flight per warp (a column sum of [256260, 999] ran
+  /// at 2.4 TB/s, ATen's at 3.7).
+  void chunkRange(llvm::raw_ostream &os, int64_t T, bool lanes) {
+    std::string end = "(c0 + " + std::to_string(T) + "LL < " +
+                      std::to_string(p.cols) + "LL ? c0 + " +
+                      std::to_string(T) + "LL : " + std::to_string(p.cols) +
+                      "LL)";
+    os << "    const long long c0 = s * " << T << "LL, c1 = "
+       << (lanes ? "!live ? c0 : " : "") << end << ";\n";
   }
 
   /// The loop over the item's elements, opened (loopEnd closes it);
@@ -665,8 +674,7 @@ private:
     }
     if (lanes)
       os << "#pragma unroll " << shape.unroll
-         << "\n    for (long long c = c0 + warp; live && c < "
-            "c1; c += "
+         << "\n    for (long long c = c0 + warp; c < c1; c += "
          << kWarps << ") {\n";
     else
       os << "#pragma unroll " << shape.unroll
