@@ -464,6 +464,15 @@ def summarize(results):
             s[f"geomean_vs_{base}"] = geomean(sp)
             for p in (0, 1, 1.5):
                 s[f"fast_{p}_vs_{base}"] = sum(x > p for x in sp) / n
+        # torch.compile's own output fails 1e-4 on some tasks (inductor's
+        # channels-last TF32 convolutions: conv1d anchors differ by ~7e-2):
+        # its time there is not a correct result's, so the ratio is also
+        # given over the tasks where compile itself is correct.
+        s["compile_wrong_1e4"] = sorted(
+            r["task"] for r in rs if r.get("compile_correct_1e4") is False)
+        s["geomean_vs_correct_compile"] = geomean(
+            [x[1] for r, x in pairs
+             if x[1] and r.get("compile_correct_1e4") is not False])
         vs_eager = [(x[0], r["task"]) for r, x in pairs if x[0]]
         s["min_vs_eager"] = min(vs_eager)[0] if vs_eager else None
         s["below_0.98_eager"] = sorted(t for x, t in vs_eager if x < 0.98)
@@ -686,7 +695,9 @@ def main():
         print(f"{name}: correct {s['correct_1e4']}/{s['well_posed']} well-posed (1e-2: "
               f"{s['correct_1e2']}; ill-posed {len(s['ill_posed'])}), geomean vs eager "
               f"{fmt(s['geomean_vs_eager'], '.2f')}x, vs compile "
-              f"{fmt(s['geomean_vs_compile'], '.2f')}x (eager/compile "
+              f"{fmt(s['geomean_vs_compile'], '.2f')}x ("
+              f"{fmt(s['geomean_vs_correct_compile'], '.2f')}x where compile is "
+              f"correct, {len(s['compile_wrong_1e4'])} not) (eager/compile "
               f"{fmt(s['geomean_eager_over_compile'], '.2f')}x), fallbacks {s['fallbacks']}, "
               f"dropped for speed {s['regions_dropped_for_speed']}, min vs eager "
               f"{fmt(s['min_vs_eager'], '.3f')}, below 0.98x {len(s['below_0.98_eager'])}")
