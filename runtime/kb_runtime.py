@@ -443,7 +443,9 @@ class Program:
                     [t["shape"] for t in r["outputs"]],
                     [tuple(u) for u in r.get("updates", [])],
                     eval_launch_expr(r.get("workspace_bytes", "0"), variables),
-                    bool(r.get("grid_sync", False)))
+                    bool(r.get("grid_sync", False)),
+                    [o for o, t in enumerate(r["outputs"])
+                     if t.get("dtype") == "int64"])
                 _log(f"{name}: loaded ({r['status']})")
                 return region
             except Exception as e:  # the ATen ops stay correct

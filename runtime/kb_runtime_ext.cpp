@@ -92,11 +92,13 @@ public:
          int64_t sharedBytes, std::vector<std::vector<int64_t>> inputShapes,
          std::vector<std::vector<int64_t>> outputShapes,
          std::vector<std::pair<int64_t, int64_t>> updates,
-         int64_t workspaceBytes, bool gridSync)
+         int64_t workspaceBytes, bool gridSync,
+         std::vector<int64_t> longOutputs)
       : grid(std::move(grid)), block(std::move(block)),
         sharedBytes(sharedBytes), inputShapes(std::move(inputShapes)),
         outputShapes(std::move(outputShapes)), updates(std::move(updates)),
-        workspaceBytes(workspaceBytes), gridSync(gridSync) {
+        workspaceBytes(workspaceBytes), gridSync(gridSync),
+        longOutputs(std::move(longOutputs)) {
     TORCH_CHECK(workspaceBytes >= 0, "kb_runtime: negative workspace size");
     TORCH_CHECK(this->grid.size() == 3 && this->block.size() == 3,
                 "kb_runtime: grid and block need three dimensions");
@@ -165,12 +167,17 @@ public:
       for (auto [output, input] : updates)
         if ((size_t)output == o)
           out = inputs[input]; // written in place, as the ATen op does
-      if (!out.defined())
-        out = at::empty(outputShapes[o], inputs.empty()
-                                             ? at::TensorOptions()
-                                                   .device(at::kCUDA, device)
-                                                   .dtype(at::kFloat)
-                                             : inputs[0].options());
+      if (!out.defined()) {
+        at::TensorOptions opts =
+            inputs.empty()
+                ? at::TensorOptions().device(at::kCUDA, device).dtype(at::kFloat)
+                : inputs[0].options();
+        // argmax / argmin indices
+        if (std::find(longOutputs.begin(), longOutputs.end(), (int64_t)o) !=
+            longOutputs.end())
+          opts = opts.dtype(at::kLong);
+        out = at::empty(outputShapes[o], opts);
+      }
       outputs.push_back(out);
     }
     std::vector<void *> ptrs;
@@ -217,6 +224,7 @@ private:
   std::vector<int64_t> grid, block;
   int64_t sharedBytes;
   std::vector<std::vector<int64_t>> inputShapes, outputShapes;
+  std::vector<int64_t> longOutputs; // outputs of dtype int64
   std::vector<std::pair<int64_t, int64_t>> updates;
   int64_t workspaceBytes = 0;
   bool gridSync = false;
@@ -345,7 +353,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                     std::vector<int64_t>, std::vector<int64_t>, int64_t,
                     std::vector<std::vector<int64_t>>,
                     std::vector<std::vector<int64_t>>,
-                    std::vector<std::pair<int64_t, int64_t>>, int64_t, bool>())
+                    std::vector<std::pair<int64_t, int64_t>>, int64_t, bool,
+                    std::vector<int64_t>>())
       .def("guard", &Region::guard)
       .def("run", &Region::run)
       .def_readonly("launches", &Region::launches);

@@ -49,6 +49,12 @@ bool codegen::isF32Tensor(Type t) {
          !rt.getEncoding();
 }
 
+bool codegen::isI64Tensor(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && rt.hasStaticShape() && rt.getElementType().isInteger(64) &&
+         !rt.getEncoding();
+}
+
 ArrayRef<int64_t> codegen::shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
@@ -265,10 +271,16 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   auto key = std::make_pair(v.getAsOpaquePointer(), idx.str());
   if (auto it = memo.find(key); it != memo.end())
     return it->second;
-  // float32 values, and the bool results of comparisons feeding where.
+  // float32 values, the bool results of comparisons feeding where, and the
+  // int64 index an argmax / argmin stage yields (KernelEmitter checks that
+  // nothing in the region reads it).
   auto rt = dyn_cast<RankedTensorType>(v.getType());
   bool isBool = rt && rt.hasStaticShape() && rt.getElementType().isInteger(1);
-  if (!isF32Tensor(v.getType()) && !(isBool && !isa<BlockArgument>(v)))
+  auto stage = v.getDefiningOp<AtenOp>();
+  bool isIndex = stage && stage.getInfo() &&
+                 isArgRecipe(stage.getInfo()->cuda) && isI64Tensor(v.getType());
+  if (!isF32Tensor(v.getType()) && !(isBool && !isa<BlockArgument>(v)) &&
+      !isIndex)
     return unsupported("a value that is not a static float32 tensor");
   std::string name;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
@@ -296,8 +308,8 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
                !analyzeStage(kernel, aten)->reduced.empty()) {
       auto s = analyzeStage(kernel, aten);
       name = fresh("t");
-      os << indent << "float " << name << "; // " << displayName(aten)
-         << ", reduced by the whole block\n"
+      os << indent << resultType(*s) << " " << name << "; // "
+         << displayName(aten) << ", reduced by the whole block\n"
          << indent << "{\n";
       if (auto e = emitBlockStage(*s, idx, name, os, indent.str() + "  "))
         return std::move(e);
@@ -318,13 +330,15 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
         memo = std::move(saved);
         std::string fn = "s" + std::to_string(stageFns.size());
         stageDefs += "  // " + displayName(aten) + ", evaluated per element\n" +
-                     "  auto " + fn + " = [&](long long o) -> float {\n" +
-                     body + "  };\n";
+                     "  auto " + fn + " = [&](long long o) -> " +
+                     resultType(*s) + " {\n" + body + "  };\n";
         it = stageFns.try_emplace(aten, fn).first;
       }
       name = fresh("t");
-      os << indent << "const float " << name << " = " << it->second << "("
-         << idx << "); // " << displayName(aten) << "\n";
+      os << indent << "const "
+         << (isI64Tensor(aten->getResult(0).getType()) ? "long long" : "float")
+         << " " << name << " = " << it->second << "(" << idx << "); // "
+         << displayName(aten) << "\n";
     } else {
       return unsupported(llvm::Twine(kindName(info->kind)) + " op '" +
                          displayName(aten) +

@@ -29,6 +29,8 @@ std::string floatLiteral(double v);
 std::string doubleLiteral(double v); // exact (17 digits), for double math
 std::string cString(llvm::StringRef s);
 bool isF32Tensor(mlir::Type t);
+/// A static int64 tensor (argmax / argmin results).
+bool isI64Tensor(mlir::Type t);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 int64_t product(llvm::ArrayRef<int64_t> s);
 
@@ -100,6 +102,12 @@ bool isSerialRecipe(llvm::StringRef recipe);
 /// True for final stages that write one value per input element (softmax,
 /// log_softmax and the norms); the other recipes write one per output row.
 bool isPerElementRecipe(llvm::StringRef recipe);
+/// argmax / argmin: one int64 index per row (the final stage only).
+bool isArgRecipe(llvm::StringRef recipe);
+/// The C++ type of a stage's result: long long for the arg recipes.
+const char *resultType(const StageInfo &s);
+/// Elements per row an arg recipe indexes exactly (kb::arg_key).
+constexpr int64_t kArgMaxElements = int64_t(1) << 21;
 
 struct ReducePass;
 
@@ -206,7 +214,8 @@ protected:
 /// Per-recipe accumulation for Reduce stages, shared by the serial lambda and
 /// the warp/block row kernels.
 struct Accumulator {
-  std::string name, type, init, combine; // combine: Sum | Max | Min
+  // combine: Sum | Max | Min | CSum | KeyMax (arg recipes' double keys)
+  std::string name, type, init, combine;
 };
 struct ReducePass {
   llvm::SmallVector<Accumulator, 2> accs;
@@ -223,10 +232,13 @@ struct ReduceProgram {
   std::string result; // expression of the reduced value
 };
 ReduceProgram reduceProgram(const StageInfo &s, int64_t count);
-/// A pass's step with {x} replaced by the element `x` and, for a two-input
-/// reduction (StageInfo::input2), {y} by the second input's element `y`.
+/// A pass's step with {x} replaced by the element `x`, {c} by the
+/// element's index within its row `c` (the arg recipes), and, for a
+/// two-input reduction (StageInfo::input2), {y} by the second input's
+/// element `y`.
 std::string stepText(const StageInfo &s, const ReducePass &pass,
-                     llvm::StringRef x, llvm::StringRef y);
+                     llvm::StringRef x, llvm::StringRef y,
+                     llvm::StringRef c = "c");
 /// The declaration of an accumulator (a CSum one has a compensation term
 /// <name>c next to it).
 std::string declareAcc(const Accumulator &a);

@@ -49,6 +49,8 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
   for (auto [k, v] : llvm::enumerate(yield.getValues())) {
     ArrayRef<int64_t> s = shapeOf(v);
     out.outputs.push_back({"out" + std::to_string(k), {s.begin(), s.end()}});
+    if (isI64Tensor(v.getType()))
+      out.outputs.back().dtype = "int64";
   }
   out.outputs.insert(out.outputs.end(), extraOutputs.begin(),
                      extraOutputs.end());
@@ -74,8 +76,8 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
   for (size_t k = 0; k < out.inputs.size(); ++k)
     s << "const float* __restrict__ in" << k << ", ";
   for (size_t k = 0; k < out.outputs.size(); ++k)
-    s << "float* __restrict__ out" << k
-      << (k + 1 < out.outputs.size() ? ", " : "");
+    s << (out.outputs[k].dtype == "int64" ? "long long" : "float")
+      << "* __restrict__ out" << k << (k + 1 < out.outputs.size() ? ", " : "");
   if (out.workspaceBytes > 0)
     s << ", unsigned int* __restrict__ ws";
   s << ") {\n" << e.preamble << e.stageDefs << body << "}\n";
@@ -96,8 +98,17 @@ public:
     if (yield.getValues().empty())
       return unsupported("no outputs");
     for (Value v : yield.getValues())
-      if (!isF32Tensor(v.getType()))
+      if (!isF32Tensor(v.getType()) && !isArgResult(v))
         return unsupported("outputs must be static float32 tensors");
+    // An index feeds nothing inside the region (only float values flow
+    // between its ops).
+    for (Operation &op : body.without_terminator())
+      if (auto a = dyn_cast<AtenOp>(op);
+          a && a.getInfo() && isArgRecipe(a.getInfo()->cuda))
+        for (Operation *user : a->getResult(0).getUsers())
+          if (!isa<YieldOp>(user))
+            return unsupported("the index of '" + displayName(a) +
+                               "' is used inside the region");
     for (Operation &op : body.without_terminator())
       if (!isa<ConstantOp, ListOp, AtenOp>(op))
         return unsupported("op '" + displayName(&op) +
@@ -171,6 +182,13 @@ public:
   }
 
 private:
+  /// An int64 result of argmax / argmin: the only non-float output.
+  static bool isArgResult(Value v) {
+    auto a = v.getDefiningOp<AtenOp>();
+    return a && a.getInfo() && isArgRecipe(a.getInfo()->cuda) &&
+           isI64Tensor(v.getType());
+  }
+
   /// Every output of the region is computed from `last`'s result, or is
   /// an early value the row kernel writes at the element it visits: the
   /// final stage writes per element (a norm or softmax: its output indexes
@@ -471,16 +489,20 @@ private:
         s << "  {\n    const long long " << t << " = " << t << "0;\n";
       s << "    if (" << t << " < " << n << "LL) {\n" << fromStep;
     };
+    auto type = [&](unsigned k) {
+      return isI64Tensor(yield.getValues()[k].getType()) ? "long long"
+                                                         : "float";
+    };
     for (unsigned k = 0; U > 1 && k < outs; ++k)
-      s << "  float r" << k << "[" << U << "];\n";
+      s << "  " << type(k) << " r" << k << "[" << U << "];\n";
     open();
     newScope();
     for (auto [k, v] : llvm::enumerate(yield.getValues())) {
       auto y = valueAt(v, "o", s, "      ");
       if (!y)
         return y.takeError();
-      s << "      " << (U > 1 ? "" : "const float ") << slot(k) << " = " << *y
-        << ";\n";
+      s << "      " << (U > 1 ? "" : "const " + std::string(type(k)) + " ")
+        << slot(k) << " = " << *y << ";\n";
     }
     if (U > 1) {
       s << "    }\n  }\n";

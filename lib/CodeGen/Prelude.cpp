@@ -187,6 +187,25 @@ struct Sum {
   template <class T> __device__ T operator()(T a, T b) const { return a + b; }
 };
 struct Max { __device__ float operator()(float a, float b) const { return nanmax(a, b); } };
+// argmax / argmin as ATen's reduce ops choose (the first NaN, else the first
+// max or min; -0 equals +0): one double key per element, the value's 32
+// order bits (NaN above all, argmin's order reversed) times 2^21 plus
+// 2^21 - 1 - its index c, exact below 2^53. The larger key is ATen's
+// choice, and a max is associative: any combine order gives the same index.
+template <bool Largest>
+__device__ __forceinline__ double arg_key(float v, long long c) {
+  unsigned u = 0xffffffffu;
+  if (v == v) {
+    const unsigned b = __float_as_uint(v == 0.f ? 0.f : v);
+    u = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    if (!Largest) u = ~u; // never 0xffffffff: that b is a NaN
+  }
+  return (double)u * 2097152.0 + (double)(2097151LL - c);
+}
+__device__ __forceinline__ long long arg_index(double key) {
+  return 2097151LL - ((long long)key & 2097151LL);
+}
+struct KeyMax { __device__ double operator()(double a, double b) const { return a < b ? b : a; } };
 struct Min { __device__ float operator()(float a, float b) const { return nanmin(a, b); } };
 template <class T, class Op>
 __device__ __forceinline__ T warp_reduce(T v, Op op) {

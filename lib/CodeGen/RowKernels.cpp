@@ -458,8 +458,7 @@ public:
       auto x = e.valueAt(f.input, "i", os, "        ");
       if (!x)
         return x.takeError();
-      os << "        " << replaceAll(pass.step, "{x}", *x)
-         << "\n      }\n    }\n";
+      os << "        " << stepText(f, pass, *x, "") << "\n      }\n    }\n";
       e.newScope();
       for (const Accumulator &a : pass.accs) {
         std::string buf = "cb" + std::to_string(k) + a.name;
@@ -565,8 +564,7 @@ public:
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         os << "      " << declareAcc(a) << "\n";
-      os << each << "        " << replaceAll(pass.step, "{x}", at)
-         << "\n      }\n";
+      os << each << "        " << stepText(f, pass, at, "") << "\n      }\n";
       for (const Accumulator &a : pass.accs)
         os << "      " << combineAcc(a, L) << "\n";
       if (!pass.after.empty())
@@ -616,7 +614,8 @@ llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p,
                                                llvm::StringRef leader,
                                                llvm::raw_ostream &os) {
   e.newScope();
-  os << leader << "      const float red = " << p.prog.result << "; // "
+  os << leader << "      const " << resultType(f) << " red = " << p.prog.result
+     << "; // "
      << displayName(f.op) << "\n";
   if (auto err = writeOutputs("r", os, "      "))
     return err;

@@ -274,6 +274,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     if (inner > 1 && e.channelsLastRead)
       return e.unsupported("channels-last reads into a reduction over "
                            "leading dims");
+    if (isArgRecipe(recipe) && e.channelsLastRead)
+      return e.unsupported("channels-last reads into an index reduction");
     stridedRows = inner > 1;
     run = inner == 1 && !e.channelsLastRead ? p.cols : 0;
     p.rowRun = inner;

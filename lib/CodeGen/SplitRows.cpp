@@ -361,7 +361,7 @@ private:
     bind(pass, os, "        ");
     e.newScope();
     e.seed(f.input, "i", x);
-    os << "        " << replaceAll(pass.step, "{x}", x) << "\n      }\n    }\n";
+    os << "        " << stepText(f, pass, x, "") << "\n      }\n    }\n";
     e.newScope();
     os << openRows("    ");
     bind(pass, os, "      ");
@@ -577,7 +577,7 @@ private:
     auto x = elementLoop(os);
     if (!x)
       return x.takeError();
-    os << "      " << replaceAll(pass.step, "{x}", *x) << "\n" << loopEnd;
+    os << "      " << stepText(f, pass, *x, "") << "\n" << loopEnd;
     e.newScope();
     combinePassInBlock(pass, os);
     return llvm::Error::success();

@@ -23,7 +23,7 @@ namespace {
 
 bool isReduceRecipe(llvm::StringRef r) {
   return llvm::is_contained({"sum", "mean", "amax", "amin", "logsumexp", "var",
-                             "std", "pnorm", "cosine"},
+                             "std", "pnorm", "cosine", "argmax", "argmin"},
                             r);
 }
 
@@ -50,6 +50,14 @@ std::optional<SmallVector<int64_t>> spatialList(Value v, int64_t k,
 
 } // namespace
 
+bool codegen::isArgRecipe(llvm::StringRef recipe) {
+  return recipe == "argmax" || recipe == "argmin";
+}
+
+const char *codegen::resultType(const StageInfo &s) {
+  return isArgRecipe(s.recipe) ? "long long" : "float";
+}
+
 bool codegen::isPerElementRecipe(llvm::StringRef recipe) {
   return recipe == "softmax" || recipe == "log_softmax" ||
          recipe.ends_with("_norm");
@@ -71,8 +79,10 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
   if (s.recipe.empty())
     return fail("reduction op '" + name + "' is not generated yet");
   s.input = op.getArgs()[0];
+  bool arg = isArgRecipe(s.recipe);
   if (!isF32Tensor(s.input.getType()) ||
-      !isF32Tensor(op->getResult(0).getType()))
+      !(arg ? isI64Tensor(op->getResult(0).getType())
+            : isF32Tensor(op->getResult(0).getType())))
     return fail("'" + name + "' of a tensor that is not static float32");
   for (Value r : op->getResults().drop_front())
     if (!r.use_empty())
@@ -119,6 +129,16 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     llvm::sort(dims);
     dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
     s.reduced = dims;
+    if (arg) {
+      // The index shares a double with the value's 32 order bits
+      // (kb::arg_key): exact below 2^21 elements per row.
+      int64_t count = 1;
+      for (int64_t d : dims)
+        count *= in[d];
+      if (count > kArgMaxElements)
+        return fail("'" + name + "' over more than " +
+                    llvm::Twine(kArgMaxElements) + " elements per row");
+    }
     if (s.recipe == "pnorm") {
       // ATen's orders: p > 0, 0 (a count of nonzeros) and +-inf; negative
       // finite orders (a harmonic-like mean) are left to ATen.
@@ -228,6 +248,18 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
          std::string("acc = kb::nan") + (mx ? "max" : "min") + "(acc, {x});",
          ""});
     p.result = "acc";
+  } else if (isArgRecipe(r)) {
+    // One double key per element, order bits of the value above the
+    // complement of its index (kb::arg_key): the max key is ATen's choice
+    // (the first NaN, else the first max), and max is associative, so
+    // every layout's combine (shuffles, shared memory, split partials)
+    // gives the same index whatever the order.
+    p.passes.push_back(
+        {{{"acc", "double", "0.0", "KeyMax"}},
+         std::string("acc = kb::KeyMax()(acc, kb::arg_key<") +
+             (r == "argmax" ? "true" : "false") + ">({x}, {c}));",
+         ""});
+    p.result = "kb::arg_index(acc)";
   } else if (r == "logsumexp") {
     // ATen: the max is replaced by 0 where it is infinite, so all -inf rows
     // give -inf and +inf rows +inf instead of NaN.
@@ -335,8 +367,9 @@ std::string codegen::combineWarpsInOrder(const Accumulator &a,
 }
 
 std::string codegen::stepText(const StageInfo &s, const ReducePass &pass,
-                              llvm::StringRef x, llvm::StringRef y) {
-  std::string step = replaceAll(pass.step, "{x}", x);
+                              llvm::StringRef x, llvm::StringRef y,
+                              llvm::StringRef c) {
+  std::string step = replaceAll(replaceAll(pass.step, "{x}", x), "{c}", c);
   return s.input2 ? replaceAll(step, "{y}", y) : step;
 }
 
@@ -354,7 +387,7 @@ llvm::Expected<std::string> RegionEmitter::stepAt(const StageInfo &s,
       return v.takeError();
     y = *v;
   }
-  return stepText(s, pass, *x, y);
+  return stepText(s, pass, *x, y, "j");
 }
 
 llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,

@@ -11,8 +11,10 @@ std::string kb::verifyJobJson(const EmittedKernel &k) {
     job.inputs.push_back({t.name, t.shape});
     job.inputs.back().distribution = t.distribution;
   }
-  for (const EmittedTensor &t : k.outputs)
+  for (const EmittedTensor &t : k.outputs) {
     job.outputs.push_back({t.name, t.shape});
+    job.outputs.back().dtype = t.dtype;
+  }
   job.candidate.source = k.source;
   job.candidate.entry = k.name;
   for (const EmittedTensor &t : k.inputs)

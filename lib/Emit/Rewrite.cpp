@@ -145,9 +145,12 @@ int64_t numel(const std::vector<int64_t> &shape) {
 
 json::Array shapeList(const std::vector<EmittedTensor> &ts) {
   json::Array a;
-  for (const EmittedTensor &t : ts)
-    a.push_back(
-        json::Object{{"name", t.name}, {"shape", json::Array(t.shape)}});
+  for (const EmittedTensor &t : ts) {
+    json::Object o{{"name", t.name}, {"shape", json::Array(t.shape)}};
+    if (t.dtype != "float32")
+      o["dtype"] = t.dtype; // the runtime allocates int64 indices
+    a.push_back(std::move(o));
+  }
   return a;
 }
 
@@ -548,7 +551,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     for (const EmittedTensor &t : k->inputs)
       rec.bytes += 4 * numel(t.shape);
     for (const EmittedTensor &t : k->outputs)
-      rec.bytes += 4 * numel(t.shape);
+      rec.bytes += (t.dtype == "int64" ? 8 : 4) * numel(t.shape);
     rec.elements = k->outputs.empty() ? 0 : numel(k->outputs[0].shape);
     if (auto err = writeFile(kernelDir, k->name + ".cu", k->source))
       return std::move(err);

@@ -16,6 +16,7 @@
 //  * every member of a stage iterates over the same shape;
 //  * a consumer never joins a group it also reaches through an op outside
 //    the group (that would make the region depend on itself);
+//  * nor a group through the int64 indices of an argmax / argmin;
 //  * values used outside a region are yielded (multi-use is correct, just
 //    less profitable);
 //  * with norms-before-tf32=false, a norm whose result reaches a
@@ -128,6 +129,15 @@ public:
   }
 
 private:
+  /// The int64 result of a reduction (argmax / argmin indices): kernels
+  /// write it, but only float values flow between a region's ops, so its
+  /// consumers do not join the reduction's group.
+  static bool isIndexResult(Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.getElementType().isInteger(64) && v.getDefiningOp() &&
+           getKind(v.getDefiningOp()) == OpKind::Reduction;
+  }
+
   bool isCandidate(Operation *op, OpKind kind) {
     // 0-d tensors are host-style scalar arithmetic (traced size math),
     // unless a reduction makes one of a real tensor (a loss's mean).
@@ -201,7 +211,7 @@ private:
     }
     if (kind != OpKind::Anchor)
       for (Value v : op->getOperands())
-        if (Operation *p = v.getDefiningOp())
+        if (Operation *p = v.getDefiningOp(); p && !isIndexResult(v))
           if (auto g = groupOf.find(p); g != groupOf.end()) {
             // tryJoin inserts into groupOf, which invalidates `g`.
             int gid = g->second;

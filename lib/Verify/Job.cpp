@@ -45,15 +45,18 @@ std::vector<int64_t> shape(const json &j, const std::string &path) {
   return out;
 }
 
-TensorSpec tensor(const json &j, const std::string &path) {
+TensorSpec tensor(const json &j, const std::string &path, bool output) {
   TensorSpec t;
   t.name = str(need(j, "name", path), path + ".name");
   t.shape = shape(need(j, "shape", path), path + ".shape");
   if (j.contains("dtype"))
     t.dtype = str(j["dtype"], path + ".dtype");
-  if (t.dtype != "float32")
-    bad(path + ".dtype", "only float32 tensors are verified so far, got '" +
-                             t.dtype + "'");
+  // int64 outputs (argmax / argmin indices) must equal eager's exactly.
+  if (t.dtype != "float32" && !(output && t.dtype == "int64"))
+    bad(path + ".dtype",
+        std::string(output ? "outputs are float32 or int64"
+                           : "inputs are float32") +
+            ", got '" + t.dtype + "'");
   if (j.contains("role"))
     t.role = str(j["role"], path + ".role");
   if (j.contains("distribution"))
@@ -191,13 +194,14 @@ Job kb::verify::parseJob(const std::string &text) {
   if (!ins.is_array())
     bad("job.inputs", "expected an array");
   for (size_t i = 0; i < ins.size(); ++i)
-    job.inputs.push_back(tensor(ins[i], "job.inputs[" + std::to_string(i) + "]"));
+    job.inputs.push_back(
+        tensor(ins[i], "job.inputs[" + std::to_string(i) + "]", false));
   const json &outs = need(j, "outputs", "job");
   if (!outs.is_array() || outs.empty())
     bad("job.outputs", "expected a non-empty array");
   for (size_t i = 0; i < outs.size(); ++i)
     job.outputs.push_back(
-        tensor(outs[i], "job.outputs[" + std::to_string(i) + "]"));
+        tensor(outs[i], "job.outputs[" + std::to_string(i) + "]", true));
   if (j.contains("extra_shapes")) {
     const json &es = j["extra_shapes"];
     if (!es.is_array())

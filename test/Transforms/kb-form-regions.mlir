@@ -87,6 +87,25 @@ func.func @early_value_used_outside(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, 
 
 // -----
 
+// The int64 indices of an argmax are written by its kernel, but integer
+// arithmetic on them does not join its region (only float values flow
+// between a region's ops): the argmax keeps a region of its own.
+// CHECK-LABEL: func.func @argmax_index_consumer
+// CHECK:       %[[R0:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<4xi64>) {
+// CHECK-NEXT:    %[[A:.*]] = kb.aten "argmax"
+// CHECK-NEXT:    kb.yield %[[A]]
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<4xi64>) {
+// CHECK-NEXT:    kb.aten "mul"(%[[R0]],
+func.func @argmax_index_consumer(%x: tensor<4x16xf32>, %two: tensor<i64>) -> tensor<4xi64> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %0 = kb.aten "argmax"(%x, %one, %f) : (tensor<4x16xf32>, i64, i1) -> tensor<4xi64>
+  %1 = kb.aten "mul"(%0, %two) {overload = "Tensor"} : (tensor<4xi64>, tensor<i64>) -> tensor<4xi64>
+  return %1 : tensor<4xi64>
+}
+
+// -----
+
 // A value used inside and outside the region is yielded as well.
 // CHECK-LABEL: func.func @multi_use
 // CHECK:       %[[R:.*]]:2 = kb.region attributes {anchor = "aten::linear", id = 0 : i64} -> (tensor<4x16xf32>, tensor<4x16xf32>) {

@@ -70,8 +70,12 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
               .abs()
               .nan_to_num(0.0, 0.0, 0.0));
   }
+  // Indices (argmax / argmin) stay int64: as float32 they would be exact
+  // only below 2^24.
   for (const at::Tensor &t : impl->runWith(copies(torch::kFloat32)))
-    r.eager32.push_back(t.to(torch::kFloat32).contiguous());
+    r.eager32.push_back(t.scalar_type() == torch::kLong
+                            ? t.contiguous()
+                            : t.to(torch::kFloat32).contiguous());
   if (r.truth64.size() != r.eager32.size())
     throw std::runtime_error("reference returned different output counts");
   return r;

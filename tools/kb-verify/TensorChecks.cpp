@@ -154,6 +154,40 @@ ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
   return total;
 }
 
+Comparison kb::verify::indexComparison(const at::Tensor &cand,
+                                       const at::Tensor &eager,
+                                       uint32_t poison) {
+  Comparison c;
+  at::Tensor x = cand.contiguous().view(-1), e = eager.contiguous().view(-1);
+  // An index is below 2^53, so neither of its words is a poison pattern
+  // unless the high word is (all of them are 0 for indices below 2^32).
+  int64_t unwritten =
+      x.view(at::kInt).view({-1, 2}).eq(static_cast<int32_t>(poison))
+          .all(1).sum().item<int64_t>();
+  if (unwritten) {
+    c.status = "unwritten_output";
+    c.detail = std::to_string(unwritten) + " of " +
+               std::to_string(x.numel()) +
+               " indices still hold the poison pattern";
+    c.allclose1e4 = c.allclose1e2 = false;
+    return c;
+  }
+  at::Tensor differ = x.ne(e);
+  int64_t bad = differ.sum().item<int64_t>();
+  if (bad) {
+    int64_t first = differ.nonzero().view(-1)[0].item<int64_t>();
+    c.status = "wrong_result";
+    c.detail = std::to_string(bad) + " of " + std::to_string(x.numel()) +
+               " indices differ from eager's (first at element " +
+               std::to_string(first) + ": " +
+               std::to_string(x[first].item<int64_t>()) + ", eager " +
+               std::to_string(e[first].item<int64_t>()) + ")";
+    c.maxAbsError = (x - e).abs().max().item<int64_t>();
+    c.allclose1e4 = c.allclose1e2 = false;
+  }
+  return c;
+}
+
 int64_t kb::verify::countPattern(const at::Tensor &t, uint32_t pattern) {
   return t.contiguous()
       .view(at::kInt)
@@ -171,6 +205,9 @@ int64_t kb::verify::countBitDifferences(const at::Tensor &cand,
 }
 
 bool kb::verify::sameBits(const at::Tensor &a, const at::Tensor &b) {
-  return a.sizes() == b.sizes() && at::equal(a.contiguous().view(at::kInt),
-                                             b.contiguous().view(at::kInt));
+  // Flattened first: a 0-d int64 tensor (argmax over all elements) has no
+  // dim to split into two 32-bit words.
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
+         at::equal(a.contiguous().view(-1).view(at::kInt),
+                   b.contiguous().view(-1).view(at::kInt));
 }

@@ -32,6 +32,12 @@ ComparisonStats tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
                             int64_t chunk = int64_t(1) << 26,
                             const at::Tensor &sens64 = at::Tensor());
 
+/// int64 outputs (argmax / argmin indices): accepted only when every
+/// element equals eager's; a poison word left in place is an unwritten
+/// element. `cand` and `eager` are int64 tensors of the same shape.
+Comparison indexComparison(const at::Tensor &cand, const at::Tensor &eager,
+                           uint32_t poison);
+
 /// Number of 32-bit words of `t` equal to `pattern`.
 int64_t countPattern(const at::Tensor &t, uint32_t pattern);
 

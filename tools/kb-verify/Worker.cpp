@@ -251,12 +251,33 @@ struct GpuWorker::Impl {
             "cudaLaunchKernel");
   }
 
-  /// A float32 tensor over a device buffer the worker owns.
+  /// A tensor (float32 unless told) over a device buffer the worker owns.
   static at::Tensor view(const GuardedBuffer &b,
-                         const std::vector<int64_t> &shape) {
-    return at::from_blob(
-        b.data(), shape,
-        at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, 0));
+                         const std::vector<int64_t> &shape,
+                         at::ScalarType type = at::kFloat) {
+    return at::from_blob(b.data(), shape,
+                         at::TensorOptions().dtype(type).device(at::kCUDA, 0));
+  }
+  /// The buffer as 32-bit words (poison patterns).
+  static at::Tensor words(const GuardedBuffer &b) {
+    return view(b, {int64_t(b.bytes / 4)}, at::kInt);
+  }
+  /// One output against eager: exact for indices (int64), else the
+  /// tolerance rule against the float64 truth.
+  static Comparison compareOutput(const at::Tensor &got,
+                                  const ReferenceOutputs &expect, size_t o,
+                                  const Job &job, uint32_t poison,
+                                  bool withSensitivity) {
+    if (got.scalar_type() == at::kLong)
+      return indexComparison(got, expect.eager32[o], poison);
+    return judgeComparison(
+        tensorStats(got, expect.eager32[o], expect.truth64[o],
+                    job.checks.toleranceFactor, poison,
+                    job.checks.nonfinite == "any", int64_t(1) << 26,
+                    withSensitivity && !expect.sens64.empty()
+                        ? expect.sens64[o]
+                        : at::Tensor()),
+        job.checks.toleranceFactor);
   }
 
   /// Fresh inputs (generated on the GPU) copied into guarded buffers at new
@@ -321,10 +342,9 @@ struct GpuWorker::Impl {
     for (uint32_t poison : {kPoisonA, kPoisonB}) {
       std::vector<GuardedBuffer> outs;
       for (size_t o = 0; o < job.outputs.size(); ++o) {
-        outs.emplace_back(expect.eager32[o].numel() * sizeof(float));
-        view(outs.back(), {expect.eager32[o].numel()})
-            .view(at::kInt)
-            .fill_(static_cast<int32_t>(poison));
+        outs.emplace_back(expect.eager32[o].numel() *
+                          expect.eager32[o].element_size());
+        words(outs.back()).fill_(static_cast<int32_t>(poison));
         ptrs[job.outputs[o].name] = outs.back().data();
       }
       check(cudaDeviceSynchronize(), "before launch");
@@ -343,14 +363,10 @@ struct GpuWorker::Impl {
                                               " changed during the launch"};
       std::vector<at::Tensor> got;
       for (size_t o = 0; o < outs.size(); ++o) {
-        got.push_back(view(outs[o], l.tensors[nIn + o].shape));
-        Comparison c = judgeComparison(
-            tensorStats(got.back(), expect.eager32[o], expect.truth64[o],
-                        job.checks.toleranceFactor, poison,
-                        job.checks.nonfinite == "any", int64_t(1) << 26,
-                        expect.sens64.empty() ? at::Tensor()
-                                              : expect.sens64[o]),
-            job.checks.toleranceFactor);
+        got.push_back(view(outs[o], l.tensors[nIn + o].shape,
+                           expect.eager32[o].scalar_type()));
+        Comparison c = compareOutput(got.back(), expect, o, job, poison,
+                                     /*withSensitivity=*/true);
         v.maxAbsError = std::max(v.maxAbsError, c.maxAbsError);
         v.eagerMaxAbsError = std::max(v.eagerMaxAbsError, c.eagerMaxAbsError);
         v.bound = std::max(v.bound, c.bound);
@@ -363,8 +379,11 @@ struct GpuWorker::Impl {
       }
       if (firstRun.empty()) {
         for (size_t o = 0; o < got.size(); ++o)
-          v.eagerMismatches = std::max<int64_t>(v.eagerMismatches, 0) +
-                              countBitDifferences(got[o], expect.eager32[o]);
+          v.eagerMismatches =
+              std::max<int64_t>(v.eagerMismatches, 0) +
+              (got[o].scalar_type() == at::kLong
+                   ? got[o].ne(expect.eager32[o]).sum().item<int64_t>()
+                   : countBitDifferences(got[o], expect.eager32[o]));
         for (const at::Tensor &t : got)
           firstRun.push_back(t.clone());
       } else {
@@ -392,7 +411,8 @@ struct GpuWorker::Impl {
       return f;
     std::vector<size_t> outIdx;
     for (size_t o = 0; o < job.outputs.size(); ++o) {
-      bufs.emplace_back(expect.eager32[o].numel() * 4);
+      bufs.emplace_back(expect.eager32[o].numel() *
+                        expect.eager32[o].element_size());
       ptrs[job.outputs[o].name] = bufs.back().data();
       outIdx.push_back(bufs.size() - 1);
       bytes += bufs.back().bytes;
@@ -418,9 +438,7 @@ struct GpuWorker::Impl {
       if (i >= job.checks.warmup)
         ms.push_back(t);
       for (size_t o = 0; o < outIdx.size(); ++o) {
-        int64_t left = countPattern(
-            view(bufs[outIdx[o]], {int64_t(bufs[outIdx[o]].bytes / 4)}),
-            0xFFFFFFFFu);
+        int64_t left = countPattern(words(bufs[outIdx[o]]), 0xFFFFFFFFu);
         if (left)
           return Failure{"timing_recheck_failed",
                          "timed launch " + std::to_string(i) + " left " +
@@ -433,12 +451,10 @@ struct GpuWorker::Impl {
     check(cudaDeviceSynchronize(), "after timing");
     // And the values of the last timed launch must be right.
     for (size_t o = 0; o < outIdx.size(); ++o) {
-      Comparison c = judgeComparison(
-          tensorStats(view(bufs[outIdx[o]], l.tensors[nIn + o].shape),
-                      expect.eager32[o], expect.truth64[o],
-                      job.checks.toleranceFactor, 0xFFFFFFFFu,
-                      job.checks.nonfinite == "any"),
-          job.checks.toleranceFactor);
+      Comparison c = compareOutput(
+          view(bufs[outIdx[o]], l.tensors[nIn + o].shape,
+               expect.eager32[o].scalar_type()),
+          expect, o, job, 0xFFFFFFFFu, /*withSensitivity=*/false);
       if (c.status != "accepted")
         return Failure{"timing_recheck_failed",
                        "after the timing loop, output " + job.outputs[o].name +

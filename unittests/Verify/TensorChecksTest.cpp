@@ -328,3 +328,39 @@ TEST(TensorStats, InfAcceptedWhereTheTruthOverflowsFloat32) {
           .status,
       "nan_mismatch");
 }
+
+TEST(IndexComparison, ExactOrRejectedWithTheFirstDifference) {
+  // argmax / argmin outputs: equal to eager's indices or wrong, no
+  // tolerance; an element still holding the poison in both of its words
+  // was never written.
+  at::Tensor eager = at::arange(0, 1000, at::kLong).remainder(37);
+  Comparison same = indexComparison(eager.clone(), eager, kPoisonA);
+  EXPECT_EQ(same.status, "accepted") << same.detail;
+  EXPECT_TRUE(same.allclose1e4);
+
+  at::Tensor off = eager.clone();
+  off[612] = off[612].item<int64_t>() + 1;
+  off[900] = 0;
+  Comparison wrong = indexComparison(off, eager, kPoisonA);
+  EXPECT_EQ(wrong.status, "wrong_result");
+  EXPECT_NE(wrong.detail.find("2 of 1000"), std::string::npos) << wrong.detail;
+  EXPECT_NE(wrong.detail.find("element 612: 21, eager 20"), std::string::npos)
+      << wrong.detail;
+  EXPECT_FALSE(wrong.allclose1e4);
+
+  at::Tensor unwritten = eager.clone();
+  unwritten.view(at::kInt).narrow(0, 10, 2).fill_(static_cast<int32_t>(kPoisonA));
+  Comparison u = indexComparison(unwritten, eager, kPoisonA);
+  EXPECT_EQ(u.status, "unwritten_output") << u.detail;
+  EXPECT_NE(u.detail.find("1 of 1000"), std::string::npos) << u.detail;
+}
+
+TEST(SameBits, ZeroDimIndices) {
+  // argmax over all elements returns a 0-d int64 tensor; the determinism
+  // check compares two launches' outputs word by word.
+  at::Tensor a = at::scalar_tensor(5, at::kLong), b = a.clone();
+  EXPECT_TRUE(sameBits(a, b));
+  b.fill_(6);
+  EXPECT_FALSE(sameBits(a, b));
+  EXPECT_TRUE(sameBits(at::scalar_tensor(1.5f), at::scalar_tensor(1.5f)));
+}

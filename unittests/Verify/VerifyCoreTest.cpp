@@ -70,6 +70,37 @@ TEST(Job, ErrorsNameThePath) {
   EXPECT_NE(message(fewTrials).find("at least 5 trials"), std::string::npos);
 }
 
+TEST(Job, Int64OutputsOnly) {
+  // argmax / argmin jobs declare int64 outputs (compared exactly); an
+  // int64 input, or another dtype, is an error naming the field.
+  auto message = [](const std::string &t) {
+    try {
+      parseJob(t);
+    } catch (const JobError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string text = kJob;
+  const std::string y = R"({"name": "y", "shape": [4, 6]})";
+  text.replace(text.find(y), y.size(),
+               R"({"name": "y", "shape": [4, 6], "dtype": "int64"})");
+  Job job = parseJob(text);
+  EXPECT_EQ(job.outputs[0].dtype, "int64");
+  EXPECT_EQ(parseJob(toJson(job)).outputs[0].dtype, "int64");
+  std::string input = kJob;
+  input.replace(input.find(R"([4, 6]}],)"), 9,
+                R"([4, 6], "dtype": "int64"}],)");
+  EXPECT_NE(message(input).find("job.inputs[0].dtype: inputs are float32"),
+            std::string::npos)
+      << message(input);
+  std::string half = text;
+  half.replace(half.find("int64"), 5, "float16");
+  EXPECT_NE(message(half).find("outputs are float32 or int64, got 'float16'"),
+            std::string::npos)
+      << message(half);
+}
+
 TEST(Job, WorkspaceAndGridSync) {
   // A split row kernel's job: a zeroed workspace argument and a
   // cooperative launch; both survive the round trip, and a workspace

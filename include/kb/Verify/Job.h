@@ -28,7 +28,8 @@ struct JobError : std::runtime_error {
 struct TensorSpec {
   std::string name;
   std::vector<int64_t> shape;
-  std::string dtype = "float32"; // float32 only for now (float64 reference)
+  /// float32; outputs may be int64 (indices, compared exactly with eager).
+  std::string dtype = "float32";
   std::string role = "activation"; // activation | parameter
   /// normal | uniform:LO:HI | positive (|normal| + 0.1)
   std::string distribution = "normal";
