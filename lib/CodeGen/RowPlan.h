@@ -55,6 +55,13 @@ struct RowPlan {
   // the input, which is a kernel argument: loops over one row may read it
   // as float4.
   bool vec4 = false;
+  /// Split items of one row whose input is computed by a pointwise
+  /// prologue (a loss's `|x - y|`, a chain ending in a mean): the kernel
+  /// arguments of the input's shape the prologue reads, each loaded as an
+  /// aligned float4 (the rows are runs of a multiple of 4), the prologue
+  /// evaluated per element of the four. Empty where vec4 applies or the
+  /// prologue holds anything but pointwise ops.
+  llvm::SmallVector<unsigned, 4> vecArgs;
 };
 
 /// Writes a row plan's outputs: one value per row, or one per element.

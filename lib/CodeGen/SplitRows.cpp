@@ -136,7 +136,7 @@ public:
   SplitEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y,
                const RowPlan &p)
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
-        quad(lanes && p.quad), vec(!lanes && p.vec4), shape(shapeFor(p)),
+        quad(lanes && p.quad), vec(!lanes && (p.vec4 || !p.vecArgs.empty())), shape(shapeFor(p)),
         kBlock(shape.block), kLanes(quadLanes(p)),
         kWarps(shape.block / kLanes) {}
 
@@ -655,21 +655,30 @@ private:
   llvm::Expected<std::string> elementLoop(llvm::raw_ostream &os) {
     loopEnd = "    }\n";
     if (vec) {
-      unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
       os << "#pragma unroll " << shape.vunroll
          << "\n    for (long long cb = c0 + 4 * threadIdx.x; "
             "cb < c1; cb += "
          << 4 * kBlock << ") {\n"
-         << "      const long long ib = " << p.index("r", "cb") << ";\n"
-         << "      const float4 v4 = *reinterpret_cast<const float4*>(in" << arg
-         << " + ib);\n"
-         << "      const float xs[4] = {v4.x, v4.y, v4.z, v4.w};\n"
-         << "#pragma unroll\n      for (int j = 0; j < 4; ++j) {\n"
+         << "      const long long ib = " << p.index("r", "cb") << ";\n";
+      // The input itself, or the arguments its pointwise prologue reads.
+      SmallVector<unsigned, 4> args(p.vecArgs.begin(), p.vecArgs.end());
+      if (p.vec4)
+        args = {cast<BlockArgument>(f.input).getArgNumber()};
+      for (unsigned a : args) {
+        std::string k = std::to_string(a);
+        os << "      const float4 v4_" << k
+           << " = *reinterpret_cast<const float4*>(in" << k << " + ib);\n"
+           << "      const float xs" << k << "[4] = {v4_" << k << ".x, v4_" << k
+           << ".y, v4_" << k << ".z, v4_" << k << ".w};\n";
+      }
+      os << "#pragma unroll\n      for (int j = 0; j < 4; ++j) {\n"
          << "      const long long c = cb + j, i = ib + j;\n"
          << "      (void)c; (void)i; // not every pass reads them\n";
       loopEnd = "      }\n    }\n";
       e.newScope();
-      e.seed(f.input, "i", "xs[j]");
+      Block &body = e.kernel.getBody().front();
+      for (unsigned a : args)
+        e.seed(body.getArgument(a), "i", "xs" + std::to_string(a) + "[j]");
       return e.valueAt(f.input, "i", os, "      ");
     }
     if (lanes)
