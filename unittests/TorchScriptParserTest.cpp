@@ -54,6 +54,31 @@ TEST(TorchScriptParser, ZeroDimTensorIsRankedWithNoSizes) {
   EXPECT_EQ(*lit->scalar, -0.5);
 }
 
+TEST(TorchScriptParser, EmptyTensorConstants) {
+  // torch prints an empty tensor constant with its type and sizes (a
+  // GPT-2 trace); one printed with values cannot be read from the text.
+  Graph g = parseOk("graph():\n  %c : Float(0, strides=[1], requires_grad=0, "
+                    "device=cpu) = prim::Constant[value=[ CPUFloatType{0} "
+                    "]]()\n  %d : Long(2, 0, strides=[1, 1]) = "
+                    "prim::Constant[value=[ CUDALongType{2,0} ]]()\n"
+                    "  return (%c, %d)\n");
+  auto *lit = std::get_if<TensorLiteral>(&g.body.nodes[0].attrs[0].value.v);
+  ASSERT_NE(lit, nullptr);
+  EXPECT_FALSE(lit->scalar);
+  EXPECT_EQ(lit->text, "[ CPUFloatType{0} ]");
+  EXPECT_EQ(*lit->emptySizes, (std::vector<int64_t>{0}));
+  auto *two = std::get_if<TensorLiteral>(&g.body.nodes[1].attrs[0].value.v);
+  ASSERT_NE(two, nullptr);
+  EXPECT_EQ(*two->emptySizes, (std::vector<int64_t>{2, 0}));
+  std::string err = parseError(
+      "graph():\n  %c : Float(3) = prim::Constant[value=[ CPUFloatType{3} "
+      "]]()\n  return (%c)\n");
+  EXPECT_NE(err.find("t.graph.txt:2:"), std::string::npos) << err;
+  EXPECT_NE(err.find("only empty ones are read from the text"),
+            std::string::npos)
+      << err;
+}
+
 TEST(TorchScriptParser, CompositeTypes) {
   Graph g = parseOk(
       "graph(%a : int[], %b : Tensor?, %c : (Tensor, int), %d : "

@@ -189,6 +189,19 @@ private:
       return "torch.tensor(" + pyFloat(f.getValueAsDouble()) + ", dtype=" + dt +
              ")";
     }
+    // An empty tensor (torch prints "[ CPUFloatType{0} ]"): no values to
+    // lose, so it has an exact Python form.
+    if (auto ranked = dyn_cast<RankedTensorType>(tensor);
+        isa<StringAttr>(a) && ranked && ranked.hasStaticShape() &&
+        ranked.getNumElements() == 0) {
+      std::string dt = torchDtype(ranked.getElementType());
+      if (dt.empty())
+        return fail(op, "a tensor constant of an unsupported dtype");
+      std::string dims;
+      for (int64_t d : ranked.getShape())
+        dims += std::to_string(d) + ", ";
+      return "torch.empty((" + dims + "), dtype=" + dt + ")";
+    }
     if (auto s = dyn_cast<StringAttr>(a))
       return fail(op, "a non-scalar tensor constant (" + s.getValue() +
                           ") has no Python form; re-export without "

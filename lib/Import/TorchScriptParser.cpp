@@ -590,6 +590,9 @@ private:
       return llvm::Error::success();
     case Tok::LBracket: {
       consume();
+      // torch prints an empty tensor constant as "[ CPUFloatType{0} ]".
+      if (cur.kind == Tok::Ident && cur.text.ends_with("Type"))
+        return parseEmptyTensor(out);
       AttrList list;
       while (cur.kind != Tok::RBracket) {
         AttrValue elem;
@@ -652,6 +655,41 @@ private:
     default:
       return unexpected("an attribute value");
     }
+  }
+
+  /// After "[": "CPUFloatType{0}" or "CUDALongType{0,3}", then "]". Only
+  /// empty tensors print this way with no values before the type.
+  llvm::Error parseEmptyTensor(AttrValue &out) {
+    Location loc = cur.loc;
+    TensorLiteral t;
+    t.text = "[ " + cur.text.str() + "{";
+    consume();
+    if (auto err = expect(Tok::LBrace, "'{' before the tensor's sizes"))
+      return err;
+    std::vector<int64_t> sizes;
+    while (cur.kind != Tok::RBrace) {
+      int64_t v;
+      if (cur.kind != Tok::Int || cur.text.getAsInteger(10, v))
+        return unexpected("a size of the tensor constant");
+      t.text += (sizes.empty() ? "" : ",") + cur.text.str();
+      sizes.push_back(v);
+      consume();
+      if (cur.kind == Tok::Comma)
+        consume();
+      else if (cur.kind != Tok::RBrace)
+        return unexpected("',' or '}' in the tensor's sizes");
+    }
+    consume();
+    if (auto err = expect(Tok::RBracket, "']' closing the tensor constant"))
+      return err;
+    if (sizes.empty() || llvm::is_contained(sizes, 0) == false)
+      return error(loc, "a tensor constant printed with its values; only "
+                        "empty ones are read from the text (re-export it as "
+                        "a parameter)");
+    t.text += "} ]";
+    t.emptySizes = std::move(sizes);
+    out.v = std::move(t);
+    return llvm::Error::success();
   }
 
   static bool toDouble(StringRef text, double &d) {

@@ -24,6 +24,16 @@ const char *kJob = R"JSON({
                 "shape_generic": true}
 })JSON";
 
+/// The JobError message parseJob gives for `text`, or "no error".
+std::string message(const std::string &text) {
+  try {
+    parseJob(text);
+  } catch (const JobError &e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 float fromBits(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
@@ -46,14 +56,6 @@ TEST(Job, ParsesAndRoundTrips) {
 }
 
 TEST(Job, ErrorsNameThePath) {
-  auto message = [](const std::string &text) {
-    try {
-      parseJob(text);
-    } catch (const JobError &e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_NE(message("{").find("invalid JSON"), std::string::npos);
   EXPECT_NE(message(R"({"schema_version": 2})").find("unsupported version 2"),
             std::string::npos);
@@ -73,14 +75,6 @@ TEST(Job, ErrorsNameThePath) {
 TEST(Job, Int64OutputsOnly) {
   // argmax / argmin jobs declare int64 outputs (compared exactly); an
   // int64 input, or another dtype, is an error naming the field.
-  auto message = [](const std::string &t) {
-    try {
-      parseJob(t);
-    } catch (const JobError &e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   std::string text = kJob;
   const std::string y = R"({"name": "y", "shape": [4, 6]})";
   text.replace(text.find(y), y.size(),
@@ -119,14 +113,6 @@ TEST(Job, WorkspaceAndGridSync) {
   Job again = parseJob(toJson(job));
   EXPECT_EQ(toJson(again), toJson(job));
   EXPECT_TRUE(again.candidate.launch.gridSync);
-  auto message = [](const std::string &t) {
-    try {
-      parseJob(t);
-    } catch (const JobError &e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   std::string noSize = text;
   noSize.replace(noSize.find(R"("4096")"), 6, R"("0")");
   EXPECT_NE(message(noSize).find("job.candidate.launch.workspace_bytes"),

@@ -44,8 +44,11 @@ struct Type {
 };
 
 struct TensorLiteral {
-  std::string text; // "{2}", "{-0.5}" or "<Tensor>"
+  std::string text; // "{2}", "{-0.5}", "<Tensor>" or "[ CPUFloatType{0} ]"
   std::optional<double> scalar;
+  /// An empty tensor printed with its type and sizes (a GPT-2 trace's
+  /// `[ CPUFloatType{0} ]`): no values, so the text is all of it.
+  std::optional<std::vector<int64_t>> emptySizes;
 };
 
 struct AttrValue;
