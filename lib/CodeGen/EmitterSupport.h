@@ -129,6 +129,8 @@ public:
   int perOutputUnroll = 0;
   /// EmitOptions::rowBlock (0: the default).
   int rowBlock = 0;
+  /// EmitOptions::registerRowMax (0: the default).
+  int registerRowMax = 0;
   /// The region reads input 0 channels-last through a permute back to
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
   /// neighbouring channels on neighbouring lanes, or refuse.

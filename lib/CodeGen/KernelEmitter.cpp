@@ -565,5 +565,6 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitQuad = options.splitQuad;
   e.perOutputUnroll = options.outputsPerThread;
   e.rowBlock = options.rowBlock;
+  e.registerRowMax = options.registerRowMax;
   return e.run();
 }

@@ -68,13 +68,21 @@ int64_t codegen::tileFloats(int64_t C, int64_t W) {
 constexpr int64_t kRegisterRowMax = 2048;
 constexpr int kRegisterRowThreads = 256;
 
+/// Threads of a block holding its row in registers: --row-block's count
+/// only in a --register-row-max probe (alone it sizes streamed rows).
+static int registerRowThreads(const RowPlan &p) {
+  return p.registerRowMax > 0 && p.rowBlock > 0 ? p.rowBlock
+                                                : kRegisterRowThreads;
+}
+
 int64_t codegen::blockRegisterSlots(const RowPlan &p) {
   // Only rows read more than once gain: a single pass streams as well
   // from the unrolled loop (L2-10's mean over pooled rows of 16K).
   bool rereads = p.element || p.prog.passes.size() > 1;
-  if (p.mode != RowMode::Block || p.cols > kRegisterRowMax || !rereads)
+  int64_t most = p.registerRowMax > 0 ? p.registerRowMax : kRegisterRowMax;
+  if (p.mode != RowMode::Block || p.cols > most || !rereads)
     return 0;
-  int64_t b = kRegisterRowThreads;
+  int64_t b = registerRowThreads(p);
   return (p.cols + b - 1) / b;
 }
 
@@ -95,7 +103,7 @@ int codegen::rowBlockSize(const RowPlan &p) {
   if (p.mode == RowMode::Columns)
     return 32 * columnWarps(p.cols);
   if (blockRegisterSlots(p))
-    return kRegisterRowThreads;
+    return registerRowThreads(p);
   if (p.mode != RowMode::Block)
     return 256;
   if (p.rowBlock > 0)

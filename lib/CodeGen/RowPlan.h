@@ -43,6 +43,9 @@ struct RowPlan {
   /// Block mode's threads per block for rows not held in registers (0: the
   /// default, rowBlockSize); set only by probes.
   int rowBlock = 0;
+  /// Block mode's longest rows held in registers (0: the default, 2048;
+  /// rowBlock threads hold them when set); set only by probes.
+  int registerRowMax = 0;
   /// Strided rows: how many consecutive rows sit next to each other in
   /// memory (the kept inner size; C for BatchNorm1d), 0 if unknown.
   int64_t rowRun = 0;

@@ -437,6 +437,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   }
 
   p.rowBlock = e.rowBlock; // rowBlockSize reads it for streamed block rows
+  p.registerRowMax = e.registerRowMax;
   std::string body;
   llvm::raw_string_ostream os(body);
   if (auto err = emitRowPlan(e, f, yield, p, os))

@@ -116,6 +116,11 @@ cl::opt<unsigned> rowBlockOpt(
     cl::desc("Threads per block of row kernels streaming long rows (one "
              "block a row) instead of the default (a probe)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<unsigned> registerRowMaxOpt(
+    "register-row-max",
+    cl::desc("Longest rows a block holds in registers (default 2048; with "
+             "--row-block, that many threads hold them) (a probe)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string>
     modelUrl("model-url",
@@ -360,6 +365,9 @@ int runCodegen() {
     return fail(UsageError, "--row-block wants a multiple of 32 from 64 to "
                             "1024, not " +
                                 std::to_string(rowBlockOpt));
+  if (registerRowMaxOpt > 32768)
+    return fail(UsageError, "--register-row-max wants at most 32768, not " +
+                                std::to_string(registerRowMaxOpt));
   if (outputsPerThreadOpt > 16)
     return fail(UsageError, "--outputs-per-thread wants 1 to 16, not " +
                                 std::to_string(outputsPerThreadOpt));
@@ -374,6 +382,7 @@ int runCodegen() {
     emitOptions.splitQuad = splitQuadOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;
     emitOptions.rowBlock = rowBlockOpt;
+    emitOptions.registerRowMax = registerRowMaxOpt;
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";

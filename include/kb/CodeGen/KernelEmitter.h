@@ -64,6 +64,9 @@ struct EmitOptions {
   /// row, not held in registers), 0: the default; for probes (`kb-rewrite
   /// codegen --row-block`).
   int rowBlock = 0;
+  /// Longest rows a block-per-row kernel holds in registers (0: 2048); for
+  /// probes (`kb-rewrite codegen --register-row-max`), never for rewrites.
+  int registerRowMax = 0;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,
