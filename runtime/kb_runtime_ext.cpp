@@ -168,10 +168,10 @@ public:
         if ((size_t)output == o)
           out = inputs[input]; // written in place, as the ATen op does
       if (!out.defined()) {
-        at::TensorOptions opts =
-            inputs.empty()
-                ? at::TensorOptions().device(at::kCUDA, device).dtype(at::kFloat)
-                : inputs[0].options();
+        at::TensorOptions opts = inputs.empty() ? at::TensorOptions()
+                                                      .device(at::kCUDA, device)
+                                                      .dtype(at::kFloat)
+                                                : inputs[0].options();
         // argmax / argmin indices
         if (std::find(longOutputs.begin(), longOutputs.end(), (int64_t)o) !=
             longOutputs.end())

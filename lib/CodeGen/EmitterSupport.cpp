@@ -55,6 +55,16 @@ bool codegen::isI64Tensor(Type t) {
          !rt.getEncoding();
 }
 
+bool codegen::isArgIndex(Value v) {
+  auto a = v.getDefiningOp<AtenOp>();
+  return a && a.getInfo() && isArgRecipe(a.getInfo()->cuda) &&
+         isI64Tensor(v.getType());
+}
+
+const char *codegen::valueCType(Value v) {
+  return isArgIndex(v) ? "long long" : "float";
+}
+
 ArrayRef<int64_t> codegen::shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
@@ -276,11 +286,8 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   // nothing in the region reads it).
   auto rt = dyn_cast<RankedTensorType>(v.getType());
   bool isBool = rt && rt.hasStaticShape() && rt.getElementType().isInteger(1);
-  auto stage = v.getDefiningOp<AtenOp>();
-  bool isIndex = stage && stage.getInfo() &&
-                 isArgRecipe(stage.getInfo()->cuda) && isI64Tensor(v.getType());
   if (!isF32Tensor(v.getType()) && !(isBool && !isa<BlockArgument>(v)) &&
-      !isIndex)
+      !isArgIndex(v))
     return unsupported("a value that is not a static float32 tensor");
   std::string name;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
@@ -335,10 +342,9 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
         it = stageFns.try_emplace(aten, fn).first;
       }
       name = fresh("t");
-      os << indent << "const "
-         << (isI64Tensor(aten->getResult(0).getType()) ? "long long" : "float")
-         << " " << name << " = " << it->second << "(" << idx << "); // "
-         << displayName(aten) << "\n";
+      os << indent << "const " << valueCType(aten->getResult(0)) << " " << name
+         << " = " << it->second << "(" << idx << "); // " << displayName(aten)
+         << "\n";
     } else {
       return unsupported(llvm::Twine(kindName(info->kind)) + " op '" +
                          displayName(aten) +

@@ -31,6 +31,11 @@ std::string cString(llvm::StringRef s);
 bool isF32Tensor(mlir::Type t);
 /// A static int64 tensor (argmax / argmin results).
 bool isI64Tensor(mlir::Type t);
+/// The int64 index an argmax / argmin stage yields: the one non-float
+/// value a region's kernel writes (nothing in the region reads it).
+bool isArgIndex(mlir::Value v);
+/// The C++ element type of a region value: long long for an index.
+const char *valueCType(mlir::Value v);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 int64_t product(llvm::ArrayRef<int64_t> s);
 

@@ -49,7 +49,7 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
   for (auto [k, v] : llvm::enumerate(yield.getValues())) {
     ArrayRef<int64_t> s = shapeOf(v);
     out.outputs.push_back({"out" + std::to_string(k), {s.begin(), s.end()}});
-    if (isI64Tensor(v.getType()))
+    if (isArgIndex(v))
       out.outputs.back().dtype = "int64";
   }
   out.outputs.insert(out.outputs.end(), extraOutputs.begin(),
@@ -98,7 +98,7 @@ public:
     if (yield.getValues().empty())
       return unsupported("no outputs");
     for (Value v : yield.getValues())
-      if (!isF32Tensor(v.getType()) && !isArgResult(v))
+      if (!isF32Tensor(v.getType()) && !isArgIndex(v))
         return unsupported("outputs must be static float32 tensors");
     // An index feeds nothing inside the region (only float values flow
     // between its ops).
@@ -185,13 +185,6 @@ public:
   }
 
 private:
-  /// An int64 result of argmax / argmin: the only non-float output.
-  static bool isArgResult(Value v) {
-    auto a = v.getDefiningOp<AtenOp>();
-    return a && a.getInfo() && isArgRecipe(a.getInfo()->cuda) &&
-           isI64Tensor(v.getType());
-  }
-
   /// Every output of the region is computed from `last`'s result, or is
   /// an early value the row kernel writes at the element it visits: the
   /// final stage writes per element (a norm or softmax: its output indexes
@@ -492,10 +485,7 @@ private:
         s << "  {\n    const long long " << t << " = " << t << "0;\n";
       s << "    if (" << t << " < " << n << "LL) {\n" << fromStep;
     };
-    auto type = [&](unsigned k) {
-      return isI64Tensor(yield.getValues()[k].getType()) ? "long long"
-                                                         : "float";
-    };
+    auto type = [&](unsigned k) { return valueCType(yield.getValues()[k]); };
     for (unsigned k = 0; U > 1 && k < outs; ++k)
       s << "  " << type(k) << " r" << k << "[" << U << "];\n";
     open();

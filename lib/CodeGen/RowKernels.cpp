@@ -623,8 +623,7 @@ llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p,
                                                llvm::raw_ostream &os) {
   e.newScope();
   os << leader << "      const " << resultType(f) << " red = " << p.prog.result
-     << "; // "
-     << displayName(f.op) << "\n";
+     << "; // " << displayName(f.op) << "\n";
   if (auto err = writeOutputs("r", os, "      "))
     return err;
   os << p.leaderExtra << "    }\n";

@@ -136,8 +136,8 @@ public:
   SplitEmitter(RegionEmitter &e, const StageInfo &f, YieldOp y,
                const RowPlan &p)
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
-        quad(lanes && p.quad), vec(!lanes && (p.vec4 || !p.vecArgs.empty())), shape(shapeFor(p)),
-        kBlock(shape.block), kLanes(quadLanes(p)),
+        quad(lanes && p.quad), vec(!lanes && (p.vec4 || !p.vecArgs.empty())),
+        shape(shapeFor(p)), kBlock(shape.block), kLanes(quadLanes(p)),
         kWarps(shape.block / kLanes) {}
 
   /// Lanes over 4 rows each: lanes per virtual warp, so that a warp's
@@ -644,8 +644,8 @@ private:
                       std::to_string(p.cols) + "LL ? c0 + " +
                       std::to_string(T) + "LL : " + std::to_string(p.cols) +
                       "LL)";
-    os << "    const long long c0 = s * " << T << "LL, c1 = "
-       << (lanes ? "!live ? c0 : " : "") << end << ";\n";
+    os << "    const long long c0 = s * " << T
+       << "LL, c1 = " << (lanes ? "!live ? c0 : " : "") << end << ";\n";
   }
 
   /// The loop over the item's elements, opened (loopEnd closes it);
@@ -683,8 +683,8 @@ private:
     }
     if (lanes)
       os << "#pragma unroll " << shape.unroll
-         << "\n    for (long long c = c0 + warp; c < c1; c += "
-         << kWarps << ") {\n";
+         << "\n    for (long long c = c0 + warp; c < c1; c += " << kWarps
+         << ") {\n";
     else
       os << "#pragma unroll " << shape.unroll
          << "\n    for (long long c = c0 + threadIdx.x; c < "

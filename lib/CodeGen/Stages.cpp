@@ -254,11 +254,11 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
     // (the first NaN, else the first max), and max is associative, so
     // every layout's combine (shuffles, shared memory, split partials)
     // gives the same index whatever the order.
-    p.passes.push_back(
-        {{{"acc", "double", "0.0", "KeyMax"}},
-         std::string("acc = kb::KeyMax()(acc, kb::arg_key<") +
-             (r == "argmax" ? "true" : "false") + ">({x}, {c}));",
-         ""});
+    p.passes.push_back({{{"acc", "double", "0.0", "KeyMax"}},
+                        std::string("acc = kb::KeyMax()(acc, kb::arg_key<") +
+                            (r == "argmax" ? "true" : "false") +
+                            ">({x}, {c}));",
+                        ""});
     p.result = "kb::arg_index(acc)";
   } else if (r == "logsumexp") {
     // ATen: the max is replaced by 0 where it is infinite, so all -inf rows

@@ -483,18 +483,9 @@ private:
         if (key == "strides") {
           if (auto err = expect(Tok::LBracket, "'[' starting the strides"))
             return err;
-          while (cur.kind != Tok::RBracket) {
-            int64_t v;
-            if (cur.kind != Tok::Int || cur.text.getAsInteger(10, v))
-              return unexpected("a stride");
-            type.strides.push_back(v);
-            consume();
-            if (cur.kind == Tok::Comma)
-              consume();
-            else if (cur.kind != Tok::RBracket)
-              return unexpected("',' or ']' in strides");
-          }
-          consume();
+          if (auto err = parseInts(Tok::RBracket, "a stride",
+                                   "',' or ']' in strides", type.strides))
+            return err;
         } else if (key == "device") {
           if (cur.kind != Tok::Ident && cur.kind != Tok::String)
             return unexpected("a device name");
@@ -657,6 +648,25 @@ private:
     }
   }
 
+  /// Integers separated by commas up to `close`, which is consumed (the
+  /// strides of a tensor type, the sizes of an empty tensor constant).
+  llvm::Error parseInts(Tok close, StringRef item, StringRef separator,
+                        std::vector<int64_t> &out) {
+    while (cur.kind != close) {
+      int64_t v;
+      if (cur.kind != Tok::Int || cur.text.getAsInteger(10, v))
+        return unexpected(item);
+      out.push_back(v);
+      consume();
+      if (cur.kind == Tok::Comma)
+        consume();
+      else if (cur.kind != close)
+        return unexpected(separator);
+    }
+    consume();
+    return llvm::Error::success();
+  }
+
   /// After "[": "CPUFloatType{0}" or "CUDALongType{0,3}", then "]". Only
   /// empty tensors print this way with no values before the type.
   llvm::Error parseEmptyTensor(AttrValue &out) {
@@ -667,25 +677,17 @@ private:
     if (auto err = expect(Tok::LBrace, "'{' before the tensor's sizes"))
       return err;
     std::vector<int64_t> sizes;
-    while (cur.kind != Tok::RBrace) {
-      int64_t v;
-      if (cur.kind != Tok::Int || cur.text.getAsInteger(10, v))
-        return unexpected("a size of the tensor constant");
-      t.text += (sizes.empty() ? "" : ",") + cur.text.str();
-      sizes.push_back(v);
-      consume();
-      if (cur.kind == Tok::Comma)
-        consume();
-      else if (cur.kind != Tok::RBrace)
-        return unexpected("',' or '}' in the tensor's sizes");
-    }
-    consume();
+    if (auto err = parseInts(Tok::RBrace, "a size of the tensor constant",
+                             "',' or '}' in the tensor's sizes", sizes))
+      return err;
     if (auto err = expect(Tok::RBracket, "']' closing the tensor constant"))
       return err;
-    if (sizes.empty() || llvm::is_contained(sizes, 0) == false)
+    if (!llvm::is_contained(sizes, 0))
       return error(loc, "a tensor constant printed with its values; only "
                         "empty ones are read from the text (re-export it as "
                         "a parameter)");
+    for (auto [i, d] : llvm::enumerate(sizes))
+      t.text += (i ? "," : "") + std::to_string(d);
     t.text += "} ]";
     t.emptySizes = std::move(sizes);
     out.v = std::move(t);

@@ -161,13 +161,15 @@ Comparison kb::verify::indexComparison(const at::Tensor &cand,
   at::Tensor x = cand.contiguous().view(-1), e = eager.contiguous().view(-1);
   // An index is below 2^53, so neither of its words is a poison pattern
   // unless the high word is (all of them are 0 for indices below 2^32).
-  int64_t unwritten =
-      x.view(at::kInt).view({-1, 2}).eq(static_cast<int32_t>(poison))
-          .all(1).sum().item<int64_t>();
+  int64_t unwritten = x.view(at::kInt)
+                          .view({-1, 2})
+                          .eq(static_cast<int32_t>(poison))
+                          .all(1)
+                          .sum()
+                          .item<int64_t>();
   if (unwritten) {
     c.status = "unwritten_output";
-    c.detail = std::to_string(unwritten) + " of " +
-               std::to_string(x.numel()) +
+    c.detail = std::to_string(unwritten) + " of " + std::to_string(x.numel()) +
                " indices still hold the poison pattern";
     c.allclose1e4 = c.allclose1e2 = false;
     return c;
@@ -199,6 +201,8 @@ int64_t kb::verify::countPattern(const at::Tensor &t, uint32_t pattern) {
 int64_t kb::verify::countBitDifferences(const at::Tensor &cand,
                                         const at::Tensor &eager32) {
   at::Tensor a = cand.contiguous().view(-1), b = eager32.contiguous().view(-1);
+  if (a.scalar_type() == at::kLong) // indices: no NaN, 8-byte elements
+    return a.ne(b).sum().item<int64_t>();
   at::Tensor differ = a.view(at::kInt).ne(b.view(at::kInt)) &
                       (a.isnan() & b.isnan()).logical_not();
   return differ.sum().item<int64_t>();

@@ -42,7 +42,7 @@ Comparison indexComparison(const at::Tensor &cand, const at::Tensor &eager,
 int64_t countPattern(const at::Tensor &t, uint32_t pattern);
 
 /// Elements of `cand` whose bits differ from `eager32`'s, any NaN matching
-/// any NaN.
+/// any NaN (int64 indices: elements that differ).
 int64_t countBitDifferences(const at::Tensor &cand, const at::Tensor &eager32);
 
 /// True when the two tensors hold the same bits (NaN payloads included).

@@ -274,9 +274,8 @@ struct GpuWorker::Impl {
         tensorStats(got, expect.eager32[o], expect.truth64[o],
                     job.checks.toleranceFactor, poison,
                     job.checks.nonfinite == "any", int64_t(1) << 26,
-                    withSensitivity && !expect.sens64.empty()
-                        ? expect.sens64[o]
-                        : at::Tensor()),
+                    withSensitivity && !expect.sens64.empty() ? expect.sens64[o]
+                                                              : at::Tensor()),
         job.checks.toleranceFactor);
   }
 
@@ -379,11 +378,8 @@ struct GpuWorker::Impl {
       }
       if (firstRun.empty()) {
         for (size_t o = 0; o < got.size(); ++o)
-          v.eagerMismatches =
-              std::max<int64_t>(v.eagerMismatches, 0) +
-              (got[o].scalar_type() == at::kLong
-                   ? got[o].ne(expect.eager32[o]).sum().item<int64_t>()
-                   : countBitDifferences(got[o], expect.eager32[o]));
+          v.eagerMismatches = std::max<int64_t>(v.eagerMismatches, 0) +
+                              countBitDifferences(got[o], expect.eager32[o]);
         for (const at::Tensor &t : got)
           firstRun.push_back(t.clone());
       } else {
@@ -451,10 +447,10 @@ struct GpuWorker::Impl {
     check(cudaDeviceSynchronize(), "after timing");
     // And the values of the last timed launch must be right.
     for (size_t o = 0; o < outIdx.size(); ++o) {
-      Comparison c = compareOutput(
-          view(bufs[outIdx[o]], l.tensors[nIn + o].shape,
-               expect.eager32[o].scalar_type()),
-          expect, o, job, 0xFFFFFFFFu, /*withSensitivity=*/false);
+      Comparison c =
+          compareOutput(view(bufs[outIdx[o]], l.tensors[nIn + o].shape,
+                             expect.eager32[o].scalar_type()),
+                        expect, o, job, 0xFFFFFFFFu, /*withSensitivity=*/false);
       if (c.status != "accepted")
         return Failure{"timing_recheck_failed",
                        "after the timing loop, output " + job.outputs[o].name +

@@ -243,6 +243,13 @@ TEST(TensorInputs, BitDifferencesFromEager) {
   e[5] = std::numeric_limits<float>::quiet_NaN();
   c.view(at::kInt)[5].fill_(static_cast<int32_t>(0x7FC0DEADu));
   EXPECT_EQ(countBitDifferences(c, e), 2);
+  // int64 indices (argmax): elements that differ, 0-d included.
+  at::Tensor i = at::arange(6, at::kLong), j = i.clone();
+  j[4] = 0;
+  EXPECT_EQ(countBitDifferences(j, i), 1);
+  EXPECT_EQ(countBitDifferences(at::scalar_tensor(3, at::kLong),
+                                at::scalar_tensor(3, at::kLong)),
+            0);
 }
 
 TEST(TensorStats, EagerOverflowIsHeldToTheTruth) {
@@ -349,7 +356,8 @@ TEST(IndexComparison, ExactOrRejectedWithTheFirstDifference) {
   EXPECT_FALSE(wrong.allclose1e4);
 
   at::Tensor unwritten = eager.clone();
-  unwritten.view(at::kInt).narrow(0, 10, 2).fill_(static_cast<int32_t>(kPoisonA));
+  unwritten.view(at::kInt).narrow(0, 10, 2).fill_(
+      static_cast<int32_t>(kPoisonA));
   Comparison u = indexComparison(unwritten, eager, kPoisonA);
   EXPECT_EQ(u.status, "unwritten_output") << u.detail;
   EXPECT_NE(u.detail.find("1 of 1000"), std::string::npos) << u.detail;
