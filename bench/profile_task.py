@@ -27,4 +27,4 @@ with torch.no_grad():
                 f(*x)
             torch.cuda.synchronize()
         print("==", name)
-        print(p.key_averages().table(sort_by="cuda_time_total", row_limit=10, max_name_column_width=70), flush=True)
+        print(p.key_averages().table(sort_by="cuda_time_total", row_limit=int(os.environ.get("KB_PROFILE_ROWS", "10")), max_name_column_width=90), flush=True)

@@ -9,6 +9,9 @@ void kb::buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
   pm.addPass(createClassify());
   // Simplify rewrites chains (e.g. merges clamps), so classify again after.
   pm.addPass(createSimplify());
+  UnfuseLinearBiasOptions unfuse;
+  unfuse.beforeSteps = reductionsBeforeSteps;
+  pm.addPass(createUnfuseLinearBias(unfuse));
   pm.addPass(createClassify());
   FormRegionsOptions form;
   form.normsBeforeTF32 = normsBeforeTF32;

@@ -42,6 +42,25 @@ def Simplify : Pass<"kb-simplify", "mlir::ModuleOp"> {
   let dependentDialects = ["::kb::KbDialect"];
 }
 
+def UnfuseLinearBias : Pass<"kb-unfuse-linear-bias", "mlir::ModuleOp"> {
+  let summary = "Move a linear's bias into its fusable epilogue";
+  let description = [{
+    linear(x, W, b) with one user, an elementwise, broadcast or reduction
+    op, and a weight whose K >= N becomes add(linear(x, W, None), b), so
+    that cuBLAS runs the bias-free GEMM (faster than cuBLASLt's bias
+    epilogue for such shapes) and the add fuses. Not bit-exact (another
+    GEMM kernel may sum in another order); linears that the library
+    epilogue table maps whole stay.
+  }];
+  let dependentDialects = ["::kb::KbDialect"];
+  let options = [
+    Option<"beforeSteps", "before-steps", "bool", "true",
+           "Also split a linear whose result reaches a step op, a singular "
+           "op or a convolution (false: those keep eager's GEMM and its "
+           "last bits)">,
+  ];
+}
+
 def FormRegions : Pass<"kb-form-regions", "mlir::ModuleOp"> {
   let summary = "Group anchors and memory-bound chains into kb.region ops";
   let description = [{
