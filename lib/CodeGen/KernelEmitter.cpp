@@ -556,5 +556,6 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.perOutputUnroll = options.outputsPerThread;
   e.rowBlock = options.rowBlock;
   e.registerRowMax = options.registerRowMax;
+  e.sharedRowMax = options.sharedRowMax;
   return e.run();
 }

@@ -86,6 +86,12 @@ int64_t codegen::blockRegisterSlots(const RowPlan &p) {
   return (p.cols + b - 1) / b;
 }
 
+bool codegen::blockSharedRow(const RowPlan &p) {
+  bool rereads = p.element || p.prog.passes.size() > 1;
+  return p.mode == RowMode::Block && rereads && !blockRegisterSlots(p) &&
+         p.cols <= std::min<int64_t>(p.sharedRowMax, kSharedRowMax);
+}
+
 int64_t codegen::rowLanes(const RowPlan &p) {
   if (!p.vec4)
     return lanesPerRow(p.cols);
@@ -141,6 +147,8 @@ public:
       return p.vec4 ? emitVectorRows(p, os) : emitRegisterRows(p, os);
     if (blockRegisterSlots(p))
       return emitBlockRegisterRows(p, os);
+    if (blockSharedRow(p))
+      return emitBlockSharedRows(p, os);
     if (p.mode == Mode::Columns)
       return emitColumns(p, os);
     if (p.mode == Mode::Tile)
@@ -396,6 +404,37 @@ public:
         "; ++k) {\n      const long long c = threadIdx.x + k * " + Bs +
         ";\n      if (c < " + C + ") {\n";
     return emitRegisterPasses(p, each, "xs[k]", 0,
+                              "    if (threadIdx.x == 0) {\n", os);
+  }
+
+  /// Block mode for rows too long for registers: each thread stages its
+  /// elements of the row (c = threadIdx.x + k * B) in shared memory once,
+  /// the pointwise prologue evaluated once per element, and every pass and
+  /// the output pass read them back instead of re-reading (and
+  /// re-computing) the row. A thread reads only the slots it wrote, so the
+  /// staging needs no barrier of its own.
+  llvm::Error emitBlockSharedRows(const RowPlan &p, llvm::raw_ostream &os) {
+    std::string B = std::to_string(rowBlockSize(p)),
+                C = std::to_string(p.cols) + "LL";
+    declareBlockScratch(p, os);
+    os << "  __shared__ float xsm[" << p.cols << "];\n"
+       << "  for (long long r = blockIdx.x; r < " << p.rows
+       << "LL; r += gridDim.x) {\n"
+       << "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " << C
+       << "; c += " << B << ") {\n"
+       << "      const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "      ");
+    if (!x)
+      return x.takeError();
+    os << "      xsm[c] = " << *x << ";\n    }\n";
+    e.newScope();
+    if (auto err = emitShift(p, os))
+      return err;
+    std::string each = "#pragma unroll 4\n    for (long long c = threadIdx.x; "
+                       "c < " +
+                       C + "; c += " + B + ") {\n      {\n";
+    return emitRegisterPasses(p, each, "xsm[c]", 0,
                               "    if (threadIdx.x == 0) {\n", os);
   }
 

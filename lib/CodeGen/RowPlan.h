@@ -46,6 +46,9 @@ struct RowPlan {
   /// Block mode's longest rows held in registers (0: the default, 2048;
   /// rowBlock threads hold them when set); set only by probes.
   int registerRowMax = 0;
+  /// Block mode's longest rows staged in shared memory when too long for
+  /// registers (0: none); set only by probes.
+  int sharedRowMax = 0;
   /// Strided rows: how many consecutive rows sit next to each other in
   /// memory (the kept inner size; C for BatchNorm1d), 0 if unknown.
   int64_t rowRun = 0;
@@ -111,6 +114,13 @@ int64_t rowLanes(const RowPlan &p);
 /// from memory once), or 0 where the row is too long and every pass
 /// re-reads it.
 int64_t blockRegisterSlots(const RowPlan &p);
+/// Block mode: whether the block stages its row in shared memory (rows
+/// too long for registers, read more than once, at most sharedRowMax and
+/// kSharedRowMax elements).
+bool blockSharedRow(const RowPlan &p);
+/// The longest row a block can stage in its 48 KB of static shared memory
+/// beside the combines' scratch.
+constexpr int64_t kSharedRowMax = 11776;
 int64_t columnWarps(int64_t cols);
 int64_t tileFloats(int64_t C, int64_t W);
 

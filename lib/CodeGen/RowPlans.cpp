@@ -438,6 +438,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
 
   p.rowBlock = e.rowBlock; // rowBlockSize reads it for streamed block rows
   p.registerRowMax = e.registerRowMax;
+  p.sharedRowMax = e.sharedRowMax;
   std::string body;
   llvm::raw_string_ostream os(body);
   if (auto err = emitRowPlan(e, f, yield, p, os))
@@ -473,6 +474,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       (p.mode == Mode::Warp || blockRegisterSlots(p)
            ? "the row is held in registers (the pointwise "
              "prologue evaluated once per element)."
+       : blockSharedRow(p)
+           ? "the row is staged in shared memory (the pointwise prologue "
+             "evaluated once per element)."
        : p.mode == Mode::Tile
            ? "the pointwise prologue is evaluated once per element, into "
              "the slab."

@@ -121,6 +121,11 @@ cl::opt<unsigned> registerRowMaxOpt(
     cl::desc("Longest rows a block holds in registers (default 2048; with "
              "--row-block, that many threads hold them) (a probe)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<unsigned> sharedRowMaxOpt(
+    "shared-row-max",
+    cl::desc("Longest rows a block stages in shared memory when too long "
+             "for registers (default: none) (a probe)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string>
     modelUrl("model-url",
@@ -368,6 +373,10 @@ int runCodegen() {
   if (registerRowMaxOpt > 32768)
     return fail(UsageError, "--register-row-max wants at most 32768, not " +
                                 std::to_string(registerRowMaxOpt));
+  if (sharedRowMaxOpt > 11776)
+    return fail(UsageError, "--shared-row-max wants at most 11776 (48 KB of "
+                            "shared memory), not " +
+                                std::to_string(sharedRowMaxOpt));
   if (outputsPerThreadOpt > 16)
     return fail(UsageError, "--outputs-per-thread wants 1 to 16, not " +
                                 std::to_string(outputsPerThreadOpt));
@@ -383,6 +392,7 @@ int runCodegen() {
     emitOptions.outputsPerThread = outputsPerThreadOpt;
     emitOptions.rowBlock = rowBlockOpt;
     emitOptions.registerRowMax = registerRowMaxOpt;
+    emitOptions.sharedRowMax = sharedRowMaxOpt;
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";

@@ -67,6 +67,11 @@ struct EmitOptions {
   /// Longest rows a block-per-row kernel holds in registers (0: 2048); for
   /// probes (`kb-rewrite codegen --register-row-max`), never for rewrites.
   int registerRowMax = 0;
+  /// Longest rows a block-per-row kernel stages in shared memory (each
+  /// thread's elements once, the prologue evaluated once) when they are
+  /// too long for registers; 0: none. For probes (`kb-rewrite codegen
+  /// --shared-row-max`).
+  int sharedRowMax = 0;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,
