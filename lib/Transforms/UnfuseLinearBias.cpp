@@ -2,7 +2,9 @@
 //
 // linear(x, W, b) whose only user is a fusable epilogue becomes
 // add(linear(x, W, None), b): the bias add joins the epilogue's kernel (a
-// broadcast read of N floats) and cuBLAS runs the bias-free GEMM.
+// broadcast read of N floats) and cuBLAS runs the bias-free GEMM. The same
+// for addmm(b, x, W) with beta = alpha = 1 (HF GPT-2's Conv1D), through the
+// view back to the activation's shape that usually follows it.
 //
 // Why: eager runs linear with a bias as one cuBLASLt call with the BIAS
 // epilogue, and for GEMMs whose reduction dim K is at least their output
@@ -57,15 +59,35 @@ bool hasLibraryEpilogue(AtenOp linear, Operation *user) {
   return false;
 }
 
-/// The bias of `op` when the split applies, else nullptr.
-Value splittableBias(AtenOp op, bool beforeSteps) {
-  if (op.getName() != "linear" || op.getInplace() || !op->hasOneUse() ||
-      op->getNumResults() != 1)
-    return nullptr;
-  Value bias = op.getArg("bias");
-  Value weight = op.getArg("weight");
-  if (!bias || !weight || isNone(bias) || hasMutatingUse(op->getResult(0)))
-    return nullptr;
+bool isViewOp(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  return aten && !aten.getInplace() && aten.getInfo() &&
+         aten.getInfo()->style == OpStyle::View &&
+         (aten.getName() == "view" || aten.getName() == "reshape");
+}
+
+/// A GEMM with a bias that the pass splits: `linear(x, W, b)`, or
+/// `addmm(b, x, W)` with beta = alpha = 1 (HF GPT-2's Conv1D), optionally
+/// followed by the view back to the activation's shape that keeps the
+/// last dim (the add then goes after the view).
+struct BiasedGemm {
+  AtenOp op;
+  Value bias;
+  AtenOp view; // null when the GEMM's user is the epilogue itself
+};
+
+std::optional<BiasedGemm> matchBiasedGemm(AtenOp op, bool beforeSteps) {
+  bool linear = op.getName() == "linear", addmm = op.getName() == "addmm";
+  if ((!linear && !addmm) || op.getInplace() || !op->hasOneUse() ||
+      op->getNumResults() != 1 || hasMutatingUse(op->getResult(0)))
+    return std::nullopt;
+  Value bias = op.getArg(linear ? "bias" : "self");
+  Value weight = op.getArg(linear ? "weight" : "mat2");
+  if (!bias || !weight || isNone(bias))
+    return std::nullopt;
+  if (addmm && (getConstantNumber(op.getArg("beta")) != 1.0 ||
+                getConstantNumber(op.getArg("alpha")) != 1.0))
+    return std::nullopt;
   auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   auto w = dyn_cast<RankedTensorType>(weight.getType());
   auto b = dyn_cast<RankedTensorType>(bias.getType());
@@ -74,17 +96,29 @@ Value splittableBias(AtenOp op, bool beforeSteps) {
       b.getElementType() != out.getElementType() || w.getRank() != 2 ||
       b.getRank() != 1 || out.getRank() < 2 ||
       b.getDimSize(0) != out.getShape().back())
-    return nullptr;
-  // W is [N, K].
-  if (w.getDimSize(1) < w.getDimSize(0))
-    return nullptr;
+    return std::nullopt;
+  // linear's W is [N, K], addmm's mat2 [K, N].
+  int64_t k = w.getDimSize(linear ? 1 : 0), n = w.getDimSize(linear ? 0 : 1);
+  if (k < n)
+    return std::nullopt;
+  BiasedGemm m{op, bias, nullptr};
   Operation *user = *op->getUsers().begin();
-  if (!isFusableUser(user) || hasLibraryEpilogue(op, user))
-    return nullptr;
+  if (isViewOp(user)) {
+    auto view = cast<AtenOp>(user);
+    auto vt = dyn_cast<RankedTensorType>(view->getResult(0).getType());
+    if (!view->hasOneUse() || !vt || !vt.hasStaticShape() ||
+        vt.getRank() < 1 || vt.getShape().back() != n ||
+        hasMutatingUse(view->getResult(0)))
+      return std::nullopt;
+    m.view = view;
+    user = *view->getUsers().begin();
+  }
+  if (!isFusableUser(user) || (!m.view && hasLibraryEpilogue(op, user)))
+    return std::nullopt;
   if (!beforeSteps && (reachesStepOp(op) || reachesSingularOp(op) ||
                        reachesConvolution(op)))
-    return nullptr;
-  return bias;
+    return std::nullopt;
+  return m;
 }
 
 struct UnfuseLinearBiasPass
@@ -92,36 +126,59 @@ struct UnfuseLinearBiasPass
   using UnfuseLinearBiasBase::UnfuseLinearBiasBase;
 
   void runOnOperation() override {
-    SmallVector<AtenOp> linears;
+    SmallVector<BiasedGemm> found;
     getOperation()->walk([&](AtenOp op) {
-      if (splittableBias(op, beforeSteps))
-        linears.push_back(op);
+      if (auto m = matchBiasedGemm(op, beforeSteps))
+        found.push_back(*m);
     });
-    for (AtenOp op : linears)
-      split(op);
+    for (BiasedGemm &m : found)
+      split(m);
   }
 
-  void split(AtenOp op) {
+  void split(BiasedGemm m) {
+    AtenOp op = m.op;
     OpBuilder b(op);
     Location loc = op.getLoc();
-    const OpInfo *info = op.getInfo();
-    unsigned idx = *info->argIndex("bias");
-    Value bias = op.getArgs()[idx];
-    SmallVector<Value> args(op.getArgs().begin(), op.getArgs().end());
-    args[idx] = makeNone(b, loc);
     Type out = op->getResult(0).getType();
-    auto gemm = AtenOp::create(b, loc, TypeRange{out}, op.getNameAttr(),
-                               op.getOverloadAttr(), nullptr,
-                               op.getKindAttr(), args);
+    Operation *gemm;
+    if (op.getName() == "linear") {
+      unsigned idx = *op.getInfo()->argIndex("bias");
+      SmallVector<Value> args(op.getArgs().begin(), op.getArgs().end());
+      args[idx] = makeNone(b, loc);
+      gemm = AtenOp::create(b, loc, TypeRange{out}, op.getNameAttr(),
+                            op.getOverloadAttr(), nullptr, op.getKindAttr(),
+                            args);
+    } else {
+      gemm = AtenOp::create(b, loc, TypeRange{out}, b.getStringAttr("mm"),
+                            b.getStringAttr(""), nullptr, op.getKindAttr(),
+                            ValueRange{op.getArg("mat1"), op.getArg("mat2")});
+    }
+    Value result = gemm->getResult(0);
+    Operation *last = op;
+    if (m.view) {
+      // view(gemm + b) == view(gemm) + b: the view keeps the last dim.
+      b.setInsertionPoint(m.view);
+      SmallVector<Value> args(m.view.getArgs().begin(),
+                              m.view.getArgs().end());
+      args[0] = result;
+      result = AtenOp::create(b, m.view.getLoc(),
+                              m.view->getResultTypes(), m.view.getNameAttr(),
+                              m.view.getOverloadAttr(), nullptr,
+                              m.view.getKindAttr(), args)
+                   ->getResult(0);
+      last = m.view;
+    }
     // The bias broadcasts over the leading dims as ATen's add does.
     Value one = makeI64(b, loc, 1);
     Value add = AtenOp::create(
-                    b, loc, TypeRange{out}, b.getStringAttr("add"),
+                    b, loc, last->getResultTypes(), b.getStringAttr("add"),
                     b.getStringAttr("Tensor"), nullptr,
                     b.getStringAttr(kindName(OpKind::Broadcast)),
-                    ValueRange{gemm->getResult(0), bias, one})
+                    ValueRange{result, m.bias, one})
                     ->getResult(0);
-    op->getResult(0).replaceAllUsesWith(add);
+    last->getResult(0).replaceAllUsesWith(add);
+    if (m.view)
+      m.view->erase();
     op->erase();
   }
 };

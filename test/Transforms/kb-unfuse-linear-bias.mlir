@@ -79,3 +79,50 @@ func.func @before_step(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf3
   %2 = kb.aten "gt"(%1, %half) {overload = "Scalar"} : (tensor<4x4xf32>, f64) -> tensor<4x4xi1>
   return %2 : tensor<4x4xi1>
 }
+
+// -----
+
+// HF GPT-2's Conv1D: addmm(b, x2d, W) (W is [K, N]) viewed back to the
+// activation's shape before the residual add: mm, the view, then the add of
+// the bias (the view keeps the last dim, so view(mm + b) == view(mm) + b).
+// CHECK-LABEL: func.func @addmm_through_view
+// CHECK:      %[[MM:.*]] = kb.aten "mm"(%arg0, %arg1) {{.*}} -> tensor<12x4xf32>
+// CHECK:      %[[VIEW:.*]] = kb.aten "view"(%[[MM]], %{{.*}}) {{.*}} -> tensor<2x6x4xf32>
+// CHECK:      %[[ADD:.*]] = kb.aten "add"(%[[VIEW]], %arg2, %{{.*}}) {{.*}}overload = "Tensor"
+// CHECK:      kb.aten "add"(%[[ADD]], %arg3,
+// CHECK-NOT:  kb.aten "addmm"
+func.func @addmm_through_view(%x: tensor<12x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>, %r: tensor<2x6x4xf32>) -> tensor<2x6x4xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %six = kb.constant {value = 6 : i64} : i64
+  %four = kb.constant {value = 4 : i64} : i64
+  %shape = kb.list(%two, %six, %four) : (i64, i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "addmm"(%b, %x, %w, %one, %one) : (tensor<4xf32>, tensor<12x16xf32>, tensor<16x4xf32>, i64, i64) -> tensor<12x4xf32>
+  %1 = kb.aten "view"(%0, %shape) : (tensor<12x4xf32>, !kb.list<i64>) -> tensor<2x6x4xf32>
+  %2 = kb.aten "add"(%1, %r, %one) {overload = "Tensor"} : (tensor<2x6x4xf32>, tensor<2x6x4xf32>, i64) -> tensor<2x6x4xf32>
+  return %2 : tensor<2x6x4xf32>
+}
+
+// -----
+
+// addmm stays with beta or alpha other than 1, a 2-D self (not a bias),
+// K < N, and a view that changes the last dim.
+// CHECK-LABEL: func.func @addmm_kept
+// CHECK-NOT:  kb.aten "mm"
+// CHECK:      return
+func.func @addmm_kept(%x: tensor<12x16xf32>, %w: tensor<16x4xf32>, %wide: tensor<16x32xf32>, %b: tensor<4xf32>, %b32: tensor<32xf32>, %s: tensor<12x4xf32>) -> (tensor<12x4xf32>, tensor<12x4xf32>, tensor<12x32xf32>, tensor<48xf32>) {
+  %one = kb.constant {value = 1 : i64} : i64
+  %half = kb.constant {value = 5.000000e-01 : f64} : f64
+  %c48 = kb.constant {value = 48 : i64} : i64
+  %flat = kb.list(%c48) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "addmm"(%b, %x, %w, %half, %one) : (tensor<4xf32>, tensor<12x16xf32>, tensor<16x4xf32>, f64, i64) -> tensor<12x4xf32>
+  %1 = kb.aten "tanh"(%0) : (tensor<12x4xf32>) -> tensor<12x4xf32>
+  %2 = kb.aten "addmm"(%s, %x, %w, %one, %one) : (tensor<12x4xf32>, tensor<12x16xf32>, tensor<16x4xf32>, i64, i64) -> tensor<12x4xf32>
+  %3 = kb.aten "tanh"(%2) : (tensor<12x4xf32>) -> tensor<12x4xf32>
+  %4 = kb.aten "addmm"(%b32, %x, %wide, %one, %one) : (tensor<32xf32>, tensor<12x16xf32>, tensor<16x32xf32>, i64, i64) -> tensor<12x32xf32>
+  %5 = kb.aten "tanh"(%4) : (tensor<12x32xf32>) -> tensor<12x32xf32>
+  %6 = kb.aten "addmm"(%b, %x, %w, %one, %one) : (tensor<4xf32>, tensor<12x16xf32>, tensor<16x4xf32>, i64, i64) -> tensor<12x4xf32>
+  %7 = kb.aten "view"(%6, %flat) : (tensor<12x4xf32>, !kb.list<i64>) -> tensor<48xf32>
+  %8 = kb.aten "tanh"(%7) : (tensor<48xf32>) -> tensor<48xf32>
+  return %1, %3, %5, %8 : tensor<12x4xf32>, tensor<12x4xf32>, tensor<12x32xf32>, tensor<48xf32>
+}

@@ -45,8 +45,10 @@ def Simplify : Pass<"kb-simplify", "mlir::ModuleOp"> {
 def UnfuseLinearBias : Pass<"kb-unfuse-linear-bias", "mlir::ModuleOp"> {
   let summary = "Move a linear's bias into its fusable epilogue";
   let description = [{
-    linear(x, W, b) with one user, an elementwise, broadcast or reduction
-    op, and a weight whose K >= N becomes add(linear(x, W, None), b), so
+    linear(x, W, b) (or addmm(b, x, W) with beta = alpha = 1) with one
+    user, an elementwise, broadcast or reduction op (directly or through a
+    view keeping the last dim), and a weight whose K >= N becomes
+    add(linear(x, W, None), b) (add(mm(x, W), b)), so
     that cuBLAS runs the bias-free GEMM (faster than cuBLASLt's bias
     epilogue for such shapes) and the add fuses. Not bit-exact (another
     GEMM kernel may sum in another order); linears that the library
