@@ -419,7 +419,13 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   }
   std::string expr;
   if (info->style == OpStyle::Cast) {
-    expr = operands.lookup(aten.getArgs()[0]);
+    // A constant operand was skipped above: a scalar is its literal, a
+    // tensor constant is no kernel operand (render says so).
+    auto self =
+        render(aten, info->args[0], aten.getArgs()[0], operands);
+    if (!self)
+      return self.takeError();
+    expr = *self;
   } else {
     auto e = substitute(aten, operands);
     if (!e)
@@ -451,7 +457,10 @@ RegionEmitter::render(AtenOp op, const ArgSpec &arg, Value v,
                        displayName(op) + "'");
   }
   if (auto c = v.getDefiningOp<ConstantOp>()) {
-    if (auto s = dyn_cast<StringAttr>(c.getValue()))
+    // Only string operands are strings: a tensor constant that torch
+    // prints as "<Tensor>" is no literal.
+    if (auto s = dyn_cast<StringAttr>(c.getValue());
+        s && arg.type == ArgType::Str)
       return cString(s.getValue());
     if (auto n = getConstantNumber(v))
       return floatLiteral(*n);

@@ -83,7 +83,19 @@ Value reducedInput(Operation *op) {
   return {};
 }
 
+/// A tensor constant of rank >= 1 (a plain tensor attribute the tracer
+/// baked in): kernels render constants as literals, so an op reading one
+/// stays in ATen and its result reaches a region as an input.
+bool readsTensorConstant(Operation *op) {
+  return llvm::any_of(op->getOperands(), [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.getRank() > 0 && v.getDefiningOp<ConstantOp>();
+  });
+}
+
 std::string unfusedReason(Operation *op, OpKind kind) {
+  if (readsTensorConstant(op))
+    return "reads a tensor constant: no kernel operand";
   switch (kind) {
   case OpKind::Anchor:
     return "anchor without a fusable consumer: stays in cuBLAS/cuDNN";
@@ -141,7 +153,7 @@ private:
   bool isCandidate(Operation *op, OpKind kind) {
     // 0-d tensors are host-style scalar arithmetic (traced size math),
     // unless a reduction makes one of a real tensor (a loss's mean).
-    if (!allResultsStatic(op))
+    if (!allResultsStatic(op) || readsTensorConstant(op))
       return false;
     if (resultShape(op).empty()) {
       Value in = kind == OpKind::Reduction ? reducedInput(op) : Value();
