@@ -136,7 +136,7 @@ public:
   int rowBlock = 0;
   /// EmitOptions::registerRowMax (0: the default).
   int registerRowMax = 0;
-  /// EmitOptions::sharedRowMax (0: none).
+  /// EmitOptions::sharedRowMax (0: the default).
   int sharedRowMax = 0;
   /// The region reads input 0 channels-last through a permute back to
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put

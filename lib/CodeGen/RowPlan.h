@@ -47,7 +47,7 @@ struct RowPlan {
   /// rowBlock threads hold them when set); set only by probes.
   int registerRowMax = 0;
   /// Block mode's longest rows staged in shared memory when too long for
-  /// registers (0: none); set only by probes.
+  /// registers (0: none; layer norms by default, probes set any).
   int sharedRowMax = 0;
   /// Strided rows: how many consecutive rows sit next to each other in
   /// memory (the kept inner size; C for BatchNorm1d), 0 if unknown.
