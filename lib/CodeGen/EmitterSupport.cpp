@@ -421,8 +421,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   if (info->style == OpStyle::Cast) {
     // A constant operand was skipped above: a scalar is its literal, a
     // tensor constant is no kernel operand (render says so).
-    auto self =
-        render(aten, info->args[0], aten.getArgs()[0], operands);
+    auto self = render(aten, info->args[0], aten.getArgs()[0], operands);
     if (!self)
       return self.takeError();
     expr = *self;

@@ -443,7 +443,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // 2080, 3072, 4096 and 4096 after a pointwise prologue 2.5-7% faster
   // than re-reading the row; softmax, log_softmax and a group norm
   // measured 3-4% slower and an instance norm the same, so they stream.
-  p.sharedRowMax = e.sharedRowMax > 0          ? e.sharedRowMax
+  p.sharedRowMax = e.sharedRowMax > 0       ? e.sharedRowMax
                    : recipe == "layer_norm" ? int(kSharedRowMax)
                                             : 0;
   std::string body;

@@ -106,17 +106,16 @@ std::optional<BiasedGemm> matchBiasedGemm(AtenOp op, bool beforeSteps) {
   if (isViewOp(user)) {
     auto view = cast<AtenOp>(user);
     auto vt = dyn_cast<RankedTensorType>(view->getResult(0).getType());
-    if (!view->hasOneUse() || !vt || !vt.hasStaticShape() ||
-        vt.getRank() < 1 || vt.getShape().back() != n ||
-        hasMutatingUse(view->getResult(0)))
+    if (!view->hasOneUse() || !vt || !vt.hasStaticShape() || vt.getRank() < 1 ||
+        vt.getShape().back() != n || hasMutatingUse(view->getResult(0)))
       return std::nullopt;
     m.view = view;
     user = *view->getUsers().begin();
   }
   if (!isFusableUser(user) || (!m.view && hasLibraryEpilogue(op, user)))
     return std::nullopt;
-  if (!beforeSteps && (reachesStepOp(op) || reachesSingularOp(op) ||
-                       reachesConvolution(op)))
+  if (!beforeSteps &&
+      (reachesStepOp(op) || reachesSingularOp(op) || reachesConvolution(op)))
     return std::nullopt;
   return m;
 }
@@ -145,9 +144,9 @@ struct UnfuseLinearBiasPass
       unsigned idx = *op.getInfo()->argIndex("bias");
       SmallVector<Value> args(op.getArgs().begin(), op.getArgs().end());
       args[idx] = makeNone(b, loc);
-      gemm = AtenOp::create(b, loc, TypeRange{out}, op.getNameAttr(),
-                            op.getOverloadAttr(), nullptr, op.getKindAttr(),
-                            args);
+      gemm =
+          AtenOp::create(b, loc, TypeRange{out}, op.getNameAttr(),
+                         op.getOverloadAttr(), nullptr, op.getKindAttr(), args);
     } else {
       gemm = AtenOp::create(b, loc, TypeRange{out}, b.getStringAttr("mm"),
                             b.getStringAttr(""), nullptr, op.getKindAttr(),
@@ -158,24 +157,22 @@ struct UnfuseLinearBiasPass
     if (m.view) {
       // view(gemm + b) == view(gemm) + b: the view keeps the last dim.
       b.setInsertionPoint(m.view);
-      SmallVector<Value> args(m.view.getArgs().begin(),
-                              m.view.getArgs().end());
+      SmallVector<Value> args(m.view.getArgs().begin(), m.view.getArgs().end());
       args[0] = result;
-      result = AtenOp::create(b, m.view.getLoc(),
-                              m.view->getResultTypes(), m.view.getNameAttr(),
-                              m.view.getOverloadAttr(), nullptr,
-                              m.view.getKindAttr(), args)
+      result = AtenOp::create(b, m.view.getLoc(), m.view->getResultTypes(),
+                              m.view.getNameAttr(), m.view.getOverloadAttr(),
+                              nullptr, m.view.getKindAttr(), args)
                    ->getResult(0);
       last = m.view;
     }
     // The bias broadcasts over the leading dims as ATen's add does.
     Value one = makeI64(b, loc, 1);
-    Value add = AtenOp::create(
-                    b, loc, last->getResultTypes(), b.getStringAttr("add"),
-                    b.getStringAttr("Tensor"), nullptr,
-                    b.getStringAttr(kindName(OpKind::Broadcast)),
-                    ValueRange{result, m.bias, one})
-                    ->getResult(0);
+    Value add =
+        AtenOp::create(b, loc, last->getResultTypes(), b.getStringAttr("add"),
+                       b.getStringAttr("Tensor"), nullptr,
+                       b.getStringAttr(kindName(OpKind::Broadcast)),
+                       ValueRange{result, m.bias, one})
+            ->getResult(0);
     last->getResult(0).replaceAllUsesWith(add);
     if (m.view)
       m.view->erase();

@@ -14,7 +14,7 @@ struct EmittedTensor {
   std::string name;
   std::vector<int64_t> shape;
   std::string distribution = "normal"; // kb-verify's input distribution
-  std::string dtype = "float32";        // or int64 (argmax / argmin outputs)
+  std::string dtype = "float32";       // or int64 (argmax / argmin outputs)
 };
 
 /// One kernel: a self-contained .cu and what kb-verify needs to check it.
