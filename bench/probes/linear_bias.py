@@ -10,8 +10,20 @@ number of elements where linear(x, W, b) != linear(x, W) + b.
 """
 import argparse
 import json
+import os
+import sys
+
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from codegen_vs_compile import time_ms  # noqa: E402
+
+
+def median_ms(fn, runs=30):
+    """Median of CUDA-event timings; the L2 is not flushed (see above)."""
+    return time_ms(fn, runs, lambda: None)
+
 
 SHAPES = [
     # (M, K, N): ViT-S/16 batch 32 (M = 32 * 197), ViT-B, BERT/GPT-2 (M = 16 * 256),
@@ -23,21 +35,6 @@ SHAPES = [
     (8192, 2048, 509), (32768, 511, 1023), (2048, 257, 8191), (65536, 64, 64),
     (512, 16384, 16384 // 4), (100000, 96, 33),
 ]
-
-
-def median_ms(fn, runs=30, warmup=5):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():
