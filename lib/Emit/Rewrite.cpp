@@ -482,6 +482,10 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       if (auto why = op->getAttrOfType<mlir::StringAttr>("kb.unfused"))
         result.keptOps.push_back(
             {displayName(op), describeLocation(op->getLoc()).first, why.str()});
+    if (op->hasAttr("kb.bias_unfused"))
+      result.biasFreeGemms.push_back(
+          {displayName(op), describeLocation(op->getLoc()).first,
+           "runs bias-free; its bias is added in the epilogue's kernel"});
   });
 
   SmallString<256> absDir(opts.outDir);

@@ -81,6 +81,9 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
   for (const KeptOp &k : res.keptOps)
     kept.push_back(json::Object{
         {"op", k.op}, {"location", k.location}, {"reason", k.reason}});
+  json::Array biasFree;
+  for (const KeptOp &k : res.biasFreeGemms)
+    biasFree.push_back(json::Object{{"op", k.op}, {"location", k.location}});
   json::Array regions;
   for (const RegionRecord &r : res.regions) {
     json::Object o{{"name", r.name},
@@ -120,7 +123,8 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
                       {"model_new", res.modelNew},
                       {"model_new_note", res.modelNewNote},
                       {"regions", std::move(regions)},
-                      {"kept_in_aten", std::move(kept)}};
+                      {"kept_in_aten", std::move(kept)},
+                      {"bias_free_gemms", std::move(biasFree)}};
 }
 
 std::string reportMarkdown(const RewriteOptions &opts,
@@ -188,6 +192,15 @@ std::string reportMarkdown(const RewriteOptions &opts,
           "the ops after them are fused.\n\n";
     for (const KeptOp &k : res.keptOps)
       os << "- " << k.location << " " << k.op << ": " << k.reason << "\n";
+  }
+  if (!res.biasFreeGemms.empty()) {
+    os << "\n## GEMMs run without their bias\n\n"
+          "Their bias add is fused into the epilogue's region, and cuBLAS "
+          "runs the bias-free GEMM (--kb-unfuse-linear-bias, "
+          "docs/passes.md): faster, but possibly another kernel than "
+          "eager's, summing in another order.\n\n";
+    for (const KeptOp &k : res.biasFreeGemms)
+      os << "- " << k.location << " " << k.op << "\n";
   }
   return os.str();
 }
@@ -302,6 +315,15 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
     for (const KeptOp &k : res.keptOps)
       os << "<li>" << html(k.location) << " <code>" << html(k.op)
          << "</code>: " << html(k.reason) << "</li>\n";
+    os << "</ul>\n";
+  }
+  if (!res.biasFreeGemms.empty()) {
+    os << "<h2>GEMMs run without their bias</h2>\n<p>Their bias add is "
+          "fused into the epilogue's region (--kb-unfuse-linear-bias).</p>"
+          "\n<ul>\n";
+    for (const KeptOp &k : res.biasFreeGemms)
+      os << "<li>" << html(k.location) << " <code>" << html(k.op)
+         << "</code></li>\n";
     os << "</ul>\n";
   }
   os << "</body></html>\n";

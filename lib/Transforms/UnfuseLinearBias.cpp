@@ -152,6 +152,8 @@ struct UnfuseLinearBiasPass
                             b.getStringAttr(""), nullptr, op.getKindAttr(),
                             ValueRange{op.getArg("mat1"), op.getArg("mat2")});
     }
+    // Reports list these GEMMs: their bits may differ from eager's.
+    gemm->setAttr("kb.bias_unfused", b.getUnitAttr());
     Value result = gemm->getResult(0);
     Operation *last = op;
     if (m.view) {

@@ -5,7 +5,7 @@
 // without its bias and the add, over the leading dims, joins the epilogue.
 // CHECK-LABEL: func.func @narrowing_projection
 // CHECK:      %[[NONE:.*]] = kb.constant {value} : none
-// CHECK:      %[[GEMM:.*]] = kb.aten "linear"(%arg0, %arg1, %[[NONE]]) {{.*}} -> tensor<2x6x4xf32>
+// CHECK:      %[[GEMM:.*]] = kb.aten "linear"(%arg0, %arg1, %[[NONE]]) {kb.bias_unfused{{.*}}} {{.*}} -> tensor<2x6x4xf32>
 // CHECK:      %[[ADD:.*]] = kb.aten "add"(%[[GEMM]], %arg2, %{{.*}}) {{.*}}overload = "Tensor"
 // CHECK:      kb.aten "add"(%[[ADD]], %arg3,
 // STRICT-LABEL: func.func @narrowing_projection

@@ -88,6 +88,9 @@ struct KeptOp {
 struct RewriteResult {
   std::vector<RegionRecord> regions;
   std::vector<KeptOp> keptOps;
+  /// GEMMs --kb-unfuse-linear-bias runs without their bias (the add is in
+  /// the epilogue's region); `reason` says so.
+  std::vector<KeptOp> biasFreeGemms;
   bool gpu = false, modelNew = false;
   std::string modelNewNote; // why model_new.py was not written
 };
