@@ -75,20 +75,24 @@ static int registerRowThreads(const RowPlan &p) {
                                                 : kRegisterRowThreads;
 }
 
+/// A row read more than once (several passes, or per-element outputs after
+/// the statistics): only those gain from registers or shared memory; a
+/// single pass streams as well from the unrolled loop (L2-10's mean over
+/// pooled rows of 16K).
+static bool rereadsRow(const RowPlan &p) {
+  return p.element || p.prog.passes.size() > 1;
+}
+
 int64_t codegen::blockRegisterSlots(const RowPlan &p) {
-  // Only rows read more than once gain: a single pass streams as well
-  // from the unrolled loop (L2-10's mean over pooled rows of 16K).
-  bool rereads = p.element || p.prog.passes.size() > 1;
   int64_t most = p.registerRowMax > 0 ? p.registerRowMax : kRegisterRowMax;
-  if (p.mode != RowMode::Block || p.cols > most || !rereads)
+  if (p.mode != RowMode::Block || p.cols > most || !rereadsRow(p))
     return 0;
   int64_t b = registerRowThreads(p);
   return (p.cols + b - 1) / b;
 }
 
 bool codegen::blockSharedRow(const RowPlan &p) {
-  bool rereads = p.element || p.prog.passes.size() > 1;
-  return p.mode == RowMode::Block && rereads && !blockRegisterSlots(p) &&
+  return p.mode == RowMode::Block && rereadsRow(p) && !blockRegisterSlots(p) &&
          p.cols <= std::min<int64_t>(p.sharedRowMax, kSharedRowMax);
 }
 

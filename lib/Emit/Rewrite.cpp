@@ -484,8 +484,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
             {displayName(op), describeLocation(op->getLoc()).first, why.str()});
     if (op->hasAttr("kb.bias_unfused"))
       result.biasFreeGemms.push_back(
-          {displayName(op), describeLocation(op->getLoc()).first,
-           "runs bias-free; its bias is added in the epilogue's kernel"});
+          {displayName(op), describeLocation(op->getLoc()).first, ""});
   });
 
   SmallString<256> absDir(opts.outDir);

@@ -87,6 +87,24 @@ Value kb::makeI64List(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
                         elems);
 }
 
+Value kb::makeBroadcastAdd(OpBuilder &b, Location loc, Type type, Value x,
+                           Value y) {
+  Value one = makeI64(b, loc, 1);
+  return AtenOp::create(b, loc, TypeRange{type}, b.getStringAttr("add"),
+                        b.getStringAttr("Tensor"), nullptr,
+                        b.getStringAttr(kindName(OpKind::Broadcast)),
+                        ValueRange{x, y, one})
+      ->getResult(0);
+}
+
+bool kb::isEpilogueOp(Operation *op) {
+  if (!isa<AtenOp>(op))
+    return false;
+  OpKind kind = getKind(op);
+  return kind == OpKind::Elementwise || kind == OpKind::Broadcast ||
+         kind == OpKind::Reduction;
+}
+
 bool kb::isConstantLike(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def)

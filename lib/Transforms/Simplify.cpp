@@ -322,10 +322,7 @@ struct SplitConvBias : OpRewritePattern<AtenOp> {
         b.getDimSize(0) != out.getDimSize(1) ||
         ShapedType::isDynamic(b.getDimSize(0)))
       return failure();
-    auto user = dyn_cast<AtenOp>(*op->getUsers().begin());
-    if (!user || (getKind(user) != OpKind::Elementwise &&
-                  getKind(user) != OpKind::Broadcast &&
-                  getKind(user) != OpKind::Reduction))
+    if (!isEpilogueOp(*op->getUsers().begin()))
       return failure();
 
     Location loc = op.getLoc();
@@ -346,15 +343,8 @@ struct SplitConvBias : OpRewritePattern<AtenOp> {
                        rewriter.getStringAttr(kindName(OpKind::Injective)),
                        ValueRange{bias, list})
             ->getResult(0);
-    Value one = makeI64(rewriter, loc, 1);
-    Value add =
-        AtenOp::create(rewriter, loc, TypeRange{out},
-                       rewriter.getStringAttr("add"),
-                       rewriter.getStringAttr("Tensor"), nullptr,
-                       rewriter.getStringAttr(kindName(OpKind::Broadcast)),
-                       ValueRange{conv->getResult(0), view, one})
-            ->getResult(0);
-    rewriter.replaceOp(op, add);
+    rewriter.replaceOp(
+        op, makeBroadcastAdd(rewriter, loc, out, conv->getResult(0), view));
     return success();
   }
 };

@@ -40,14 +40,6 @@ using namespace kb;
 
 namespace {
 
-bool isFusableUser(Operation *user) {
-  if (!isa<AtenOp>(user))
-    return false;
-  OpKind kind = getKind(user);
-  return kind == OpKind::Elementwise || kind == OpKind::Broadcast ||
-         kind == OpKind::Reduction;
-}
-
 /// A linear op that the library-epilogue table maps as a whole (linear +
 /// relu / gelu-tanh as one cuBLASLt call, chosen by timing at run time):
 /// splitting its bias would take that choice away.
@@ -112,7 +104,7 @@ std::optional<BiasedGemm> matchBiasedGemm(AtenOp op, bool beforeSteps) {
     m.view = view;
     user = *view->getUsers().begin();
   }
-  if (!isFusableUser(user) || (!m.view && hasLibraryEpilogue(op, user)))
+  if (!isEpilogueOp(user) || (!m.view && hasLibraryEpilogue(op, user)))
     return std::nullopt;
   if (!beforeSteps &&
       (reachesStepOp(op) || reachesSingularOp(op) || reachesConvolution(op)))
@@ -168,13 +160,8 @@ struct UnfuseLinearBiasPass
       last = m.view;
     }
     // The bias broadcasts over the leading dims as ATen's add does.
-    Value one = makeI64(b, loc, 1);
     Value add =
-        AtenOp::create(b, loc, last->getResultTypes(), b.getStringAttr("add"),
-                       b.getStringAttr("Tensor"), nullptr,
-                       b.getStringAttr(kindName(OpKind::Broadcast)),
-                       ValueRange{result, m.bias, one})
-            ->getResult(0);
+        makeBroadcastAdd(b, loc, last->getResult(0).getType(), result, m.bias);
     last->getResult(0).replaceAllUsesWith(add);
     if (m.view)
       m.view->erase();

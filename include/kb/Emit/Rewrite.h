@@ -89,7 +89,8 @@ struct RewriteResult {
   std::vector<RegionRecord> regions;
   std::vector<KeptOp> keptOps;
   /// GEMMs --kb-unfuse-linear-bias runs without their bias (the add is in
-  /// the epilogue's region); `reason` says so.
+  /// the epilogue's region); their `reason` is empty, the reports' section
+  /// heading says why.
   std::vector<KeptOp> biasFreeGemms;
   bool gpu = false, modelNew = false;
   std::string modelNewNote; // why model_new.py was not written

@@ -22,6 +22,10 @@ mlir::Value makeBool(mlir::OpBuilder &b, mlir::Location loc, bool v);
 mlir::Value makeNone(mlir::OpBuilder &b, mlir::Location loc);
 mlir::Value makeI64List(mlir::OpBuilder &b, mlir::Location loc,
                         llvm::ArrayRef<int64_t> values);
+/// add.Tensor(x, y, alpha = 1) of result type `type`, kind broadcast: a
+/// bias moved out of a GEMM or convolution into its epilogue.
+mlir::Value makeBroadcastAdd(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Type type, mlir::Value x, mlir::Value y);
 /// kb.constant, a kb.list of constants, or a kb.parameter: values a kernel
 /// can rebuild instead of taking as an input.
 bool isConstantLike(mlir::Value v);
@@ -31,6 +35,10 @@ bool isConstantLike(mlir::Value v);
 OpKind getKind(mlir::Operation *op);
 /// Computes the kind of a kb.aten op from the table and its operands.
 OpKind computeKind(AtenOp op);
+
+/// An aten op whose kind (elementwise, broadcast, reduction) lets it join
+/// an anchor's epilogue region.
+bool isEpilogueOp(mlir::Operation *op);
 
 /// True when `user` may write into `v` (an in-place aten op on its first
 /// operand, or an unknown in-place op).
