@@ -577,9 +577,11 @@ std::string RegionEmitter::referenceIR(YieldOp yield,
       if (isa<NoneType>(c.getType()))
         os << "  " << n << " : NoneType = prim::Constant()\n";
       else if (auto s = dyn_cast<StringAttr>(a))
-        os << "  " << n
-           << " : str = prim::Constant[value=" << cString(s.getValue())
-           << "]()\n";
+        // A device keeps its type: aten::to's overloads take a Device, and
+        // the interpreter finds no schema for a str there (GPT-2's mask).
+        os << "  " << n << " : "
+           << (isa<DeviceType>(c.getType()) ? "Device" : "str")
+           << " = prim::Constant[value=" << cString(s.getValue()) << "]()\n";
       else if (auto b = dyn_cast<BoolAttr>(a))
         os << "  " << n
            << " : bool = prim::Constant[value=" << (b.getValue() ? 1 : 0)
