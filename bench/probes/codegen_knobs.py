@@ -57,7 +57,9 @@ def verify(kb_verify, job):
         return {"status": "verify_failed", "detail": r.stderr[-200:]}
     c, e = v.get("candidate_timing") or {}, v.get("eager_timing") or {}
     return {"status": v.get("status"), "kernel_ms": c.get("median_ms"),
-            "aten_ms": e.get("median_ms"), "detail": (v.get("detail") or "")[:200]}
+            "aten_ms": e.get("median_ms"), "detail": (v.get("detail") or "")[:200],
+            # elements whose bits differ from eager's float32 result
+            "eager_mismatches": v.get("eager_mismatches")}
 
 
 def probe(graph, variants, pattern, kb_rewrite, kb_verify, work):
@@ -80,7 +82,8 @@ def probe(graph, variants, pattern, kb_rewrite, kb_verify, work):
             row.update(verify(kb_verify, job))
             rows.append(row)
             print(f"{os.path.basename(graph)} {region} {name}: {row['status']} "
-                  f"{row.get('kernel_ms')} ms (ATen {row.get('aten_ms')})", flush=True)
+                  f"{row.get('kernel_ms')} ms (ATen {row.get('aten_ms')}), "
+                  f"{row.get('eager_mismatches')} bits differ from eager", flush=True)
     return rows
 
 

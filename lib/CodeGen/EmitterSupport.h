@@ -138,6 +138,8 @@ public:
   int registerRowMax = 0;
   /// EmitOptions::sharedRowMax (0: the default).
   int sharedRowMax = 0;
+  /// EmitOptions::atenOrderNorms.
+  bool atenOrderNorms = false;
   /// The region reads input 0 channels-last through a permute back to
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
   /// neighbouring channels on neighbouring lanes, or refuse.

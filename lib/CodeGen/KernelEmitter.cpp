@@ -557,5 +557,6 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.rowBlock = options.rowBlock;
   e.registerRowMax = options.registerRowMax;
   e.sharedRowMax = options.sharedRowMax;
+  e.atenOrderNorms = options.atenOrderNorms;
   return e.run();
 }

@@ -267,6 +267,58 @@ __device__ __forceinline__ T block_reduce(T v, T identity, T* smem, Op op) {
   __syncthreads();
   return v;
 }
+// Layer norm statistics in ATen's order (AtenRows.cpp): the float Welford
+// of ATen's vectorized layer norm kernel, whose count is a float and whose
+// mean moves by delta times the count's reciprocal. The expressions have
+// the shape of ATen's so that the compiler fuses the same products into
+// FMAs (kb-verify's eager_mismatches shows whether the bits agree).
+struct LnWelford { float mean, m2, n; };
+__device__ __forceinline__ void ln_add(LnWelford& w, float x) {
+  const float delta = x - w.mean;
+  const float n = w.n + 1.f;
+  const float mean = w.mean + delta * (1.f / n);
+  w.m2 = w.m2 + delta * (x - mean);
+  w.mean = mean;
+  w.n = n;
+}
+// b receives (ATen's dataB, the thread's own partial), a arrives.
+__device__ __forceinline__ LnWelford ln_combine(LnWelford b, LnWelford a) {
+  const float delta = b.mean - a.mean;
+  const float n = a.n + b.n;
+  if (!(n > 0.f)) return {0.f, 0.f, n};
+  const float coef = 1.f / n;
+  const float na = a.n * coef, nb = b.n * coef;
+  return {na * a.mean + nb * b.mean, a.m2 + b.m2 + delta * delta * a.n * nb, n};
+}
+// The 128 threads of a row (t = 0..127 as ATen's (32, 4) block): shuffle-
+// down in each warp, then warps 2, 3 into 0, 1 and 1 into 0 through buf (6
+// floats). Returns (mean, m2 / cols) to every thread; every thread of the
+// block calls it (barriers).
+__device__ __forceinline__ float2 ln_row_stats(LnWelford w, int t, float* buf, float cols) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const LnWelford a = {__shfl_down_sync(0xffffffffu, w.mean, o),
+                         __shfl_down_sync(0xffffffffu, w.m2, o),
+                         __shfl_down_sync(0xffffffffu, w.n, o)};
+    w = ln_combine(w, a);
+  }
+  const int lane = t & 31, warp = t >> 5;
+  for (int o = 2; o > 0; o >>= 1) {
+    if (lane == 0 && warp >= o && warp < 2 * o) {
+      buf[2 * (warp - o)] = w.mean;
+      buf[2 * (warp - o) + 1] = w.m2;
+      buf[4 + warp - o] = w.n;
+    }
+    __syncthreads();
+    if (lane == 0 && warp < o)
+      w = ln_combine(w, LnWelford{buf[2 * warp], buf[2 * warp + 1], buf[4 + warp]});
+    __syncthreads();
+  }
+  if (t == 0) { buf[0] = w.mean; buf[1] = w.m2 / cols; }
+  __syncthreads();
+  const float2 s = make_float2(buf[0], buf[1]);
+  __syncthreads(); // buf is the next row's
+  return s;
+}
 } // namespace kb
 // ---- end of kb prelude ----
 )CUDA";

@@ -108,6 +108,8 @@ int64_t codegen::rowLanes(const RowPlan &p) {
 int codegen::rowBlockSize(const RowPlan &p) {
   if (p.mode == RowMode::Split)
     return splitBlockSize(p);
+  if (p.mode == RowMode::AtenOrder)
+    return 128 * p.atenRows;
   if (p.mode == RowMode::Tile)
     return 256;
   if (p.mode == RowMode::Columns)
@@ -147,6 +149,8 @@ public:
       return e.unsupported("a two-input reduction in this row layout");
     if (p.mode == Mode::Split)
       return emitSplitRows(e, f, yield, p, os);
+    if (p.mode == Mode::AtenOrder)
+      return emitAtenOrderRows(e, f, yield, p, os);
     if (p.mode == Mode::Warp)
       return p.vec4 ? emitVectorRows(p, os) : emitRegisterRows(p, os);
     if (blockRegisterSlots(p))
@@ -176,6 +180,7 @@ public:
     case Mode::Columns:
     case Mode::Tile:
     case Mode::Split:
+    case Mode::AtenOrder:
       llvm_unreachable("emitted by emitRegisterRows / emitVectorRows / "
                        "emitColumns / emitTile / emitSplitRows");
     case Mode::Thread:

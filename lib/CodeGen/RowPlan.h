@@ -16,7 +16,7 @@
 
 namespace kb::codegen {
 
-enum class RowMode { Thread, Warp, Block, Columns, Tile, Split };
+enum class RowMode { Thread, Warp, Block, Columns, Tile, Split, AtenOrder };
 
 struct RowPlan {
   int64_t rows = 1, cols = 1;
@@ -68,6 +68,9 @@ struct RowPlan {
   /// evaluated per element of the four. Empty where vec4 applies or the
   /// prologue holds anything but pointwise ops.
   llvm::SmallVector<unsigned, 4> vecArgs;
+  /// AtenOrder mode (a layer norm in ATen's own order, AtenRows.cpp): rows
+  /// per block, each taken by 128 threads as ATen's (32, 4) block.
+  int64_t atenRows = 1;
 };
 
 /// Writes a row plan's outputs: one value per row, or one per element.
@@ -134,6 +137,17 @@ llvm::Error emitRowPlan(RegionEmitter &e, const StageInfo &f, YieldOp yield,
 /// barrier, and the outputs written once every row's partials are combined.
 llvm::Error emitSplitRows(RegionEmitter &e, const StageInfo &f, YieldOp yield,
                           const RowPlan &p, llvm::raw_ostream &os);
+
+/// AtenOrder mode: a layer norm whose statistics and output round as
+/// ATen's vectorized kernel's do (AtenRows.cpp).
+llvm::Error emitAtenOrderRows(RegionEmitter &e, const StageInfo &f,
+                              YieldOp yield, const RowPlan &p,
+                              llvm::raw_ostream &os);
+/// AtenOrder mode: rows per block for rows of `cols` elements.
+int64_t atenRowsPerBlock(int64_t cols);
+/// AtenOrder mode: the longest rows held in registers (8 float4s a
+/// thread); longer rows are re-read for the output, as ATen's kernel does.
+constexpr int64_t kAtenHeldMax = 4096;
 
 /// Split mode's block size, workspace bytes for a plan, and the device
 /// functions its kernels call (the grid barrier).

@@ -23,6 +23,15 @@ namespace {
 
 using Mode = RowMode;
 
+/// `op` is the kernel's only reduction (an earlier stage's sum would not
+/// round as ATen's ops do, whatever order the final stage takes).
+bool onlyReduction(KernelOp kernel, Operation *op) {
+  for (Operation &other : kernel.getBody().front())
+    if (&other != op && getKind(&other) == OpKind::Reduction)
+      return false;
+  return true;
+}
+
 Mode chooseMode(int64_t cols, bool contiguousRows) {
   if (!contiguousRows || cols <= 16)
     return Mode::Thread;
@@ -299,6 +308,43 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       return y;
     };
     p.what = displayName(op);
+    if (recipe == "layer_norm" && e.atenOrderNorms && !e.channelsLastRead &&
+        isAtenOrderNorm(op) && onlyReduction(e.kernel, op)) {
+      // ATen's order (AtenRows.cpp): float statistics, and the output as
+      // ATen's kernel rounds it, gamma * (rstd * (x - mean)) + beta with
+      // the product and the sum fused (nvcc contracts ATen's expression).
+      p.mode = Mode::AtenOrder;
+      p.atenRows = atenRowsPerBlock(p.cols);
+      p.shiftFirst = false;
+      p.prog.passes.clear();
+      p.element = [&e, weight, bias](
+                      llvm::StringRef x, llvm::raw_ostream &os,
+                      llvm::StringRef indent) -> llvm::Expected<std::string> {
+        std::string d = "__fsub_rn(" + x.str() + ", mean)";
+        std::string g, b;
+        if (weight && !isNone(weight)) {
+          auto v = e.valueAt(weight, "c", os, indent);
+          if (!v)
+            return v.takeError();
+          g = *v;
+        }
+        if (bias && !isNone(bias)) {
+          auto v = e.valueAt(bias, "c", os, indent);
+          if (!v)
+            return v.takeError();
+          b = *v;
+        }
+        std::string n = "__fmul_rn(rstd, " + d + ")";
+        if (!g.empty() && !b.empty())
+          return "__fmaf_rn(" + g + ", " + n + ", " + b + ")";
+        if (!g.empty())
+          return "__fmul_rn(" + g + ", " + n + ")";
+        if (!b.empty())
+          return "__fmaf_rn(rstd, " + d + ", " + b + ")";
+        return n;
+      };
+      out.atenOrder = true;
+    }
   } else { // Reduce recipes over one run of adjacent dims
     int64_t first = f.reduced.front(), last = f.reduced.back();
     if (last - first + 1 != (int64_t)f.reduced.size())
@@ -338,6 +384,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   }
   p.vec4 = run > 0 && run % 4 == 0 && isa<BlockArgument>(f.input) &&
            !e.channelsLastRead;
+  // ATen's order reads the arguments of a pointwise prologue as float4s.
+  if (p.mode == Mode::AtenOrder && !p.vec4)
+    prologueArgs(f.input, f.inShape, p.vecArgs);
   // Rows of up to 16 contiguous elements read as float4 by a group of
   // lanes rather than one thread each (a warp load then reads consecutive
   // bytes instead of one float every 32 bytes).
@@ -347,7 +396,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // Split over many blocks: rows too few to fill the GPU one block (or,
   // strided, one thread) each, and rows strided by the row count, which
   // lanes over rows read coalesced (SplitRows.cpp).
-  if (!e.channelsLastRead && p.mode != Mode::Tile && !f.input2 &&
+  if (!e.channelsLastRead && p.mode != Mode::Tile &&
+      p.mode != Mode::AtenOrder && !f.input2 &&
       p.rows * p.cols >= (int64_t(1) << 16)) {
     int64_t rowsPerItem = stridedRows ? 32 : 1;
     int64_t chunks = e.splitChunks > 0
@@ -473,12 +523,21 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                ? std::string(" and all its elements, its passes one after "
                              "another")
                : " x 1/" + std::to_string(p.chunks) +
-                     " of its elements, a grid barrier after each pass")};
+                     " of its elements, a grid barrier after each pass"),
+      "group of 128 threads (ATen's vectorized layer norm: float Welford "
+      "statistics in its order, bit-identical to eager)"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
       (p.mode == Mode::Split ? "; " : " per row; ") +
-      (p.mode == Mode::Warp || blockRegisterSlots(p)
+      (p.mode == Mode::AtenOrder
+           ? std::string(p.cols <= kAtenHeldMax
+                             ? "the row is held in registers (the "
+                               "pointwise prologue evaluated once per "
+                               "element)."
+                             : "the row is re-read for the output, as "
+                               "ATen's kernel does.")
+       : p.mode == Mode::Warp || blockRegisterSlots(p)
            ? "the row is held in registers (the pointwise "
              "prologue evaluated once per element)."
        : blockSharedRow(p)
@@ -498,6 +557,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.mode == Mode::Warp
           ? "ceil_div(" + R + ", " + std::to_string(256 / rowLanes(p)) + ")"
       : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
+      : p.mode == Mode::AtenOrder
+          ? "ceil_div(" + R + ", " + std::to_string(p.atenRows) + ")"
       : p.mode == Mode::Tile    ? std::to_string(p.tileN * p.tileM)
       : p.mode == Mode::Block
           ? R

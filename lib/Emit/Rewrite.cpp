@@ -106,7 +106,15 @@ void keepIfNotIdentical(RegionRecord &rec, const NumericsFacts &facts,
   if (rec.status != "verified")
     return;
   bool beforeConv = facts.feedsConvolution && !fuseBeforeTF32;
-  if (!beforeConv && facts.stepDownstream.empty())
+  // A layer norm in ATen's order passed the policy on the promise of
+  // ATen's bits, before the step or singular ops inside or after it.
+  std::string promised =
+      !rec.atenOrder                      ? ""
+      : !facts.stepInside.empty()         ? facts.stepInside
+      : !facts.singularInside.empty()     ? facts.singularInside
+      : !facts.singularDownstream.empty() ? facts.singularDownstream
+                                          : "";
+  if (!beforeConv && facts.stepDownstream.empty() && promised.empty())
     return;
   const json::Object *v = rec.verdict.getAsObject();
   int64_t differ = -1;
@@ -114,8 +122,11 @@ void keepIfNotIdentical(RegionRecord &rec, const NumericsFacts &facts,
     differ = v->getInteger("eager_mismatches").value_or(-1);
   if (differ == 0)
     return;
-  std::string where = beforeConv ? std::string("a TF32 convolution")
-                                 : "a step op (" + facts.stepDownstream + ")";
+  std::string where =
+      beforeConv ? std::string("a TF32 convolution")
+      : !facts.stepDownstream.empty()
+          ? "a step op (" + facts.stepDownstream + ")"
+          : "an op that magnifies it (" + promised + ")";
   rec.status = "kept";
   rec.detail =
       differ < 0
@@ -306,6 +317,13 @@ std::string singularAfterNorm(KernelOp kernel, bool centred) {
   return "";
 }
 
+bool hasAtenOrderNorm(KernelOp kernel) {
+  for (mlir::Operation &op : kernel.getBody().front())
+    if (isAtenOrderNorm(&op))
+      return true;
+  return false;
+}
+
 bool hasCentringNorm(KernelOp kernel) {
   for (mlir::Operation &op : kernel.getBody().front())
     if (isCentringNorm(&op))
@@ -414,9 +432,16 @@ std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
   // Pointwise kernels and max pooling round exactly as ATen does; sums,
   // norms and softmax only to within a few ulps, and --fast-math kernels
   // to within 2 ulps per approximate exp or division.
-  bool exact = (k.kind == "pointwise" || k.kind == "pool") && !k.approximate;
+  // A layer norm in ATen's own order rounds as ATen's does too (kb-verify
+  // confirms it: keepIfNotIdentical).
+  bool exact =
+      (k.kind == "pointwise" || k.kind == "pool" || k.atenOrder) &&
+      !k.approximate;
   // In a --fast-math kernel every value may be off by an ulp or two.
-  const std::string &inside = k.approximate ? facts.anyStep : facts.stepInside;
+  static const std::string none;
+  const std::string &inside = k.approximate ? facts.anyStep
+                              : k.atenOrder ? none
+                                            : facts.stepInside;
   if (!inside.empty())
     return "a " + k.kind + " followed inside the region by a step op (" +
            inside +
@@ -524,24 +549,37 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     }
     std::optional<std::string> kept =
         keptByNumericsPolicy(*k, numerics[rec.name], opts.fuseBeforeTF32);
-    if (kept && k->approximate) {
-      // --fast-math's last bits are what the policy keeps out: the same
-      // region in exact math may pass it (a pointwise kernel before a
-      // convolution or a comparison is then exact).
-      EmitOptions exact = emitOptions;
-      exact.fastMath = false;
-      auto e = emitKernel(kernel, exact);
-      if (!e)
-        consumeError(e.takeError());
-      else if (!keptByNumericsPolicy(*e, numerics[rec.name],
-                                     opts.fuseBeforeTF32)) {
+    // The policy keeps out last bits that differ from ATen's: the same
+    // region in exact math may pass it (a pointwise kernel before a
+    // convolution or a comparison is then exact), and so may its layer
+    // norm in ATen's own order (a norm before a step or singular op).
+    if (kept) {
+      EmitOptions exactMath = emitOptions;
+      exactMath.fastMath = false;
+      EmitOptions atenOrder = exactMath;
+      atenOrder.atenOrderNorms = true;
+      SmallVector<EmitOptions, 2> alternatives;
+      if (k->approximate)
+        alternatives.push_back(exactMath);
+      if (hasAtenOrderNorm(kernel))
+        alternatives.push_back(atenOrder);
+      for (const EmitOptions &alt : alternatives) {
+        auto e = emitKernel(kernel, alt);
+        if (!e) {
+          consumeError(e.takeError());
+          continue;
+        }
+        if (keptByNumericsPolicy(*e, numerics[rec.name], opts.fuseBeforeTF32))
+          continue;
         *k = std::move(*e);
         kept.reset();
-        emitOptions = exact; // its channels-last variant too
+        emitOptions = alt; // its channels-last variant too
+        break;
       }
     }
     rec.kind = k->kind;
     rec.approximate = k->approximate;
+    rec.atenOrder = k->atenOrder;
     if (kept) {
       rec.status = "kept";
       rec.detail = std::move(*kept);

@@ -95,6 +95,7 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
                    {"detail", r.detail},
                    {"bytes", r.bytes},
                    {"math", r.approximate ? "fast" : "exact"},
+                   {"aten_order", r.atenOrder},
                    {"verdict", r.verdict}};
     if (r.kernelMs)
       o["kernel_ms"] = *r.kernelMs;
@@ -153,7 +154,8 @@ std::string reportMarkdown(const RewriteOptions &opts,
       speed = *r.eagerMs / *r.kernelMs;
     os << "| " << r.name << " | " << (r.anchor.empty() ? "-" : r.anchor)
        << " | " << r.ops << " | " << (r.kind.empty() ? "-" : r.kind) << " | "
-       << r.origin << (r.approximate ? " *(fast math)*" : "") << " | "
+       << r.origin << (r.approximate ? " *(fast math)*" : "")
+       << (r.atenOrder ? " *(ATen's order)*" : "") << " | "
        << r.status << " | " << num(r.kernelMs, "{0:F3}") << " | "
        << num(r.eagerMs, "{0:F3}") << " | " << num(speed, "{0:F2}x") << " | "
        << num(achievedGBs(r), "{0:F0}") << " |\n";

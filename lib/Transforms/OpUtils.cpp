@@ -288,6 +288,35 @@ bool kb::isInexactReduction(Operation *op) {
   return true;
 }
 
+bool kb::isAtenOrderNorm(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || !aten.getInfo() || aten.getInfo()->cuda != "layer_norm" ||
+      op->getNumResults() != 1)
+    return false;
+  auto isF32 = [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.hasStaticShape() && t.getElementType().isF32();
+  };
+  Value in = aten.getArg("input");
+  auto shape = getConstantIntList(aten.getArg("normalized_shape"));
+  if (!in || !isF32(in) || !isF32(op->getResult(0)) || !shape ||
+      shape->empty() || !getConstantNumber(aten.getArg("eps")))
+    return false;
+  auto dims = cast<RankedTensorType>(in.getType()).getShape();
+  if (shape->size() > dims.size())
+    return false;
+  int64_t cols = 1;
+  for (int64_t d : dims.take_back(shape->size()))
+    cols *= d;
+  // ATen's vectorized path: float4 reads of whole rows, a float count.
+  if (cols < 4 || cols % 4 || cols > (int64_t(1) << 24))
+    return false;
+  for (StringRef a : {"weight", "bias"})
+    if (Value v = aten.getArg(a); v && !isNone(v) && !isF32(v))
+      return false;
+  return true;
+}
+
 bool kb::reachesConvolution(Operation *op) {
   return reaches(op, isConvolution);
 }

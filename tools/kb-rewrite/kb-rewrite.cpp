@@ -127,6 +127,12 @@ cl::opt<unsigned> sharedRowMaxOpt(
              "for registers (default: 11776 for layer norms, none for the "
              "rest; 1 turns it off) (a probe)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<bool> atenOrderNormsOpt(
+    "aten-order-norms",
+    cl::desc("Layer norms (float32, rows of a multiple of 4) in ATen's own "
+             "order, bit-identical to eager; rewrite uses it where a step or "
+             "singular op follows the norm (a probe)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string>
     modelUrl("model-url",
@@ -394,6 +400,7 @@ int runCodegen() {
     emitOptions.rowBlock = rowBlockOpt;
     emitOptions.registerRowMax = registerRowMaxOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
+    emitOptions.atenOrderNorms = atenOrderNormsOpt;
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";

@@ -31,6 +31,10 @@ struct EmittedKernel {
   std::vector<std::pair<int, int>> updates;
   /// Built with EmitOptions::fastMath and calling a helper it changes.
   bool approximate = false;
+  /// Its one reduction (a layer norm) runs in ATen's own order, so its
+  /// output should be bit-identical to eager's (EmitOptions::atenOrderNorms;
+  /// kb-verify's eager_mismatches confirms it).
+  bool atenOrder = false;
   /// Split row kernels: bytes of zeroed scratch (the grid barrier and the
   /// partial results of each pass), passed as the last parameter `ws`; the
   /// kernel is launched cooperatively (every block resident at once).
@@ -73,6 +77,13 @@ struct EmitOptions {
   /// elements, nothing else). For probes (`kb-rewrite codegen
   /// --shared-row-max`).
   int sharedRowMax = 0;
+  /// Layer norms (float32, rows of a multiple of 4) computed in ATen's own
+  /// order: its vectorized kernel's float Welford, thread layout and
+  /// combine tree, so the result is ATen's to the bit. Slower than the
+  /// default double statistics on short rows; rewrite asks for it where
+  /// the numerics policy would otherwise keep the norm in ATen (a step or
+  /// singular op after it). `kb-rewrite codegen --aten-order-norms`.
+  bool atenOrderNorms = false;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,

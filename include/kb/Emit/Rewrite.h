@@ -73,6 +73,9 @@ struct RegionRecord {
   unsigned numOps = 0;
   /// Its kernel uses --fast-math's approximate exp and division.
   bool approximate = false;
+  /// Its kernel computes a layer norm in ATen's own order (EmittedKernel::
+  /// atenOrder): used only where kb-verify finds every bit equal to eager's.
+  bool atenOrder = false;
   llvm::json::Value verdict = nullptr;
   /// Model search: candidates tried, accepted, and why the choice.
   int modelCandidates = 0, modelAccepted = 0;

@@ -78,6 +78,12 @@ bool isSingularOperation(mlir::Operation *op);
 /// An op that matches ATen only to a few ulps: sums, means, variances,
 /// norms, softmax, logsumexp. Max/min reductions and pooling are exact.
 bool isInexactReduction(mlir::Operation *op);
+/// A layer norm kb-rewrite's code generator can compute in ATen's own order
+/// (its vectorized CUDA kernel: float32, rows of a multiple of 4 elements,
+/// at most 2^24), bit-identical to eager's, so that the numerics rules
+/// need not keep it in ATen (docs/correctness.md, "Statistics in ATen's
+/// order"). kb-verify's eager_mismatches confirms each kernel.
+bool isAtenOrderNorm(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a step op.
 bool reachesStepOp(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a singular op.

@@ -1,0 +1,192 @@
+//===- AtenRows.cpp - Layer norms in ATen's own order ---------------------===//
+//
+// A layer norm whose output must round as eager's does (a step or singular
+// op after it, where rewrite's numerics policy would otherwise keep it in
+// ATen) is computed as ATen's vectorized CUDA kernel computes it: the path
+// ATen takes for float rows of a multiple of 4 elements, at most 2^24
+// (aten/src/ATen/native/cuda/layer_norm_kernel.cu). Each row gets 128
+// threads, as ATen's (32, 4) block; thread t folds float4s t, t + 128, ...
+// into a float Welford (kb::ln_add), the lanes combine by shuffle-down in
+// each warp and the four warps through shared memory in ATen's tree
+// (kb::ln_row_stats); var = m2 / N and rstd = rsqrtf(var + eps). The same
+// operations in the same order give the same bits, and the pointwise ops
+// before and after the norm are ATen's to the bit already: kb-verify's
+// eager_mismatches confirms each kernel. Several rows share a block when
+// they are short (ATen's lone row of 64 leaves 112 of 128 threads idle).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowPlan.h"
+
+#include "kb/Transforms/OpUtils.h"
+
+#include "llvm/Support/Format.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace kb;
+using namespace kb::codegen;
+
+int64_t codegen::atenRowsPerBlock(int64_t cols) {
+  // Blocks of 256-512 threads for short rows; one row of 128 threads per
+  // block from 2048 elements on, as ATen.
+  return std::clamp<int64_t>(2048 / std::max<int64_t>(cols, 1), 1, 4);
+}
+
+namespace {
+
+/// `v` as a float literal with exactly its bits.
+std::string floatBits(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "__int_as_float(" << llvm::format_hex(u, 10) << ")";
+  return s;
+}
+
+class AtenRows : RowWriter {
+public:
+  using RowWriter::RowWriter;
+
+  llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
+    auto eps = getConstantNumber(AtenOp(f.op).getArg("eps"));
+    if (!eps || p.cols % 4)
+      return e.unsupported("a layer norm in ATen's order needs a constant "
+                           "eps and rows of a multiple of 4 elements");
+    int64_t n4 = p.cols / 4, k4 = (n4 + 127) / 128, rb = p.atenRows;
+    bool held = p.cols <= kAtenHeldMax;
+    std::string R = std::to_string(p.rows) + "LL",
+                C = std::to_string(p.cols) + "LL", RB = std::to_string(rb);
+    os << "  __shared__ float lnb[" << 6 * rb << "];\n"
+       << "  const int t = threadIdx.x & 127, sub = threadIdx.x >> 7;\n"
+       << "  // r0 is uniform in the block: every thread reaches every "
+          "barrier.\n"
+       << "  for (long long r0 = (long long)blockIdx.x * " << RB << "; r0 < "
+       << R << "; r0 += (long long)gridDim.x * " << RB << ") {\n"
+       << "    const long long r = r0 + sub;\n"
+       << "    const bool live = r < " << R << ";\n"
+       << "    kb::LnWelford w = {0.f, 0.f, 0.f};\n";
+    if (held)
+      os << "    float xs[" << 4 * k4 << "];\n";
+    // Thread t's float4s in ATen's order, each one's elements in order.
+    std::string open =
+        held ? "#pragma unroll\n    for (int k = 0; k < " +
+                   std::to_string(k4) +
+                   "; ++k) {\n      const long long cb = 4LL * (t + k * "
+                   "128);\n      if (live && cb < " +
+                   C + ") {\n"
+             : "#pragma unroll 4\n    for (long long cb = 4LL * t; live && "
+               "cb < " +
+                   C + "; cb += 512) {\n      {\n";
+    os << open;
+    if (auto err = loadFour(p, os))
+      return err;
+    os << "#pragma unroll\n        for (int j = 0; j < 4; ++j) {\n";
+    if (held)
+      os << "          xs[4 * k + j] = xv[j];\n";
+    os << "          kb::ln_add(w, xv[j]);\n        }\n      }\n    }\n";
+    os << "    const float2 st = kb::ln_row_stats(w, t, lnb + 6 * sub, "
+       << p.cols << ".f);\n"
+       << "    const float mean = st.x, rstd = rsqrtf(st.y + "
+       << floatBits((float)*eps) << ");\n";
+
+    os << open;
+    if (held) {
+      os << "        const long long ib = " << p.index("r", "cb") << ";\n";
+    } else if (auto err = loadFour(p, os)) {
+      return err;
+    }
+    return writeFour(p, held ? "xs[4 * k + j]" : "xv[j]", os);
+  }
+
+private:
+  /// `ib` and `float xv[4]`: the input's elements cb..cb+3 of row r, read
+  /// as one float4 where the input is an argument (or each argument its
+  /// pointwise prologue reads), the prologue evaluated per element.
+  llvm::Error loadFour(const RowPlan &p, llvm::raw_ostream &os) {
+    std::string in = "        ";
+    os << in << "const long long ib = " << p.index("r", "cb") << ";\n";
+    Block &body = e.kernel.getBody().front();
+    if (p.vec4) {
+      unsigned a = cast<BlockArgument>(f.input).getArgNumber();
+      os << in << "const float4 v4 = *reinterpret_cast<const float4*>(in" << a
+         << " + ib);\n"
+         << in << "const float xv[4] = {v4.x, v4.y, v4.z, v4.w};\n";
+      return llvm::Error::success();
+    }
+    for (unsigned a : p.vecArgs) {
+      std::string k = std::to_string(a);
+      os << in << "const float4 v4_" << k
+         << " = *reinterpret_cast<const float4*>(in" << k << " + ib);\n"
+         << in << "const float xs" << k << "[4] = {v4_" << k << ".x, v4_" << k
+         << ".y, v4_" << k << ".z, v4_" << k << ".w};\n";
+    }
+    os << in << "float xv[4];\n"
+       << "#pragma unroll\n"
+       << in << "for (int j = 0; j < 4; ++j) {\n"
+       << in << "  const long long c = cb + j, i = ib + j;\n"
+       << in << "  (void)c; (void)i;\n";
+    e.newScope();
+    for (unsigned a : p.vecArgs)
+      e.seed(body.getArgument(a), "i", "xs" + std::to_string(a) + "[j]");
+    auto x = e.valueAt(f.input, "i", os, in + "  ");
+    if (!x)
+      return x.takeError();
+    os << in << "  xv[j] = " << *x << ";\n" << in << "}\n";
+    e.newScope();
+    return llvm::Error::success();
+  }
+
+  /// The output pass's body: the norm of each element `x` of the float4 at
+  /// cb and the region's outputs there, each stored as one float4 (outputs
+  /// are indexed as the input is). Weight and bias arguments are read as
+  /// float4s too, as ATen reads them.
+  llvm::Error writeFour(const RowPlan &p, llvm::StringRef x,
+                        llvm::raw_ostream &os) {
+    std::string in = "        ";
+    size_t n = yield.getValues().size();
+    Block &body = e.kernel.getBody().front();
+    SmallVector<std::pair<Value, std::string>> affine;
+    for (llvm::StringRef name : {"weight", "bias"}) {
+      auto a = dyn_cast_or_null<BlockArgument>(AtenOp(f.op).getArg(name));
+      if (!a || isNone(a) || product(shapeOf(a)) != p.cols)
+        continue;
+      std::string k = std::to_string(a.getArgNumber());
+      os << in << "const float4 a4_" << k
+         << " = *reinterpret_cast<const float4*>(in" << k << " + cb);\n"
+         << in << "const float as" << k << "[4] = {a4_" << k << ".x, a4_" << k
+         << ".y, a4_" << k << ".z, a4_" << k << ".w};\n";
+      affine.push_back({a, "as" + k + "[j]"});
+    }
+    for (size_t k = 0; k < n; ++k)
+      os << in << "float ov" << k << "[4];\n";
+    os << "#pragma unroll\n"
+       << in << "for (int j = 0; j < 4; ++j) {\n"
+       << in << "  const long long c = cb + j, i = ib + j;\n"
+       << in << "  (void)c; (void)i;\n";
+    e.newScope();
+    for (auto &[v, name] : affine)
+      e.seed(v, "c", name);
+    (void)body;
+    if (auto err = writeElement(p, x, os, in + "  ", /*toSlots=*/true))
+      return err;
+    os << in << "}\n";
+    e.newScope();
+    for (size_t k = 0; k < n; ++k)
+      os << in << "*reinterpret_cast<float4*>(out" << k
+         << " + ib) = make_float4(ov" << k << "[0], ov" << k << "[1], ov" << k
+         << "[2], ov" << k << "[3]);\n";
+    os << "      }\n    }\n  }\n";
+    return llvm::Error::success();
+  }
+};
+
+} // namespace
+
+llvm::Error codegen::emitAtenOrderRows(RegionEmitter &e, const StageInfo &f,
+                                       YieldOp yield, const RowPlan &p,
+                                       llvm::raw_ostream &os) {
+  return AtenRows(e, f, yield).emit(p, os);
+}
