@@ -41,10 +41,11 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   if (anyNonfinite)
     same = same | (eSpecial & xSpecial & r.isfinite().logical_not());
   at::Tensor overflowed = r.isfinite() & ar.le(kFloatMax);
-  // Eager finite, the truth beyond float32's range: the candidate's Inf of
-  // the truth's sign is the correctly rounded result (Compare.cpp).
-  at::Tensor rightInf = eSpecial.logical_not() & xInf & r.isfinite() &
-                        ar.gt(kFloatMax) & (x.signbit() == r.signbit());
+  // The truth beyond float32's range: the candidate's Inf of the truth's
+  // sign is the correctly rounded result, whatever eager's order gave
+  // (finite, or NaN from +Inf and -Inf partials) (Compare.cpp).
+  at::Tensor rightInf = xInf & r.isfinite() & ar.gt(kFloatMax) &
+                        (x.signbit() == r.signbit());
   same = same | rightInf;
   at::Tensor bad = at::where(
       eSpecial, same.logical_not() & (overflowed.logical_not() | xSpecial),

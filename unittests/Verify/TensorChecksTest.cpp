@@ -336,6 +336,29 @@ TEST(TensorStats, InfAcceptedWhereTheTruthOverflowsFloat32) {
       "nan_mismatch");
 }
 
+TEST(TensorStats, InfAcceptedWhereEagerMetBothInfinities) {
+  // A row sum whose float64 truth (6e38) overflows float32: eager's order
+  // met a +Inf and a -Inf partial and gave NaN; the candidate's +Inf is the
+  // correctly rounded result (gen-20261207 task 6). -Inf is still wrong.
+  Planted p(300);
+  p.r[41] = 6.0e38;
+  p.e[41] = std::numeric_limits<float>::quiet_NaN();
+  p.c[41] = std::numeric_limits<float>::infinity();
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  Comparison c =
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
+  EXPECT_EQ(c.status, "accepted") << c.detail;
+  EXPECT_FALSE(c.allclose1e4);
+  p.c[41] = -std::numeric_limits<float>::infinity();
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      "nan_mismatch");
+}
+
 TEST(IndexComparison, ExactOrRejectedWithTheFirstDifference) {
   // argmax / argmin outputs: equal to eager's indices or wrong, no
   // tolerance; an element still holding the poison in both of its words
