@@ -29,6 +29,11 @@ __device__ __forceinline__ float leaky_relu(float x, float s) { return x > 0.f ?
 __device__ __forceinline__ float clamp(float x, float lo, float hi) {
   return x != x ? x : fminf(fmaxf(x, lo), hi);
 }
+// clamp.Tensor as ATen's CUDA kernel: a NaN self, else a NaN bound (min
+// first) is the result; a NaN bound is no bound in kb::clamp's scalar form.
+__device__ __forceinline__ float clamp_tensor(float x, float lo, float hi) {
+  return x != x ? x : lo != lo ? lo : hi != hi ? hi : fminf(fmaxf(x, lo), hi);
+}
 __device__ __forceinline__ float clamp_min(float x, float lo) { return x != x ? x : fmaxf(x, lo); }
 __device__ __forceinline__ float clamp_max(float x, float hi) { return x != x ? x : fminf(x, hi); }
 __device__ __forceinline__ float hardtanh(float x, float lo, float hi) { return clamp(x, lo, hi); }
