@@ -28,10 +28,21 @@ using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
 
+int64_t codegen::atenLanes(int64_t cols) {
+  int64_t n4 = cols / 4;
+  if (n4 > 256)
+    return 128; // ATen's block as it is
+  if (n4 > 32)
+    return 32; // its four warps in one
+  int64_t g = 1; // its warp 0 alone, the rest empty
+  while (g < n4)
+    g *= 2;
+  return g;
+}
+
 int64_t codegen::atenRowsPerBlock(int64_t cols) {
-  // Blocks of 256-512 threads for short rows; one row of 128 threads per
-  // block from 2048 elements on, as ATen.
-  return std::clamp<int64_t>(2048 / std::max<int64_t>(cols, 1), 1, 4);
+  int64_t lanes = atenLanes(cols);
+  return lanes == 128 ? 1 : 256 / lanes;
 }
 
 namespace {
@@ -55,6 +66,9 @@ public:
     if (!eps || p.cols % 4)
       return e.unsupported("a layer norm in ATen's order needs a constant "
                            "eps and rows of a multiple of 4 elements");
+    std::string epsBits = floatBits((float)*eps);
+    if (int64_t lanes = atenLanes(p.cols); lanes < 128)
+      return emitGroups(p, lanes, epsBits, os);
     int64_t n4 = p.cols / 4, k4 = (n4 + 127) / 128, rb = p.atenRows;
     bool held = p.cols <= kAtenHeldMax;
     std::string R = std::to_string(p.rows) + "LL",
@@ -90,7 +104,7 @@ public:
     os << "    const float2 st = kb::ln_row_stats(w, t, lnb + 6 * sub, "
        << p.cols << ".f);\n"
        << "    const float mean = st.x, rstd = rsqrtf(st.y + "
-       << floatBits((float)*eps) << ");\n";
+       << epsBits << ");\n";
 
     os << open;
     if (held) {
@@ -102,6 +116,57 @@ public:
   }
 
 private:
+  /// Rows of at most 1024 elements: a group of `lanes` lanes per row (a
+  /// power of two up to 32), 256 / lanes rows a block of 256. Up to 32
+  /// float4s, ATen's warp 0 alone holds the row (kb::ln_group_stats);
+  /// longer rows, lane l plays thread 32v + l of each of ATen's four warps
+  /// v (w[v], kb::ln_warp4_stats). The row is held in registers.
+  llvm::Error emitGroups(const RowPlan &p, int64_t lanes,
+                         llvm::StringRef epsBits, llvm::raw_ostream &os) {
+    int64_t n4 = p.cols / 4;
+    bool four = n4 > 32;
+    int64_t k4 = four ? (n4 + 127) / 128 : 1, slots = four ? 4 * k4 : 1;
+    std::string R = std::to_string(p.rows) + "LL",
+                C = std::to_string(p.cols) + "LL", G = std::to_string(lanes);
+    os << "  const int lane = threadIdx.x & " << lanes - 1 << ";\n"
+       << "  // The loop runs per warp: all 32 lanes reach every shuffle.\n"
+       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x "
+          "& ~31)) / "
+       << G << "; r0 < " << R << ";\n       r0 += (long long)gridDim.x * "
+       << 256 / lanes << ") {\n"
+       << "    const long long r = r0 + (threadIdx.x & 31) / " << G << ";\n"
+       << "    const bool live = r < " << R << ";\n"
+       << (four ? "    kb::LnWelford w[4] = {};\n"
+                : "    kb::LnWelford w = {0.f, 0.f, 0.f};\n")
+       << "    float xs[" << 4 * slots << "];\n";
+    // Slot s: ATen's warp v = s / k4, its thread's k-th float4 (in order).
+    std::string open =
+        "#pragma unroll\n    for (int s = 0; s < " + std::to_string(slots) +
+        "; ++s) {\n" +
+        (four ? "      const long long cb = 4LL * (lane + 32 * (s / " +
+                    std::to_string(k4) + ") + 128 * (s % " +
+                    std::to_string(k4) + "));\n"
+              : std::string("      const long long cb = 4LL * lane;\n")) +
+        "      if (live && cb < " + C + ") {\n";
+    os << open;
+    if (auto err = loadFour(p, os))
+      return err;
+    os << "#pragma unroll\n        for (int j = 0; j < 4; ++j) {\n"
+       << "          xs[4 * s + j] = xv[j];\n"
+       << "          kb::ln_add(" << (four ? "w[s / " + std::to_string(k4) + "]"
+                                            : std::string("w"))
+       << ", xv[j]);\n        }\n      }\n    }\n";
+    os << "    const float2 st = "
+       << (four ? std::string("kb::ln_warp4_stats(w, ")
+                : "kb::ln_group_stats<" + G + ">(w, ")
+       << p.cols << ".f);\n"
+       << "    const float mean = st.x, rstd = rsqrtf(st.y + " << epsBits
+       << ");\n";
+    os << open << "        const long long ib = " << p.index("r", "cb")
+       << ";\n";
+    return writeFour(p, "xs[4 * s + j]", os);
+  }
+
   /// `ib` and `float xv[4]`: the input's elements cb..cb+3 of row r, read
   /// as one float4 where the input is an argument (or each argument its
   /// pointwise prologue reads), the prologue evaluated per element.

@@ -324,6 +324,41 @@ __device__ __forceinline__ float2 ln_row_stats(LnWelford w, int t, float* buf, f
   __syncthreads(); // buf is the next row's
   return s;
 }
+// Rows of at most 32 float4s: ATen's threads past the row hold nothing, so
+// a group of G lanes (G >= the float4 count) reproduces its warp 0, the
+// combines with ATen's empty lanes (offsets 16..G) and warps (1..3) done
+// against a zero partial, as ATen does them.
+template <int G>
+__device__ __forceinline__ float2 ln_group_stats(LnWelford w, float cols) {
+  const LnWelford z = {0.f, 0.f, 0.f};
+  for (int o = 16; o >= G; o >>= 1) w = ln_combine(w, z);
+  for (int o = G / 2; o > 0; o >>= 1) {
+    const LnWelford a = {__shfl_down_sync(0xffffffffu, w.mean, o, G),
+                         __shfl_down_sync(0xffffffffu, w.m2, o, G),
+                         __shfl_down_sync(0xffffffffu, w.n, o, G)};
+    w = ln_combine(w, a);
+  }
+  w = ln_combine(w, z); // warp 2 into warp 0
+  w = ln_combine(w, z); // warp 1 (with warp 3) into warp 0
+  return make_float2(__shfl_sync(0xffffffffu, w.mean, 0, G),
+                     __shfl_sync(0xffffffffu, w.m2, 0, G) / cols);
+}
+// One warp in ATen's four: w[v] is lane l of ATen's warp v (its thread
+// 32v + l); the four shuffle trees, then ATen's tree over the warps.
+__device__ __forceinline__ float2 ln_warp4_stats(LnWelford (&w)[4], float cols) {
+#pragma unroll
+  for (int v = 0; v < 4; ++v)
+    for (int o = 16; o > 0; o >>= 1) {
+      const LnWelford a = {__shfl_down_sync(0xffffffffu, w[v].mean, o),
+                           __shfl_down_sync(0xffffffffu, w[v].m2, o),
+                           __shfl_down_sync(0xffffffffu, w[v].n, o)};
+      w[v] = ln_combine(w[v], a);
+    }
+  LnWelford s = ln_combine(w[0], w[2]);
+  s = ln_combine(s, ln_combine(w[1], w[3]));
+  return make_float2(__shfl_sync(0xffffffffu, s.mean, 0),
+                     __shfl_sync(0xffffffffu, s.m2, 0) / cols);
+}
 } // namespace kb
 // ---- end of kb prelude ----
 )CUDA";

@@ -109,7 +109,7 @@ int codegen::rowBlockSize(const RowPlan &p) {
   if (p.mode == RowMode::Split)
     return splitBlockSize(p);
   if (p.mode == RowMode::AtenOrder)
-    return 128 * p.atenRows;
+    return atenLanes(p.cols) * p.atenRows;
   if (p.mode == RowMode::Tile)
     return 256;
   if (p.mode == RowMode::Columns)

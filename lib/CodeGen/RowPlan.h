@@ -69,7 +69,7 @@ struct RowPlan {
   /// prologue holds anything but pointwise ops.
   llvm::SmallVector<unsigned, 4> vecArgs;
   /// AtenOrder mode (a layer norm in ATen's own order, AtenRows.cpp): rows
-  /// per block, each taken by 128 threads as ATen's (32, 4) block.
+  /// per block, atenLanes(cols) lanes each.
   int64_t atenRows = 1;
 };
 
@@ -143,7 +143,10 @@ llvm::Error emitSplitRows(RegionEmitter &e, const StageInfo &f, YieldOp yield,
 llvm::Error emitAtenOrderRows(RegionEmitter &e, const StageInfo &f,
                               YieldOp yield, const RowPlan &p,
                               llvm::raw_ostream &os);
-/// AtenOrder mode: rows per block for rows of `cols` elements.
+/// AtenOrder mode: lanes per row (128: ATen's block; 32: its four warps
+/// played by one; fewer: its warp 0 alone, for rows of at most 32 float4s)
+/// and rows per block for rows of `cols` elements.
+int64_t atenLanes(int64_t cols);
 int64_t atenRowsPerBlock(int64_t cols);
 /// AtenOrder mode: the longest rows held in registers (8 float4s a
 /// thread); longer rows are re-read for the output, as ATen's kernel does.

@@ -524,8 +524,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                              "another")
                : " x 1/" + std::to_string(p.chunks) +
                      " of its elements, a grid barrier after each pass"),
-      "group of 128 threads (ATen's vectorized layer norm: float Welford "
-      "statistics in its order, bit-identical to eager)"};
+      std::to_string(atenLanes(p.cols)) +
+          "-lane group (ATen's vectorized layer norm's order: float Welford "
+          "statistics over its 128 threads, bit-identical to eager)"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
