@@ -29,6 +29,12 @@ using namespace kb;
 using namespace kb::codegen;
 
 int64_t codegen::atenLanes(int64_t cols) {
+  if (cols % 4) { // RowwiseMoments: a warp a row, fewer lanes for <= 32
+    int64_t g = 1;
+    while (g < cols && g < 32)
+      g *= 2;
+    return g;
+  }
   int64_t n4 = cols / 4;
   if (n4 > 256)
     return 128; // ATen's block as it is
@@ -63,10 +69,12 @@ public:
 
   llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
     auto eps = getConstantNumber(AtenOp(f.op).getArg("eps"));
-    if (!eps || p.cols % 4)
+    if (!eps)
       return e.unsupported("a layer norm in ATen's order needs a constant "
-                           "eps and rows of a multiple of 4 elements");
+                           "eps");
     std::string epsBits = floatBits((float)*eps);
+    if (p.cols % 4)
+      return emitMoments(p, atenLanes(p.cols), epsBits, os);
     if (int64_t lanes = atenLanes(p.cols); lanes < 128)
       return emitGroups(p, lanes, epsBits, os);
     int64_t n4 = p.cols / 4, k4 = (n4 + 127) / 128, rb = p.atenRows;
@@ -116,6 +124,62 @@ public:
   }
 
 private:
+  /// ATen's RowwiseMoments path (rows not a multiple of 4): its thread j of
+  /// 512 folds elements j, j + 512, ... with WelfordOps. Rows of at most 32
+  /// get a group of G lanes, one element each (kb::wf_group_stats);
+  /// longer ones a warp, lane l playing thread 32v + l of each of ATen's
+  /// warps v that hold elements (kb::wf_warp16_stats). The output pass
+  /// re-reads the row, as ATen's second kernel does.
+  llvm::Error emitMoments(const RowPlan &p, int64_t lanes,
+                          llvm::StringRef epsBits, llvm::raw_ostream &os) {
+    int64_t V = std::min<int64_t>((p.cols + 31) / 32, 16);
+    bool group = p.cols <= 32;
+    std::string R = std::to_string(p.rows) + "LL",
+                C = std::to_string(p.cols) + "LL", G = std::to_string(lanes);
+    os << "  const int lane = threadIdx.x & " << lanes - 1 << ";\n"
+       << "  // The loop runs per warp: all 32 lanes reach every shuffle.\n"
+       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x "
+          "& ~31)) / "
+       << G << "; r0 < " << R << ";\n       r0 += (long long)gridDim.x * "
+       << 256 / lanes << ") {\n"
+       << "    const long long r = r0 + (threadIdx.x & 31) / " << G << ";\n"
+       << "    const bool live = r < " << R << ";\n";
+    if (group)
+      os << "    kb::WfState w = {0.f, 0.f, 0.f};\n"
+         << "    {\n      const long long c = lane;\n"
+         << "      if (live && c < " << C << ") {\n";
+    else
+      os << "    kb::WfState w[" << V << "] = {};\n"
+         << "#pragma unroll\n    for (int v = 0; v < " << V << "; ++v)\n"
+         << "      for (long long c = lane + 32 * v; live && c < " << C
+         << "; c += 512) {\n      {\n";
+    os << "        const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "        ");
+    if (!x)
+      return x.takeError();
+    os << "        kb::wf_add(" << (group ? "w" : "w[v]") << ", " << *x
+       << ");\n      }\n    }\n";
+    e.newScope();
+    os << "    const float2 st = "
+       << (group ? "kb::wf_group_stats<" + G + ">(w, "
+                 : "kb::wf_warp16_stats<" + std::to_string(V) + ">(w, ")
+       << p.cols << ".f);\n"
+       << "    const float mean = st.x, rstd = rsqrtf(st.y + " << epsBits
+       << ");\n"
+       << "    for (long long c = lane; live && c < " << C << "; c += " << G
+       << ") {\n"
+       << "      const long long i = " << p.index("r", "c") << ";\n";
+    auto y = e.valueAt(f.input, "i", os, "      ");
+    if (!y)
+      return y.takeError();
+    if (auto err = writeElement(p, *y, os, "      "))
+      return err;
+    e.newScope();
+    os << "    }\n  }\n";
+    return llvm::Error::success();
+  }
+
   /// Rows of at most 1024 elements: a group of `lanes` lanes per row (a
   /// power of two up to 32), 256 / lanes rows a block of 256. Up to 32
   /// float4s, ATen's warp 0 alone holds the row (kb::ln_group_stats);

@@ -359,6 +359,56 @@ __device__ __forceinline__ float2 ln_warp4_stats(LnWelford (&w)[4], float cols) 
   return make_float2(__shfl_sync(0xffffffffu, s.mean, 0),
                      __shfl_sync(0xffffffffu, s.m2, 0) / cols);
 }
+// ATen's other layer norm path (rows not a multiple of 4: its
+// RowwiseMomentsCUDAKernel, 512 threads a row, WelfordOps): the mean moves
+// by delta / count (a division), and a combine with an empty side returns
+// the other side as it is. Expression shapes as ATen's (AtenRows.cpp).
+struct WfState { float mean, m2, nf; };
+__device__ __forceinline__ void wf_add(WfState& w, float x) {
+  const float nf = w.nf + 1.f;
+  const float delta = x - w.mean;
+  const float mean = w.mean + delta / nf;
+  w.m2 = w.m2 + delta * (x - mean);
+  w.mean = mean;
+  w.nf = nf;
+}
+__device__ __forceinline__ WfState wf_combine(WfState a, WfState b) {
+  if (a.nf == 0.f) return b;
+  if (b.nf == 0.f) return a;
+  const float delta = b.mean - a.mean;
+  const float n = a.nf + b.nf;
+  const float nb = b.nf / n;
+  return {a.mean + delta * nb, a.m2 + b.m2 + delta * delta * a.nf * nb, n};
+}
+__device__ __forceinline__ WfState wf_down(const WfState& w, int o, int width) {
+  return {__shfl_down_sync(0xffffffffu, w.mean, o, width),
+          __shfl_down_sync(0xffffffffu, w.m2, o, width),
+          __shfl_down_sync(0xffffffffu, w.nf, o, width)};
+}
+// Rows of at most 32: ATen's warp 0 alone holds elements (one a lane); its
+// empty lanes and warps leave the combines unchanged. (mean, m2 / cols).
+template <int G>
+__device__ __forceinline__ float2 wf_group_stats(WfState w, float cols) {
+  for (int o = G / 2; o > 0; o >>= 1) w = wf_combine(w, wf_down(w, o, G));
+  return make_float2(__shfl_sync(0xffffffffu, w.mean, 0, G),
+                     __shfl_sync(0xffffffffu, w.m2, 0, G) / cols);
+}
+// One warp plays ATen's 16: w[v] is lane l of its warp v (thread 32v + l),
+// V the warps holding elements; each warp's shuffle tree, then its warp 0's
+// tree over the 16 partials (lane v holding warp v's).
+template <int V>
+__device__ __forceinline__ float2 wf_warp16_stats(WfState (&w)[V], float cols) {
+#pragma unroll
+  for (int v = 0; v < V; ++v)
+    for (int o = 16; o > 0; o >>= 1) w[v] = wf_combine(w[v], wf_down(w[v], o, 32));
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1)
+#pragma unroll
+    for (int l = 0; l < o; ++l)
+      if (l + o < V) w[l] = wf_combine(w[l], w[l + o]);
+  return make_float2(__shfl_sync(0xffffffffu, w[0].mean, 0),
+                     __shfl_sync(0xffffffffu, w[0].m2, 0) / cols);
+}
 } // namespace kb
 // ---- end of kb prelude ----
 )CUDA";

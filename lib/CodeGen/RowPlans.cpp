@@ -317,7 +317,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.atenRows = atenRowsPerBlock(p.cols);
       p.shiftFirst = false;
       p.prog.passes.clear();
-      p.element = [&e, weight, bias](
+      int64_t cols = p.cols;
+      p.element = [&e, weight, bias, cols](
                       llvm::StringRef x, llvm::raw_ostream &os,
                       llvm::StringRef indent) -> llvm::Expected<std::string> {
         std::string d = "__fsub_rn(" + x.str() + ", mean)";
@@ -334,6 +335,12 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
             return v.takeError();
           b = *v;
         }
+        // RowwiseMoments' kernel (rows not a multiple of 4) computes
+        // (x - mean) * rstd * gamma + beta, an absent affine 1 and 0.
+        if (cols % 4)
+          return "__fmaf_rn(__fmul_rn(" + d + ", rstd), " +
+                 (g.empty() ? "1.0f" : g) + ", " + (b.empty() ? "0.0f" : b) +
+                 ")";
         std::string n = "__fmul_rn(rstd, " + d + ")";
         if (!g.empty() && !b.empty())
           return "__fmaf_rn(" + g + ", " + n + ", " + b + ")";
@@ -525,14 +532,18 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                : " x 1/" + std::to_string(p.chunks) +
                      " of its elements, a grid barrier after each pass"),
       std::to_string(atenLanes(p.cols)) +
-          "-lane group (ATen's vectorized layer norm's order: float Welford "
-          "statistics over its 128 threads, bit-identical to eager)"};
+          (p.cols % 4 ? "-lane group (ATen's RowwiseMoments layer norm's "
+                        "order: WelfordOps over its 512 threads, "
+                        "bit-identical to eager)"
+                      : "-lane group (ATen's vectorized layer norm's order: "
+                        "float Welford statistics over its 128 threads, "
+                        "bit-identical to eager)")};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
       (p.mode == Mode::Split ? "; " : " per row; ") +
       (p.mode == Mode::AtenOrder
-           ? std::string(p.cols <= kAtenHeldMax
+           ? std::string(p.cols <= kAtenHeldMax && p.cols % 4 == 0
                              ? "the row is held in registers (the "
                                "pointwise prologue evaluated once per "
                                "element)."

@@ -308,8 +308,10 @@ bool kb::isAtenOrderNorm(Operation *op) {
   int64_t cols = 1;
   for (int64_t d : dims.take_back(shape->size()))
     cols *= d;
-  // ATen's vectorized path: float4 reads of whole rows, a float count.
-  if (cols < 4 || cols % 4 || cols > (int64_t(1) << 24))
+  // ATen's vectorized path (float4 reads of whole rows, a float count), or
+  // for rows not a multiple of 4 its RowwiseMoments path, which one warp a
+  // row plays (AtenRows.cpp): up to 8192 elements, 256 a lane.
+  if (cols < 1 || cols > (int64_t(1) << 24) || (cols % 4 && cols > 8192))
     return false;
   for (StringRef a : {"weight", "bias"})
     if (Value v = aten.getArg(a); v && !isNone(v) && !isF32(v))

@@ -79,8 +79,9 @@ bool isSingularOperation(mlir::Operation *op);
 /// norms, softmax, logsumexp. Max/min reductions and pooling are exact.
 bool isInexactReduction(mlir::Operation *op);
 /// A layer norm kb-rewrite's code generator can compute in ATen's own order
-/// (its vectorized CUDA kernel: float32, rows of a multiple of 4 elements,
-/// at most 2^24), bit-identical to eager's, so that the numerics rules
+/// (float32; its vectorized CUDA kernel for rows of a multiple of 4
+/// elements up to 2^24, its RowwiseMoments kernel for other rows up to
+/// 8192), bit-identical to eager's, so that the numerics rules
 /// need not keep it in ATen (docs/correctness.md, "Statistics in ATen's
 /// order"). kb-verify's eager_mismatches confirms each kernel.
 bool isAtenOrderNorm(mlir::Operation *op);
