@@ -324,8 +324,8 @@ __device__ __forceinline__ float2 ln_row_stats(LnWelford w, int t, float* buf, f
   __syncthreads(); // buf is the next row's
   return s;
 }
-// Rows of at most 32 float4s: ATen's threads past the row hold nothing, so
-// a group of G lanes (G >= the float4 count) reproduces its warp 0, the
+// Rows of at most 128 elements: ATen's threads past the row hold nothing, so
+// a group of G lanes (G >= the row's vectors of 4) reproduces its warp 0, the
 // combines with ATen's empty lanes (offsets 16..G) and warps (1..3) done
 // against a zero partial, as ATen does them.
 template <int G>

@@ -85,6 +85,13 @@ bool isInexactReduction(mlir::Operation *op);
 /// need not keep it in ATen (docs/correctness.md, "Statistics in ATen's
 /// order"). kb-verify's eager_mismatches confirms each kernel.
 bool isAtenOrderNorm(mlir::Operation *op);
+/// A layer norm the code generator can emit in ATen's order (isAtenOrderNorm
+/// plus rows not a multiple of 4, ATen's RowwiseMoments path, which only
+/// `kb-rewrite codegen --aten-order-norms` uses until a GPU has measured it).
+bool hasAtenOrderKernel(mlir::Operation *op);
+/// A layer norm over rows of a multiple of 4 elements (ATen's vectorized
+/// path when float32 and aligned).
+bool isVectorizedLayerNorm(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a step op.
 bool reachesStepOp(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a singular op.
