@@ -1,0 +1,66 @@
+"""Graphs for the ATen-order layer norm probes: LayerNorm(C) over randn(R, C)
+(after `x + r` when asked), then `(y > 0.5).float() * y`, the step op that
+makes rewrite's numerics policy want ATen's bits (docs/correctness.md).
+
+    python3 bench/probes/ln_step_graphs.py -o DIR 7x200000 33x65536+ 257x16384+
+
+Each spec is CxR, a trailing + for the residual add. Writes DIR/ln_C.py and
+exports it with tools/kb-export/kb-export (--device meta) to
+DIR/ln_C.graph.txt and .params.json, for bench/probes/codegen_knobs.py:
+
+    python3 bench/probes/codegen_knobs.py --kb-rewrite B --kb-verify V \\
+        --variants "base:;aten:--aten-order-norms" --plan layer_norm DIR/*.graph.txt
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+MODEL = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n = nn.LayerNorm({c})
+
+    def forward(self, x, r):
+        y = self.n({arg})
+        return (y > 0.5).float() * y
+
+
+def get_inputs():
+    return [torch.randn({r}, {c}), torch.randn({r}, {c})]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("specs", nargs="+", help="CxR, + for a residual add")
+    ap.add_argument("-o", "--out", required=True)
+    args = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    export = os.path.join(root, "tools", "kb-export", "kb-export")
+    os.makedirs(args.out, exist_ok=True)
+    for spec in args.specs:
+        add = spec.endswith("+")
+        c, r = (int(v) for v in spec.rstrip("+").split("x"))
+        path = os.path.join(args.out, f"ln_{c}.py")
+        with open(path, "w") as f:
+            f.write(MODEL.format(c=c, r=r, arg="x + r" if add else "x"))
+        res = subprocess.run([export, path, "-o", args.out, "--device", "meta"],
+                             capture_output=True, text=True)
+        if res.returncode:
+            sys.stderr.write(f"{spec}: kb-export failed:\n{res.stderr[-2000:]}")
+            return 1
+        print(f"{spec}: {os.path.join(args.out, f'ln_{c}.graph.txt')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
