@@ -124,6 +124,20 @@ public:
   }
 
 private:
+  /// Opens the loop over rows of groups of `lanes` lanes (256 / lanes rows a
+  /// block): r is the group's row, `live` whether it exists.
+  void openLaneGroups(const RowPlan &p, int64_t lanes, llvm::raw_ostream &os) {
+    std::string R = std::to_string(p.rows) + "LL", G = std::to_string(lanes);
+    os << "  const int lane = threadIdx.x & " << lanes - 1 << ";\n"
+       << "  // The loop runs per warp: all 32 lanes reach every shuffle.\n"
+       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x "
+          "& ~31)) / "
+       << G << "; r0 < " << R << ";\n       r0 += (long long)gridDim.x * "
+       << 256 / lanes << ") {\n"
+       << "    const long long r = r0 + (threadIdx.x & 31) / " << G << ";\n"
+       << "    const bool live = r < " << R << ";\n";
+  }
+
   /// ATen's RowwiseMoments path (rows not a multiple of 4): its thread j of
   /// 512 folds elements j, j + 512, ... with WelfordOps. Rows of at most 32
   /// get a group of G lanes, one element each (kb::wf_group_stats);
@@ -134,16 +148,8 @@ private:
                           llvm::StringRef epsBits, llvm::raw_ostream &os) {
     int64_t V = std::min<int64_t>((p.cols + 31) / 32, 16);
     bool group = p.cols <= 32;
-    std::string R = std::to_string(p.rows) + "LL",
-                C = std::to_string(p.cols) + "LL", G = std::to_string(lanes);
-    os << "  const int lane = threadIdx.x & " << lanes - 1 << ";\n"
-       << "  // The loop runs per warp: all 32 lanes reach every shuffle.\n"
-       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x "
-          "& ~31)) / "
-       << G << "; r0 < " << R << ";\n       r0 += (long long)gridDim.x * "
-       << 256 / lanes << ") {\n"
-       << "    const long long r = r0 + (threadIdx.x & 31) / " << G << ";\n"
-       << "    const bool live = r < " << R << ";\n";
+    std::string C = std::to_string(p.cols) + "LL", G = std::to_string(lanes);
+    openLaneGroups(p, lanes, os);
     if (group)
       os << "    kb::WfState w = {0.f, 0.f, 0.f};\n"
          << "    {\n      const long long c = lane;\n"
@@ -190,17 +196,9 @@ private:
     int64_t n4 = p.cols / 4;
     bool four = n4 > 32;
     int64_t k4 = four ? (n4 + 127) / 128 : 1, slots = four ? 4 * k4 : 1;
-    std::string R = std::to_string(p.rows) + "LL",
-                C = std::to_string(p.cols) + "LL", G = std::to_string(lanes);
-    os << "  const int lane = threadIdx.x & " << lanes - 1 << ";\n"
-       << "  // The loop runs per warp: all 32 lanes reach every shuffle.\n"
-       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x "
-          "& ~31)) / "
-       << G << "; r0 < " << R << ";\n       r0 += (long long)gridDim.x * "
-       << 256 / lanes << ") {\n"
-       << "    const long long r = r0 + (threadIdx.x & 31) / " << G << ";\n"
-       << "    const bool live = r < " << R << ";\n"
-       << (four ? "    kb::LnWelford w[4] = {};\n"
+    std::string C = std::to_string(p.cols) + "LL", G = std::to_string(lanes);
+    openLaneGroups(p, lanes, os);
+    os << (four ? "    kb::LnWelford w[4] = {};\n"
                 : "    kb::LnWelford w = {0.f, 0.f, 0.f};\n")
        << "    float xs[" << 4 * slots << "];\n";
     // Slot s: ATen's warp v = s / k4, its thread's k-th float4 (in order).
