@@ -140,6 +140,8 @@ public:
   int sharedRowMax = 0;
   /// EmitOptions::atenOrderNorms.
   bool atenOrderNorms = false;
+  /// EmitOptions::groupUnroll (0: the default, one).
+  int groupUnroll = 0;
   /// The region reads input 0 channels-last through a permute back to
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
   /// neighbouring channels on neighbouring lanes, or refuse.

@@ -558,5 +558,6 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.registerRowMax = options.registerRowMax;
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
+  e.groupUnroll = options.groupUnroll;
   return e.run();
 }

@@ -455,28 +455,58 @@ public:
   /// 0.133). Per-element outputs are stored as float4 too.
   llvm::Error emitVectorRows(const RowPlan &p, llvm::raw_ostream &os) {
     int64_t L = rowLanes(p), K4 = ((p.cols + 3) / 4 + L - 1) / L;
+    int64_t U = std::max(p.groupUnroll, 1);
     std::string Ls = std::to_string(L), K4s = std::to_string(K4),
-                C = std::to_string(p.cols) + "LL";
+                C = std::to_string(p.cols) + "LL", S = std::to_string(4 * K4);
     unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
-    openGroupRows(p, L, os);
-    os << "    float xs[" << 4 * K4 << "];\n"
-       << "#pragma unroll\n    for (int k = 0; k < " << K4s << "; ++k) {\n"
-       << "      const long long c = 4 * (lane + k * " << Ls << ");\n"
-       << "      float4 v4 = make_float4(0.f, 0.f, 0.f, 0.f);\n"
-       << "      if (live && c < " << C << ")\n"
-       << "        v4 = *reinterpret_cast<const float4*>(in" << arg << " + "
-       << p.index("r", "c") << ");\n"
-       << "      xs[4 * k] = v4.x; xs[4 * k + 1] = v4.y; xs[4 * k + 2] = v4.z; "
-          "xs[4 * k + 3] = v4.w;\n    }\n";
+    std::string load =
+        "#pragma unroll\n    for (int k = 0; k < " + K4s + "; ++k) {\n" +
+        "      const long long c = 4 * (lane + k * " + Ls + ");\n" +
+        "      float4 v4 = make_float4(0.f, 0.f, 0.f, 0.f);\n" +
+        "      if (live && c < " + C + ")\n" +
+        "        v4 = *reinterpret_cast<const float4*>(in" +
+        std::to_string(arg) + " + " + p.index("r", "c") + ");\n" +
+        "      xs[4 * k] = v4.x; xs[4 * k + 1] = v4.y; xs[4 * k + 2] = v4.z; "
+        "xs[4 * k + 3] = v4.w;\n    }\n";
+    if (U == 1) {
+      openGroupRows(p, L, os);
+      os << "    float xs[" << S << "];\n" << load;
+    } else {
+      // --group-unroll: the warp's U row groups (strided by the grid's
+      // reach, as U trips of the loop would take them) are all loaded
+      // before the first one's shuffles, then processed one by one.
+      std::string reach = "(long long)gridDim.x * " + std::to_string(256 / L);
+      os << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
+         << "  for (long long rq = ((long long)blockIdx.x * 256 + (threadIdx.x "
+            "& ~31)) / "
+         << Ls << "; rq < " << p.rows << "LL;\n       rq += " << reach
+         << " * " << U << ") {\n"
+         << "    float xsu[" << U << "][" << S << "];\n"
+         << "#pragma unroll\n    for (int u = 0; u < " << U << "; ++u) {\n"
+         << "    const long long r = rq + u * " << reach
+         << " + (threadIdx.x & 31) / " << Ls << ";\n"
+         << "    const bool live = r < " << p.rows << "LL;\n"
+         << "    float (&xs)[" << S << "] = xsu[u];\n"
+         << load << "    }\n"
+         << "#pragma unroll\n    for (int u = 0; u < " << U << "; ++u) {\n"
+         << "    const long long r = rq + u * " << reach
+         << " + (threadIdx.x & 31) / " << Ls << ";\n"
+         << "    const bool live = r < " << p.rows << "LL;\n"
+         << "    float (&xs)[" << S << "] = xsu[u];\n";
+    }
     if (p.shiftFirst)
       emitGroupShift(L, os);
     std::string each =
-        "#pragma unroll\n    for (int k = 0; k < " + std::to_string(4 * K4) +
+        "#pragma unroll\n    for (int k = 0; k < " + S +
         "; ++k) {\n      const long long c = 4 * (lane + (k >> "
         "2) * " +
         Ls + ") + (k & 3);\n      if (live && c < " + C + ") {\n";
-    return emitRegisterPasses(p, each, "xs[k]", L,
-                              "    if (live && lane == 0) {\n", os, K4);
+    if (auto err = emitRegisterPasses(p, each, "xs[k]", L,
+                                      "    if (live && lane == 0) {\n", os, K4))
+      return err;
+    if (U > 1)
+      os << "  }\n"; // the loop over row groups
+    return llvm::Error::success();
   }
 
   /// Columns mode: rows whose elements are strided by the row count's

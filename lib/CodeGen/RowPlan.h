@@ -71,6 +71,9 @@ struct RowPlan {
   /// AtenOrder mode (a layer norm in ATen's own order, AtenRows.cpp): rows
   /// per block, atenLanes(cols) lanes each.
   int64_t atenRows = 1;
+  /// Warp mode: row groups a warp takes per unrolled trip (the grid divided
+  /// as much); 1 unless a probe sets it.
+  int groupUnroll = 1;
 };
 
 /// Writes a row plan's outputs: one value per row, or one per element.

@@ -494,6 +494,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   }
 
   p.rowBlock = e.rowBlock; // rowBlockSize reads it for streamed block rows
+  p.groupUnroll = std::max(e.groupUnroll, 1);
   p.registerRowMax = e.registerRowMax;
   // Layer norms over rows too long for registers stage them in shared
   // memory. Measured on the H200 (codegen_knobs.py, session 22): rows of
@@ -567,7 +568,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // copy bandwidth on pointwise kernels; the loops stay for safety).
   std::string grid =
       p.mode == Mode::Warp
-          ? "ceil_div(" + R + ", " + std::to_string(256 / rowLanes(p)) + ")"
+          ? "ceil_div(" + R + ", " +
+                std::to_string(256 / rowLanes(p) *
+                               (p.vec4 ? p.groupUnroll : 1)) +
+                ")"
       : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
       : p.mode == Mode::AtenOrder
           ? "ceil_div(" + R + ", " + std::to_string(p.atenRows) + ")"

@@ -133,6 +133,11 @@ cl::opt<bool> atenOrderNormsOpt(
              "order, bit-identical to eager; rewrite uses it where a step or "
              "singular op follows the norm (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
+cl::opt<unsigned> groupUnrollOpt(
+    "group-unroll",
+    cl::desc("Row groups a warp of lane-group row kernels takes per unrolled "
+             "trip, the grid divided as much (1-8; default 1) (a probe)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string>
     modelUrl("model-url",
@@ -377,6 +382,9 @@ int runCodegen() {
     return fail(UsageError, "--row-block wants a multiple of 32 from 64 to "
                             "1024, not " +
                                 std::to_string(rowBlockOpt));
+  if (groupUnrollOpt > 8)
+    return fail(UsageError, "--group-unroll wants 1 to 8, not " +
+                                std::to_string(groupUnrollOpt));
   if (registerRowMaxOpt > 32768)
     return fail(UsageError, "--register-row-max wants at most 32768, not " +
                                 std::to_string(registerRowMaxOpt));
@@ -401,6 +409,7 @@ int runCodegen() {
     emitOptions.registerRowMax = registerRowMaxOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
+    emitOptions.groupUnroll = groupUnrollOpt;
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";

@@ -84,6 +84,12 @@ struct EmitOptions {
   /// the numerics policy would otherwise keep the norm in ATen (a step or
   /// singular op after it). `kb-rewrite codegen --aten-order-norms`.
   bool atenOrderNorms = false;
+  /// Row groups a warp of lane-group row kernels (rows of up to 1024 held in
+  /// registers) takes in one unrolled trip of its loop, the grid divided
+  /// as much, so several rows' loads are in flight before the first
+  /// row's shuffles (0 or 1: one, the default). For probes (`kb-rewrite
+  /// codegen --group-unroll`).
+  int groupUnroll = 0;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,
