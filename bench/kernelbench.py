@@ -204,6 +204,8 @@ def rewrite_cmd(args, name, work, verify):
         cmd += ["--no-cuda-graphs"]
     if args.fast_math:
         cmd += ["--fast-math"]
+    if args.numerics != "exact":
+        cmd += ["--numerics", args.numerics]
     return cmd
 
 
@@ -592,6 +594,8 @@ def main():
     p.add_argument("--no-cuda-graphs", action="store_true")
     p.add_argument("--fast-math", action="store_true",
                    help="kb-rewrite --fast-math (approximate exp/division, as inductor)")
+    p.add_argument("--numerics", default="exact", choices=["exact", "relaxed"],
+                   help="kb-rewrite --numerics (relaxed: opt-in, reported apart)")
     p.add_argument("--cpu-inputs", action="store_true",
                    help="draw get_inputs() on the CPU as KernelBench does (slow for large inputs)")
     p.add_argument("--no-time", dest="time", action="store_false")
@@ -700,6 +704,9 @@ def main():
               f"{fmt(e, '8.3f')} {fmt(c, '8.3f')} {fmt(n, '8.3f')} "
               f"{fmt(ve, '8.2f')}x {fmt(vc, '7.2f')}x"
               + (" fallback" if fell_back(r) else "") + (" ill-posed" if r.get("ill_posed") else ""))
+    if getattr(args, "numerics", "exact") != "exact":
+        print(f"built with kb-rewrite --numerics {args.numerics} (opt-in: not "
+              "the default policy; report these figures apart)")
     for name, s in summary.items():
         print(f"{name}: correct {s['correct_1e4']}/{s['well_posed']} well-posed (1e-2: "
               f"{s['correct_1e2']}; ill-posed {len(s['ill_posed'])}), geomean vs eager "

@@ -496,8 +496,10 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   json::Object &meta = *params->getAsObject();
 
   mlir::PassManager pm(module.getContext());
-  buildAnalysisPipeline(pm, /*normsBeforeTF32=*/opts.fuseBeforeTF32,
-                        /*reductionsBeforeSteps=*/false);
+  bool relaxed = opts.numerics == Numerics::Relaxed;
+  buildAnalysisPipeline(pm,
+                        /*normsBeforeTF32=*/opts.fuseBeforeTF32 || relaxed,
+                        /*reductionsBeforeSteps=*/relaxed);
   pm.addPass(createOutline());
   if (mlir::failed(pm.run(module)))
     return createStringError(inconvertibleErrorCode(),
@@ -548,7 +550,9 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       continue;
     }
     std::optional<std::string> kept =
-        keptByNumericsPolicy(*k, numerics[rec.name], opts.fuseBeforeTF32);
+        relaxed ? std::nullopt
+                : keptByNumericsPolicy(*k, numerics[rec.name],
+                                       opts.fuseBeforeTF32);
     // The policy keeps out last bits that differ from ATen's: the same
     // region in exact math may pass it (a pointwise kernel before a
     // convolution or a comparison is then exact), and so may its layer
@@ -785,7 +789,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   // runs its ATen ops; the report says by how much it lost).
   if (result.gpu)
     for (auto [idx, rec] : llvm::enumerate(result.regions)) {
-      keepIfNotIdentical(rec, numerics[rec.name], opts.fuseBeforeTF32);
+      if (!relaxed)
+        keepIfNotIdentical(rec, numerics[rec.name], opts.fuseBeforeTF32);
       if (rec.status == "kept") {
         emittedCL[idx].reset();
         rec.clStatus.clear();

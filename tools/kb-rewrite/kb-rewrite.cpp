@@ -85,6 +85,17 @@ cl::opt<bool> fuseBeforeTF32(
     cl::desc("Fuse reductions and norms even where they feed a TF32 "
              "convolution (outputs then differ from eager by ~1e-4)"),
     cl::sub(rewriteCmd));
+cl::opt<kb::Numerics> numericsOpt(
+    "numerics",
+    cl::desc("What fused kernels must keep of eager's numerics "
+             "(docs/correctness.md)"),
+    cl::values(clEnumValN(kb::Numerics::Exact, "exact",
+                          "last bits that a step, singular op or TF32 "
+                          "convolution would magnify stay ATen's (default)"),
+               clEnumValN(kb::Numerics::Relaxed, "relaxed",
+                          "fuse everything fusable; outputs may move past "
+                          "1e-4 there (opt-in, reported)")),
+    cl::init(kb::Numerics::Exact), cl::sub(rewriteCmd));
 cl::opt<bool> fastMath(
     "fast-math",
     cl::desc("Approximate exp and division in sigmoid, silu and mish, as "
@@ -469,6 +480,7 @@ int runRewrite(const char *argv0) {
   opts.modelSource = modelFile;
   opts.fuseBeforeTF32 = fuseBeforeTF32;
   opts.fastMath = fastMath;
+  opts.numerics = numericsOpt;
   const char *envUrl = getenv("KB_MODEL_URL");
   opts.model.enabled = !noModel && (!modelUrl.empty() || !replayPath.empty() ||
                                     !strategy.empty() || (envUrl && *envUrl));

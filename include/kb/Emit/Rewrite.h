@@ -35,6 +35,17 @@ struct ModelSearchOptions {
   std::string storeDir; // "" = KernelStore::defaultDir()
 };
 
+/// What the numerics policy asks of fused kernels (docs/correctness.md).
+enum class Numerics {
+  /// Sums, norms and softmax whose last bits could flip a step op, be
+  /// magnified by a singular op or by a TF32 convolution keep ATen's ops
+  /// unless their kernel is bit-identical to eager (the default).
+  Exact,
+  /// Everything fusable is fused (--numerics=relaxed): outputs may differ
+  /// from eager past 1e-4 where such ops follow; reported as such.
+  Relaxed
+};
+
 struct RewriteOptions {
   std::string graphPath, paramsPath, outDir;
   std::string modelSource; // the traced model.py ("" = params.json's source)
@@ -47,6 +58,7 @@ struct RewriteOptions {
   bool fuseBeforeTF32 = false;
   /// EmitOptions::fastMath for every generated kernel.
   bool fastMath = false;
+  Numerics numerics = Numerics::Exact;
   bool quiet = false;
   ModelSearchOptions model;
 };
