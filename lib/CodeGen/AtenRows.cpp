@@ -77,7 +77,8 @@ public:
       return emitMoments(p, atenLanes(p.cols), epsBits, os);
     if (int64_t lanes = atenLanes(p.cols); lanes < 128)
       return emitGroups(p, lanes, epsBits, os);
-    int64_t n4 = p.cols / 4, k4 = (n4 + 127) / 128, rb = p.atenRows;
+    int64_t n4 = p.cols / 4, k4 = (n4 + 127) / 128,
+            rb = atenRowsPerBlock(p.cols);
     bool held = p.cols <= kAtenHeldMax;
     std::string R = std::to_string(p.rows) + "LL",
                 C = std::to_string(p.cols) + "LL", RB = std::to_string(rb);
@@ -109,10 +110,9 @@ public:
     if (held)
       os << "          xs[4 * k + j] = xv[j];\n";
     os << "          kb::ln_add(w, xv[j]);\n        }\n      }\n    }\n";
-    os << "    const float2 st = kb::ln_row_stats(w, t, lnb + 6 * sub, "
-       << p.cols << ".f);\n"
-       << "    const float mean = st.x, rstd = rsqrtf(st.y + "
-       << epsBits << ");\n";
+    writeMeanRstd("kb::ln_row_stats(w, t, lnb + 6 * sub, " +
+                      std::to_string(p.cols) + ".f)",
+                  epsBits, os);
 
     os << open;
     if (held) {
@@ -124,18 +124,13 @@ public:
   }
 
 private:
-  /// Opens the loop over rows of groups of `lanes` lanes (256 / lanes rows a
-  /// block): r is the group's row, `live` whether it exists.
-  void openLaneGroups(const RowPlan &p, int64_t lanes, llvm::raw_ostream &os) {
-    std::string R = std::to_string(p.rows) + "LL", G = std::to_string(lanes);
-    os << "  const int lane = threadIdx.x & " << lanes - 1 << ";\n"
-       << "  // The loop runs per warp: all 32 lanes reach every shuffle.\n"
-       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x "
-          "& ~31)) / "
-       << G << "; r0 < " << R << ";\n       r0 += (long long)gridDim.x * "
-       << 256 / lanes << ") {\n"
-       << "    const long long r = r0 + (threadIdx.x & 31) / " << G << ";\n"
-       << "    const bool live = r < " << R << ";\n";
+  /// The row's mean and rstd from `stats` (a float2 of mean and m2 / N),
+  /// as ATen: rsqrtf(var + eps) with eps as a float.
+  void writeMeanRstd(llvm::StringRef stats, llvm::StringRef epsBits,
+                     llvm::raw_ostream &os) {
+    os << "    const float2 st = " << stats << ";\n"
+       << "    const float mean = st.x, rstd = rsqrtf(st.y + " << epsBits
+       << ");\n";
   }
 
   /// ATen's RowwiseMoments path (rows not a multiple of 4): its thread j of
@@ -149,7 +144,7 @@ private:
     int64_t V = std::min<int64_t>((p.cols + 31) / 32, 16);
     bool group = p.cols <= 32;
     std::string C = std::to_string(p.cols) + "LL", G = std::to_string(lanes);
-    openLaneGroups(p, lanes, os);
+    openGroupRows(p, lanes, os);
     if (group)
       os << "    kb::WfState w = {0.f, 0.f, 0.f};\n"
          << "    {\n      const long long c = lane;\n"
@@ -167,13 +162,12 @@ private:
     os << "        kb::wf_add(" << (group ? "w" : "w[v]") << ", " << *x
        << ");\n      }\n    }\n";
     e.newScope();
-    os << "    const float2 st = "
-       << (group ? "kb::wf_group_stats<" + G + ">(w, "
-                 : "kb::wf_warp16_stats<" + std::to_string(V) + ">(w, ")
-       << p.cols << ".f);\n"
-       << "    const float mean = st.x, rstd = rsqrtf(st.y + " << epsBits
-       << ");\n"
-       << "    for (long long c = lane; live && c < " << C << "; c += " << G
+    writeMeanRstd((group
+                       ? "kb::wf_group_stats<" + G + ">(w, "
+                       : "kb::wf_warp16_stats<" + std::to_string(V) + ">(w, ") +
+                      std::to_string(p.cols) + ".f)",
+                  epsBits, os);
+    os << "    for (long long c = lane; live && c < " << C << "; c += " << G
        << ") {\n"
        << "      const long long i = " << p.index("r", "c") << ";\n";
     auto y = e.valueAt(f.input, "i", os, "      ");
@@ -197,7 +191,7 @@ private:
     bool four = n4 > 32;
     int64_t k4 = four ? (n4 + 127) / 128 : 1, slots = four ? 4 * k4 : 1;
     std::string C = std::to_string(p.cols) + "LL", G = std::to_string(lanes);
-    openLaneGroups(p, lanes, os);
+    openGroupRows(p, lanes, os);
     os << (four ? "    kb::LnWelford w[4] = {};\n"
                 : "    kb::LnWelford w = {0.f, 0.f, 0.f};\n")
        << "    float xs[" << 4 * slots << "];\n";
@@ -218,12 +212,10 @@ private:
        << "          kb::ln_add(" << (four ? "w[s / " + std::to_string(k4) + "]"
                                             : std::string("w"))
        << ", xv[j]);\n        }\n      }\n    }\n";
-    os << "    const float2 st = "
-       << (four ? std::string("kb::ln_warp4_stats(w, ")
-                : "kb::ln_group_stats<" + G + ">(w, ")
-       << p.cols << ".f);\n"
-       << "    const float mean = st.x, rstd = rsqrtf(st.y + " << epsBits
-       << ");\n";
+    writeMeanRstd((four ? std::string("kb::ln_warp4_stats(w, ")
+                        : "kb::ln_group_stats<" + G + ">(w, ") +
+                      std::to_string(p.cols) + ".f)",
+                  epsBits, os);
     os << open << "        const long long ib = " << p.index("r", "cb")
        << ";\n";
     return writeFour(p, "xs[4 * s + j]", os);
@@ -274,7 +266,6 @@ private:
                         llvm::raw_ostream &os) {
     std::string in = "        ";
     size_t n = yield.getValues().size();
-    Block &body = e.kernel.getBody().front();
     SmallVector<std::pair<Value, std::string>> affine;
     for (llvm::StringRef name : {"weight", "bias"}) {
       auto a = dyn_cast_or_null<BlockArgument>(AtenOp(f.op).getArg(name));
@@ -296,7 +287,6 @@ private:
     e.newScope();
     for (auto &[v, name] : affine)
       e.seed(v, "c", name);
-    (void)body;
     if (auto err = writeElement(p, x, os, in + "  ", /*toSlots=*/true))
       return err;
     os << in << "}\n";

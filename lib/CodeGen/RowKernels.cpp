@@ -109,7 +109,7 @@ int codegen::rowBlockSize(const RowPlan &p) {
   if (p.mode == RowMode::Split)
     return splitBlockSize(p);
   if (p.mode == RowMode::AtenOrder)
-    return atenLanes(p.cols) * p.atenRows;
+    return atenLanes(p.cols) * atenRowsPerBlock(p.cols);
   if (p.mode == RowMode::Tile)
     return 256;
   if (p.mode == RowMode::Columns)
@@ -182,7 +182,8 @@ public:
     case Mode::Split:
     case Mode::AtenOrder:
       llvm_unreachable("emitted by emitRegisterRows / emitVectorRows / "
-                       "emitColumns / emitTile / emitSplitRows");
+                       "emitColumns / emitTile / emitSplitRows / "
+                       "emitAtenOrderRows");
     case Mode::Thread:
       os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
             "threadIdx.x; r < "
@@ -370,20 +371,6 @@ public:
     os << blockScratch(p.prog);
   }
 
-  /// Opens the loop of warp mode's groups of L lanes per row: r is the
-  /// group's row, `live` whether it exists (the loop runs per warp, so all
-  /// 32 lanes reach every shuffle).
-  void openGroupRows(const RowPlan &p, int64_t L, llvm::raw_ostream &os) {
-    std::string Ls = std::to_string(L);
-    os << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
-       << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x & "
-          "~31)) / "
-       << Ls << "; r0 < " << p.rows
-       << "LL;\n       r0 += (long long)gridDim.x * " << 256 / L << ") {\n"
-       << "    const long long r = r0 + (threadIdx.x & 31) / " << Ls << ";\n"
-       << "    const bool live = r < " << p.rows << "LL;\n";
-  }
-
   /// k0 (the row's first element) for shifted statistics, read by every
   /// thread of a block row.
   llvm::Error emitShift(const RowPlan &p, llvm::raw_ostream &os) {
@@ -476,23 +463,20 @@ public:
       // reach, as U trips of the loop would take them) are all loaded
       // before the first one's shuffles, then processed one by one.
       std::string reach = "(long long)gridDim.x * " + std::to_string(256 / L);
+      std::string group =
+          "#pragma unroll\n    for (int u = 0; u < " + std::to_string(U) +
+          "; ++u) {\n    const long long r = rq + u * " + reach +
+          " + (threadIdx.x & 31) / " + Ls + ";\n    const bool live = r < " +
+          std::to_string(p.rows) + "LL;\n    float (&xs)[" + S +
+          "] = xsu[u];\n";
       os << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
          << "  for (long long rq = ((long long)blockIdx.x * 256 + (threadIdx.x "
             "& ~31)) / "
-         << Ls << "; rq < " << p.rows << "LL;\n       rq += " << reach
-         << " * " << U << ") {\n"
+         << Ls << "; rq < " << p.rows << "LL;\n       rq += " << reach << " * "
+         << U << ") {\n"
          << "    float xsu[" << U << "][" << S << "];\n"
-         << "#pragma unroll\n    for (int u = 0; u < " << U << "; ++u) {\n"
-         << "    const long long r = rq + u * " << reach
-         << " + (threadIdx.x & 31) / " << Ls << ";\n"
-         << "    const bool live = r < " << p.rows << "LL;\n"
-         << "    float (&xs)[" << S << "] = xsu[u];\n"
-         << load << "    }\n"
-         << "#pragma unroll\n    for (int u = 0; u < " << U << "; ++u) {\n"
-         << "    const long long r = rq + u * " << reach
-         << " + (threadIdx.x & 31) / " << Ls << ";\n"
-         << "    const bool live = r < " << p.rows << "LL;\n"
-         << "    float (&xs)[" << S << "] = xsu[u];\n";
+         << group << load << "    }\n"
+         << group;
     }
     if (p.shiftFirst)
       emitGroupShift(L, os);
@@ -759,6 +743,18 @@ llvm::Error codegen::RowWriter::writeShift(const RowPlan &p,
      << " : 0.0;\n";
   e.newScope();
   return llvm::Error::success();
+}
+
+void codegen::openGroupRows(const RowPlan &p, int64_t L,
+                            llvm::raw_ostream &os) {
+  std::string Ls = std::to_string(L);
+  os << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
+     << "  for (long long r0 = ((long long)blockIdx.x * 256 + (threadIdx.x & "
+        "~31)) / "
+     << Ls << "; r0 < " << p.rows << "LL;\n       r0 += (long long)gridDim.x * "
+     << 256 / L << ") {\n"
+     << "    const long long r = r0 + (threadIdx.x & 31) / " << Ls << ";\n"
+     << "    const bool live = r < " << p.rows << "LL;\n";
 }
 
 llvm::Error codegen::emitRowPlan(RegionEmitter &e, const StageInfo &f,

@@ -68,9 +68,6 @@ struct RowPlan {
   /// evaluated per element of the four. Empty where vec4 applies or the
   /// prologue holds anything but pointwise ops.
   llvm::SmallVector<unsigned, 4> vecArgs;
-  /// AtenOrder mode (a layer norm in ATen's own order, AtenRows.cpp): rows
-  /// per block, atenLanes(cols) lanes each.
-  int64_t atenRows = 1;
   /// Warp mode: row groups a warp takes per unrolled trip (the grid divided
   /// as much); 1 unless a probe sets it.
   int groupUnroll = 1;
@@ -154,6 +151,11 @@ int64_t atenRowsPerBlock(int64_t cols);
 /// AtenOrder mode: the longest rows held in registers (8 float4s a
 /// thread); longer rows are re-read for the output, as ATen's kernel does.
 constexpr int64_t kAtenHeldMax = 4096;
+
+/// Opens the loop of groups of L lanes per row (a power of two up to 32,
+/// 256 / L rows a block of 256): r is the group's row, `live` whether it
+/// exists; the loop runs per warp, so all 32 lanes reach every shuffle.
+void openGroupRows(const RowPlan &p, int64_t L, llvm::raw_ostream &os);
 
 /// Split mode's block size, workspace bytes for a plan, and the device
 /// functions its kernels call (the grid barrier).

@@ -314,7 +314,6 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       // ATen's kernel rounds it, gamma * (rstd * (x - mean)) + beta with
       // the product and the sum fused (nvcc contracts ATen's expression).
       p.mode = Mode::AtenOrder;
-      p.atenRows = atenRowsPerBlock(p.cols);
       p.shiftFirst = false;
       p.prog.passes.clear();
       int64_t cols = p.cols;
@@ -566,19 +565,19 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // Uncapped grids: every warp, block or thread takes its rows in one
   // iteration (a grid capped at a multiple of the SM count measured 8% below
   // copy bandwidth on pointwise kernels; the loops stay for safety).
-  std::string grid =
-      p.mode == Mode::Warp
-          ? "ceil_div(" + R + ", " +
-                std::to_string(256 / rowLanes(p) *
-                               (p.vec4 ? p.groupUnroll : 1)) +
-                ")"
-      : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
-      : p.mode == Mode::AtenOrder
-          ? "ceil_div(" + R + ", " + std::to_string(p.atenRows) + ")"
-      : p.mode == Mode::Tile    ? std::to_string(p.tileN * p.tileM)
-      : p.mode == Mode::Block
-          ? R
-          : "ceil_div(" + R + ", " + std::to_string(block) + ")";
+  std::string grid = p.mode == Mode::Warp
+                         ? "ceil_div(" + R + ", " +
+                               std::to_string(256 / rowLanes(p) *
+                                              (p.vec4 ? p.groupUnroll : 1)) +
+                               ")"
+                     : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
+                     : p.mode == Mode::AtenOrder
+                         ? "ceil_div(" + R + ", " +
+                               std::to_string(atenRowsPerBlock(p.cols)) + ")"
+                     : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
+                     : p.mode == Mode::Block
+                         ? R
+                         : "ceil_div(" + R + ", " + std::to_string(block) + ")";
   bool split = p.mode == Mode::Split && p.chunks > 1;
   if (p.mode == Mode::Split && p.chunks == 1) // whole items, no barrier
     grid = p.splitRows == 32

@@ -607,13 +607,13 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     sys::path::append(jp, k->name + ".job.json");
     jobPaths.push_back(jp.str().str());
     rec.status = "unverified";
-    bool atenOrder = k->atenOrder;
     emitted.push_back(std::move(*k));
     emittedCL.emplace_back();
     // A norm in ATen's order was chosen for its bits; its channels-last
     // variant would read the row in another order (the default kernel).
-    variants.push_back(atenOrder ? std::nullopt
-                                 : makeChannelsLastVariant(kernel, *scratch));
+    variants.push_back(rec.atenOrder
+                           ? std::nullopt
+                           : makeChannelsLastVariant(kernel, *scratch));
     if (variants.back()) {
       auto cl = emitKernel(variants.back()->kernel, emitOptions);
       if (!cl) {

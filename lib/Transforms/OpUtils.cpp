@@ -288,31 +288,15 @@ bool kb::isInexactReduction(Operation *op) {
   return true;
 }
 
-bool kb::isAtenOrderNorm(Operation *op) {
-  // The RowwiseMoments path (rows not a multiple of 4) is generated but not
-  // yet measured bit-identical on a GPU: `codegen --aten-order-norms` only.
-  return hasAtenOrderKernel(op) && isVectorizedLayerNorm(op);
-}
-
-bool kb::isVectorizedLayerNorm(Operation *op) {
-  auto aten = dyn_cast<AtenOp>(op);
-  auto shape = aten ? getConstantIntList(aten.getArg("normalized_shape"))
-                    : std::nullopt;
-  auto in = aten ? dyn_cast<RankedTensorType>(aten.getArg("input").getType())
-                 : RankedTensorType();
-  if (!shape || !in || !in.hasStaticShape() || shape->size() > in.getRank())
-    return false;
-  int64_t cols = 1;
-  for (int64_t d : in.getShape().take_back(shape->size()))
-    cols *= d;
-  return cols % 4 == 0;
-}
-
-bool kb::hasAtenOrderKernel(Operation *op) {
+namespace {
+/// The elements of a layer norm's row when `op` is one over a static
+/// float32 tensor with constant eps and float32 (or absent) affine
+/// parameters; 0 otherwise.
+int64_t layerNormRow(Operation *op) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo() || aten.getInfo()->cuda != "layer_norm" ||
       op->getNumResults() != 1)
-    return false;
+    return 0;
   auto isF32 = [](Value v) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
     return t && t.hasStaticShape() && t.getElementType().isF32();
@@ -321,22 +305,32 @@ bool kb::hasAtenOrderKernel(Operation *op) {
   auto shape = getConstantIntList(aten.getArg("normalized_shape"));
   if (!in || !isF32(in) || !isF32(op->getResult(0)) || !shape ||
       shape->empty() || !getConstantNumber(aten.getArg("eps")))
-    return false;
+    return 0;
+  for (StringRef a : {"weight", "bias"})
+    if (Value v = aten.getArg(a); v && !isNone(v) && !isF32(v))
+      return 0;
   auto dims = cast<RankedTensorType>(in.getType()).getShape();
   if (shape->size() > dims.size())
-    return false;
+    return 0;
   int64_t cols = 1;
   for (int64_t d : dims.take_back(shape->size()))
     cols *= d;
+  return cols;
+}
+} // namespace
+
+bool kb::isAtenOrderNorm(Operation *op) {
+  // The RowwiseMoments path (rows not a multiple of 4) is generated but not
+  // yet measured bit-identical on a GPU: `codegen --aten-order-norms` only.
+  return hasAtenOrderKernel(op) && layerNormRow(op) % 4 == 0;
+}
+
+bool kb::hasAtenOrderKernel(Operation *op) {
+  int64_t cols = layerNormRow(op);
   // ATen's vectorized path (float4 reads of whole rows, a float count), or
   // for rows not a multiple of 4 its RowwiseMoments path, which one warp a
   // row plays (AtenRows.cpp): up to 8192 elements, 256 a lane.
-  if (cols < 1 || cols > (int64_t(1) << 24) || (cols % 4 && cols > 8192))
-    return false;
-  for (StringRef a : {"weight", "bias"})
-    if (Value v = aten.getArg(a); v && !isNone(v) && !isF32(v))
-      return false;
-  return true;
+  return cols >= 1 && cols <= (int64_t(1) << 24) && !(cols % 4 && cols > 8192);
 }
 
 bool kb::reachesConvolution(Operation *op) {

@@ -78,20 +78,17 @@ bool isSingularOperation(mlir::Operation *op);
 /// An op that matches ATen only to a few ulps: sums, means, variances,
 /// norms, softmax, logsumexp. Max/min reductions and pooling are exact.
 bool isInexactReduction(mlir::Operation *op);
-/// A layer norm kb-rewrite's code generator can compute in ATen's own order
-/// (float32; its vectorized CUDA kernel for rows of a multiple of 4
-/// elements up to 2^24, its RowwiseMoments kernel for other rows up to
-/// 8192), bit-identical to eager's, so that the numerics rules
-/// need not keep it in ATen (docs/correctness.md, "Statistics in ATen's
-/// order"). kb-verify's eager_mismatches confirms each kernel.
+/// A layer norm kb-rewrite's code generator computes in ATen's own order,
+/// measured bit-identical to eager's (float32, rows of a multiple of 4
+/// elements up to 2^24: ATen's vectorized CUDA kernel), so that the
+/// numerics rules need not keep it in ATen (docs/correctness.md,
+/// "Statistics in ATen's order"). kb-verify's eager_mismatches confirms
+/// each kernel.
 bool isAtenOrderNorm(mlir::Operation *op);
 /// A layer norm the code generator can emit in ATen's order (isAtenOrderNorm
 /// plus rows not a multiple of 4, ATen's RowwiseMoments path, which only
 /// `kb-rewrite codegen --aten-order-norms` uses until a GPU has measured it).
 bool hasAtenOrderKernel(mlir::Operation *op);
-/// A layer norm over rows of a multiple of 4 elements (ATen's vectorized
-/// path when float32 and aligned).
-bool isVectorizedLayerNorm(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a step op.
 bool reachesStepOp(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a singular op.
