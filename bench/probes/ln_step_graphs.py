@@ -53,7 +53,8 @@ def main():
         path = os.path.join(args.out, f"ln_{c}.py")
         with open(path, "w") as f:
             f.write(MODEL.format(c=c, r=r, arg="x + r" if add else "x"))
-        res = subprocess.run([export, path, "-o", args.out, "--device", "meta"],
+        res = subprocess.run([export, path, "-o", args.out, "--device", "meta",
+                              "--python", sys.executable],
                              capture_output=True, text=True)
         if res.returncode:
             sys.stderr.write(f"{spec}: kb-export failed:\n{res.stderr[-2000:]}")

@@ -309,7 +309,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     };
     p.what = displayName(op);
     if (recipe == "layer_norm" && e.atenOrderNorms && !e.channelsLastRead &&
-        hasAtenOrderKernel(op) && onlyReduction(e.kernel, op)) {
+        isAtenOrderNorm(op) && onlyReduction(e.kernel, op)) {
       // ATen's order (AtenRows.cpp): float statistics, and the output as
       // ATen's kernel rounds it, gamma * (rstd * (x - mean)) + beta with
       // the product and the sum fused (nvcc contracts ATen's expression).

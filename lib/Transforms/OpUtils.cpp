@@ -320,16 +320,11 @@ int64_t layerNormRow(Operation *op) {
 } // namespace
 
 bool kb::isAtenOrderNorm(Operation *op) {
-  // The RowwiseMoments path (rows not a multiple of 4) is generated but not
-  // yet measured bit-identical on a GPU: `codegen --aten-order-norms` only.
-  return hasAtenOrderKernel(op) && layerNormRow(op) % 4 == 0;
-}
-
-bool kb::hasAtenOrderKernel(Operation *op) {
   int64_t cols = layerNormRow(op);
   // ATen's vectorized path (float4 reads of whole rows, a float count), or
   // for rows not a multiple of 4 its RowwiseMoments path, which one warp a
-  // row plays (AtenRows.cpp): up to 8192 elements, 256 a lane.
+  // row plays (AtenRows.cpp): up to 8192 elements, 256 a lane. Both measured
+  // 0 bits from eager on an H200 (bench/NOTES.md, sessions 23 and 24).
   return cols >= 1 && cols <= (int64_t(1) << 24) && !(cols % 4 && cols > 8192);
 }
 

@@ -140,7 +140,8 @@ cl::opt<unsigned> sharedRowMaxOpt(
     cl::init(0), cl::sub(codegenCmd));
 cl::opt<bool> atenOrderNormsOpt(
     "aten-order-norms",
-    cl::desc("Layer norms (float32, rows of a multiple of 4) in ATen's own "
+    cl::desc("Layer norms (float32; rows of a multiple of 4, or up to 8192) "
+             "in ATen's own "
              "order, bit-identical to eager; rewrite uses it where a step or "
              "singular op follows the norm (a probe)"),
     cl::init(false), cl::sub(codegenCmd));

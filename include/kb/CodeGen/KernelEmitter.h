@@ -77,9 +77,10 @@ struct EmitOptions {
   /// elements, nothing else). For probes (`kb-rewrite codegen
   /// --shared-row-max`).
   int sharedRowMax = 0;
-  /// Layer norms (float32, rows of a multiple of 4) computed in ATen's own
-  /// order: its vectorized kernel's float Welford, thread layout and
-  /// combine tree, so the result is ATen's to the bit. Slower than the
+  /// Layer norms (float32; rows of a multiple of 4, or others up to 8192)
+  /// computed in ATen's own order: its vectorized or RowwiseMoments kernel's
+  /// float Welford, thread layout and combine tree, so the result is
+  /// ATen's to the bit. Slower than the
   /// default double statistics on short rows; rewrite asks for it where
   /// the numerics policy would otherwise keep the norm in ATen (a step or
   /// singular op after it). `kb-rewrite codegen --aten-order-norms`.

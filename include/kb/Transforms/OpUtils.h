@@ -79,16 +79,12 @@ bool isSingularOperation(mlir::Operation *op);
 /// norms, softmax, logsumexp. Max/min reductions and pooling are exact.
 bool isInexactReduction(mlir::Operation *op);
 /// A layer norm kb-rewrite's code generator computes in ATen's own order,
-/// measured bit-identical to eager's (float32, rows of a multiple of 4
-/// elements up to 2^24: ATen's vectorized CUDA kernel), so that the
-/// numerics rules need not keep it in ATen (docs/correctness.md,
-/// "Statistics in ATen's order"). kb-verify's eager_mismatches confirms
-/// each kernel.
+/// measured bit-identical to eager's (float32; rows of a multiple of 4
+/// elements up to 2^24, ATen's vectorized CUDA kernel, or other rows up to
+/// 8192, its RowwiseMoments kernel), so that the numerics rules need not
+/// keep it in ATen (docs/correctness.md, "Statistics in ATen's order").
+/// kb-verify's eager_mismatches confirms each kernel.
 bool isAtenOrderNorm(mlir::Operation *op);
-/// A layer norm the code generator can emit in ATen's order (isAtenOrderNorm
-/// plus rows not a multiple of 4, ATen's RowwiseMoments path, which only
-/// `kb-rewrite codegen --aten-order-norms` uses until a GPU has measured it).
-bool hasAtenOrderKernel(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a step op.
 bool reachesStepOp(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a singular op.
