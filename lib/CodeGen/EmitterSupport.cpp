@@ -508,8 +508,8 @@ RegionEmitter::substitute(AtenOp op,
 }
 
 // batch_norm with training=false is a per-channel affine map of running
-// statistics: ATen computes invstd = 1 / sqrt(var + eps), then
-// (x - mean) * invstd * weight + bias.
+// statistics, computed in ATen's order (kb::bn_eval); a missing weight is
+// ATen's 1 and a missing bias its 0.
 llvm::Expected<std::string>
 RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
                             llvm::raw_ostream &os, llvm::StringRef indent) {
@@ -543,12 +543,9 @@ RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
       return e->takeError();
   if (mean->empty() || var->empty())
     return unsupported("batch_norm without running statistics in eval mode");
-  std::string y = "kb::bn_normalize(" + *x + ", " + *mean + ", " + *var + ", " +
-                  floatLiteral(*eps) + ")";
-  if (!w->empty())
-    y += " * " + *w;
-  if (!b->empty())
-    y += " + " + *b;
+  std::string y = "kb::bn_eval(" + *x + ", " + *mean + ", " + *var + ", " +
+                  floatLiteral(*eps) + ", " + (w->empty() ? "1.f" : *w) + ", " +
+                  (b->empty() ? "0.f" : *b) + ")";
   std::string name = fresh("t");
   os << indent << "const float " << name << " = " << y << "; // "
      << displayName(op) << " (running statistics)\n";

@@ -265,7 +265,7 @@ torch::Tensor method_twice(torch::nn::Linear &fc, torch::Tensor x) {
 // The element function, the scalar kernel (one channel division per
 // element) and the float4 kernel (one per float4, the statistics loaded
 // once for its 4 lanes).
-// BNCU: kb::bn_normalize(x, v1, v2, s5) * v3 + v4; // aten::batch_norm
+// BNCU: kb::bn_eval(x, v1, v2, s5, v3, v4); // aten::batch_norm
 // BNCU: const long long ch = kb_rewrite::detail::channelOf(i, inner, channels);
 // BNCU-NEXT: out[i] = kb_fused_{{[0-9a-f]+}}_element(in[i], a1[ch], a2[ch], a3[ch], a4[ch], s5);
 // BNCU: const long long ch = kb_rewrite::detail::channelOf(4 * q, inner, channels);
