@@ -1,8 +1,11 @@
-"""Graphs for the ATen-order layer norm probes: LayerNorm(C) over randn(R, C)
-(after `x + r` when asked), then `(y > 0.5).float() * y`, the step op that
-makes rewrite's numerics policy want ATen's bits (docs/correctness.md).
+"""Graphs for the ATen-order layer norm and softmax probes: LayerNorm(C)
+over randn(R, C) (after `x + r` when asked), then `(y > 0.5).float() * y`,
+the step op that makes rewrite's numerics policy want ATen's bits
+(docs/correctness.md); with --op softmax or log_softmax, that op over the
+last dim instead (then `(y > 0.01)` or `(y > -3)`), written DIR/softmax_C.*.
 
     python3 bench/probes/ln_step_graphs.py -o DIR 7x200000 33x65536+ 257x16384+
+    python3 bench/probes/ln_step_graphs.py --op softmax -o DIR 7x200000 100x65536+
 
 Each spec is CxR, a trailing + for the residual add. Writes DIR/ln_C.py and
 exports it with tools/kb-export/kb-export (--device meta) to
@@ -38,11 +41,31 @@ def get_init_inputs():
     return []
 """
 
+SOFTMAX = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, r):
+        y = torch.{op}(({arg}) * 2.0, dim=-1)
+        return (y > {t}).float() * y
+
+
+def get_inputs():
+    return [torch.randn({r}, {c}), torch.randn({r}, {c})]
+
+
+def get_init_inputs():
+    return []
+"""
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("specs", nargs="+", help="CxR, + for a residual add")
     ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("--op", choices=["layer_norm", "softmax", "log_softmax"],
+                    default="layer_norm")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     export = os.path.join(root, "tools", "kb-export", "kb-export")
@@ -50,16 +73,22 @@ def main():
     for spec in args.specs:
         add = spec.endswith("+")
         c, r = (int(v) for v in spec.rstrip("+").split("x"))
-        path = os.path.join(args.out, f"ln_{c}.py")
+        stem = "ln" if args.op == "layer_norm" else args.op
+        path = os.path.join(args.out, f"{stem}_{c}.py")
+        arg = "x + r" if add else "x"
         with open(path, "w") as f:
-            f.write(MODEL.format(c=c, r=r, arg="x + r" if add else "x"))
+            if args.op == "layer_norm":
+                f.write(MODEL.format(c=c, r=r, arg=arg))
+            else:
+                f.write(SOFTMAX.format(c=c, r=r, arg=arg, op=args.op,
+                                       t="0.01" if args.op == "softmax" else "-3.0"))
         res = subprocess.run([export, path, "-o", args.out, "--device", "meta",
                               "--python", sys.executable],
                              capture_output=True, text=True)
         if res.returncode:
             sys.stderr.write(f"{spec}: kb-export failed:\n{res.stderr[-2000:]}")
             return 1
-        print(f"{spec}: {os.path.join(args.out, f'ln_{c}.graph.txt')}")
+        print(f"{spec}: {os.path.join(args.out, f'{stem}_{c}.graph.txt')}")
     return 0
 
 

@@ -151,6 +151,8 @@ public:
       return emitSplitRows(e, f, yield, p, os);
     if (p.mode == Mode::AtenOrder)
       return emitAtenOrderRows(e, f, yield, p, os);
+    if (p.mode == Mode::AtenSoftmax)
+      return emitAtenSoftmaxRows(e, f, yield, p, os);
     if (p.mode == Mode::Warp)
       return p.vec4 ? emitVectorRows(p, os) : emitRegisterRows(p, os);
     if (blockRegisterSlots(p))
@@ -181,9 +183,10 @@ public:
     case Mode::Tile:
     case Mode::Split:
     case Mode::AtenOrder:
+    case Mode::AtenSoftmax:
       llvm_unreachable("emitted by emitRegisterRows / emitVectorRows / "
                        "emitColumns / emitTile / emitSplitRows / "
-                       "emitAtenOrderRows");
+                       "emitAtenOrderRows / emitAtenSoftmaxRows");
     case Mode::Thread:
       os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
             "threadIdx.x; r < "

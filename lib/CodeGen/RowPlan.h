@@ -16,7 +16,16 @@
 
 namespace kb::codegen {
 
-enum class RowMode { Thread, Warp, Block, Columns, Tile, Split, AtenOrder };
+enum class RowMode {
+  Thread,
+  Warp,
+  Block,
+  Columns,
+  Tile,
+  Split,
+  AtenOrder,
+  AtenSoftmax
+};
 
 struct RowPlan {
   int64_t rows = 1, cols = 1;
@@ -151,6 +160,14 @@ int64_t atenRowsPerBlock(int64_t cols);
 /// AtenOrder mode: the longest rows held in registers (8 float4s a
 /// thread); longer rows are re-read for the output, as ATen's kernel does.
 constexpr int64_t kAtenHeldMax = 4096;
+
+/// AtenSoftmax mode: a softmax or log_softmax over the last dim (at most
+/// 1024 elements) whose output rounds as ATen's persistent warp softmax's
+/// (AtenSoftmax.cpp), and its lanes per row: min(next power of two, 32).
+llvm::Error emitAtenSoftmaxRows(RegionEmitter &e, const StageInfo &f,
+                                YieldOp yield, const RowPlan &p,
+                                llvm::raw_ostream &os);
+int64_t atenSoftmaxLanes(int64_t cols);
 
 /// Opens the loop of groups of L lanes per row (a power of two up to 32,
 /// 256 / L rows a block of 256): r is the group's row, `live` whether it

@@ -146,6 +146,20 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                  : "expf(__fsub_rn(" + x.str() + ", m)) / acc";
     };
     p.what = recipe + " over dim " + std::to_string(d);
+    if (e.atenOrderNorms && !e.channelsLastRead && inner == 1 && R <= 1024 &&
+        onlyReduction(e.kernel, f.op)) {
+      // ATen's order (AtenSoftmax.cpp): its warp softmax's lanes, maximum
+      // and sum trees; the exps held (softmax) or x - max - log(sum).
+      p.mode = Mode::AtenSoftmax;
+      p.prog.passes.clear();
+      run = 0; // ATen reads scalars: no float4 plan, no split
+      p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
+                        llvm::StringRef) -> llvm::Expected<std::string> {
+        return log ? "__fsub_rn(__fsub_rn(" + x.str() + ", m), ls)"
+                   : std::string("__fdiv_rn(ex[k], s)");
+      };
+      out.atenOrder = true;
+    }
   } else if (recipe == "layer_norm" || recipe == "group_norm" ||
              recipe == "instance_norm" || recipe == "batch_norm") {
     AtenOp op = f.op;
@@ -403,7 +417,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // strided, one thread) each, and rows strided by the row count, which
   // lanes over rows read coalesced (SplitRows.cpp).
   if (!e.channelsLastRead && p.mode != Mode::Tile &&
-      p.mode != Mode::AtenOrder && !f.input2 &&
+      p.mode != Mode::AtenOrder && p.mode != Mode::AtenSoftmax && !f.input2 &&
       p.rows * p.cols >= (int64_t(1) << 16)) {
     int64_t rowsPerItem = stridedRows ? 32 : 1;
     int64_t chunks = e.splitChunks > 0
@@ -537,12 +551,17 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                         "bit-identical to eager)"
                       : "-lane group (ATen's vectorized layer norm's order: "
                         "float Welford statistics over its 128 threads, "
-                        "bit-identical to eager)")};
+                        "bit-identical to eager)"),
+      std::to_string(atenSoftmaxLanes(p.cols)) +
+          "-lane group (ATen's warp softmax's order, bit-identical to eager)"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
       (p.mode == Mode::Split ? "; " : " per row; ") +
-      (p.mode == Mode::AtenOrder
+      (p.mode == Mode::AtenSoftmax
+           ? std::string("the row is held in registers (the pointwise "
+                         "prologue evaluated once per element).")
+       : p.mode == Mode::AtenOrder
            ? std::string(p.cols <= kAtenHeldMax && p.cols % 4 == 0
                              ? "the row is held in registers (the "
                                "pointwise prologue evaluated once per "
@@ -565,19 +584,22 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // Uncapped grids: every warp, block or thread takes its rows in one
   // iteration (a grid capped at a multiple of the SM count measured 8% below
   // copy bandwidth on pointwise kernels; the loops stay for safety).
-  std::string grid = p.mode == Mode::Warp
-                         ? "ceil_div(" + R + ", " +
-                               std::to_string(256 / rowLanes(p) *
-                                              (p.vec4 ? p.groupUnroll : 1)) +
-                               ")"
-                     : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
-                     : p.mode == Mode::AtenOrder
-                         ? "ceil_div(" + R + ", " +
-                               std::to_string(atenRowsPerBlock(p.cols)) + ")"
-                     : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
-                     : p.mode == Mode::Block
-                         ? R
-                         : "ceil_div(" + R + ", " + std::to_string(block) + ")";
+  std::string grid =
+      p.mode == Mode::Warp ? "ceil_div(" + R + ", " +
+                                 std::to_string(256 / rowLanes(p) *
+                                                (p.vec4 ? p.groupUnroll : 1)) +
+                                 ")"
+      : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
+      : p.mode == Mode::AtenSoftmax
+          ? "ceil_div(" + R + ", " +
+                std::to_string(256 / atenSoftmaxLanes(p.cols)) + ")"
+      : p.mode == Mode::AtenOrder
+          ? "ceil_div(" + R + ", " + std::to_string(atenRowsPerBlock(p.cols)) +
+                ")"
+      : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
+      : p.mode == Mode::Block
+          ? R
+          : "ceil_div(" + R + ", " + std::to_string(block) + ")";
   bool split = p.mode == Mode::Split && p.chunks > 1;
   if (p.mode == Mode::Split && p.chunks == 1) // whole items, no barrier
     grid = p.splitRows == 32

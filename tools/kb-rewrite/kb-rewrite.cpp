@@ -141,9 +141,9 @@ cl::opt<unsigned> sharedRowMaxOpt(
 cl::opt<bool> atenOrderNormsOpt(
     "aten-order-norms",
     cl::desc("Layer norms (float32; rows of a multiple of 4, or up to 8192) "
-             "in ATen's own "
+             "and softmax over a last dim of at most 1024 in ATen's own "
              "order, bit-identical to eager; rewrite uses it where a step or "
-             "singular op follows the norm (a probe)"),
+             "singular op follows a layer norm (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> groupUnrollOpt(
     "group-unroll",

@@ -80,7 +80,8 @@ struct EmitOptions {
   /// Layer norms (float32; rows of a multiple of 4, or others up to 8192)
   /// computed in ATen's own order: its vectorized or RowwiseMoments kernel's
   /// float Welford, thread layout and combine tree, so the result is
-  /// ATen's to the bit. Slower than the
+  /// ATen's to the bit; softmax over a last dim of at most 1024 elements
+  /// as ATen's warp softmax (AtenSoftmax.cpp). Slower than the
   /// default double statistics on short rows; rewrite asks for it where
   /// the numerics policy would otherwise keep the norm in ATen (a step or
   /// singular op after it). `kb-rewrite codegen --aten-order-norms`.

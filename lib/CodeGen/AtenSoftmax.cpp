@@ -1,0 +1,97 @@
+//===- AtenSoftmax.cpp - Softmax over short rows in ATen's own order -----===//
+//
+// A softmax or log_softmax over the last dim of at most 1024 elements that
+// must round as eager's does (a step op after it) is computed as ATen's
+// persistent warp softmax computes it (softmax_warp_forward in
+// aten/src/ATen/native/cuda/PersistentSoftmax.cuh): W = min(next power of
+// two of the row, 32) lanes a row, lane l holding elements l, l + W, ...
+// of the row padded with -inf to that power of two; the lane's maximum in
+// order, `m > x ? m : x`, then a butterfly over the W lanes with ATen's Max
+// (`a < b ? b : a`); the lane's sum of expf(x - max) in order from 0, then
+// the butterfly with `+`; out = e / sum, or x - max - logf(sum). The
+// pointwise ops before and after the softmax round as ATen's already;
+// kb-verify's eager_mismatches confirms each kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowPlan.h"
+
+using namespace mlir;
+using namespace kb;
+using namespace kb::codegen;
+
+int64_t codegen::atenSoftmaxLanes(int64_t cols) {
+  int64_t p = 1;
+  while (p < cols)
+    p *= 2;
+  return std::min<int64_t>(p, 32);
+}
+
+namespace {
+
+class AtenSoftmax : RowWriter {
+public:
+  using RowWriter::RowWriter;
+
+  llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
+    int64_t W = atenSoftmaxLanes(p.cols), pow2 = 1;
+    while (pow2 < p.cols)
+      pow2 *= 2;
+    std::string IT = std::to_string(pow2 / W), Ws = std::to_string(W),
+                C = std::to_string(p.cols) + "LL";
+    bool log = f.recipe == "log_softmax";
+    openGroupRows(p, W, os);
+    // ATen's padding is part of its arithmetic: -inf joins the maximum
+    // (after a NaN it wins `m > x ? m : x`) and adds expf(-inf - m).
+    os << "    float xs[" << IT << "];\n"
+       << "#pragma unroll\n    for (int k = 0; k < " << IT << "; ++k) {\n"
+       << "      const long long c = lane + k * " << Ws << ";\n"
+       << "      xs[k] = -kb::inf();\n"
+       << "      if (live && c < " << C << ") {\n"
+       << "        const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "        ");
+    if (!x)
+      return x.takeError();
+    os << "        xs[k] = " << *x << ";\n      }\n    }\n";
+    e.newScope();
+    os << "    float m = xs[0];\n"
+       << "#pragma unroll\n    for (int k = 1; k < " << IT << "; ++k)\n"
+       << "      m = m > xs[k] ? m : xs[k];\n"
+       << "    for (int o = " << W / 2 << "; o > 0; o >>= 1) {\n"
+       << "      const float b = __shfl_xor_sync(0xffffffffu, m, o);\n"
+       << "      m = m < b ? b : m; // ATen's Max: a NaN partner is dropped\n"
+       << "    }\n"
+       << "    float s = 0.f;\n";
+    // ATen's statement shapes, so that nvcc contracts (or not) the sum with
+    // expf's last multiply as it does in ATen's kernel.
+    if (log)
+      os << "#pragma unroll\n    for (int k = 0; k < " << IT << "; ++k)\n"
+         << "      s += expf(__fsub_rn(xs[k], m));\n";
+    else
+      os << "    float ex[" << IT << "];\n"
+         << "#pragma unroll\n    for (int k = 0; k < " << IT << "; ++k) {\n"
+         << "      ex[k] = expf(__fsub_rn(xs[k], m));\n"
+         << "      s += ex[k];\n    }\n";
+    os << "    s = kb::group_reduce<" << Ws << ">(s, kb::Sum());\n";
+    if (log)
+      os << "    const float ls = logf(s);\n";
+    os << "#pragma unroll\n    for (int k = 0; k < " << IT << "; ++k) {\n"
+       << "      const long long c = lane + k * " << Ws << ";\n"
+       << "      if (live && c < " << C << ") {\n"
+       << "        const long long i = " << p.index("r", "c") << ";\n";
+    if (auto err = writeElement(p, "xs[k]", os, "        "))
+      return err;
+    e.newScope();
+    os << "      }\n    }\n  }\n";
+    return llvm::Error::success();
+  }
+};
+
+} // namespace
+
+llvm::Error codegen::emitAtenSoftmaxRows(RegionEmitter &e, const StageInfo &f,
+                                         YieldOp yield, const RowPlan &p,
+                                         llvm::raw_ostream &os) {
+  return AtenSoftmax(e, f, yield).emit(p, os);
+}
