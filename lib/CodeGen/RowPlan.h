@@ -186,8 +186,11 @@ int64_t splitItemRows(const RowPlan &p);
 
 /// Chunks per row for a split plan of `rows` rows of `cols` elements taken
 /// `rowsPerItem` (1 or 32) at a time: enough items for every SM to take
-/// several, none smaller than a block's unrolled trip.
-int64_t splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem);
+/// several, none smaller than a block's unrolled trip. `gather` is the
+/// elements the pointwise prologue reads per row element (a pooling window
+/// reads several): an item's minimum counts bytes read, not elements.
+int64_t splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
+                    int64_t gather = 1);
 
 } // namespace kb::codegen
 

@@ -420,9 +420,16 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       p.mode != Mode::AtenOrder && p.mode != Mode::AtenSoftmax && !f.input2 &&
       p.rows * p.cols >= (int64_t(1) << 16)) {
     int64_t rowsPerItem = stridedRows ? 32 : 1;
+    // Arguments larger than the rows are gathered (a pooling window per
+    // element): their elements per row element.
+    int64_t gathered = 0, n = p.rows * p.cols;
+    for (BlockArgument a : e.kernel.getBody().front().getArguments())
+      if (isF32Tensor(a.getType()) && product(shapeOf(a)) > n)
+        gathered += product(shapeOf(a));
     int64_t chunks = e.splitChunks > 0
                          ? std::min<int64_t>(e.splitChunks, p.cols)
-                         : splitChunks(p.rows, p.cols, rowsPerItem);
+                         : splitChunks(p.rows, p.cols, rowsPerItem,
+                                       std::max<int64_t>(gathered / n, 1));
     // splitChunks cuts rows only where there are too few rows for about 8
     // items per SM. Measured (session 15): BatchNorm2d over 1024 channels
     // and a group norm over 1024 rows (2 chunks each) took 0.364 and 0.278

@@ -763,10 +763,14 @@ int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {
   return p.chunks == 1 ? 0 : Layout(p).bytes;
 }
 
-int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem) {
+int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
+                             int64_t gather) {
   // 64 KB per item at least (16 loads per thread), so the per-item
   // combines and their block barriers stay a small part of the item.
-  int64_t minChunk = 16 * 1024 / rowsPerItem;
+  // gen-20261208 task 8 (a std over 900 rows of 2048 pooled elements, 54
+  // loads each) got 4 chunks by elements: 116 blocks for 132 SMs, 1.5 TB/s.
+  int64_t minChunk = std::max<int64_t>(
+      16 * 1024 / rowsPerItem / std::max<int64_t>(gather, 1), 1);
   int64_t items = std::max<int64_t>(ceilDiv(rows, rowsPerItem), 1);
   // Items of lanes over strided rows that nearly fill a 132-SM part once
   // (shapeFor: 4 blocks of 512 per SM) run whole: no grid barrier, no
