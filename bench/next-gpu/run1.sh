@@ -25,6 +25,11 @@ echo "B rc $? $(( $(date +%s)-t0 ))s"; grep "bits differ\|best" $OUT/probeB.log;
 #    task 1 logsumexp_strided (one online pass; session 24 measured 0.082 ms in two) predicted ~0.05.
 $K --variants "new:;c1:--split-chunks 1;c4:--split-chunks 4" --plan "" --json $OUT/probe-gather.json test/CodeGen/Inputs/pool_std_gather.graph.txt test/CodeGen/Inputs/pool_group_norm_gather.graph.txt test/CodeGen/Inputs/logsumexp_strided.graph.txt > $OUT/probeC.log 2>&1
 echo "C rc $? $(( $(date +%s)-t0 ))s"; tail -3 $OUT/probeC.log
+# C2: gen-20261204 task 13's sum over dim 0 of (11779446, 7) (lanes over 7
+#     strided rows, 1024 chunks) took 368 ms in session 21 (ATen 0.70):
+#     is the current plan as slow? Chunk counts as a probe.
+$K --variants "base:;c64:--split-chunks 64;c256:--split-chunks 256" --plan "" --json $OUT/probe-sum7.json bench/next-gpu/graphs/sum_dim0_7cols.graph.txt > $OUT/probeC2.log 2>&1
+echo "C2 rc $? $(( $(date +%s)-t0 ))s"; tail -4 $OUT/probeC2.log
 # D: a fresh seed and models in rotation.
 timeout $(( 585 - ($(date +%s)-t0) )) bash scripts/gpu-bench-slice --seed 20261209 --gen 12 --models 2,5 --json $OUT/slice.json \
   --runs 30 --fast-math --budget-s $(( 560 - ($(date +%s)-t0) )) --task-timeout 120 --work /tmp/kbw > $OUT/slice.log 2>&1
