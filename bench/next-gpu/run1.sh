@@ -30,6 +30,12 @@ echo "C rc $? $(( $(date +%s)-t0 ))s"; tail -3 $OUT/probeC.log
 #     is the current plan as slow? Chunk counts as a probe.
 $K --variants "base:;c64:--split-chunks 64;c256:--split-chunks 256" --plan "" --json $OUT/probe-sum7.json bench/next-gpu/graphs/sum_dim0_7cols.graph.txt > $OUT/probeC2.log 2>&1
 echo "C2 rc $? $(( $(date +%s)-t0 ))s"; tail -4 $OUT/probeC2.log
+# C3: group norms a block per row whose prologue (floor_divide; div, abs,
+#     xlogy) is evaluated on each of three passes (1.2 and 1.0 TB/s in
+#     sessions 20-21): rows staged in shared memory evaluate it once.
+#     Predicted: staged faster on both (then: stage by prologue cost).
+$K --variants "base:;smem:--shared-row-max 11776" --plan group_norm --json $OUT/probe-gnsmem.json bench/next-gpu/graphs/gn_floor_divide_prologue.graph.txt bench/next-gpu/graphs/gn_xlogy_prologue.graph.txt > $OUT/probeC3.log 2>&1
+echo "C3 rc $? $(( $(date +%s)-t0 ))s"; tail -3 $OUT/probeC3.log
 # D: a fresh seed and models in rotation.
 timeout $(( 585 - ($(date +%s)-t0) )) bash scripts/gpu-bench-slice --seed 20261209 --gen 12 --models 2,5 --json $OUT/slice.json \
   --runs 30 --fast-math --budget-s $(( 560 - ($(date +%s)-t0) )) --task-timeout 120 --work /tmp/kbw > $OUT/slice.log 2>&1
