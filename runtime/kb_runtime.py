@@ -352,6 +352,13 @@ def round_tf32(t):
     return torch.where(finite, (b + 0x1000) & -8192, b).view(torch.float32)
 
 
+# cl_regions[i] for a region with no channels-last kernel whose convolution
+# may still run channels-last (manifest "channels_last": {"convert": true}):
+# its output is made contiguous before the NCHW kernel, and the layout
+# timing weighs that copy against the convolution's gain.
+CONVERT = "convert"
+
+
 class Program:
     """The runtime half of one rewritten model."""
 
@@ -456,7 +463,9 @@ class Program:
         for i, r in enumerate(self.manifest["regions"]):
             self.regions[i] = make(r, r["name"])
             if self.regions[i] is not None and "channels_last" in r:
-                self.cl_regions[i] = make(r["channels_last"], r["name"] + "_cl")
+                spec = r["channels_last"]
+                self.cl_regions[i] = CONVERT if spec.get("convert") else \
+                    make(spec, r["name"] + "_cl")
         graphs = os.environ.get("KB_CUDA_GRAPHS", "")
         if self.manifest.get("cuda_graphs", True) and graphs != "0":
             self.graphs = _GraphRunner(self._run, measure=graphs != "1")
@@ -617,7 +626,11 @@ class Program:
 
     # ---- execution ----------------------------------------------------------
     def call(self, i, inputs):
-        if self.use_cl and self.cl_regions[i] is not None:
+        if self.use_cl and self.cl_regions[i] is CONVERT:
+            # The convolution ran channels-last; the kernel reads NCHW.
+            inputs = tuple(t.contiguous() if isinstance(t, torch.Tensor) else t
+                           for t in inputs)
+        elif self.use_cl and self.cl_regions[i] is not None:
             out = self._call_cl(i, inputs)
             if out is not None:
                 return out

@@ -369,26 +369,33 @@ private:
 llvm::Expected<PythonProgram>
 emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
            const std::set<std::string> &channelsLast,
-           const std::set<std::string> &readsOnly) {
+           const std::set<std::string> &readsOnly,
+           const std::set<std::string> &convert) {
   PythonProgram prog;
   Emitter emitter(regionIndex);
   // A channels-last region returns channels-last tensors: only where the
   // graph returns them directly (view-like consumers would see new strides).
   module.walk([&](LaunchOp launch) {
-    if (!channelsLast.count(launch.getKernel().str()) ||
-        launch.getArgs().empty())
+    std::string name = launch.getKernel().str();
+    bool toNCHW = convert.count(name) && !channelsLast.count(name);
+    if ((!channelsLast.count(name) && !toNCHW) || launch.getArgs().empty())
       return;
     auto conv = launch.getArgs()[0].getDefiningOp<AtenOp>();
     if (!conv || conv.getName() != "_convolution" ||
         !launch.getArgs()[0].hasOneUse())
       return;
-    if (!readsOnly.count(launch.getKernel().str()))
+    if (toNCHW) {
+      // A library form (a cuDNN epilogue) keeps its anchor as it is.
+      if (matchLibraryEpilogue(launch, module))
+        return;
+    } else if (!readsOnly.count(name)) {
       for (Value r : launch.getResults())
         for (Operation *user : r.getUsers())
           if (!isa<func::ReturnOp>(user))
             return;
-    emitter.clConvs[conv] = regionIndex.at(launch.getKernel().str());
-    prog.channelsLast.insert(launch.getKernel().str());
+    }
+    emitter.clConvs[conv] = regionIndex.at(name);
+    (toNCHW ? prog.convert : prog.channelsLast).insert(name);
   });
   // Library forms (cuBLASLt / cuDNN epilogues), where no channels-last
   // variant competes for the anchor.

@@ -202,6 +202,49 @@ class ChannelsLastOperandTest(unittest.TestCase):
         self.assertTrue(torch.equal(x.grad, torch.ones_like(x)))
 
 
+class ConvertTest(unittest.TestCase):
+    """A region without a channels-last kernel (manifest "convert"): in the
+    channels-last layout its convolution's operands go channels-last and
+    the NCHW kernel gets contiguous inputs; in NCHW nothing changes."""
+
+    def program(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "manifest.json"), "w") as f:
+            json.dump({"training": False, "regions": [], "inputs": []}, f)
+        seen = []
+
+        class Kernel:
+            def run(self, inputs):
+                seen.append([t.is_contiguous() for t in inputs
+                             if isinstance(t, torch.Tensor)])
+                return [torch.relu(inputs[0])]
+        p = kb_runtime.Program(d, None, [lambda t, s: (torch.relu(t),)], None)
+        p.regions = [Kernel()]
+        p.cl_regions = [kb_runtime.CONVERT]
+        p.num_results = [1]
+        p.fallbacks = [0]
+        return p, seen
+
+    def test_contiguous_inputs_in_the_channels_last_layout(self):
+        p, seen = self.program()
+        p.use_cl = True
+        x = torch.randn(2, 8, 5, 6)
+        xc = p.cl(0, x)
+        self.assertTrue(xc.is_contiguous(memory_format=torch.channels_last))
+        self.assertFalse(xc.is_contiguous())
+        y, = p.call(0, (xc, 0.5))  # a scalar operand passes as it is
+        self.assertEqual(seen, [[True]])
+        self.assertTrue(torch.equal(y, torch.relu(x)))
+
+    def test_nchw_layout_unchanged(self):
+        p, seen = self.program()
+        x = torch.randn(2, 8, 5, 6)
+        self.assertIs(p.cl(0, x), x)
+        y, = p.call(0, (x, 0.5))
+        self.assertEqual(seen, [[True]])
+        self.assertTrue(torch.equal(y, torch.relu(x)))
+
+
 class NeverSlowerTest(unittest.TestCase):
     """The forward check's decision on recorded timings (ms, H200)."""
 

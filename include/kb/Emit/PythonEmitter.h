@@ -37,6 +37,10 @@ struct PythonProgram {
   /// Kernels of `channelsLast` whose convolution goes through K.cl (the
   /// others' variants could only ever fail their guards).
   std::set<std::string> channelsLast;
+  /// Kernels of `convert` whose convolution goes through K.cl: in the
+  /// channels-last layout the runtime makes the convolution's output
+  /// contiguous for the NCHW kernel.
+  std::set<std::string> convert;
   unsigned numArgs = 0;
 };
 
@@ -47,12 +51,16 @@ struct PythonProgram {
 /// feeding only such a launch, whose results are only returned, gets its
 /// input and weight through K.cl(i, t) (a channels-last copy when the
 /// runtime chose that layout, else t itself). Variants in `readsOnly`
-/// return NCHW tensors, so their results may have any consumer.
+/// return NCHW tensors, so their results may have any consumer. Kernels in
+/// `convert` have no variant: their convolution (with no library form)
+/// goes through K.cl too, and the runtime makes its output contiguous
+/// before the kernel, so their results may have any consumer.
 llvm::Expected<PythonProgram>
 emitPython(mlir::ModuleOp module,
            const std::map<std::string, unsigned> &regionIndex,
            const std::set<std::string> &channelsLast = {},
-           const std::set<std::string> &readsOnly = {});
+           const std::set<std::string> &readsOnly = {},
+           const std::set<std::string> &convert = {});
 
 } // namespace kb
 
