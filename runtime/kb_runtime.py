@@ -501,6 +501,20 @@ class Program:
         out = t.contiguous(memory_format=fmt)
         return round_tf32(out) if rnd else out
 
+    def conv1d(self, i, conv, x, w, b, stride, padding, dilation, transposed,
+               output_padding, groups, *flags, tf32=False):
+        """A 1-d convolution feeding region i: in the channels-last layout a
+        2-d one over [N, C, 1, L] channels-last (3-d tensors have no such
+        format), its output [N, C, L] in that layout (the region makes it
+        contiguous); else the call as traced."""
+        if not self.use_cl or self.cl_regions[i] is None or x.dim() != 3:
+            return conv(x, w, b, stride, padding, dilation, transposed,
+                        output_padding, groups, *flags)
+        out = conv(self.cl(i, x.unsqueeze(2), tf32), self.cl(i, w.unsqueeze(2), tf32),
+                   b, [1, *stride], [0, *padding], [1, *dilation], transposed,
+                   [0, *output_padding], groups, *flags)
+        return out.squeeze(2)
+
     def _call_cl(self, i, inputs):
         spec = self.manifest["regions"][i]["channels_last"]
         perm = spec["perm"]

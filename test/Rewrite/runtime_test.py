@@ -236,6 +236,20 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual(seen, [[True]])
         self.assertTrue(torch.equal(y, torch.relu(x)))
 
+    def test_conv1d_as_channels_last_conv2d(self):
+        p, _ = self.program()
+        conv = torch.ops.aten._convolution
+        x, w, b = torch.randn(2, 16, 50), torch.randn(32, 16, 3), torch.randn(32)
+        args = (b, [2], [1], [1], False, [0], 1, False, False, True, True)
+        want = conv(x, w, *args)
+        self.assertTrue(torch.equal(p.conv1d(0, conv, x, w, *args), want))  # NCHW
+        p.use_cl = True
+        got = p.conv1d(0, conv, x, w, *args, tf32=True)
+        self.assertEqual(got.shape, want.shape)
+        self.assertFalse(got.is_contiguous())  # [N, C, L] channels-last
+        self.assertEqual(got.stride(1), 1)
+        self.assertTrue(torch.allclose(got, want, atol=1e-5, rtol=1e-5))
+
     def test_nchw_layout_unchanged(self):
         p, seen = self.program()
         x = torch.randn(2, 8, 5, 6)
