@@ -426,10 +426,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     for (BlockArgument a : e.kernel.getBody().front().getArguments())
       if (isF32Tensor(a.getType()) && product(shapeOf(a)) > n)
         gathered += product(shapeOf(a));
-    int64_t chunks = e.splitChunks > 0
-                         ? std::min<int64_t>(e.splitChunks, p.cols)
-                         : splitChunks(p.rows, p.cols, rowsPerItem,
-                                       std::max<int64_t>(gathered / n, 1));
+    int64_t chunks =
+        e.splitChunks > 0
+            ? std::min<int64_t>(e.splitChunks, p.cols)
+            : splitChunks(p.rows, p.cols, rowsPerItem, gathered / n);
     // splitChunks cuts rows only where there are too few rows for about 8
     // items per SM. Measured (session 15): BatchNorm2d over 1024 channels
     // and a group norm over 1024 rows (2 chunks each) took 0.364 and 0.278
@@ -485,23 +485,20 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // online pass's extra exp per element.
   bool stridedPasses = (p.mode == Mode::Split && p.splitRows == 32) ||
                        (p.mode == Mode::Thread && stridedRows && p.cols >= 64);
-  if ((recipe == "softmax" || recipe == "log_softmax") && stridedPasses)
-    p.prog.passes = {{{{"m", "float", "(-kb::inf())", "Max"},
-                       {"acc", "float", "0.f", "Sum"}},
-                      "kb::online_add(m, acc, {x});",
-                      "",
-                      /*online=*/true}};
   // logsumexp alike (its two passes re-read strided rows the same way:
   // gen-20261208 task 1's over 258048 strided rows of 126 ran at 1.6 TB/s
   // of one read). An infinite max is ATen's result as it is: its two
   // passes replace it by 0, so the sum is 0 (all -inf) or +inf.
-  if (recipe == "logsumexp" && stridedPasses) {
+  if ((recipe == "softmax" || recipe == "log_softmax" ||
+       recipe == "logsumexp") &&
+      stridedPasses) {
     p.prog.passes = {{{{"m", "float", "(-kb::inf())", "Max"},
                        {"acc", "float", "0.f", "Sum"}},
                       "kb::online_add(m, acc, {x});",
                       "",
                       /*online=*/true}};
-    p.prog.result = "(isinf(m) ? m : logf(acc) + m)";
+    if (recipe == "logsumexp")
+      p.prog.result = "(isinf(m) ? m : logf(acc) + m)";
   }
 
   // A variance whose row is streamed from memory (split, one thread per

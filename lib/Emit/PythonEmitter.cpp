@@ -258,19 +258,17 @@ private:
       if (a.getInplace() && llvm::StringRef(a.getName()).ends_with("_"))
         name = a.getName().str();
       std::string argText = args(a.getArgs());
-      auto in = dyn_cast<RankedTensorType>(a.getArgs()[0].getType());
-      if (auto cl = clConvs.find(&op);
-          cl != clConvs.end() && in && in.getRank() == 3) {
-        // A 1-d convolution has no channels-last format: the runtime runs
-        // it as a 2-d one over [N, C, 1, L] when that layout is in use.
-        const char *tf32 = isTf32ForwardConv(a) ? ", tf32=True" : "";
-        os << ind << assign(&op) << "K.conv1d(" << cl->second << ", "
-           << site("aten", name) << ", " << argText << tf32 << ")\n";
-        return llvm::Error::success();
-      }
       if (auto cl = clConvs.find(&op); cl != clConvs.end()) {
-        argText.clear();
         const char *tf32 = isTf32ForwardConv(a) ? ", tf32=True" : "";
+        auto in = dyn_cast<RankedTensorType>(a.getArgs()[0].getType());
+        if (in && in.getRank() == 3) {
+          // A 1-d convolution has no channels-last format: the runtime runs
+          // it as a 2-d one over [N, C, 1, L] when that layout is in use.
+          os << ind << assign(&op) << "K.conv1d(" << cl->second << ", "
+             << site("aten", name) << ", " << argText << tf32 << ")\n";
+          return llvm::Error::success();
+        }
+        argText.clear();
         for (auto [i, v] : llvm::enumerate(a.getArgs())) {
           std::string u = use(v);
           if (i < 2)

@@ -317,26 +317,23 @@ std::string singularAfterNorm(KernelOp kernel, bool centred) {
   return "";
 }
 
+/// Whether an op of `kernel`'s body satisfies `pred`.
+bool hasOp(KernelOp kernel, llvm::function_ref<bool(mlir::Operation *)> pred) {
+  return llvm::any_of(kernel.getBody().front(),
+                      [&](mlir::Operation &op) { return pred(&op); });
+}
+
 bool hasStepOrSingularOp(KernelOp kernel) {
-  for (mlir::Operation &op : kernel.getBody().front())
-    if (isStepOperation(&op) || isSingularOperation(&op))
-      return true;
-  return false;
+  return hasOp(kernel, [](mlir::Operation *op) {
+    return isStepOperation(op) || isSingularOperation(op);
+  });
 }
 
 bool hasAtenOrderNorm(KernelOp kernel) {
-  for (mlir::Operation &op : kernel.getBody().front())
-    if (isAtenOrderNorm(&op))
-      return true;
-  return false;
+  return hasOp(kernel, isAtenOrderNorm);
 }
 
-bool hasCentringNorm(KernelOp kernel) {
-  for (mlir::Operation &op : kernel.getBody().front())
-    if (isCentringNorm(&op))
-      return true;
-  return false;
-}
+bool hasCentringNorm(KernelOp kernel) { return hasOp(kernel, isCentringNorm); }
 
 /// The first singular op that `launch`'s results reach through a centring
 /// norm (in a kernel or an ATen op downstream, or the launch's own kernel).
