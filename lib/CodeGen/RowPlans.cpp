@@ -73,6 +73,37 @@ void prologueArgs(Value v, ArrayRef<int64_t> shape,
   args.assign(found.begin(), found.end());
 }
 
+/// The ops of `v`'s pointwise prologue (those between the kernel's
+/// arguments and `v`), which a row plan re-reading its row evaluates again
+/// on each pass (casts, copies and views not counted); -1 where it holds
+/// anything but pointwise ops.
+int prologueOps(Value v) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Value, 8> seen;
+  int ops = 0;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second || isa<BlockArgument>(x))
+      continue;
+    Operation *op = x.getDefiningOp();
+    if (isa<ConstantOp, ListOp>(op))
+      continue;
+    auto aten = dyn_cast<AtenOp>(op);
+    if (!aten || !aten.getInfo() ||
+        (aten.getInfo()->kind != OpKind::Elementwise &&
+         aten.getInfo()->kind != OpKind::Broadcast))
+      return -1;
+    OpStyle style = aten.getInfo()->style;
+    ops += style != OpStyle::Identity && style != OpStyle::View &&
+           style != OpStyle::Copy && style != OpStyle::Cast &&
+           style != OpStyle::Dropout;
+    for (Value o : op->getOperands())
+      if (isa<RankedTensorType>(o.getType()))
+        work.push_back(o);
+  }
+  return ops;
+}
+
 std::string rowMajor(llvm::StringRef r, llvm::StringRef c, int64_t cols) {
   return "(" + r.str() + ") * " + std::to_string(cols) + "LL + " + c.str();
 }
@@ -528,11 +559,16 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // Layer norms over rows too long for registers stage them in shared
   // memory. Measured on the H200 (codegen_knobs.py, session 22): rows of
   // 2080, 3072, 4096 and 4096 after a pointwise prologue 2.5-7% faster
-  // than re-reading the row; softmax, log_softmax and a group norm
-  // measured 3-4% slower and an instance norm the same, so they stream.
-  p.sharedRowMax = e.sharedRowMax > 0       ? e.sharedRowMax
-                   : recipe == "layer_norm" ? int(kSharedRowMax)
-                                            : 0;
+  // than re-reading the row; softmax, log_softmax and a group norm without
+  // a prologue measured 3-4% slower and an instance norm the same, so
+  // they stream. A group norm after four pointwise ops (div, abs, add,
+  // xlogy) measured 0.084 ms streamed, 0.059 staged (session 25): rows
+  // whose prologue evaluates two ops or more are staged too.
+  int prologue = prologueOps(f.input);
+  p.sharedRowMax = e.sharedRowMax > 0 ? e.sharedRowMax
+                   : recipe == "layer_norm" || prologue < 0 || prologue >= 2
+                       ? int(kSharedRowMax)
+                       : 0;
   std::string body;
   llvm::raw_string_ostream os(body);
   if (auto err = emitRowPlan(e, f, yield, p, os))

@@ -329,8 +329,8 @@ bool hasStepOrSingularOp(KernelOp kernel) {
   });
 }
 
-bool hasAtenOrderNorm(KernelOp kernel) {
-  return hasOp(kernel, isAtenOrderNorm);
+bool hasAtenOrderReduction(KernelOp kernel) {
+  return hasOp(kernel, hasAtenOrder);
 }
 
 bool hasCentringNorm(KernelOp kernel) { return hasOp(kernel, isCentringNorm); }
@@ -560,7 +560,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     // The policy keeps out last bits that differ from ATen's: the same
     // region in exact math may pass it (a pointwise kernel before a
     // convolution or a comparison is then exact), and so may its layer
-    // norm in ATen's own order (a norm before a step or singular op).
+    // norm or softmax in ATen's own order (before a step or singular op).
     if (kept) {
       EmitOptions exactMath = emitOptions;
       exactMath.fastMath = false;
@@ -569,7 +569,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       SmallVector<EmitOptions, 2> alternatives;
       if (k->approximate)
         alternatives.push_back(exactMath);
-      if (hasAtenOrderNorm(kernel))
+      if (hasAtenOrderReduction(kernel))
         alternatives.push_back(atenOrder);
       for (const EmitOptions &alt : alternatives) {
         auto e = emitKernel(kernel, alt);

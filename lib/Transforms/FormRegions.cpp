@@ -209,11 +209,10 @@ private:
     // or round to another integer downstream, and after a centring norm it
     // is an absolute error near 0, where log or rsqrt magnify it: such a
     // reduction keeps ATen's result, exact consumers are fused after it.
-    // A layer norm the code generator computes in ATen's own order rounds
-    // as ATen's does: its kernel must then show no bit differing from eager
-    // (rewrite keeps the ATen ops otherwise).
-    if (!reductionsBeforeSteps && isInexactReduction(op) &&
-        !isAtenOrderNorm(op)) {
+    // A layer norm or softmax the code generator computes in ATen's own
+    // order rounds as ATen's does: its kernel must then show no bit
+    // differing from eager (rewrite keeps the ATen ops otherwise).
+    if (!reductionsBeforeSteps && isInexactReduction(op) && !hasAtenOrder(op)) {
       if (reachesStepOp(op)) {
         keptForNumerics(op, "a reduction whose result reaches a step op "
                             "stays in ATen; its consumers are fused");

@@ -328,6 +328,36 @@ bool kb::isAtenOrderNorm(Operation *op) {
   return cols >= 1 && cols <= (int64_t(1) << 24) && !(cols % 4 && cols > 8192);
 }
 
+bool kb::isAtenOrderSoftmax(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || !aten.getInfo() || aten.getInfo()->style != OpStyle::Softmax ||
+      op->getNumOperands() < 2 || op->getNumResults() != 1)
+    return false;
+  auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  auto dim = getConstantNumber(op->getOperand(1));
+  if (!in || !out || !in.hasStaticShape() || !in.getElementType().isF32() ||
+      !out.getElementType().isF32() || in.getRank() == 0 || !dim)
+    return false;
+  // softmax(x, dim, dtype) with a dtype, or _softmax(x, dim, half_to_float)
+  // asked to widen, is not ATen's float warp softmax.
+  if (op->getNumOperands() > 2 && !isNone(op->getOperand(2)) &&
+      getConstantBool(op->getOperand(2)).value_or(true))
+    return false;
+  int64_t rank = in.getRank(), d = int64_t(*dim);
+  if (d < 0)
+    d += rank;
+  // ATen's persistent warp softmax: the last dim, at most 1024 elements
+  // (SoftMax.cu's dispatch), measured 0 bits from eager over rows of 7,
+  // 33, 100, 512 and 1000 (bench/NOTES.md, session 25).
+  return d == rank - 1 && in.getShape().back() >= 1 &&
+         in.getShape().back() <= 1024;
+}
+
+bool kb::hasAtenOrder(Operation *op) {
+  return isAtenOrderNorm(op) || isAtenOrderSoftmax(op);
+}
+
 bool kb::reachesConvolution(Operation *op) {
   return reaches(op, isConvolution);
 }

@@ -6,8 +6,9 @@
 // The defaults fuse them (what `analyze` and `codegen` show).
 // RUN: kb-opt %s --kb-classify --kb-form-regions --split-input-file | FileCheck %s --check-prefix=FUSED
 
-// A softmax whose result reaches a comparison: the comparison, the mask's
-// use and the loss's mean (a 0-d result of a real tensor) are one region.
+// A softmax whose result reaches a comparison, over rows longer than
+// ATen's warp softmax takes (1024): the comparison, the mask's use and the
+// loss's mean (a 0-d result of a real tensor) are one region.
 // CHECK-LABEL: func.func @softmax_then_step
 // CHECK:       kb.aten "log_softmax"{{.*}}kb.unfused = "a reduction whose result reaches a step op stays in ATen; its consumers are fused"
 // CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<f32>) {
@@ -17,9 +18,41 @@
 // CHECK-NEXT:    %[[M:.*]] = kb.aten "mean"
 // CHECK-NEXT:    kb.yield %[[M]]
 // FUSED-LABEL: func.func @softmax_then_step
+// FUSED:       kb.region attributes {id = 0 : i64} -> (tensor<64x2048xf32>) {
+// FUSED-NEXT:    kb.aten "log_softmax"
+func.func @softmax_then_step(%x: tensor<64x2048xf32>) -> tensor<f32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %none = kb.constant {value} : none
+  %c = kb.constant {value = -4.320000e-01 : f64} : f64
+  %six = kb.constant {value = 6 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %0 = kb.aten "log_softmax"(%x, %one, %none) {overload = "int"} : (tensor<64x2048xf32>, i64, none) -> tensor<64x2048xf32>
+  %1 = kb.aten "ge"(%0, %c) {overload = "Scalar"} : (tensor<64x2048xf32>, f64) -> tensor<64x2048xi1>
+  %2 = kb.aten "to"(%1, %six, %f, %f, %none) {overload = "dtype"} : (tensor<64x2048xi1>, i64, i1, i1, none) -> tensor<64x2048xf32>
+  %3 = kb.aten "mul"(%2, %0) {overload = "Tensor"} : (tensor<64x2048xf32>, tensor<64x2048xf32>) -> tensor<64x2048xf32>
+  %4 = kb.aten "mean"(%3, %none) : (tensor<64x2048xf32>, none) -> tensor<f32>
+  return %4 : tensor<f32>
+}
+
+// -----
+
+// Rows of at most 1024: the code generator computes the softmax in ATen's
+// warp-softmax order (bit-identical to eager, kb-verify confirms), so it
+// joins the comparison's region in both modes (the mean, a second
+// reduction, is a region of its own).
+// CHECK-LABEL: func.func @softmax_aten_order_then_step
+// CHECK-NOT:   kb.unfused
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<64x256xf32>) {
+// CHECK-NEXT:    kb.aten "log_softmax"
+// CHECK-NEXT:    kb.aten "ge"
+// CHECK-NEXT:    kb.aten "to"
+// CHECK-NEXT:    kb.aten "mul"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<f32>) {
+// CHECK-NEXT:    kb.aten "mean"
+// FUSED-LABEL: func.func @softmax_aten_order_then_step
 // FUSED:       kb.region attributes {id = 0 : i64} -> (tensor<64x256xf32>) {
 // FUSED-NEXT:    kb.aten "log_softmax"
-func.func @softmax_then_step(%x: tensor<64x256xf32>) -> tensor<f32> {
+func.func @softmax_aten_order_then_step(%x: tensor<64x256xf32>) -> tensor<f32> {
   %one = kb.constant {value = 1 : i64} : i64
   %none = kb.constant {value} : none
   %c = kb.constant {value = -4.320000e-01 : f64} : f64

@@ -85,6 +85,13 @@ bool isInexactReduction(mlir::Operation *op);
 /// keep it in ATen (docs/correctness.md, "Statistics in ATen's order").
 /// kb-verify's eager_mismatches confirms each kernel.
 bool isAtenOrderNorm(mlir::Operation *op);
+/// A softmax or log_softmax the code generator computes as ATen's warp
+/// softmax does (float32, over a last dim of at most 1024 elements),
+/// measured bit-identical to eager's.
+bool isAtenOrderSoftmax(mlir::Operation *op);
+/// isAtenOrderNorm or isAtenOrderSoftmax: a reduction whose kernel can
+/// round as ATen's, so that the numerics rules need not keep it in ATen.
+bool hasAtenOrder(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a step op.
 bool reachesStepOp(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a singular op.
