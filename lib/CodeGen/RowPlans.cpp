@@ -104,6 +104,13 @@ int prologueOps(Value v) {
   return ops;
 }
 
+/// A prologue worth evaluating once per element rather than on each pass
+/// of a row read more than once: an earlier reduction or pooling window
+/// (prologueOps -1), or two pointwise ops or more.
+bool expensivePrologue(int prologueOps) {
+  return prologueOps < 0 || prologueOps >= 2;
+}
+
 std::string rowMajor(llvm::StringRef r, llvm::StringRef c, int64_t cols) {
   return "(" + r.str() + ") * " + std::to_string(cols) + "LL + " + c.str();
 }
@@ -444,6 +451,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   if (p.mode == Mode::Thread && p.vec4 && !stridedRows)
     p.mode = Mode::Warp;
 
+  int prologue = prologueOps(f.input);
   // Split over many blocks: rows too few to fill the GPU one block (or,
   // strided, one thread) each, and rows strided by the row count, which
   // lanes over rows read coalesced (SplitRows.cpp).
@@ -465,7 +473,13 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     // items per SM. Measured (session 15): BatchNorm2d over 1024 channels
     // and a group norm over 1024 rows (2 chunks each) took 0.364 and 0.278
     // ms split, 0.412 and 0.290 as one block per row.
-    bool few = p.mode == Mode::Block && chunks > 1;
+    // A row staged in shared memory evaluates an expensive prologue once;
+    // chunks re-evaluate it on every pass (a group norm over 500 rows of
+    // pooled values: staged, one block a row, 0.166 ms; 3 chunks 0.327).
+    bool staged = p.mode == Mode::Block && e.splitChunks == 0 &&
+                  p.cols <= kSharedRowMax && p.rows >= 132 &&
+                  expensivePrologue(prologue);
+    bool few = p.mode == Mode::Block && chunks > 1 && !staged;
     // Strided rows one per thread fill the GPU only with many rows.
     bool strided =
         stridedRows && (p.mode != Mode::Thread || p.rows < 132 * 1024);
@@ -564,9 +578,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // they stream. A group norm after four pointwise ops (div, abs, add,
   // xlogy) measured 0.084 ms streamed, 0.059 staged (session 25): rows
   // whose prologue evaluates two ops or more are staged too.
-  int prologue = prologueOps(f.input);
   p.sharedRowMax = e.sharedRowMax > 0 ? e.sharedRowMax
-                   : recipe == "layer_norm" || prologue < 0 || prologue >= 2
+                   : recipe == "layer_norm" || expensivePrologue(prologue)
                        ? int(kSharedRowMax)
                        : 0;
   std::string body;

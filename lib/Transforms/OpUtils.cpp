@@ -6,6 +6,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kb;
 
@@ -274,6 +276,19 @@ bool kb::isStepOperation(Operation *op) {
 }
 
 bool kb::isSingularOperation(Operation *op) {
+  // x^p with a constant p has a bounded slope at 0 for p >= 1 (and p = 0):
+  // pow(|x|, 1.5) after a layer norm kept the norm in ATen (gen-20261209
+  // task 5, session 25). A fractional p is NaN below 0, so a sign flipped
+  // near 0 would be a step: it needs a base that cannot be negative.
+  if (auto aten = dyn_cast<AtenOp>(op);
+      aten && aten.getName() == "pow" && aten.getOverload() == "Tensor_Scalar")
+    if (auto p = getConstantNumber(op->getOperand(1))) {
+      auto base = dyn_cast_or_null<AtenOp>(op->getOperand(0).getDefiningOp());
+      bool nonNegative =
+          base && (base.getName() == "abs" || base.getName() == "relu");
+      if (*p == 0.0 || (*p >= 1.0 && (*p == std::floor(*p) || nonNegative)))
+        return false;
+    }
   return inTable(op, isSingularOp);
 }
 

@@ -100,6 +100,42 @@ func.func @norm_then_log(%x: tensor<8x16x64xf32>) -> tensor<8x16x64xf32> {
 
 // -----
 
+// pow with a constant exponent: |x|^1.5 and x^2 have bounded slopes at 0,
+// so the norms before them are fused; x^0.5 is singular and x^1.5 of a
+// signed base is NaN below 0 (a sign flipped near 0 would differ): their
+// norms stay.
+// CHECK-LABEL: func.func @norm_then_pow
+// CHECK:       kb.region attributes {id = 0 : i64}
+// CHECK-NEXT:    kb.aten "instance_norm"
+// CHECK-NEXT:    kb.aten "abs"
+// CHECK-NEXT:    kb.aten "pow"
+// CHECK:       kb.region attributes {id = 1 : i64}
+// CHECK-NEXT:    kb.aten "instance_norm"
+// CHECK-NEXT:    kb.aten "pow"
+// CHECK:       kb.aten "instance_norm"{{.*}}kb.unfused = "a norm whose result reaches a singular op stays in ATen; its consumers are fused"
+// CHECK:       kb.aten "instance_norm"{{.*}}kb.unfused = "a norm whose result reaches a singular op stays in ATen; its consumers are fused"
+func.func @norm_then_pow(%x: tensor<8x16x64xf32>) -> (tensor<8x16x64xf32>, tensor<8x16x64xf32>, tensor<8x16x64xf32>, tensor<8x16x64xf32>) {
+  %eps = kb.constant {value = 1.000000e-05 : f64} : f64
+  %mom = kb.constant {value = 1.000000e-01 : f64} : f64
+  %t = kb.constant {value = true} : i1
+  %none = kb.constant {value} : none
+  %p15 = kb.constant {value = 1.500000e+00 : f64} : f64
+  %p2 = kb.constant {value = 2 : i64} : i64
+  %p05 = kb.constant {value = 5.000000e-01 : f64} : f64
+  %n0 = kb.aten "instance_norm"(%x, %none, %none, %none, %none, %t, %mom, %eps, %t) : (tensor<8x16x64xf32>, none, none, none, none, i1, f64, f64, i1) -> tensor<8x16x64xf32>
+  %a0 = kb.aten "abs"(%n0) : (tensor<8x16x64xf32>) -> tensor<8x16x64xf32>
+  %r0 = kb.aten "pow"(%a0, %p15) {overload = "Tensor_Scalar"} : (tensor<8x16x64xf32>, f64) -> tensor<8x16x64xf32>
+  %n1 = kb.aten "instance_norm"(%x, %none, %none, %none, %none, %t, %mom, %eps, %t) : (tensor<8x16x64xf32>, none, none, none, none, i1, f64, f64, i1) -> tensor<8x16x64xf32>
+  %r1 = kb.aten "pow"(%n1, %p2) {overload = "Tensor_Scalar"} : (tensor<8x16x64xf32>, i64) -> tensor<8x16x64xf32>
+  %n2 = kb.aten "instance_norm"(%x, %none, %none, %none, %none, %t, %mom, %eps, %t) : (tensor<8x16x64xf32>, none, none, none, none, i1, f64, f64, i1) -> tensor<8x16x64xf32>
+  %r2 = kb.aten "pow"(%n2, %p05) {overload = "Tensor_Scalar"} : (tensor<8x16x64xf32>, f64) -> tensor<8x16x64xf32>
+  %n3 = kb.aten "instance_norm"(%x, %none, %none, %none, %none, %t, %mom, %eps, %t) : (tensor<8x16x64xf32>, none, none, none, none, i1, f64, f64, i1) -> tensor<8x16x64xf32>
+  %r3 = kb.aten "pow"(%n3, %p15) {overload = "Tensor_Scalar"} : (tensor<8x16x64xf32>, f64) -> tensor<8x16x64xf32>
+  return %r0, %r1, %r2, %r3 : tensor<8x16x64xf32>, tensor<8x16x64xf32>, tensor<8x16x64xf32>, tensor<8x16x64xf32>
+}
+
+// -----
+
 // Neither rule applies: a softmax followed by continuous ops joins as usual.
 // CHECK-LABEL: func.func @softmax_continuous
 // CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<64x256xf32>) {
