@@ -197,6 +197,24 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                    : std::string("__fdiv_rn(ex[k], s)");
       };
       out.atenOrder = true;
+    } else if (e.atenOrderNorms && !e.channelsLastRead && inner > 1 &&
+               isAtenSpatialSoftmax(R, inner) &&
+               onlyReduction(e.kernel, f.op)) {
+      // ATen's spatial softmax (cunn_SpatialSoftMaxForward) with one thread
+      // along the dim: each (outer, inner) element folds its row in order,
+      // a maximum from the lowest float (`m < x ? x : m`), then a float sum
+      // of expf(x - max), then expf(x - max) / sum or x - max - logf(sum).
+      // One thread per strided row takes the same order; no split.
+      p.mode = Mode::Thread;
+      p.prog.passes.front() = {{{"m", "float", "(-3.40282347e+38f)", "Max"}},
+                               "m = (m < {x}) ? {x} : m;",
+                               ""};
+      p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
+                        llvm::StringRef) -> llvm::Expected<std::string> {
+        return log ? "__fsub_rn(__fsub_rn(" + x.str() + ", m), logf(acc))"
+                   : "__fdiv_rn(expf(__fsub_rn(" + x.str() + ", m)), acc)";
+      };
+      out.atenOrder = true;
     }
   } else if (recipe == "layer_norm" || recipe == "group_norm" ||
              recipe == "instance_norm" || recipe == "batch_norm") {
@@ -457,7 +475,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // lanes over rows read coalesced (SplitRows.cpp).
   if (!e.channelsLastRead && p.mode != Mode::Tile &&
       p.mode != Mode::AtenOrder && p.mode != Mode::AtenSoftmax && !f.input2 &&
-      p.rows * p.cols >= (int64_t(1) << 16)) {
+      !out.atenOrder && p.rows * p.cols >= (int64_t(1) << 16)) {
     int64_t rowsPerItem = stridedRows ? 32 : 1;
     // Arguments larger than the rows are gathered (a pooling window per
     // element): their elements per row element.
@@ -536,7 +554,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // passes replace it by 0, so the sum is 0 (all -inf) or +inf.
   if ((recipe == "softmax" || recipe == "log_softmax" ||
        recipe == "logsumexp") &&
-      stridedPasses) {
+      stridedPasses && !out.atenOrder) {
     p.prog.passes = {{{{"m", "float", "(-kb::inf())", "Max"},
                        {"acc", "float", "0.f", "Sum"}},
                       "kb::online_add(m, acc, {x});",

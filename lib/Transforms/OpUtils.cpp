@@ -364,9 +364,21 @@ bool kb::isAtenOrderSoftmax(Operation *op) {
     d += rank;
   // ATen's persistent warp softmax: the last dim, at most 1024 elements
   // (SoftMax.cu's dispatch), measured 0 bits from eager over rows of 7,
-  // 33, 100, 512 and 1000 (bench/NOTES.md, session 25).
-  return d == rank - 1 && in.getShape().back() >= 1 &&
-         in.getShape().back() <= 1024;
+  // 33, 100, 512 and 1000 (bench/NOTES.md, session 25). Other dims: its
+  // spatial kernel where one thread folds each row.
+  auto shape = in.getShape();
+  if (d == rank - 1)
+    return shape.back() >= 1 && shape.back() <= 1024;
+  int64_t inner = 1;
+  for (int64_t i = d + 1; i < rank; ++i)
+    inner *= shape[i];
+  return shape[d] >= 1 && isAtenSpatialSoftmax(shape[d], inner);
+}
+
+bool kb::isAtenSpatialSoftmax(int64_t dim, int64_t inner) {
+  // SpatialSoftMax_getBlockSize gives the dim more than one thread (a
+  // shared-memory tree over them) only for inner <= 64 and dim >= 64.
+  return inner > 1 && (inner > 64 || dim < 64);
 }
 
 bool kb::hasAtenOrder(Operation *op) {
