@@ -2,7 +2,8 @@
 # Prepared in session 25 (its GPU time ran out): the tasks the session's changes touch, timed
 # end to end (softmax in ATen's order before step ops, expensive prologues
 # staged, 512 threads on rows no block keeps in L2, pow(|x|, 1.5) not
-# singular). Predictions in bench/NOTES.md ("Session 25").
+# singular, layer norms over long odd rows in ATen's order). Predictions
+# in bench/NOTES.md ("Session 25").
 set -uo pipefail
 export PATH=/opt/torch/.venv/bin:$PATH
 t0=$(date +%s)
@@ -17,6 +18,11 @@ K="timeout 90 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --k
 $K --variants "base:;aten:--aten-order-norms" --plan softmax --json $OUT/probe-spatial.json \
   test/CodeGen/Inputs/softmax_spatial_step.graph.txt bench/next-gpu/graphs/softmax_channels_step.graph.txt > $OUT/probe-spatial.log 2>&1
 echo "spatial rc $? $(( $(date +%s)-t0 ))s"; grep "bits differ" $OUT/probe-spatial.log; tail -5 $OUT/probe-spatial.log
+# Layer norms over odd rows longer than 8192 in ATen's RowwiseMoments
+# block (512 threads a row, BlockReduce's order): predicted 0 bits.
+python3 bench/probes/ln_step_graphs.py -o /tmp/lno 9999x64 65535x92+ > /dev/null
+$K --variants "base:;aten:--aten-order-norms" --plan layer_norm --json $OUT/probe-lnblock.json /tmp/lno/*.graph.txt > $OUT/probe-lnblock.log 2>&1
+echo "lnblock rc $? $(( $(date +%s)-t0 ))s"; grep "bits differ" $OUT/probe-lnblock.log; tail -3 $OUT/probe-lnblock.log
 mkdir -p /tmp/rt/sel
 for st in 20261209:5 20261206:2 20261207:13 20261208:0 20261203:7; do
   s=${st%:*} t=${st#*:}

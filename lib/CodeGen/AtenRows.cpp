@@ -29,6 +29,8 @@ using namespace kb;
 using namespace kb::codegen;
 
 int64_t codegen::atenLanes(int64_t cols) {
+  if (cols % 4 && cols > kAtenMomentsWarpMax)
+    return 512;   // RowwiseMoments as it is: ATen's 512 threads a row
   if (cols % 4) { // RowwiseMoments: a warp a row, fewer lanes for <= 32
     int64_t g = 1;
     while (g < cols && g < 32)
@@ -48,7 +50,7 @@ int64_t codegen::atenLanes(int64_t cols) {
 
 int64_t codegen::atenRowsPerBlock(int64_t cols) {
   int64_t lanes = atenLanes(cols);
-  return lanes == 128 ? 1 : 256 / lanes;
+  return lanes >= 128 ? 1 : 256 / lanes;
 }
 
 namespace {
@@ -73,6 +75,8 @@ public:
       return e.unsupported("a layer norm in ATen's order needs a constant "
                            "eps");
     std::string epsBits = floatBits((float)*eps);
+    if (p.cols % 4 && p.cols > kAtenMomentsWarpMax)
+      return emitMomentsBlock(p, epsBits, os);
     if (p.cols % 4)
       return emitMoments(p, atenLanes(p.cols), epsBits, os);
     if (int64_t lanes = atenLanes(p.cols); lanes < 128)
@@ -169,6 +173,56 @@ private:
                   epsBits, os);
     os << "    for (long long c = lane; live && c < " << C << "; c += " << G
        << ") {\n"
+       << "      const long long i = " << p.index("r", "c") << ";\n";
+    auto y = e.valueAt(f.input, "i", os, "      ");
+    if (!y)
+      return y.takeError();
+    if (auto err = writeElement(p, *y, os, "      "))
+      return err;
+    e.newScope();
+    os << "    }\n  }\n";
+    return llvm::Error::success();
+  }
+
+  /// RowwiseMoments over rows longer than a warp plays well (one warp
+  /// folding 16 threads' elements one after another): the block is ATen's,
+  /// 512 threads a row, thread t folding elements t, t + 512, ... with
+  /// kb::wf_add; cuda_utils::BlockReduce's order after it: each warp's
+  /// shuffle-down tree, then warp 0's over the 16 partials (lanes 16-31
+  /// empty). The output pass re-reads the row, as ATen's second kernel.
+  llvm::Error emitMomentsBlock(const RowPlan &p, llvm::StringRef epsBits,
+                               llvm::raw_ostream &os) {
+    std::string C = std::to_string(p.cols) + "LL";
+    os << "  __shared__ kb::WfState wfp[16];\n"
+       << "  __shared__ float2 wfs;\n"
+       << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+       << "  for (long long r = blockIdx.x; r < " << p.rows
+       << "LL; r += gridDim.x) {\n"
+       << "    kb::WfState w = {0.f, 0.f, 0.f};\n"
+       << "#pragma unroll 4\n"
+       << "    for (long long c = threadIdx.x; c < " << C << "; c += 512) {\n"
+       << "      const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "      ");
+    if (!x)
+      return x.takeError();
+    os << "      kb::wf_add(w, " << *x << ");\n    }\n";
+    e.newScope();
+    os << "    for (int o = 16; o > 0; o >>= 1)\n"
+       << "      w = kb::wf_combine(w, kb::wf_down(w, o, 32));\n"
+       << "    __syncthreads(); // the previous row's readers of wfp, wfs\n"
+       << "    if (lane == 0)\n      wfp[warp] = w;\n"
+       << "    __syncthreads();\n"
+       << "    if (warp == 0) {\n"
+       << "      w = lane < 16 ? wfp[lane] : kb::WfState{0.f, 0.f, 0.f};\n"
+       << "      for (int o = 16; o > 0; o >>= 1)\n"
+       << "        w = kb::wf_combine(w, kb::wf_down(w, o, 32));\n"
+       << "      if (lane == 0)\n"
+       << "        wfs = make_float2(w.mean, w.m2 / " << p.cols << ".f);\n"
+       << "    }\n"
+       << "    __syncthreads();\n";
+    writeMeanRstd("wfs", epsBits, os);
+    os << "    for (long long c = threadIdx.x; c < " << C << "; c += 512) {\n"
        << "      const long long i = " << p.index("r", "c") << ";\n";
     auto y = e.valueAt(f.input, "i", os, "      ");
     if (!y)

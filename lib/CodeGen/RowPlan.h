@@ -153,13 +153,17 @@ llvm::Error emitAtenOrderRows(RegionEmitter &e, const StageInfo &f,
                               YieldOp yield, const RowPlan &p,
                               llvm::raw_ostream &os);
 /// AtenOrder mode: lanes per row (128: ATen's block; 32: its four warps
-/// played by one; fewer: its warp 0 alone, for rows of at most 32 float4s)
-/// and rows per block for rows of `cols` elements.
+/// played by one; fewer: its warp 0 alone, for rows of at most 32 float4s;
+/// 512: its RowwiseMoments block, rows not a multiple of 4 longer than
+/// kAtenMomentsWarpMax) and rows per block for rows of `cols` elements.
 int64_t atenLanes(int64_t cols);
 int64_t atenRowsPerBlock(int64_t cols);
 /// AtenOrder mode: the longest rows held in registers (8 float4s a
 /// thread); longer rows are re-read for the output, as ATen's kernel does.
 constexpr int64_t kAtenHeldMax = 4096;
+/// Rows not a multiple of 4 up to this length: one warp plays ATen's 512
+/// RowwiseMoments threads; longer rows get ATen's block of 512.
+constexpr int64_t kAtenMomentsWarpMax = 8192;
 
 /// AtenSoftmax mode: a softmax or log_softmax over the last dim (at most
 /// 1024 elements) whose output rounds as ATen's persistent warp softmax's

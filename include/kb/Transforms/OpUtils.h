@@ -78,12 +78,12 @@ bool isSingularOperation(mlir::Operation *op);
 /// An op that matches ATen only to a few ulps: sums, means, variances,
 /// norms, softmax, logsumexp. Max/min reductions and pooling are exact.
 bool isInexactReduction(mlir::Operation *op);
-/// A layer norm kb-rewrite's code generator computes in ATen's own order,
-/// measured bit-identical to eager's (float32; rows of a multiple of 4
-/// elements up to 2^24, ATen's vectorized CUDA kernel, or other rows up to
-/// 8192, its RowwiseMoments kernel), so that the numerics rules need not
-/// keep it in ATen (docs/correctness.md, "Statistics in ATen's order").
-/// kb-verify's eager_mismatches confirms each kernel.
+/// A layer norm kb-rewrite's code generator computes in ATen's own order
+/// (float32 rows up to 2^24 elements: a multiple of 4, ATen's vectorized
+/// CUDA kernel; others, its RowwiseMoments kernel; measured bit-identical
+/// to eager's except RowwiseMoments rows over 8192), so that the numerics
+/// rules need not keep it in ATen (docs/correctness.md, "Statistics in
+/// ATen's order"). kb-verify's eager_mismatches confirms each kernel.
 bool isAtenOrderNorm(mlir::Operation *op);
 /// A softmax or log_softmax the code generator computes as ATen's CUDA
 /// kernels do (float32): its warp softmax over a last dim of at most 1024
