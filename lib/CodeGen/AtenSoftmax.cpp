@@ -88,7 +88,99 @@ public:
   }
 };
 
+/// ATen's spatial softmax with T threads along the dim: block (T, inner)
+/// played as a 1-d block of T * inner threads (tx = threadIdx.x % T), one
+/// block per outer index. Thread tx folds elements tx, tx + T, ... of its
+/// row in order; spatialBlockReduceX combines the T partials through
+/// shared memory, halving (sh[tx] = op(sh[tx], sh[tx + off])).
+class AtenSpatial : RowWriter {
+public:
+  using RowWriter::RowWriter;
+
+  llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
+    int64_t T = p.spatialThreads, inner = p.spatialInner;
+    std::string Ts = std::to_string(T), C = std::to_string(p.cols) + "LL";
+    os << "  __shared__ float sdata[" << T * inner << "];\n"
+       << "  const int tx = threadIdx.x % " << Ts << ", ty = threadIdx.x / "
+       << Ts << ";\n"
+       << "  float* sh = sdata + ty * " << Ts << ";\n"
+       << "  for (long long o = blockIdx.x; o < " << p.rows / inner
+       << "LL; o += gridDim.x) {\n"
+       << "    const long long r = o * " << inner << "LL + ty;\n"
+       << "    float m = (-3.40282347e+38f); // ATen's lowest()\n";
+    if (auto err = loop(p, "      m = (m < {x}) ? {x} : m;\n", os))
+      return err;
+    tree("m", "(sh[tx] < sh[tx + off]) ? sh[tx + off] : sh[tx]", T, os);
+    os << "    float acc = 0.f;\n";
+    if (auto err = loop(p, "      acc += expf(__fsub_rn({x}, m));\n", os))
+      return err;
+    tree("acc", "sh[tx] + sh[tx + off]", T, os);
+    os << "    for (long long c = tx; c < " << C << "; c += " << Ts << ") {\n"
+       << "      const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "      ");
+    if (!x)
+      return x.takeError();
+    if (auto err = writeElement(p, *x, os, "      "))
+      return err;
+    e.newScope();
+    os << "    }\n  }\n";
+    return llvm::Error::success();
+  }
+
+private:
+  /// A pass over the thread's elements of its row, `step` with {x} the
+  /// element's value.
+  llvm::Error loop(const RowPlan &p, llvm::StringRef step,
+                   llvm::raw_ostream &os) {
+    os << "    for (long long c = tx; c < " << p.cols
+       << "LL; c += " << p.spatialThreads << ") {\n"
+       << "      const long long i = " << p.index("r", "c") << ";\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "      ");
+    if (!x)
+      return x.takeError();
+    std::string s = step.str();
+    for (size_t at; (at = s.find("{x}")) != std::string::npos;)
+      s.replace(at, 3, *x);
+    os << s << "    }\n";
+    e.newScope();
+    return llvm::Error::success();
+  }
+
+  /// spatialBlockReduceX: `v` of every thread into sh[0] of its row,
+  /// `combined` being ATen's op on sh[tx] and sh[tx + off].
+  void tree(llvm::StringRef v, llvm::StringRef combined, int64_t T,
+            llvm::raw_ostream &os) {
+    os << "    __syncthreads();\n"
+       << "    sh[tx] = " << v << ";\n"
+       << "    for (int off = " << T / 2 << "; off > 0; off >>= 1) {\n"
+       << "      __syncthreads();\n"
+       << "      if (tx < off)\n"
+       << "        sh[tx] = " << combined << ";\n"
+       << "    }\n"
+       << "    __syncthreads();\n"
+       << "    " << v << " = sh[0];\n";
+  }
+};
+
 } // namespace
+
+int64_t codegen::atenSpatialThreads(int64_t cols, int64_t inner) {
+  int64_t innerThreads = std::min<int64_t>(inner, 1024), t = 1;
+  if (innerThreads <= 64 && cols >= 64) {
+    while (innerThreads * t <= 1024 && t <= cols)
+      t *= 2;
+    t /= 2;
+  }
+  return t;
+}
+
+llvm::Error codegen::emitAtenSpatialRows(RegionEmitter &e, const StageInfo &f,
+                                         YieldOp yield, const RowPlan &p,
+                                         llvm::raw_ostream &os) {
+  return AtenSpatial(e, f, yield).emit(p, os);
+}
 
 llvm::Error codegen::emitAtenSoftmaxRows(RegionEmitter &e, const StageInfo &f,
                                          YieldOp yield, const RowPlan &p,

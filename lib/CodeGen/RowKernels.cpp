@@ -110,6 +110,8 @@ int codegen::rowBlockSize(const RowPlan &p) {
     return splitBlockSize(p);
   if (p.mode == RowMode::AtenOrder)
     return atenLanes(p.cols) * atenRowsPerBlock(p.cols);
+  if (p.mode == RowMode::AtenSpatial)
+    return int(p.spatialThreads * p.spatialInner);
   if (p.mode == RowMode::Tile)
     return 256;
   if (p.mode == RowMode::Columns)
@@ -158,6 +160,8 @@ public:
       return emitAtenOrderRows(e, f, yield, p, os);
     if (p.mode == Mode::AtenSoftmax)
       return emitAtenSoftmaxRows(e, f, yield, p, os);
+    if (p.mode == Mode::AtenSpatial)
+      return emitAtenSpatialRows(e, f, yield, p, os);
     if (p.mode == Mode::Warp)
       return p.vec4 ? emitVectorRows(p, os) : emitRegisterRows(p, os);
     if (blockRegisterSlots(p))
@@ -189,9 +193,11 @@ public:
     case Mode::Split:
     case Mode::AtenOrder:
     case Mode::AtenSoftmax:
+    case Mode::AtenSpatial:
       llvm_unreachable("emitted by emitRegisterRows / emitVectorRows / "
                        "emitColumns / emitTile / emitSplitRows / "
-                       "emitAtenOrderRows / emitAtenSoftmaxRows");
+                       "emitAtenOrderRows / emitAtenSoftmaxRows / "
+                       "emitAtenSpatialRows");
     case Mode::Thread:
       os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
             "threadIdx.x; r < "

@@ -24,7 +24,8 @@ enum class RowMode {
   Tile,
   Split,
   AtenOrder,
-  AtenSoftmax
+  AtenSoftmax,
+  AtenSpatial
 };
 
 struct RowPlan {
@@ -46,6 +47,9 @@ struct RowPlan {
   // l takes row r0 + l and the warps split the elements, for rows whose
   // elements are strided by the row count) and chunks per row.
   int64_t splitRows = 1, chunks = 1;
+  // AtenSpatial: the threads along the dim (ATen's blockDim.x) and the
+  // rows a block takes (its blockDim.y: the inner size, at most 64).
+  int64_t spatialThreads = 0, spatialInner = 0;
   /// Split mode's threads per block, resident blocks per SM and unrolling
   /// (0: the layout's measured default, SplitRows.cpp); set only by probes.
   int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
@@ -172,6 +176,14 @@ llvm::Error emitAtenSoftmaxRows(RegionEmitter &e, const StageInfo &f,
                                 YieldOp yield, const RowPlan &p,
                                 llvm::raw_ostream &os);
 int64_t atenSoftmaxLanes(int64_t cols);
+/// AtenSpatial mode: a softmax or log_softmax over a dim of `cols`
+/// elements strided by an inner size of at most 64, computed as ATen's
+/// cunn_SpatialSoftMaxForward does with more than one thread along the
+/// dim (AtenSoftmax.cpp), and those threads (SpatialSoftMax_getBlockSize).
+llvm::Error emitAtenSpatialRows(RegionEmitter &e, const StageInfo &f,
+                                YieldOp yield, const RowPlan &p,
+                                llvm::raw_ostream &os);
+int64_t atenSpatialThreads(int64_t cols, int64_t inner);
 
 /// Opens the loop of groups of L lanes per row (a power of two up to 32,
 /// 256 / L rows a block of 256): r is the group's row, `live` whether it

@@ -198,7 +198,21 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       };
       out.atenOrder = true;
     } else if (e.atenOrderNorms && !e.channelsLastRead && inner > 1 &&
-               isAtenSpatialSoftmax(R, inner) &&
+               atenSpatialThreads(R, inner) > 1 &&
+               onlyReduction(e.kernel, f.op)) {
+      // ATen's spatial softmax with threads along the dim (inner <= 64,
+      // dim >= 64): their partials meet in its shared-memory tree.
+      p.mode = Mode::AtenSpatial;
+      p.spatialThreads = atenSpatialThreads(R, inner);
+      p.spatialInner = inner;
+      p.prog.passes.clear();
+      p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
+                        llvm::StringRef) -> llvm::Expected<std::string> {
+        return log ? "__fsub_rn(__fsub_rn(" + x.str() + ", m), logf(acc))"
+                   : "__fdiv_rn(expf(__fsub_rn(" + x.str() + ", m)), acc)";
+      };
+      out.atenOrder = true;
+    } else if (e.atenOrderNorms && !e.channelsLastRead && inner > 1 &&
                onlyReduction(e.kernel, f.op)) {
       // ATen's spatial softmax (cunn_SpatialSoftMaxForward) with one thread
       // along the dim: each (outer, inner) element folds its row in order,
@@ -636,7 +650,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                         "float Welford statistics over its 128 threads, "
                         "bit-identical to eager)"),
       std::to_string(atenSoftmaxLanes(p.cols)) +
-          "-lane group (ATen's warp softmax's order, bit-identical to eager)"};
+          "-lane group (ATen's warp softmax's order, bit-identical to eager)",
+      std::to_string(p.spatialThreads) +
+          "-thread group (ATen's spatial softmax's order: each thread's "
+          "elements in order, then its shared-memory tree)"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
@@ -644,6 +661,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       (p.mode == Mode::AtenSoftmax
            ? std::string("the row is held in registers (the pointwise "
                          "prologue evaluated once per element).")
+       : p.mode == Mode::AtenSpatial
+           ? std::string("the row is re-read on each pass, as ATen's "
+                         "kernel does.")
        : p.mode == Mode::AtenOrder
            ? std::string(p.cols <= kAtenHeldMax && p.cols % 4 == 0
                              ? "the row is held in registers (the "
@@ -679,6 +699,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       : p.mode == Mode::AtenOrder
           ? "ceil_div(" + R + ", " + std::to_string(atenRowsPerBlock(p.cols)) +
                 ")"
+      : p.mode == Mode::AtenSpatial
+          ? std::to_string(p.rows / std::max<int64_t>(p.spatialInner, 1))
       : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
       : p.mode == Mode::Block
           ? R

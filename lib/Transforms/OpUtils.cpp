@@ -378,9 +378,10 @@ bool kb::isAtenOrderSoftmax(Operation *op) {
 }
 
 bool kb::isAtenSpatialSoftmax(int64_t dim, int64_t inner) {
-  // SpatialSoftMax_getBlockSize gives the dim more than one thread (a
-  // shared-memory tree over them) only for inner <= 64 and dim >= 64.
-  return inner > 1 && (inner > 64 || dim < 64);
+  // One thread folds each row (inner > 64 or dim < 64), or the dim's
+  // threads meet in a shared-memory tree (SpatialSoftMax_getBlockSize):
+  // the code generator plays both (RowPlans.cpp, AtenSoftmax.cpp).
+  return dim >= 1 && inner > 1;
 }
 
 bool kb::hasAtenOrder(Operation *op) {

@@ -88,10 +88,11 @@ bool isAtenOrderNorm(mlir::Operation *op);
 /// A softmax or log_softmax the code generator computes as ATen's CUDA
 /// kernels do (float32): its warp softmax over a last dim of at most 1024
 /// elements (measured bit-identical to eager's), or its spatial kernel
-/// over another dim where one thread folds each row (isAtenSpatialSoftmax).
+/// over another dim (isAtenSpatialSoftmax).
 bool isAtenOrderSoftmax(mlir::Operation *op);
-/// ATen's spatial softmax (a dim of `dim` elements strided by `inner` > 1)
-/// folds each row in one thread, in order: for inner > 64 or dim < 64.
+/// ATen's spatial softmax (a dim of `dim` elements strided by `inner` > 1):
+/// one thread folds each row in order (inner > 64 or dim < 64), or the
+/// dim's threads combine through its shared-memory tree.
 bool isAtenSpatialSoftmax(int64_t dim, int64_t inner);
 /// isAtenOrderNorm or isAtenOrderSoftmax: a reduction whose kernel can
 /// round as ATen's, so that the numerics rules need not keep it in ATen.
