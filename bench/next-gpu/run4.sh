@@ -5,16 +5,11 @@
 # singular, layer norms over long odd rows in ATen's order). Predictions
 # in bench/NOTES.md ("Session 25").
 set -uo pipefail
-export PATH=/opt/torch/.venv/bin:$PATH
-t0=$(date +%s)
-tar xzf dist/kb-rewrite-0.1.0-linux-x86_64.tar.gz -C /tmp && export KB_REWRITE=/tmp/kb-rewrite-0.1.0/bin/kb-rewrite
-tp="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
-cmake -S . -B /tmp/kb-verify-build -G Ninja -DKB_ENABLE_LLVM=OFF -DKB_BUILD_VERIFY=ON -DKB_BUILD_TESTS=OFF \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$tp" -DKB_NLOHMANN_JSON_INCLUDE=$PWD/.carry/include > /dev/null 2>&1
-cmake --build /tmp/kb-verify-build --target kb-verify > /dev/null; echo "kbv $(( $(date +%s)-t0 ))s"
-# Softmax in ATen's spatial order (one thread a row), read from ATen's
+source bench/next-gpu/prepare.sh
+# Softmax in ATen's spatial order (one thread a row, and T threads a row
+# meeting in its shared-memory tree), read from ATen's
 # source in session 25 and not yet run: predicted 0 bits from eager.
-K="timeout 90 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify /tmp/kb-verify-build/bin/kb-verify"
+K="timeout 90 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV"
 $K --variants "base:;aten:--aten-order-norms" --plan softmax --json $OUT/probe-spatial.json \
   test/CodeGen/Inputs/softmax_spatial_step.graph.txt bench/next-gpu/graphs/softmax_channels_step.graph.txt > $OUT/probe-spatial.log 2>&1
 echo "spatial rc $? $(( $(date +%s)-t0 ))s"; grep "bits differ" $OUT/probe-spatial.log; tail -5 $OUT/probe-spatial.log
@@ -30,6 +25,6 @@ for st in 20261209:5 20261206:2 20261207:13 20261208:0 20261203:7; do
   f=$(ls /tmp/rt/$s/${t}_*.py); cp $f /tmp/rt/sel/s${s: -2}_$(basename $f)
 done
 ls /tmp/rt/sel
-timeout $(( 560 - ($(date +%s)-t0) )) python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify /tmp/kb-verify-build/bin/kb-verify \
+timeout $(( 560 - ($(date +%s)-t0) )) python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
   --dir /tmp/rt/sel --prepare 5 --json $OUT/sel.json --runs 30 --fast-math --task-timeout 100 --work /tmp/kbw4 > $OUT/sel.log 2>&1
 echo "sel rc $? $(( $(date +%s)-t0 ))s"; grep -E "^\[|vs comp|True|False|^sel|correct" $OUT/sel.log | cut -c1-200

@@ -171,16 +171,13 @@ private:
                        : "kb::wf_warp16_stats<" + std::to_string(V) + ">(w, ") +
                       std::to_string(p.cols) + ".f)",
                   epsBits, os);
-    os << "    for (long long c = lane; live && c < " << C << "; c += " << G
-       << ") {\n"
-       << "      const long long i = " << p.index("r", "c") << ";\n";
-    auto y = e.valueAt(f.input, "i", os, "      ");
-    if (!y)
-      return y.takeError();
-    if (auto err = writeElement(p, *y, os, "      "))
+    if (auto err =
+            writeElementPass(p,
+                             "    for (long long c = lane; live && c < " + C +
+                                 "; c += " + G + ") {\n",
+                             os))
       return err;
-    e.newScope();
-    os << "    }\n  }\n";
+    os << "  }\n";
     return llvm::Error::success();
   }
 
@@ -222,15 +219,12 @@ private:
        << "    }\n"
        << "    __syncthreads();\n";
     writeMeanRstd("wfs", epsBits, os);
-    os << "    for (long long c = threadIdx.x; c < " << C << "; c += 512) {\n"
-       << "      const long long i = " << p.index("r", "c") << ";\n";
-    auto y = e.valueAt(f.input, "i", os, "      ");
-    if (!y)
-      return y.takeError();
-    if (auto err = writeElement(p, *y, os, "      "))
+    if (auto err = writeElementPass(p,
+                                    "    for (long long c = threadIdx.x; c < " +
+                                        C + "; c += 512) {\n",
+                                    os))
       return err;
-    e.newScope();
-    os << "    }\n  }\n";
+    os << "  }\n";
     return llvm::Error::success();
   }
 

@@ -115,16 +115,11 @@ public:
     if (auto err = loop(p, "      acc += expf(__fsub_rn({x}, m));\n", os))
       return err;
     tree("acc", "sh[tx] + sh[tx + off]", T, os);
-    os << "    for (long long c = tx; c < " << C << "; c += " << Ts << ") {\n"
-       << "      const long long i = " << p.index("r", "c") << ";\n";
-    e.newScope();
-    auto x = e.valueAt(f.input, "i", os, "      ");
-    if (!x)
-      return x.takeError();
-    if (auto err = writeElement(p, *x, os, "      "))
+    if (auto err = writeElementPass(
+            p, "    for (long long c = tx; c < " + C + "; c += " + Ts + ") {\n",
+            os))
       return err;
-    e.newScope();
-    os << "    }\n  }\n";
+    os << "  }\n";
     return llvm::Error::success();
   }
 

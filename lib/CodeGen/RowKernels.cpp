@@ -707,6 +707,21 @@ llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p,
   return llvm::Error::success();
 }
 
+llvm::Error codegen::RowWriter::writeElementPass(const RowPlan &p,
+                                                 llvm::StringRef head,
+                                                 llvm::raw_ostream &os) {
+  os << head << "      const long long i = " << p.index("r", "c") << ";\n";
+  e.newScope();
+  auto x = e.valueAt(f.input, "i", os, "      ");
+  if (!x)
+    return x.takeError();
+  if (auto err = writeElement(p, *x, os, "      "))
+    return err;
+  e.newScope();
+  os << "    }\n";
+  return llvm::Error::success();
+}
+
 /// Per-element outputs at index `i`, the input's element being `x`.
 llvm::Error codegen::RowWriter::writeElement(const RowPlan &p,
                                              llvm::StringRef x,

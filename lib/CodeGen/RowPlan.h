@@ -105,6 +105,10 @@ protected:
                            bool toSlots = false);
   llvm::Error writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
                            llvm::StringRef indent, bool toSlots = false);
+  /// The output pass re-reading row r: `head` opens the loop over its
+  /// elements c (four-space indent), each element's value and outputs.
+  llvm::Error writeElementPass(const RowPlan &p, llvm::StringRef head,
+                               llvm::raw_ostream &os);
   /// `lhs = ` the shift k0 of row r's statistics (its first element, 0 if
   /// that is not finite).
   llvm::Error writeShift(const RowPlan &p, llvm::StringRef lhs,

@@ -38,23 +38,20 @@ Mode chooseMode(int64_t cols, bool contiguousRows) {
   return cols <= 1024 ? Mode::Warp : Mode::Block;
 }
 
-/// The kernel arguments of shape `shape` that `v`'s pointwise prologue
-/// reads (at the element's own index: broadcast arguments, of other
-/// shapes, are read at theirs), into `args`; left empty unless every op
-/// between them and `v` is pointwise (an earlier reduction's lambda reads
-/// its arguments at other indices).
-void prologueArgs(Value v, ArrayRef<int64_t> shape,
-                  SmallVectorImpl<unsigned> &args) {
+/// Walks `v`'s pointwise prologue back to the kernel's arguments, calling
+/// `onArg` for each argument and `onOp` for each op once; false (the walk
+/// cut short) where it meets anything but a pointwise op (an earlier
+/// reduction's lambda, a pooling window).
+bool walkPrologue(Value v, llvm::function_ref<void(BlockArgument)> onArg,
+                  llvm::function_ref<void(AtenOp)> onOp) {
   SmallVector<Value> work{v};
   llvm::SmallPtrSet<Value, 8> seen;
-  SmallVector<unsigned, 4> found;
   while (!work.empty()) {
     Value x = work.pop_back_val();
     if (!seen.insert(x).second)
       continue;
     if (auto a = dyn_cast<BlockArgument>(x)) {
-      if (shapeOf(a) == shape && !llvm::is_contained(found, a.getArgNumber()))
-        found.push_back(a.getArgNumber());
+      onArg(a);
       continue;
     }
     Operation *op = x.getDefiningOp();
@@ -64,11 +61,29 @@ void prologueArgs(Value v, ArrayRef<int64_t> shape,
     if (!aten || !aten.getInfo() ||
         (aten.getInfo()->kind != OpKind::Elementwise &&
          aten.getInfo()->kind != OpKind::Broadcast))
-      return;
+      return false;
+    onOp(aten);
     for (Value o : op->getOperands())
       if (isa<RankedTensorType>(o.getType()))
         work.push_back(o);
   }
+  return true;
+}
+
+/// The kernel arguments of shape `shape` that `v`'s pointwise prologue
+/// reads (at the element's own index: broadcast arguments, of other
+/// shapes, are read at theirs), into `args`; left empty unless every op
+/// between them and `v` is pointwise (an earlier reduction's lambda reads
+/// its arguments at other indices).
+void prologueArgs(Value v, ArrayRef<int64_t> shape,
+                  SmallVectorImpl<unsigned> &args) {
+  SmallVector<unsigned, 4> found;
+  auto onArg = [&](BlockArgument a) {
+    if (shapeOf(a) == shape && !llvm::is_contained(found, a.getArgNumber()))
+      found.push_back(a.getArgNumber());
+  };
+  if (!walkPrologue(v, onArg, [](AtenOp) {}))
+    return;
   llvm::sort(found);
   args.assign(found.begin(), found.end());
 }
@@ -78,30 +93,17 @@ void prologueArgs(Value v, ArrayRef<int64_t> shape,
 /// on each pass (casts, copies and views not counted); -1 where it holds
 /// anything but pointwise ops.
 int prologueOps(Value v) {
-  SmallVector<Value> work{v};
-  llvm::SmallPtrSet<Value, 8> seen;
   int ops = 0;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (!seen.insert(x).second || isa<BlockArgument>(x))
-      continue;
-    Operation *op = x.getDefiningOp();
-    if (isa<ConstantOp, ListOp>(op))
-      continue;
-    auto aten = dyn_cast<AtenOp>(op);
-    if (!aten || !aten.getInfo() ||
-        (aten.getInfo()->kind != OpKind::Elementwise &&
-         aten.getInfo()->kind != OpKind::Broadcast))
-      return -1;
+  auto onOp = [&](AtenOp aten) {
     OpStyle style = aten.getInfo()->style;
     ops += style != OpStyle::Identity && style != OpStyle::View &&
            style != OpStyle::Copy && style != OpStyle::Cast &&
            style != OpStyle::Dropout;
-    for (Value o : op->getOperands())
-      if (isa<RankedTensorType>(o.getType()))
-        work.push_back(o);
-  }
-  return ops;
+  };
+  return walkPrologue(
+             v, [](BlockArgument) {}, onOp)
+             ? ops
+             : -1;
 }
 
 /// A prologue worth evaluating once per element rather than on each pass

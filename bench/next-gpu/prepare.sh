@@ -1,0 +1,12 @@
+# Sourced by the bench/next-gpu commands on the GPU host: unpacks the
+# carried static kb-rewrite (scripts/pack-kb-rewrite) and builds kb-verify
+# against the host's libtorch. Sets KB_REWRITE, KBV and t0.
+export PATH=/opt/torch/.venv/bin:$PATH
+t0=$(date +%s)
+[[ -x /tmp/kb-rewrite-0.1.0/bin/kb-rewrite ]] || tar xzf dist/kb-rewrite-0.1.0-linux-x86_64.tar.gz -C /tmp
+export KB_REWRITE=/tmp/kb-rewrite-0.1.0/bin/kb-rewrite
+KBV=/tmp/kb-verify-build/bin/kb-verify
+tp="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
+cmake -S . -B /tmp/kb-verify-build -G Ninja -DKB_ENABLE_LLVM=OFF -DKB_BUILD_VERIFY=ON -DKB_BUILD_TESTS=OFF \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$tp" -DKB_NLOHMANN_JSON_INCLUDE=$PWD/.carry/include > /dev/null 2>&1
+cmake --build /tmp/kb-verify-build --target kb-verify > /dev/null; echo "kbv $(( $(date +%s)-t0 ))s"
