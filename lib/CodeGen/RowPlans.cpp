@@ -510,9 +510,12 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     // A row staged in shared memory evaluates an expensive prologue once;
     // chunks re-evaluate it on every pass (a group norm over 500 rows of
     // pooled values: staged, one block a row, 0.166 ms; 3 chunks 0.327).
-    bool staged = p.mode == Mode::Block && e.splitChunks == 0 &&
-                  p.cols <= kSharedRowMax && p.rows >= 132 &&
-                  expensivePrologue(prologue);
+    bool staged =
+        p.mode == Mode::Block && e.splitChunks == 0 &&
+        p.cols <= (e.sharedRowMax > 0
+                       ? std::min<int64_t>(e.sharedRowMax, kSharedRowMax)
+                       : kSharedRowMax) &&
+        p.rows >= 132 && expensivePrologue(prologue);
     bool few = p.mode == Mode::Block && chunks > 1 && !staged;
     // Strided rows one per thread fill the GPU only with many rows.
     bool strided =
