@@ -195,16 +195,13 @@ private:
        << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
        << "  for (long long r = blockIdx.x; r < " << p.rows
        << "LL; r += gridDim.x) {\n"
-       << "    kb::WfState w = {0.f, 0.f, 0.f};\n"
-       << "#pragma unroll 4\n"
-       << "    for (long long c = threadIdx.x; c < " << C << "; c += 512) {\n"
-       << "      const long long i = " << p.index("r", "c") << ";\n";
-    e.newScope();
-    auto x = e.valueAt(f.input, "i", os, "      ");
-    if (!x)
-      return x.takeError();
-    os << "      kb::wf_add(w, " << *x << ");\n    }\n";
-    e.newScope();
+       << "    kb::WfState w = {0.f, 0.f, 0.f};\n";
+    if (auto err = writeStepPass(
+            p,
+            "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " + C +
+                "; c += 512) {\n",
+            "      kb::wf_add(w, {x});\n", os))
+      return err;
     os << "    for (int o = 16; o > 0; o >>= 1)\n"
        << "      w = kb::wf_combine(w, kb::wf_down(w, o, 32));\n"
        << "    __syncthreads(); // the previous row's readers of wfp, wfs\n"

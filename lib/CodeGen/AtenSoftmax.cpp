@@ -128,19 +128,11 @@ private:
   /// element's value.
   llvm::Error loop(const RowPlan &p, llvm::StringRef step,
                    llvm::raw_ostream &os) {
-    os << "    for (long long c = tx; c < " << p.cols
-       << "LL; c += " << p.spatialThreads << ") {\n"
-       << "      const long long i = " << p.index("r", "c") << ";\n";
-    e.newScope();
-    auto x = e.valueAt(f.input, "i", os, "      ");
-    if (!x)
-      return x.takeError();
-    std::string s = step.str();
-    for (size_t at; (at = s.find("{x}")) != std::string::npos;)
-      s.replace(at, 3, *x);
-    os << s << "    }\n";
-    e.newScope();
-    return llvm::Error::success();
+    return writeStepPass(
+        p,
+        "    for (long long c = tx; c < " + std::to_string(p.cols) +
+            "LL; c += " + std::to_string(p.spatialThreads) + ") {\n",
+        step, os);
   }
 
   /// spatialBlockReduceX: `v` of every thread into sh[0] of its row,

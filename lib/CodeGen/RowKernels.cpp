@@ -707,19 +707,43 @@ llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p,
   return llvm::Error::success();
 }
 
-llvm::Error codegen::RowWriter::writeElementPass(const RowPlan &p,
-                                                 llvm::StringRef head,
-                                                 llvm::raw_ostream &os) {
+/// A pass over row r's elements: `head` opens the loop over c, `body`
+/// writes what each element's value x gives.
+static llvm::Error
+writePass(RegionEmitter &e, const StageInfo &f, const RowPlan &p,
+          llvm::StringRef head, llvm::raw_ostream &os,
+          llvm::function_ref<llvm::Error(llvm::StringRef)> body) {
   os << head << "      const long long i = " << p.index("r", "c") << ";\n";
   e.newScope();
   auto x = e.valueAt(f.input, "i", os, "      ");
   if (!x)
     return x.takeError();
-  if (auto err = writeElement(p, *x, os, "      "))
+  if (auto err = body(*x))
     return err;
   e.newScope();
   os << "    }\n";
   return llvm::Error::success();
+}
+
+llvm::Error codegen::RowWriter::writeElementPass(const RowPlan &p,
+                                                 llvm::StringRef head,
+                                                 llvm::raw_ostream &os) {
+  return writePass(e, f, p, head, os, [&](llvm::StringRef x) {
+    return writeElement(p, x, os, "      ");
+  });
+}
+
+llvm::Error codegen::RowWriter::writeStepPass(const RowPlan &p,
+                                              llvm::StringRef head,
+                                              llvm::StringRef step,
+                                              llvm::raw_ostream &os) {
+  return writePass(e, f, p, head, os, [&](llvm::StringRef x) {
+    std::string s = step.str();
+    for (size_t at; (at = s.find("{x}")) != std::string::npos;)
+      s.replace(at, 3, x.str());
+    os << s;
+    return llvm::Error::success();
+  });
 }
 
 /// Per-element outputs at index `i`, the input's element being `x`.

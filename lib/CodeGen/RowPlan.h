@@ -109,6 +109,10 @@ protected:
   /// elements c (four-space indent), each element's value and outputs.
   llvm::Error writeElementPass(const RowPlan &p, llvm::StringRef head,
                                llvm::raw_ostream &os);
+  /// A pass over row r's elements: `head` opens the loop over c (four-space
+  /// indent), `step` is the statement(s) for each, {x} its value.
+  llvm::Error writeStepPass(const RowPlan &p, llvm::StringRef head,
+                            llvm::StringRef step, llvm::raw_ostream &os);
   /// `lhs = ` the shift k0 of row r's statistics (its first element, 0 if
   /// that is not finite).
   llvm::Error writeShift(const RowPlan &p, llvm::StringRef lhs,

@@ -200,31 +200,25 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       };
       out.atenOrder = true;
     } else if (e.atenOrderNorms && !e.channelsLastRead && inner > 1 &&
-               atenSpatialThreads(R, inner) > 1 &&
                onlyReduction(e.kernel, f.op)) {
-      // ATen's spatial softmax with threads along the dim (inner <= 64,
-      // dim >= 64): their partials meet in its shared-memory tree.
-      p.mode = Mode::AtenSpatial;
-      p.spatialThreads = atenSpatialThreads(R, inner);
-      p.spatialInner = inner;
-      p.prog.passes.clear();
-      p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
-                        llvm::StringRef) -> llvm::Expected<std::string> {
-        return log ? "__fsub_rn(__fsub_rn(" + x.str() + ", m), logf(acc))"
-                   : "__fdiv_rn(expf(__fsub_rn(" + x.str() + ", m)), acc)";
-      };
-      out.atenOrder = true;
-    } else if (e.atenOrderNorms && !e.channelsLastRead && inner > 1 &&
-               onlyReduction(e.kernel, f.op)) {
-      // ATen's spatial softmax (cunn_SpatialSoftMaxForward) with one thread
-      // along the dim: each (outer, inner) element folds its row in order,
-      // a maximum from the lowest float (`m < x ? x : m`), then a float sum
-      // of expf(x - max), then expf(x - max) / sum or x - max - logf(sum).
-      // One thread per strided row takes the same order; no split.
-      p.mode = Mode::Thread;
-      p.prog.passes.front() = {{{"m", "float", "(-3.40282347e+38f)", "Max"}},
-                               "m = (m < {x}) ? {x} : m;",
-                               ""};
+      // ATen's spatial softmax (cunn_SpatialSoftMaxForward): each thread
+      // folds its elements of a row in order, a maximum from the lowest
+      // float (`m < x ? x : m`), then a float sum of expf(x - max); with
+      // threads along the dim (inner <= 64, dim >= 64) their partials meet
+      // in its shared-memory tree (AtenSpatial), else one thread per
+      // strided row takes the same order (no split, no online pass). Out:
+      // expf(x - max) / sum or x - max - logf(sum).
+      if (int64_t threads = atenSpatialThreads(R, inner); threads > 1) {
+        p.mode = Mode::AtenSpatial;
+        p.spatialThreads = threads;
+        p.spatialInner = inner;
+        p.prog.passes.clear();
+      } else {
+        p.mode = Mode::Thread;
+        p.prog.passes.front() = {{{"m", "float", "(-3.40282347e+38f)", "Max"}},
+                                 "m = (m < {x}) ? {x} : m;",
+                                 ""};
+      }
       p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
                         llvm::StringRef) -> llvm::Expected<std::string> {
         return log ? "__fsub_rn(__fsub_rn(" + x.str() + ", m), logf(acc))"

@@ -367,21 +367,17 @@ bool kb::isAtenOrderSoftmax(Operation *op) {
   // ATen's persistent warp softmax: the last dim, at most 1024 elements
   // (SoftMax.cu's dispatch), measured 0 bits from eager over rows of 7,
   // 33, 100, 512 and 1000 (bench/NOTES.md, session 25). Other dims: its
-  // spatial kernel where one thread folds each row.
+  // spatial kernel.
   auto shape = in.getShape();
   if (d == rank - 1)
     return shape.back() >= 1 && shape.back() <= 1024;
   int64_t inner = 1;
   for (int64_t i = d + 1; i < rank; ++i)
     inner *= shape[i];
-  return shape[d] >= 1 && isAtenSpatialSoftmax(shape[d], inner);
-}
-
-bool kb::isAtenSpatialSoftmax(int64_t dim, int64_t inner) {
   // One thread folds each row (inner > 64 or dim < 64), or the dim's
   // threads meet in a shared-memory tree (SpatialSoftMax_getBlockSize):
   // the code generator plays both (RowPlans.cpp, AtenSoftmax.cpp).
-  return dim >= 1 && inner > 1;
+  return shape[d] >= 1 && inner > 1;
 }
 
 bool kb::hasAtenOrder(Operation *op) {

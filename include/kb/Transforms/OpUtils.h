@@ -88,12 +88,9 @@ bool isAtenOrderNorm(mlir::Operation *op);
 /// A softmax or log_softmax the code generator computes as ATen's CUDA
 /// kernels do (float32): its warp softmax over a last dim of at most 1024
 /// elements (measured bit-identical to eager's), or its spatial kernel
-/// over another dim (isAtenSpatialSoftmax).
+/// over another dim (cunn_SpatialSoftMaxForward: one thread folds each
+/// row in order, or the dim's threads meet in its shared-memory tree).
 bool isAtenOrderSoftmax(mlir::Operation *op);
-/// ATen's spatial softmax (a dim of `dim` elements strided by `inner` > 1):
-/// one thread folds each row in order (inner > 64 or dim < 64), or the
-/// dim's threads combine through its shared-memory tree.
-bool isAtenSpatialSoftmax(int64_t dim, int64_t inner);
 /// isAtenOrderNorm or isAtenOrderSoftmax: a reduction whose kernel can
 /// round as ATen's, so that the numerics rules need not keep it in ATen.
 bool hasAtenOrder(mlir::Operation *op);
