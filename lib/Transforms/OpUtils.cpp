@@ -364,20 +364,22 @@ bool kb::isAtenOrderSoftmax(Operation *op) {
   int64_t rank = in.getRank(), d = int64_t(*dim);
   if (d < 0)
     d += rank;
-  // ATen's persistent warp softmax: the last dim, at most 1024 elements
-  // (SoftMax.cu's dispatch), measured 0 bits from eager over rows of 7,
-  // 33, 100, 512 and 1000 (bench/NOTES.md, session 25). Other dims: its
-  // spatial kernel.
+  // ATen dispatches on the elements after the dim, not on the dim's
+  // place: a dim followed only by size-1 dims is its last. There, the
+  // persistent warp softmax of at most 1024 elements (SoftMax.cu's
+  // dispatch), measured 0 bits from eager over rows of 7, 33, 100, 512 and
+  // 1000 (bench/NOTES.md, session 25); elsewhere its spatial kernel.
   auto shape = in.getShape();
-  if (d == rank - 1)
-    return shape.back() >= 1 && shape.back() <= 1024;
   int64_t inner = 1;
   for (int64_t i = d + 1; i < rank; ++i)
     inner *= shape[i];
+  if (inner == 1)
+    return shape[d] >= 1 && shape[d] <= 1024;
   // One thread folds each row (inner > 64 or dim < 64), or the dim's
-  // threads meet in a shared-memory tree (SpatialSoftMax_getBlockSize):
-  // the code generator plays both (RowPlans.cpp, AtenSoftmax.cpp).
-  return shape[d] >= 1 && inner > 1;
+  // threads meet in a shared-memory tree (SpatialSoftMax_getBlockSize),
+  // measured 0 bits from eager (session 26): the code generator plays
+  // both (RowPlans.cpp, AtenSoftmax.cpp).
+  return shape[d] >= 1;
 }
 
 bool kb::hasAtenOrder(Operation *op) {

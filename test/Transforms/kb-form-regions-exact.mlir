@@ -68,6 +68,30 @@ func.func @softmax_aten_order_then_step(%x: tensor<64x256xf32>) -> tensor<f32> {
 
 // -----
 
+// ATen dispatches a softmax on the elements after its dim: one followed
+// only by size-1 dims is a last-dim softmax there, in the warp order for
+// at most 1024 elements (joins the comparison), else in the block order
+// the generator does not play (stays).
+// CHECK-LABEL: func.func @softmax_unit_inner_then_step
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<64x256x1xi1>) {
+// CHECK-NEXT:    kb.aten "softmax"
+// CHECK-NEXT:    kb.aten "gt"
+// CHECK:       kb.aten "softmax"{{.*}}kb.unfused = "a reduction whose result reaches a step op stays in ATen; its consumers are fused"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<64x2048x1xi1>) {
+// CHECK-NEXT:    kb.aten "gt"
+func.func @softmax_unit_inner_then_step(%x: tensor<64x256x1xf32>, %y: tensor<64x2048x1xf32>) -> (tensor<64x256x1xi1>, tensor<64x2048x1xi1>) {
+  %one = kb.constant {value = 1 : i64} : i64
+  %none = kb.constant {value} : none
+  %c = kb.constant {value = 2.000000e-02 : f64} : f64
+  %0 = kb.aten "softmax"(%x, %one, %none) {overload = "int"} : (tensor<64x256x1xf32>, i64, none) -> tensor<64x256x1xf32>
+  %1 = kb.aten "gt"(%0, %c) {overload = "Scalar"} : (tensor<64x256x1xf32>, f64) -> tensor<64x256x1xi1>
+  %2 = kb.aten "softmax"(%y, %one, %none) {overload = "int"} : (tensor<64x2048x1xf32>, i64, none) -> tensor<64x2048x1xf32>
+  %3 = kb.aten "gt"(%2, %c) {overload = "Scalar"} : (tensor<64x2048x1xf32>, f64) -> tensor<64x2048x1xi1>
+  return %1, %3 : tensor<64x256x1xi1>, tensor<64x2048x1xi1>
+}
+
+// -----
+
 // A centring norm whose result reaches a singular op (log): the norm stays,
 // log and tanh are fused; the prologue before the norm is fused too.
 // CHECK-LABEL: func.func @norm_then_log
