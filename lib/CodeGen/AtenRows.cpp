@@ -190,18 +190,39 @@ private:
   llvm::Error emitMomentsBlock(const RowPlan &p, llvm::StringRef epsBits,
                                llvm::raw_ostream &os) {
     std::string C = std::to_string(p.cols) + "LL";
+    int B = std::max(p.momentsBatch, 1);
+    std::string Bs = std::to_string(B);
+    // Batches of B elements a thread, t + 512 u for u < B, loaded at
+    // clamped indices (every load is in the row, no branch) and folded in
+    // u's order: the same order as one at a time.
+    std::string batchHead = "    for (long long c0 = threadIdx.x; c0 < " + C +
+                            "; c0 += " + std::to_string(512 * B) + "LL) {\n";
+    std::string batchOpen = "#pragma unroll\n    for (int j = 0; j < " + Bs +
+                            "; ++j) {\n      const long long c = min(c0 + "
+                            "512LL * j, " +
+                            C + " - 1);\n";
     os << "  __shared__ kb::WfState wfp[16];\n"
        << "  __shared__ float2 wfs;\n"
        << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
        << "  for (long long r = blockIdx.x; r < " << p.rows
        << "LL; r += gridDim.x) {\n"
        << "    kb::WfState w = {0.f, 0.f, 0.f};\n";
-    if (auto err = writeStepPass(
-            p,
-            "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " + C +
-                "; c += 512) {\n",
-            "      kb::wf_add(w, {x});\n", os))
-      return err;
+    if (B == 1) {
+      if (auto err = writeStepPass(
+              p,
+              "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " + C +
+                  "; c += 512) {\n",
+              "      kb::wf_add(w, {x});\n", os))
+        return err;
+    } else {
+      os << batchHead << "    float xb[" << Bs << "];\n";
+      if (auto err = writeStepPass(p, batchOpen, "      xb[j] = {x};\n", os))
+        return err;
+      os << "#pragma unroll\n    for (int j = 0; j < " << Bs << "; ++j)\n"
+         << "      if (c0 + 512LL * j < " << C << ")\n"
+         << "        kb::wf_add(w, xb[j]);\n"
+         << "    }\n";
+    }
     os << "    for (int o = 16; o > 0; o >>= 1)\n"
        << "      w = kb::wf_combine(w, kb::wf_down(w, o, 32));\n"
        << "    __syncthreads(); // the previous row's readers of wfp, wfs\n"
@@ -216,12 +237,37 @@ private:
        << "    }\n"
        << "    __syncthreads();\n";
     writeMeanRstd("wfs", epsBits, os);
-    if (auto err = writeElementPass(p,
-                                    "    for (long long c = threadIdx.x; c < " +
-                                        C + "; c += 512) {\n",
-                                    os))
+    if (B == 1) {
+      if (auto err =
+              writeElementPass(p,
+                               "    for (long long c = threadIdx.x; c < " + C +
+                                   "; c += 512) {\n",
+                               os))
+        return err;
+      os << "  }\n";
+      return llvm::Error::success();
+    }
+    // The outputs of a batch into registers first (ov<k>[j]), then stored:
+    // no store stands between one element's loads and the next one's.
+    os << batchHead;
+    for (auto [k, v] : llvm::enumerate(yield.getValues()))
+      os << "    " << valueCType(v) << " ov" << k << "[" << Bs << "];\n";
+    os << batchOpen << "      const long long i = " << p.index("r", "c")
+       << ";\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "      ");
+    if (!x)
+      return x.takeError();
+    if (auto err = writeElement(p, *x, os, "      ", /*toSlots=*/true))
       return err;
-    os << "  }\n";
+    e.newScope();
+    os << "    }\n#pragma unroll\n    for (int j = 0; j < " << Bs
+       << "; ++j) {\n      const long long c = c0 + 512LL * j;\n"
+       << "      if (c < " << C
+       << ") {\n        const long long i = " << p.index("r", "c") << ";\n";
+    for (size_t k = 0; k < yield.getValues().size(); ++k)
+      os << "        out" << k << "[i] = ov" << k << "[j];\n";
+    os << "      }\n    }\n    }\n  }\n";
     return llvm::Error::success();
   }
 

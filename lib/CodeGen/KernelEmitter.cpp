@@ -559,5 +559,6 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
   e.groupUnroll = options.groupUnroll;
+  e.momentsBatch = options.momentsBatch;
   return e.run();
 }

@@ -84,6 +84,9 @@ struct RowPlan {
   /// Warp mode: row groups a warp takes per unrolled trip (the grid divided
   /// as much); 1 unless a probe sets it.
   int groupUnroll = 1;
+  /// AtenOrder's RowwiseMoments block: elements a thread loads before
+  /// folding them, and outputs it computes before storing (AtenRows.cpp).
+  int momentsBatch = 1;
 };
 
 /// Writes a row plan's outputs: one value per row, or one per element.
@@ -176,6 +179,12 @@ constexpr int64_t kAtenHeldMax = 4096;
 /// Rows not a multiple of 4 up to this length: one warp plays ATen's 512
 /// RowwiseMoments threads; longer rows get ATen's block of 512.
 constexpr int64_t kAtenMomentsWarpMax = 8192;
+/// Elements a thread of that block of 512 loads before folding them in
+/// order, and outputs it computes before storing: with one row a block and
+/// fewer rows than SMs, only the loads in flight in each thread hide the
+/// memory's latency (Welford's division branches, so nvcc does not hoist
+/// the next elements' loads above the fold by itself).
+constexpr int kMomentsBatch = 8;
 
 /// AtenSoftmax mode: a softmax or log_softmax over the last dim (at most
 /// 1024 elements) whose output rounds as ATen's persistent warp softmax's

@@ -600,6 +600,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
 
   p.rowBlock = e.rowBlock; // rowBlockSize reads it for streamed block rows
   p.groupUnroll = std::max(e.groupUnroll, 1);
+  p.momentsBatch = e.momentsBatch > 0 ? e.momentsBatch : kMomentsBatch;
   p.registerRowMax = e.registerRowMax;
   // Layer norms over rows too long for registers stage them in shared
   // memory. Measured on the H200 (codegen_knobs.py, session 22): rows of

@@ -150,6 +150,13 @@ cl::opt<unsigned> groupUnrollOpt(
     cl::desc("Row groups a warp of lane-group row kernels takes per unrolled "
              "trip, the grid divided as much (1-8; default 1) (a probe)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<unsigned> momentsBatchOpt(
+    "moments-batch",
+    cl::desc("Elements a thread of the 512-thread layer norm in ATen's "
+             "order (odd rows over 8192) loads before folding them, and "
+             "outputs it computes before storing (1-16; 1: one at a time) "
+             "(a probe)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::OptionCategory modelCat("Code model (docs/model.md)");
 cl::opt<std::string>
     modelUrl("model-url",
@@ -397,6 +404,9 @@ int runCodegen() {
   if (groupUnrollOpt > 8)
     return fail(UsageError, "--group-unroll wants 1 to 8, not " +
                                 std::to_string(groupUnrollOpt));
+  if (momentsBatchOpt > 16)
+    return fail(UsageError, "--moments-batch wants 1 to 16, not " +
+                                std::to_string(momentsBatchOpt));
   if (registerRowMaxOpt > 32768)
     return fail(UsageError, "--register-row-max wants at most 32768, not " +
                                 std::to_string(registerRowMaxOpt));
@@ -422,6 +432,7 @@ int runCodegen() {
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;
+    emitOptions.momentsBatch = momentsBatchOpt;
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {
       outs() << "skipped " << toString(emitted.takeError()) << "\n";

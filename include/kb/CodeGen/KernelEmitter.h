@@ -92,6 +92,11 @@ struct EmitOptions {
   /// row's shuffles (0 or 1: one, the default). For probes (`kb-rewrite
   /// codegen --group-unroll`).
   int groupUnroll = 0;
+  /// Elements each thread of ATen's 512-thread RowwiseMoments block (layer
+  /// norms over odd rows longer than 8192) loads before folding them in
+  /// order, and outputs it computes before storing them (0: the default;
+  /// 1: one at a time). For probes (`kb-rewrite codegen --moments-batch`).
+  int momentsBatch = 0;
 };
 
 /// Emits CUDA for an outlined kernel: pointwise chains, reductions, softmax,
