@@ -137,6 +137,7 @@ public:
   void run() {
     for (Operation &op : block.without_terminator())
       visit(&op);
+    sinkIntoConsumers();
     materialize();
   }
 
@@ -405,6 +406,79 @@ private:
         }
     }
     return true;
+  }
+
+  /// A pointwise op of a group whose operands are all in memory anyway
+  /// (inputs, parameters, the group's anchor's result, other units'
+  /// results) and whose users all belong to one other group moves into
+  /// that group: the consumer's kernel evaluates it from the same operand
+  /// bytes, and its result is never written. gen-20261207 task 13's
+  /// `v1.clamp(-1, 1)` of a convolution's output joined the convolution's
+  /// epilogue, which wrote 205 MB that the next kernel read back.
+  void sinkIntoConsumers() {
+    for (Group &g : groups)
+      for (Operation *op : SmallVector<Operation *>(g.ops)) {
+        int target = sinkTarget(op, g);
+        if (target < 0)
+          continue;
+        Group &h = groups[target];
+        if (h.ops.size() >= maxOps + (h.anchor ? 1 : 0))
+          continue;
+        llvm::erase(g.ops, op);
+        g.stage.erase(op);
+        h.ops.push_back(op);
+        groupOf[op] = target;
+      }
+  }
+
+  /// The group `op` (a member of `g`) can move into, or -1.
+  int sinkTarget(Operation *op, const Group &g) {
+    OpKind kind = getKind(op);
+    if (op == g.anchor || op->getNumResults() != 1 ||
+        (kind != OpKind::Elementwise && kind != OpKind::Broadcast))
+      return -1;
+    ArrayRef<int64_t> shape = resultShape(op);
+    int64_t n = numElements(shape);
+    int target = -1;
+    for (Operation *user : op->getResult(0).getUsers()) {
+      auto ui = groupOf.find(user);
+      if (ui == groupOf.end() || ui->second == g.id ||
+          (target >= 0 && ui->second != target) ||
+          user == groups[ui->second].anchor)
+        return -1;
+      target = ui->second;
+      // Evaluated at its user's index: the reduced input of a reduction,
+      // or an operand of a pointwise op over the same shape.
+      bool sameSpace = getKind(user) == OpKind::Reduction
+                           ? reducedInput(user) == op->getResult(0)
+                           : resultShape(user) == shape;
+      if (!sameSpace)
+        return -1;
+    }
+    // Its operands: read from memory by the consumer instead of its result,
+    // at most one of them as large as the result.
+    int full = 0;
+    for (Value v : op->getOperands()) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t)
+        continue;
+      Operation *p = v.getDefiningOp();
+      if (p && p->getBlock() == &block && p != g.anchor) {
+        auto pi = groupOf.find(p);
+        if (pi != groupOf.end() && pi->second == g.id)
+          return -1;
+      }
+      if (t.hasStaticShape() && t.getNumElements() * 8 > n)
+        ++full;
+    }
+    return full <= 1 ? target : -1;
+  }
+
+  static int64_t numElements(ArrayRef<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
   }
 
   /// Kahn's algorithm over units (a group or a lone op), preferring original

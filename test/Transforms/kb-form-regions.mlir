@@ -267,3 +267,42 @@ func.func @broadcast_leaf(%x: tensor<8x64xf32>, %p: tensor<64xf32>, %q: tensor<6
   %5 = kb.aten "div"(%x, %4) {overload = "Tensor"} : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
   return %3, %5, %4 : tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// A pointwise op of the convolution's epilogue that reads only the
+// convolution's result, and whose one user is in the next region (the
+// comparison after the softmax over dim 0), moves into that region: it
+// reads the convolution's result there instead of a written copy.
+// CHECK-LABEL: func.func @pointwise_sinks_into_consumer
+// CHECK:       %[[E:[0-9]+]]:2 = kb.region attributes {anchor = "aten::_convolution", id = 0 : i64} -> (tensor<4x8x6x6xf32>, tensor<4x8x6x6xf32>) {
+// CHECK-NEXT:    %[[C:.*]] = kb.aten "_convolution"
+// CHECK-NEXT:    kb.aten "log_softmax"
+// CHECK-NEXT:    %[[A:.*]] = kb.aten "add"
+// CHECK-NEXT:    kb.yield %[[C]], %[[A]]
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<4x8x6x6xf32>) {
+// CHECK-NEXT:    kb.aten "softmax"(%[[E]]#1
+// CHECK-NEXT:    kb.aten "clamp"
+// CHECK-NEXT:    kb.aten "clamp"(%[[E]]#0
+// CHECK-NEXT:    kb.aten "eq"
+// CHECK-NEXT:    kb.aten "where"
+func.func @pointwise_sinks_into_consumer(%x: tensor<4x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<4x8x6x6xf32> {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %lo = kb.constant {value = -1 : i64} : i64
+  %z = kb.constant {value = 0.000000e+00 : f64} : f64
+  %f = kb.constant {value = false} : i1
+  %s = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "_convolution"(%x, %w, %none, %s, %p, %s, %f, %p, %one, %f, %f, %f, %f) : (tensor<4x4x8x8xf32>, tensor<8x4x3x3xf32>, none, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, !kb.list<i64>, i64, i1, i1, i1, i1) -> tensor<4x8x6x6xf32>
+  %1 = kb.aten "log_softmax"(%0, %three, %none) {overload = "int"} : (tensor<4x8x6x6xf32>, i64, none) -> tensor<4x8x6x6xf32>
+  %2 = kb.aten "add"(%1, %0, %one) {overload = "Tensor"} : (tensor<4x8x6x6xf32>, tensor<4x8x6x6xf32>, i64) -> tensor<4x8x6x6xf32>
+  %3 = kb.aten "softmax"(%2, %zero, %none) {overload = "int"} : (tensor<4x8x6x6xf32>, i64, none) -> tensor<4x8x6x6xf32>
+  %4 = kb.aten "clamp"(%3, %lo, %one) : (tensor<4x8x6x6xf32>, i64, i64) -> tensor<4x8x6x6xf32>
+  %5 = kb.aten "clamp"(%0, %lo, %one) : (tensor<4x8x6x6xf32>, i64, i64) -> tensor<4x8x6x6xf32>
+  %6 = kb.aten "eq"(%4, %5) {overload = "Tensor"} : (tensor<4x8x6x6xf32>, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xi1>
+  %7 = kb.aten "where"(%6, %z, %3) {overload = "ScalarSelf"} : (tensor<4x8x6x6xi1>, f64, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xf32>
+  return %7 : tensor<4x8x6x6xf32>
+}
