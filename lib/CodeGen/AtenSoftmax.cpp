@@ -20,6 +20,13 @@ using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
 
+int64_t codegen::atenSoftmaxBatch(int64_t cols) {
+  int64_t it = 1;
+  while (it * atenSoftmaxLanes(cols) < cols)
+    it *= 2;
+  return it <= 2 ? 4 : it <= 4 ? 2 : 1;
+}
+
 int64_t codegen::atenSoftmaxLanes(int64_t cols) {
   int64_t p = 1;
   while (p < cols)
@@ -37,53 +44,79 @@ public:
     int64_t W = atenSoftmaxLanes(p.cols), pow2 = 1;
     while (pow2 < p.cols)
       pow2 *= 2;
+    int64_t B = std::max(p.groupUnroll, 1);
     std::string IT = std::to_string(pow2 / W), Ws = std::to_string(W),
-                C = std::to_string(p.cols) + "LL";
+                Bs = std::to_string(B), C = std::to_string(p.cols) + "LL",
+                R = std::to_string(p.rows) + "LL";
     bool log = f.recipe == "log_softmax";
-    openGroupRows(p, W, os);
+    // Lane group q takes rows qB .. qB + B - 1 (ATen's WARP_BATCH), all
+    // their loads before the first shuffle; each row's arithmetic is its
+    // own, so B changes no bit.
+    os << "  const int lane = threadIdx.x & " << W - 1 << ";\n"
+       << "  for (long long q0 = ((long long)blockIdx.x * 256 + (threadIdx.x & "
+          "~31)) / "
+       << Ws << "; q0 < " << (p.rows + B - 1) / B
+       << "LL;\n       q0 += (long long)gridDim.x * " << 256 / W << ") {\n"
+       << "    const long long q = q0 + (threadIdx.x & 31) / " << Ws << ";\n";
     // ATen's padding is part of its arithmetic: -inf joins the maximum
     // (after a NaN it wins `m > x ? m : x`) and adds expf(-inf - m).
-    os << "    float xs[" << IT << "];\n"
-       << "#pragma unroll\n    for (int k = 0; k < " << IT << "; ++k) {\n"
-       << "      const long long c = lane + k * " << Ws << ";\n"
-       << "      xs[k] = -kb::inf();\n"
-       << "      if (live && c < " << C << ") {\n"
-       << "        const long long i = " << p.index("r", "c") << ";\n";
+    os << "    float xs[" << Bs << "][" << IT << "];\n"
+       << "#pragma unroll\n    for (int b = 0; b < " << Bs << "; ++b) {\n"
+       << "      const long long r = q * " << Bs << " + b;\n"
+       << "#pragma unroll\n      for (int k = 0; k < " << IT << "; ++k) {\n"
+       << "        const long long c = lane + k * " << Ws << ";\n"
+       << "        xs[b][k] = -kb::inf();\n"
+       << "        if (r < " << R << " && c < " << C << ") {\n"
+       << "          const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
-    auto x = e.valueAt(f.input, "i", os, "        ");
+    auto x = e.valueAt(f.input, "i", os, "          ");
     if (!x)
       return x.takeError();
-    os << "        xs[k] = " << *x << ";\n      }\n    }\n";
+    os << "          xs[b][k] = " << *x << ";\n        }\n      }\n    }\n";
     e.newScope();
-    os << "    float m = xs[0];\n"
-       << "#pragma unroll\n    for (int k = 1; k < " << IT << "; ++k)\n"
-       << "      m = m > xs[k] ? m : xs[k];\n"
+    os << "    float mv[" << Bs << "], sv[" << Bs << "];\n"
+       << "#pragma unroll\n    for (int b = 0; b < " << Bs << "; ++b) {\n"
+       << "      mv[b] = xs[b][0];\n"
+       << "#pragma unroll\n      for (int k = 1; k < " << IT << "; ++k)\n"
+       << "        mv[b] = mv[b] > xs[b][k] ? mv[b] : xs[b][k];\n    }\n"
        << "    for (int o = " << W / 2 << "; o > 0; o >>= 1) {\n"
-       << "      const float b = __shfl_xor_sync(0xffffffffu, m, o);\n"
-       << "      m = m < b ? b : m; // ATen's Max: a NaN partner is dropped\n"
-       << "    }\n"
-       << "    float s = 0.f;\n";
+       << "#pragma unroll\n      for (int b = 0; b < " << Bs << "; ++b) {\n"
+       << "        const float v = __shfl_xor_sync(0xffffffffu, mv[b], o);\n"
+       << "        mv[b] = mv[b] < v ? v : mv[b]; // ATen's Max: a NaN partner "
+          "is dropped\n"
+       << "      }\n    }\n";
     // ATen's statement shapes, so that nvcc contracts (or not) the sum with
     // expf's last multiply as it does in ATen's kernel.
+    if (!log)
+      os << "    float exv[" << Bs << "][" << IT << "];\n";
+    os << "#pragma unroll\n    for (int b = 0; b < " << Bs << "; ++b) {\n"
+       << "      sv[b] = 0.f;\n"
+       << "#pragma unroll\n      for (int k = 0; k < " << IT << "; ++k)";
     if (log)
-      os << "#pragma unroll\n    for (int k = 0; k < " << IT << "; ++k)\n"
-         << "      s += expf(__fsub_rn(xs[k], m));\n";
+      os << "\n        sv[b] += expf(__fsub_rn(xs[b][k], mv[b]));\n";
     else
-      os << "    float ex[" << IT << "];\n"
-         << "#pragma unroll\n    for (int k = 0; k < " << IT << "; ++k) {\n"
-         << "      ex[k] = expf(__fsub_rn(xs[k], m));\n"
-         << "      s += ex[k];\n    }\n";
-    os << "    s = kb::group_reduce<" << Ws << ">(s, kb::Sum());\n";
+      os << " {\n        exv[b][k] = expf(__fsub_rn(xs[b][k], mv[b]));\n"
+         << "        sv[b] += exv[b][k];\n      }\n";
+    os << "    }\n"
+       << "    for (int o = " << W / 2 << "; o > 0; o >>= 1) {\n"
+       << "#pragma unroll\n      for (int b = 0; b < " << Bs << "; ++b)\n"
+       << "        sv[b] = sv[b] + __shfl_xor_sync(0xffffffffu, sv[b], o);\n"
+       << "    }\n"
+       << "#pragma unroll\n    for (int b = 0; b < " << Bs << "; ++b) {\n"
+       << "      const long long r = q * " << Bs << " + b;\n"
+       << "      const float m = mv[b], s = sv[b];\n";
     if (log)
-      os << "    const float ls = logf(s);\n";
-    os << "#pragma unroll\n    for (int k = 0; k < " << IT << "; ++k) {\n"
-       << "      const long long c = lane + k * " << Ws << ";\n"
-       << "      if (live && c < " << C << ") {\n"
-       << "        const long long i = " << p.index("r", "c") << ";\n";
-    if (auto err = writeElement(p, "xs[k]", os, "        "))
+      os << "      const float ls = logf(s);\n";
+    else
+      os << "      const float* ex = exv[b];\n";
+    os << "#pragma unroll\n      for (int k = 0; k < " << IT << "; ++k) {\n"
+       << "        const long long c = lane + k * " << Ws << ";\n"
+       << "        if (r < " << R << " && c < " << C << ") {\n"
+       << "          const long long i = " << p.index("r", "c") << ";\n";
+    if (auto err = writeElement(p, "xs[b][k]", os, "          "))
       return err;
     e.newScope();
-    os << "      }\n    }\n  }\n";
+    os << "        }\n      }\n    }\n  }\n";
     return llvm::Error::success();
   }
 };

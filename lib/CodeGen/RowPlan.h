@@ -193,6 +193,10 @@ llvm::Error emitAtenSoftmaxRows(RegionEmitter &e, const StageInfo &f,
                                 YieldOp yield, const RowPlan &p,
                                 llvm::raw_ostream &os);
 int64_t atenSoftmaxLanes(int64_t cols);
+/// AtenSoftmax mode: rows a lane group takes per trip unless --group-unroll
+/// says otherwise, so that each lane has about 8 loads in flight (ATen's
+/// WARP_BATCH is 2 for rows of at most 128).
+int64_t atenSoftmaxBatch(int64_t cols);
 /// AtenSpatial mode: a softmax or log_softmax over a dim of `cols`
 /// elements strided by an inner size of at most 64, computed as ATen's
 /// cunn_SpatialSoftMaxForward does with more than one thread along the

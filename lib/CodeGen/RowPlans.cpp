@@ -599,7 +599,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   }
 
   p.rowBlock = e.rowBlock; // rowBlockSize reads it for streamed block rows
-  p.groupUnroll = std::max(e.groupUnroll, 1);
+  p.groupUnroll = e.groupUnroll > 0             ? e.groupUnroll
+                  : p.mode == Mode::AtenSoftmax ? atenSoftmaxBatch(p.cols)
+                                                : 1;
   p.momentsBatch = e.momentsBatch > 0 ? e.momentsBatch : kMomentsBatch;
   p.registerRowMax = e.registerRowMax;
   // Layer norms over rows too long for registers stage them in shared
@@ -695,7 +697,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
       : p.mode == Mode::AtenSoftmax
           ? "ceil_div(" + R + ", " +
-                std::to_string(256 / atenSoftmaxLanes(p.cols)) + ")"
+                std::to_string(256 / atenSoftmaxLanes(p.cols) * p.groupUnroll) +
+                ")"
       : p.mode == Mode::AtenOrder
           ? "ceil_div(" + R + ", " + std::to_string(atenRowsPerBlock(p.cols)) +
                 ")"
