@@ -183,8 +183,12 @@ constexpr int64_t kAtenMomentsWarpMax = 8192;
 /// order, and outputs it computes before storing: with one row a block and
 /// fewer rows than SMs, only the loads in flight in each thread hide the
 /// memory's latency (Welford's division branches, so nvcc does not hoist
-/// the next elements' loads above the fold by itself).
-constexpr int kMomentsBatch = 8;
+/// the next elements' loads above the fold by itself). Measured on the H200
+/// (bench/NOTES.md, session 26; kb-verify, 0 bits from eager in every
+/// variant): 92 rows of 65535 0.098 ms one at a time, 0.070 with 8, 0.060
+/// with 16; gen-20261209 task 5's two regions 0.201 / 0.124 -> 0.168 /
+/// 0.090 with 16 (8: 0.169 / 0.093).
+constexpr int kMomentsBatch = 16;
 
 /// AtenSoftmax mode: a softmax or log_softmax over the last dim (at most
 /// 1024 elements) whose output rounds as ATen's persistent warp softmax's
