@@ -207,7 +207,8 @@ void AnalysisReport::printTable(llvm::raw_ostream &os) const {
   os << "kb-rewrite analyze: " << graph << "\n"
      << numOps << " ops";
   if (numOpsAfterSimplify != numOps)
-    os << " (" << numOpsAfterSimplify << " after exact simplification)";
+    os << " (" << numOpsAfterSimplify
+       << " after exact simplification and recomputed chains)";
   os << ", " << numAnchors << " library anchors, "
      << regions.size() << " fusion regions\n\n";
   int64_t totalUnfused = 0, totalFused = 0;

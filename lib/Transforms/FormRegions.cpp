@@ -34,6 +34,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -165,8 +166,8 @@ private:
            kind == OpKind::Reduction || kind == OpKind::Anchor;
   }
 
-  void visit(Operation *op) {
-    // Dependencies on groups, through any path.
+  /// Dependencies of `op` on groups, through any path.
+  void computeDeps(Operation *op) {
     llvm::BitVector d(groups.size());
     for (Value v : op->getOperands()) {
       Operation *p = v.getDefiningOp();
@@ -186,6 +187,10 @@ private:
       }
     }
     deps[op] = d;
+  }
+
+  void visit(Operation *op) {
+    computeDeps(op);
 
     if (!isa<AtenOp>(op)) {
       if (isa<OpaqueOp>(op))
@@ -225,6 +230,8 @@ private:
         return;
       }
     }
+    if (kind == OpKind::Reduction && recomputeProducers(op))
+      computeDeps(op);
     if (kind != OpKind::Anchor)
       for (Value v : op->getOperands())
         if (Operation *p = v.getDefiningOp(); p && !isIndexResult(v))
@@ -247,6 +254,97 @@ private:
       g.lastReduction = op;
     groupOf[op] = g.id;
     groups.push_back(std::move(g));
+  }
+
+  /// A reduction that changes the shape cannot join a group whose values
+  /// are also used outside it (the region would write outputs of two
+  /// shapes), and would read its input from memory. When that group is a
+  /// short pointwise chain over at most two full-size tensors whose other
+  /// users are pointwise ops (`v = x * tanh(softplus(x)); v - v.mean(0)`,
+  /// a squeeze-excitation's `y * sigmoid(fc(y.mean((2, 3))))`), the
+  /// reduction gets its own copy of the chain instead, computed from the
+  /// chain's inputs: `v` is then written by no one (its other users join the
+  /// original chain, which no longer reaches the reduction), and every op
+  /// rounds as before.
+  bool recomputeProducers(Operation *op) {
+    Value in = reducedInput(op);
+    Operation *p = in ? in.getDefiningOp() : nullptr;
+    auto gi = p ? groupOf.find(p) : groupOf.end();
+    if (gi == groupOf.end() || resultShape(op) == resultShape(p))
+      return false;
+    Group &g = groups[gi->second];
+    if (g.anchor || g.lastReduction)
+      return false;
+    // rewrite keeps a reduction feeding a TF32 convolution in ATen (a
+    // squeeze-excitation's mean before its 1x1 convolutions): a copy of the
+    // chain would then run in ATen too.
+    if (!normsBeforeTF32 && reachesConvolution(op))
+      return false;
+    bool usedOutside = llvm::any_of(g.ops, [&](Operation *m) {
+      return llvm::any_of(m->getUsers(), [&](Operation *u) {
+        auto ui = groupOf.find(u);
+        return u != op && (ui == groupOf.end() || ui->second != g.id);
+      });
+    });
+    if (!usedOutside)
+      return false;
+    // The chain's ops `in` depends on, in block order.
+    llvm::SmallPtrSet<Operation *, 8> slice;
+    SmallVector<Operation *> work{p};
+    while (!work.empty()) {
+      Operation *m = work.pop_back_val();
+      if (!slice.insert(m).second)
+        continue;
+      if (slice.size() > 8 || m->getNumResults() != 1)
+        return false;
+      for (Value v : m->getOperands())
+        if (Operation *q = v.getDefiningOp())
+          if (auto qi = groupOf.find(q);
+              qi != groupOf.end() && qi->second == g.id)
+            work.push_back(q);
+    }
+    int64_t n = 1;
+    for (int64_t d : resultShape(p))
+      n *= d;
+    llvm::SmallPtrSet<Value, 4> full;
+    for (Operation *m : slice)
+      for (Value v : m->getOperands()) {
+        auto t = dyn_cast<RankedTensorType>(v.getType());
+        Operation *q = v.getDefiningOp();
+        if (t && t.hasStaticShape() && t.getNumElements() * 8 > n &&
+            !(q && slice.count(q)))
+          full.insert(v);
+      }
+    if (full.size() > 2)
+      return false;
+    // Every other user of the chain's values can join the chain, so none
+    // of them needs it in memory (a returned value or a convolution's input
+    // is written anyway: recomputing it would only add reads).
+    for (Operation *m : slice)
+      for (Operation *u : m->getUsers()) {
+        auto ui = groupOf.find(u);
+        if (u == op || (ui != groupOf.end() && ui->second == g.id))
+          continue;
+        OpKind k = isa<AtenOp>(u) ? getKind(u) : OpKind::Opaque;
+        if (k != OpKind::Elementwise && k != OpKind::Broadcast)
+          return false;
+      }
+    SmallVector<Operation *> ordered(slice.begin(), slice.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    IRMapping map;
+    OpBuilder b(op);
+    SmallVector<Operation *> clones;
+    for (Operation *m : ordered) {
+      Operation *c = b.clone(*m, map);
+      c->removeAttr("kb.unfused");
+      clones.push_back(c);
+    }
+    op->replaceUsesOfWith(in, map.lookup(in));
+    for (Operation *c : clones)
+      visit(c);
+    return true;
   }
 
   /// Left out by a numerics rule (rewrite's reports list these: the op

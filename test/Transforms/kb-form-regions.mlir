@@ -306,3 +306,32 @@ func.func @pointwise_sinks_into_consumer(%x: tensor<4x4x8x8xf32>, %w: tensor<8x4
   %7 = kb.aten "where"(%6, %z, %3) {overload = "ScalarSelf"} : (tensor<4x8x6x6xi1>, f64, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xf32>
   return %7 : tensor<4x8x6x6xf32>
 }
+
+// -----
+
+// A shape-changing reduction of a pointwise chain whose value is also used
+// elsewhere (`v - v.mean(0)`) gets its own copy of the chain: the mean's
+// region computes it from x, and the subtraction joins the original chain,
+// so v is never written.
+// CHECK-LABEL: func.func @reduction_recomputes_chain
+// CHECK:       %[[M:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<1x64xf32>) {
+// CHECK-NEXT:    kb.aten "tanh"(%arg0)
+// CHECK-NEXT:    kb.aten "mul"
+// CHECK-NEXT:    kb.aten "mean"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    kb.aten "tanh"(%arg0)
+// CHECK-NEXT:    kb.aten "mul"
+// CHECK-NEXT:    kb.aten "sub"({{.*}}, %[[M]]
+// CHECK-NOT:   kb.region
+func.func @reduction_recomputes_chain(%x: tensor<32x64xf32>) -> tensor<32x64xf32> {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %t = kb.constant {value = true} : i1
+  %d = kb.list(%zero) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "tanh"(%x) : (tensor<32x64xf32>) -> tensor<32x64xf32>
+  %1 = kb.aten "mul"(%0, %x) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32>
+  %2 = kb.aten "mean"(%1, %d, %t, %none) {overload = "dim"} : (tensor<32x64xf32>, !kb.list<i64>, i1, none) -> tensor<1x64xf32>
+  %3 = kb.aten "sub"(%1, %2, %one) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<1x64xf32>, i64) -> tensor<32x64xf32>
+  return %3 : tensor<32x64xf32>
+}
