@@ -535,7 +535,7 @@ private:
     if (perOutputUnroll > 0)
       return perOutputUnroll;
     if (!f.spatial || f.recipe == "adaptive_avg_pool" ||
-        dependsOnReduction(f.input))
+        f.recipe == "adaptive_max_pool" || dependsOnReduction(f.input))
       return 1;
     int64_t window = product(f.kernel);
     return std::clamp<int64_t>((12 + window - 1) / window, 1, 4);

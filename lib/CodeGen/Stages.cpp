@@ -28,7 +28,8 @@ bool isReduceRecipe(llvm::StringRef r) {
 }
 
 bool isPoolRecipe(llvm::StringRef r) {
-  return r == "max_pool" || r == "avg_pool" || r == "adaptive_avg_pool";
+  return r == "max_pool" || r == "avg_pool" || r == "adaptive_avg_pool" ||
+         r == "adaptive_max_pool";
 }
 
 /// ATen's int[] pooling operands: one value stands for every spatial dim.
@@ -184,11 +185,11 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     for (int64_t d = 0; d < rank - k; ++d)
       if (in[d] != out[d])
         return fail("'" + name + "' changes a leading dim");
-    if (s.recipe == "adaptive_avg_pool") {
-      // Global average pooling is a mean over the trailing dims: it gets the
-      // parallel row kernels instead of one thread per output.
+    if (s.recipe == "adaptive_avg_pool" || s.recipe == "adaptive_max_pool") {
+      // Global pooling is a mean (a max) over the trailing dims: it gets
+      // the parallel row kernels instead of one thread per output.
       if (llvm::all_of(out.take_back(k), [](int64_t d) { return d == 1; })) {
-        s.recipe = "mean";
+        s.recipe = s.recipe == "adaptive_avg_pool" ? "mean" : "amax";
         for (int64_t d = rank - k; d < rank; ++d)
           s.reduced.push_back(d);
       }
@@ -475,7 +476,9 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
   // Every window inside the input (no padding, no ceil_mode overhang): the
   // loops have constant trip counts and no bounds checks, so they unroll and
   // all of a window's loads are issued together.
-  bool inside = s.recipe != "adaptive_avg_pool";
+  bool adaptive =
+      s.recipe == "adaptive_avg_pool" || s.recipe == "adaptive_max_pool";
+  bool inside = !adaptive;
   for (int64_t d = 0; inside && d < k; ++d)
     inside = s.padding[d] == 0 &&
              (outSp[d] - 1) * s.stride[d] + (s.kernel[d] - 1) * s.dilation[d] <
@@ -525,7 +528,6 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     os << ind << "return acc; // " << displayName(s.op) << "\n";
     return llvm::Error::success();
   }
-  bool adaptive = s.recipe == "adaptive_avg_pool";
   for (int64_t d = 0; d < k; ++d) {
     std::string D = std::to_string(d);
     if (adaptive) {
@@ -551,6 +553,31 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     std::string D = std::to_string(d);
     count += (d ? " * " : "") + std::string("(e") + D + " - b" + D + ")";
     padded += (d ? " * " : "") + std::string("n") + D;
+  }
+  if (s.recipe == "adaptive_max_pool") {
+    // ATen's adaptive_max_pool: the window in (d, h, w) order, a NaN wins
+    // (val > max || isnan(val)); windows are never empty.
+    os << ind << "float acc = -kb::inf();\n";
+    for (int64_t d = 0; d < k; ++d) {
+      std::string D = std::to_string(d);
+      os << ind << "for (int x" << D << " = b" << D << "; x" << D << " < e" << D
+         << "; ++x" << D << ") {\n";
+      ind += "  ";
+    }
+    os << ind << "const long long i = " << elementIndex() << ";\n";
+    newScope();
+    auto x = valueAt(s.input, "i", os, ind);
+    if (!x)
+      return x.takeError();
+    os << ind << "if (" << *x << " > acc || " << *x << " != " << *x
+       << ") acc = " << *x << ";\n";
+    newScope();
+    for (int64_t d = 0; d < k; ++d) {
+      ind.resize(ind.size() - 2);
+      os << ind << "}\n";
+    }
+    os << ind << "return acc; // " << displayName(s.op) << "\n";
+    return llvm::Error::success();
   }
   if (!adaptive) {
     os << ind << "if (";
