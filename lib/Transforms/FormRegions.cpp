@@ -303,6 +303,14 @@ private:
               qi != groupOf.end() && qi->second == g.id)
             work.push_back(q);
     }
+    // The copy reads values no group computes (inputs, parameters, ATen
+    // results): a copy joining another group could make that group write
+    // the copy's value.
+    for (Operation *m : slice)
+      for (Value v : m->getOperands())
+        if (Operation *q = v.getDefiningOp();
+            q && !slice.count(q) && groupOf.count(q))
+          return false;
     int64_t n = 1;
     for (int64_t d : resultShape(p))
       n *= d;
