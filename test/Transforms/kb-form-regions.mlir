@@ -335,3 +335,33 @@ func.func @reduction_recomputes_chain(%x: tensor<32x64xf32>) -> tensor<32x64xf32
   %3 = kb.aten "sub"(%1, %2, %one) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<1x64xf32>, i64) -> tensor<32x64xf32>
   return %3 : tensor<32x64xf32>
 }
+
+// -----
+
+// An op reading two full-size tensors stays where it is: in the consumer's
+// region it would read both instead of its one result.
+// CHECK-LABEL: func.func @two_operand_op_does_not_sink
+// CHECK:       kb.region attributes {anchor = "aten::_convolution", id = 0 : i64}
+// CHECK-NEXT:    kb.aten "_convolution"
+// CHECK-NEXT:    kb.aten "log_softmax"
+// CHECK-NEXT:    kb.aten "add"
+// CHECK-NEXT:    kb.aten "mul"(%{{.*}}, %arg2)
+// CHECK:       kb.region attributes {id = 1 : i64}
+// CHECK-NEXT:    kb.aten "softmax"
+// CHECK-NEXT:    kb.aten "eq"
+func.func @two_operand_op_does_not_sink(%x: tensor<4x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %y: tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xi1> {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %s = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "_convolution"(%x, %w, %none, %s, %p, %s, %f, %p, %one, %f, %f, %f, %f) : (tensor<4x4x8x8xf32>, tensor<8x4x3x3xf32>, none, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, !kb.list<i64>, i64, i1, i1, i1, i1) -> tensor<4x8x6x6xf32>
+  %1 = kb.aten "log_softmax"(%0, %three, %none) {overload = "int"} : (tensor<4x8x6x6xf32>, i64, none) -> tensor<4x8x6x6xf32>
+  %2 = kb.aten "add"(%1, %0, %one) {overload = "Tensor"} : (tensor<4x8x6x6xf32>, tensor<4x8x6x6xf32>, i64) -> tensor<4x8x6x6xf32>
+  %3 = kb.aten "mul"(%0, %y) {overload = "Tensor"} : (tensor<4x8x6x6xf32>, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xf32>
+  %4 = kb.aten "softmax"(%2, %zero, %none) {overload = "int"} : (tensor<4x8x6x6xf32>, i64, none) -> tensor<4x8x6x6xf32>
+  %5 = kb.aten "eq"(%4, %3) {overload = "Tensor"} : (tensor<4x8x6x6xf32>, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xi1>
+  return %5 : tensor<4x8x6x6xi1>
+}
