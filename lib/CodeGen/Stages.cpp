@@ -457,21 +457,47 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     return e;
   };
   std::string ind = indent.str();
-  // The body of the window loops opened at `ind`: adds the element in
-  // ATen's order (a plain float sum), then closes the k loops.
-  auto sumWindow = [&]() -> llvm::Error {
+  // The body of the window loops opened at `ind`: folds the element into
+  // acc with `step(x)`, then closes the k loops.
+  auto foldWindow = [&](llvm::function_ref<std::string(llvm::StringRef)> step)
+      -> llvm::Error {
     os << ind << "const long long i = " << elementIndex() << ";\n";
     newScope();
     auto x = valueAt(s.input, "i", os, ind);
     if (!x)
       return x.takeError();
-    os << ind << "acc = __fadd_rn(acc, " << *x << ");\n";
+    os << ind << step(*x) << "\n";
     newScope();
     for (int64_t d = 0; d < k; ++d) {
       ind.resize(ind.size() - 2);
       os << ind << "}\n";
     }
     return llvm::Error::success();
+  };
+  // ATen's order, a plain float sum.
+  auto sumWindow = [&] {
+    return foldWindow([](llvm::StringRef x) {
+      return "acc = __fadd_rn(acc, " + x.str() + ");";
+    });
+  };
+  // ATen's max pools: a NaN in the window wins (val > max || isnan(val)).
+  auto maxWindow = [&]() -> llvm::Error {
+    if (auto err = foldWindow([](llvm::StringRef x) {
+          return "if (" + x.str() + " > acc || " + x.str() + " != " + x.str() +
+                 ") acc = " + x.str() + ";";
+        }))
+      return err;
+    os << ind << "return acc; // " << displayName(s.op) << "\n";
+    return llvm::Error::success();
+  };
+  // Loops over the windows [b, e) of every spatial dim.
+  auto openWindowLoops = [&] {
+    for (int64_t d = 0; d < k; ++d) {
+      std::string D = std::to_string(d);
+      os << ind << "for (int x" << D << " = b" << D << "; x" << D << " < e" << D
+         << "; ++x" << D << ") {\n";
+      ind += "  ";
+    }
   };
   // Every window inside the input (no padding, no ceil_mode overhang): the
   // loops have constant trip counts and no bounds checks, so they unroll and
@@ -513,20 +539,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
          << displayName(s.op) << "\n";
       return llvm::Error::success();
     }
-    os << ind << "const long long i = " << elementIndex() << ";\n";
-    newScope();
-    auto x = valueAt(s.input, "i", os, ind);
-    if (!x)
-      return x.takeError();
-    os << ind << "if (" << *x << " > acc || " << *x << " != " << *x
-       << ") acc = " << *x << ";\n";
-    newScope();
-    for (int64_t d = 0; d < k; ++d) {
-      ind.resize(ind.size() - 2);
-      os << ind << "}\n";
-    }
-    os << ind << "return acc; // " << displayName(s.op) << "\n";
-    return llvm::Error::success();
+    return maxWindow();
   }
   for (int64_t d = 0; d < k; ++d) {
     std::string D = std::to_string(d);
@@ -555,29 +568,11 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     padded += (d ? " * " : "") + std::string("n") + D;
   }
   if (s.recipe == "adaptive_max_pool") {
-    // ATen's adaptive_max_pool: the window in (d, h, w) order, a NaN wins
-    // (val > max || isnan(val)); windows are never empty.
+    // ATen's adaptive_max_pool: the window in (d, h, w) order; windows are
+    // never empty.
     os << ind << "float acc = -kb::inf();\n";
-    for (int64_t d = 0; d < k; ++d) {
-      std::string D = std::to_string(d);
-      os << ind << "for (int x" << D << " = b" << D << "; x" << D << " < e" << D
-         << "; ++x" << D << ") {\n";
-      ind += "  ";
-    }
-    os << ind << "const long long i = " << elementIndex() << ";\n";
-    newScope();
-    auto x = valueAt(s.input, "i", os, ind);
-    if (!x)
-      return x.takeError();
-    os << ind << "if (" << *x << " > acc || " << *x << " != " << *x
-       << ") acc = " << *x << ";\n";
-    newScope();
-    for (int64_t d = 0; d < k; ++d) {
-      ind.resize(ind.size() - 2);
-      os << ind << "}\n";
-    }
-    os << ind << "return acc; // " << displayName(s.op) << "\n";
-    return llvm::Error::success();
+    openWindowLoops();
+    return maxWindow();
   }
   if (!adaptive) {
     os << ind << "if (";
@@ -588,12 +583,7 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
   // A plain sum in ATen's window order (d, h, w nested): a window holding
   // +-3e38 cancels exactly as in eager and its float64 run.
   os << ind << "float acc = 0.f;\n";
-  for (int64_t d = 0; d < k; ++d) {
-    std::string D = std::to_string(d);
-    os << ind << "for (int x" << D << " = b" << D << "; x" << D << " < e" << D
-       << "; ++x" << D << ") {\n";
-    ind += "  ";
-  }
+  openWindowLoops();
   if (auto err = sumWindow())
     return err;
   std::string divisor = adaptive            ? count
