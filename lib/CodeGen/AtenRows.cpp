@@ -252,16 +252,9 @@ private:
     os << batchHead;
     for (auto [k, v] : llvm::enumerate(yield.getValues()))
       os << "    " << valueCType(v) << " ov" << k << "[" << Bs << "];\n";
-    os << batchOpen << "      const long long i = " << p.index("r", "c")
-       << ";\n";
-    e.newScope();
-    auto x = e.valueAt(f.input, "i", os, "      ");
-    if (!x)
-      return x.takeError();
-    if (auto err = writeElement(p, *x, os, "      ", /*toSlots=*/true))
+    if (auto err = writeElementPass(p, batchOpen, os, /*toSlots=*/true))
       return err;
-    e.newScope();
-    os << "    }\n#pragma unroll\n    for (int j = 0; j < " << Bs
+    os << "#pragma unroll\n    for (int j = 0; j < " << Bs
        << "; ++j) {\n      const long long c = c0 + 512LL * j;\n"
        << "      if (c < " << C
        << ") {\n        const long long i = " << p.index("r", "c") << ";\n";

@@ -727,9 +727,10 @@ writePass(RegionEmitter &e, const StageInfo &f, const RowPlan &p,
 
 llvm::Error codegen::RowWriter::writeElementPass(const RowPlan &p,
                                                  llvm::StringRef head,
-                                                 llvm::raw_ostream &os) {
+                                                 llvm::raw_ostream &os,
+                                                 bool toSlots) {
   return writePass(e, f, p, head, os, [&](llvm::StringRef x) {
-    return writeElement(p, x, os, "      ");
+    return writeElement(p, x, os, "      ", toSlots);
   });
 }
 

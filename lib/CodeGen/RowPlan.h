@@ -109,9 +109,10 @@ protected:
   llvm::Error writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
                            llvm::StringRef indent, bool toSlots = false);
   /// The output pass re-reading row r: `head` opens the loop over its
-  /// elements c (four-space indent), each element's value and outputs.
+  /// elements c (four-space indent), each element's value and outputs
+  /// (with `toSlots`, into slot j of `ov<k>`, as writeElement).
   llvm::Error writeElementPass(const RowPlan &p, llvm::StringRef head,
-                               llvm::raw_ostream &os);
+                               llvm::raw_ostream &os, bool toSlots = false);
   /// A pass over row r's elements: `head` opens the loop over c (four-space
   /// indent), `step` is the statement(s) for each, {x} its value.
   llvm::Error writeStepPass(const RowPlan &p, llvm::StringRef head,
