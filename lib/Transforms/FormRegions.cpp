@@ -311,16 +311,12 @@ private:
         if (Operation *q = v.getDefiningOp();
             q && !slice.count(q) && groupOf.count(q))
           return false;
-    int64_t n = 1;
-    for (int64_t d : resultShape(p))
-      n *= d;
+    int64_t n = ShapedType::getNumElements(resultShape(p));
     llvm::SmallPtrSet<Value, 4> full;
     for (Operation *m : slice)
       for (Value v : m->getOperands()) {
-        auto t = dyn_cast<RankedTensorType>(v.getType());
         Operation *q = v.getDefiningOp();
-        if (t && t.hasStaticShape() && t.getNumElements() * 8 > n &&
-            !(q && slice.count(q)))
+        if (isFullSize(v, n) && !(q && slice.count(q)))
           full.insert(v);
       }
     if (full.size() > 2)
@@ -544,7 +540,7 @@ private:
         (kind != OpKind::Elementwise && kind != OpKind::Broadcast))
       return -1;
     ArrayRef<int64_t> shape = resultShape(op);
-    int64_t n = numElements(shape);
+    int64_t n = ShapedType::getNumElements(shape);
     int target = -1;
     for (Operation *user : op->getResult(0).getUsers()) {
       auto ui = groupOf.find(user);
@@ -565,8 +561,7 @@ private:
     // at most one of them as large as the result.
     int full = 0;
     for (Value v : op->getOperands()) {
-      auto t = dyn_cast<RankedTensorType>(v.getType());
-      if (!t)
+      if (!isa<RankedTensorType>(v.getType()))
         continue;
       Operation *p = v.getDefiningOp();
       if (p && p->getBlock() == &block && p != g.anchor) {
@@ -574,17 +569,16 @@ private:
         if (pi != groupOf.end() && pi->second == g.id)
           return -1;
       }
-      if (t.hasStaticShape() && t.getNumElements() * 8 > n)
-        ++full;
+      full += isFullSize(v, n);
     }
     return full <= 1 ? target : -1;
   }
 
-  static int64_t numElements(ArrayRef<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
+  /// A static tensor of more than an eighth of `n` elements: moving a read
+  /// of it into another kernel costs about as much as the value it feeds.
+  static bool isFullSize(Value v, int64_t n) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.hasStaticShape() && t.getNumElements() * 8 > n;
   }
 
   /// Kahn's algorithm over units (a group or a lone op), preferring original
