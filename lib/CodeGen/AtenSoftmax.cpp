@@ -16,22 +16,22 @@
 
 #include "RowPlan.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
 
+/// The row padded to a power of two, as ATen's warp softmax pads it.
+static int64_t paddedRow(int64_t cols) { return llvm::PowerOf2Ceil(cols); }
+
 int64_t codegen::atenSoftmaxBatch(int64_t cols) {
-  int64_t it = 1;
-  while (it * atenSoftmaxLanes(cols) < cols)
-    it *= 2;
+  int64_t it = paddedRow(cols) / atenSoftmaxLanes(cols);
   return it <= 2 ? 4 : it <= 4 ? 2 : 1;
 }
 
 int64_t codegen::atenSoftmaxLanes(int64_t cols) {
-  int64_t p = 1;
-  while (p < cols)
-    p *= 2;
-  return std::min<int64_t>(p, 32);
+  return std::min<int64_t>(paddedRow(cols), 32);
 }
 
 namespace {
@@ -41,9 +41,7 @@ public:
   using RowWriter::RowWriter;
 
   llvm::Error emit(const RowPlan &p, llvm::raw_ostream &os) {
-    int64_t W = atenSoftmaxLanes(p.cols), pow2 = 1;
-    while (pow2 < p.cols)
-      pow2 *= 2;
+    int64_t W = atenSoftmaxLanes(p.cols), pow2 = paddedRow(p.cols);
     int64_t B = std::max(p.groupUnroll, 1);
     std::string IT = std::to_string(pow2 / W), Ws = std::to_string(W),
                 Bs = std::to_string(B), C = std::to_string(p.cols) + "LL",
