@@ -70,13 +70,13 @@ bool walkPrologue(Value v, llvm::function_ref<void(BlockArgument)> onArg,
   return true;
 }
 
-/// The kernel arguments of shape `shape` that `v`'s pointwise prologue
+/// The kernel arguments of `v`'s shape that its pointwise prologue
 /// reads (at the element's own index: broadcast arguments, of other
 /// shapes, are read at theirs), into `args`; left empty unless every op
 /// between them and `v` is pointwise (an earlier reduction's lambda reads
 /// its arguments at other indices).
-void prologueArgs(Value v, ArrayRef<int64_t> shape,
-                  SmallVectorImpl<unsigned> &args) {
+void prologueArgs(Value v, SmallVectorImpl<unsigned> &args) {
+  ArrayRef<int64_t> shape = shapeOf(v);
   SmallVector<unsigned, 4> found;
   auto onArg = [&](BlockArgument a) {
     if (shapeOf(a) == shape && !llvm::is_contained(found, a.getArgNumber()))
@@ -472,7 +472,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
            !e.channelsLastRead;
   // ATen's order reads the arguments of a pointwise prologue as float4s.
   if (p.mode == Mode::AtenOrder && !p.vec4)
-    prologueArgs(f.input, f.inShape, p.vecArgs);
+    prologueArgs(f.input, p.vecArgs);
   // Rows of up to 16 contiguous elements read as float4 by a group of
   // lanes rather than one thread each (a warp load then reads consecutive
   // bytes instead of one float every 32 bytes).
@@ -554,7 +554,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       // pointwise prologue as float4 alike.
       if (rowsPerItem == 1 && !p.vec4 && run > 0 && run % 4 == 0 &&
           !e.channelsLastRead && !f.input2)
-        prologueArgs(f.input, f.inShape, p.vecArgs);
+        prologueArgs(f.input, p.vecArgs);
     }
   }
   // Long contiguous rows streamed from memory stay one block of 256 per

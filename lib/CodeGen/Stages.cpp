@@ -192,6 +192,24 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
         s.recipe = s.recipe == "adaptive_avg_pool" ? "mean" : "amax";
         for (int64_t d = rank - k; d < rank; ++d)
           s.reduced.push_back(d);
+        return s;
+      }
+      // Windows that are contiguous runs of the input (one pooled dim cut
+      // into equal parts, whole dims after it: (2, 1) windows of 64 x 56)
+      // are rows too: the input viewed as [..., O, L / O * rest]. One
+      // thread per output read 1792 floats each (gen-20261211 task 2:
+      // 0.265 ms where ATen took 0.320).
+      int64_t p = rank - k;
+      while (p < rank && in[p] == out[p])
+        ++p;
+      if (p < rank && in[p] % out[p] == 0 &&
+          llvm::all_of(out.drop_front(p + 1),
+                       [](int64_t d) { return d == 1; })) {
+        s.recipe = s.recipe == "adaptive_avg_pool" ? "mean" : "amax";
+        s.inShape.resize(p + 2);
+        s.inShape[p] = out[p];
+        s.inShape[p + 1] = in[p] / out[p] * product(in.drop_front(p + 1));
+        s.reduced = {p + 1};
       }
       return s;
     }
