@@ -97,6 +97,10 @@ struct StageInfo {
   llvm::SmallVector<int64_t> kernel, stride, padding, dilation;
   bool countIncludePad = true;
   std::optional<int64_t> divisor;
+  // A reduce recipe whose keepdim result the region's outputs broadcast
+  // back over its rows (`x - x.mean(1, keepdim=True)`): the row kernel
+  // writes every element of the input's shape, as a norm's does.
+  bool rebroadcast = false;
 };
 
 llvm::Expected<StageInfo> analyzeStage(KernelOp kernel, AtenOp op);

@@ -132,10 +132,17 @@ public:
     auto stage = analyzeStage(kernel, *last);
     if (!stage)
       return stage.takeError();
-    if (shapeOf(yield.getValues()[0]) != ArrayRef<int64_t>(stage->outShape))
-      return unsupported("the result of '" + displayName(*last) +
-                         "' is broadcast back to a larger shape");
-    if (!isPerElementRecipe(stage->recipe)) {
+    if (shapeOf(yield.getValues()[0]) != ArrayRef<int64_t>(stage->outShape)) {
+      if (!broadcastsBack(yield, *stage))
+        return unsupported("the result of '" + displayName(*last) +
+                           "' is broadcast back to a larger shape");
+      stage->rebroadcast = true;
+    }
+    if (stage->rebroadcast) {
+      if (largeEarlierReduction(*last) || channelsLastRead)
+        return unsupported("a reduction broadcast back over its rows after "
+                           "an earlier reduction or from channels-last reads");
+    } else if (!isPerElementRecipe(stage->recipe)) {
       // Reduce and pool recipes.
       // Trailing: only size-1 dims follow the reduced ones.
       bool trailing = !stage->reduced.empty(); // pools reduce windows
@@ -202,12 +209,30 @@ private:
                             [&](Value v) { return after.count(v); }))
         for (Value r : op.getResults())
           after.insert(r);
-    bool perElement = isPerElementRecipe(stage.recipe);
+    bool perElement = isPerElementRecipe(stage.recipe) || stage.rebroadcast;
     return llvm::all_of(yield.getValues(), [&](Value v) {
       return after.count(v) ||
              (perElement && shapeOf(v) == ArrayRef<int64_t>(stage.inShape) &&
               !dependsOnReduction(v));
     });
+  }
+
+  /// Every output has the reduced input's shape and the reduction is a
+  /// plain one over adjacent dims with a keepdim result: broadcasting that
+  /// result back to an element of row r reads it at r, the row kernel's
+  /// value of the row (RowWriter::writeElement).
+  static bool broadcastsBack(YieldOp yield, const StageInfo &s) {
+    ArrayRef<int64_t> in = s.inShape, out = s.outShape;
+    if (!isSerialRecipe(s.recipe) || isArgRecipe(s.recipe) || s.input2 ||
+        s.reduced.empty() || in != shapeOf(s.input) ||
+        in.size() != out.size() ||
+        s.reduced.back() - s.reduced.front() + 1 != (int64_t)s.reduced.size())
+      return false;
+    for (size_t d = 0; d < in.size(); ++d)
+      if (out[d] != (llvm::is_contained(s.reduced, (int64_t)d) ? 1 : in[d]))
+        return false;
+    return llvm::all_of(yield.getValues(),
+                        [&](Value v) { return shapeOf(v) == in; });
   }
 
   static bool dependsOnReduction(Value v) { return anyProducer(v, isStage); }

@@ -758,6 +758,9 @@ llvm::Error codegen::RowWriter::writeElement(const RowPlan &p,
     return red.takeError();
   os << indent << "const float red = " << *red << "; // " << displayName(f.op)
      << "\n";
+  // Broadcast back, the reduction's result is the row's at any element.
+  if (f.rebroadcast)
+    e.argNames[f.op->getResult(0)] = "red";
   // An output that is the input itself (a residual stream written next to
   // its norm) is the element in hand, not a re-read.
   e.seed(f.input, "i", x);

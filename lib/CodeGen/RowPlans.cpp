@@ -456,6 +456,15 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     p.index = overMiddleDim(p.cols, inner);
     p.prog = reduceProgram(f, p.cols);
     p.what = displayName(f.op);
+    if (f.rebroadcast) {
+      // The row's result, then the outputs at each element of the row.
+      std::string result = p.prog.result;
+      p.element = [result](llvm::StringRef, llvm::raw_ostream &,
+                           llvm::StringRef) -> llvm::Expected<std::string> {
+        return result;
+      };
+      p.what += ", broadcast back over its rows";
+    }
   }
 
   // Two-input reductions (cosine) run as one thread, a lane group or a

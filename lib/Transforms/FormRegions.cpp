@@ -60,6 +60,16 @@ struct Group {
   ArrayRef<int64_t> shape;
   llvm::SmallPtrSet<Operation *, 8> stage;
   Operation *lastReduction = nullptr;
+  // The stage before the group's first shape-changing reduction, which a
+  // pointwise op may combine with the reduction's keepdim result
+  // (`x - x.mean(1, keepdim=True)`): the row kernel writes it per element
+  // of the row once the row's result is known.
+  llvm::SmallPtrSet<Operation *, 8> rowStage;
+  ArrayRef<int64_t> rowShape;
+  bool rebroadcast = false;
+  // Once broadcast back: the reduction's result shape, whose pointwise ops
+  // may still join (their values are the row's at every element).
+  ArrayRef<int64_t> resultShape;
 };
 
 ArrayRef<int64_t> resultShape(Operation *op) {
@@ -250,8 +260,11 @@ private:
     g.stage.insert(op);
     if (kind == OpKind::Anchor)
       g.anchor = op;
-    else if (kind == OpKind::Reduction)
+    else if (kind == OpKind::Reduction) {
       g.lastReduction = op;
+      if (Value in = reducedInput(op))
+        g.rowShape = cast<RankedTensorType>(in.getType()).getShape();
+    }
     groupOf[op] = g.id;
     groups.push_back(std::move(g));
   }
@@ -283,7 +296,8 @@ private:
     bool usedOutside = llvm::any_of(g.ops, [&](Operation *m) {
       return llvm::any_of(m->getUsers(), [&](Operation *u) {
         auto ui = groupOf.find(u);
-        return u != op && (ui == groupOf.end() || ui->second != g.id);
+        return u != op && (ui == groupOf.end() || ui->second != g.id) &&
+               !rejoins(u, op);
       });
     });
     if (!usedOutside)
@@ -372,17 +386,33 @@ private:
       if (dependsOn(p, g.id))
         return false;
     }
-    // Operands from inside the group must belong to its current stage.
+    ArrayRef<int64_t> shape = resultShape(op);
+    bool rebroadcast = kind != OpKind::Reduction && shape != g.shape &&
+                       broadcastsBack(op, shape, g);
+    // Operands from inside the group must belong to its current stage (or,
+    // broadcasting a row's result back, to the stage of the rows).
     for (Value v : op->getOperands()) {
       Operation *p = v.getDefiningOp();
       if (!p)
         continue;
       auto gi = groupOf.find(p);
-      if (gi != groupOf.end() && gi->second == g.id && !g.stage.count(p))
+      if (gi != groupOf.end() && gi->second == g.id && !g.stage.count(p) &&
+          !(rebroadcast && g.rowStage.count(p)))
         return false;
     }
-    ArrayRef<int64_t> shape = resultShape(op);
-    if (kind == OpKind::Reduction) {
+    if (rebroadcast) {
+      g.resultShape = g.shape;
+      for (Operation *m : g.rowStage)
+        g.stage.insert(m);
+      g.rowStage.clear();
+      g.shape = shape;
+      g.rebroadcast = true;
+    } else if (g.rebroadcast && kind != OpKind::Reduction &&
+               shape == g.resultShape) {
+      // Another op of the result's shape (`m + 1` of `(u - m) / (m + 1)`).
+      if (!rejoins(op, g.lastReduction))
+        return false;
+    } else if (kind == OpKind::Reduction) {
       Value in = reducedInput(op);
       Operation *p = in ? in.getDefiningOp() : nullptr;
       auto gi = p ? groupOf.find(p) : groupOf.end();
@@ -399,15 +429,21 @@ private:
       // element) can write: the reduction then starts a group of its own
       // and reads the value from memory, instead of the whole region
       // staying in ATen ("outputs of different shapes").
+      // A pointwise op that will broadcast the result back over the rows
+      // (rejoins) joins too, after the group's first reduction only.
       if (shape != g.shape)
         for (Operation *member : g.stage)
           if (member != g.anchor)
             for (Operation *user : member->getUsers())
-              if (user != op) {
+              if (user != op && (g.lastReduction || !rejoins(user, op))) {
                 auto ui = groupOf.find(user);
                 if (ui == groupOf.end() || ui->second != g.id)
                   return false;
               }
+      if (shape != g.shape && !g.lastReduction) {
+        g.rowStage = g.stage;
+        g.rowShape = g.shape;
+      }
       g.lastReduction = op;
       // A shape-preserving reduction (softmax, a norm) keeps the previous
       // stage's values addressable at the same index.
@@ -421,6 +457,117 @@ private:
     g.ops.push_back(op);
     groupOf[op] = g.id;
     return true;
+  }
+
+  /// `op` (of shape `shape`) combines the keepdim result of `g`'s first
+  /// reduction, a plain one over adjacent dims, with values of the rows it
+  /// reduced: the row kernel evaluates it per element after the row's
+  /// result. Nothing else may read the reduced stage's values, which the
+  /// kernel then never writes (a region writes outputs of one shape).
+  bool broadcastsBack(Operation *op, ArrayRef<int64_t> shape, Group &g) {
+    if (!g.lastReduction || g.rebroadcast || shape != g.rowShape ||
+        !keepdimRows(g.lastReduction) || feedsReduction(op))
+      return false;
+    for (Operation *m : g.stage)
+      for (Operation *u : m->getUsers())
+        if (u != op && !g.stage.count(u) && !rejoins(u, g.lastReduction))
+          return false;
+    return true;
+  }
+
+  /// A plain float reduction over adjacent dims whose result keeps them as
+  /// size-1 dims: its value at any element of a row is the row's.
+  static bool keepdimRows(Operation *red) {
+    auto aten = dyn_cast<AtenOp>(red);
+    Value in = reducedInput(red);
+    auto type = dyn_cast<RankedTensorType>(red->getResult(0).getType());
+    if (!aten || aten.getInfo()->style != OpStyle::Reduce || !in || !type ||
+        !type.getElementType().isF32())
+      return false;
+    ArrayRef<int64_t> rows = cast<RankedTensorType>(in.getType()).getShape(),
+                      out = type.getShape();
+    if (rows.size() != out.size())
+      return false;
+    int64_t first = -1, last = -1;
+    for (size_t d = 0; d < rows.size(); ++d) {
+      if (out[d] == rows[d])
+        continue;
+      if (out[d] != 1 || (last >= 0 && last + 1 != (int64_t)d))
+        return false;
+      first = first < 0 ? d : first;
+      last = d;
+    }
+    return first >= 0;
+  }
+
+  /// `op`'s value reaches a reduction through pointwise ops of its shape
+  /// (`div -> xlogy -> group_norm`): broadcast back into the first
+  /// reduction's region, the chain could not take the second and would be
+  /// written for it; left to the second's region, the first reduction's
+  /// small result is all that is written.
+  static bool feedsReduction(Operation *op) {
+    SmallVector<Operation *> work{op};
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    while (!work.empty() && seen.size() < 16) {
+      Operation *p = work.pop_back_val();
+      if (!seen.insert(p).second)
+        continue;
+      for (Operation *u : p->getUsers()) {
+        if (!isa<AtenOp>(u))
+          continue;
+        OpKind k = getKind(u);
+        if (k == OpKind::Reduction)
+          return true;
+        if ((k == OpKind::Elementwise || k == OpKind::Broadcast) &&
+            resultShape(u) == resultShape(op))
+          work.push_back(u);
+      }
+    }
+    return false;
+  }
+
+  /// `u` is a pointwise op that reads `red`'s result, directly or through
+  /// pointwise ops of its shape, and is either over the rows of `red` or of
+  /// the result's shape with only such users: it will join `red`'s group
+  /// (broadcastsBack, then as a member of the result's stage).
+  static bool rejoins(Operation *u, Operation *red, int depth = 0) {
+    Value in = reducedInput(red);
+    if (!in || !isa<AtenOp>(u) || !keepdimRows(red) || depth > 4)
+      return false;
+    OpKind k = getKind(u);
+    if (k != OpKind::Elementwise && k != OpKind::Broadcast)
+      return false;
+    if (resultShape(u) == resultShape(red)) {
+      if (u->getResult(0).use_empty())
+        return false;
+      for (Operation *w : u->getUsers())
+        if (!rejoins(w, red, depth + 1))
+          return false;
+    } else if (resultShape(u) !=
+                   cast<RankedTensorType>(in.getType()).getShape() ||
+               feedsReduction(u)) {
+      return false;
+    }
+    SmallVector<Operation *> work;
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    for (Value v : u->getOperands())
+      if (Operation *p = v.getDefiningOp())
+        work.push_back(p);
+    while (!work.empty() && seen.size() < 16) {
+      Operation *p = work.pop_back_val();
+      if (p == red)
+        return true;
+      if (!seen.insert(p).second || !isa<AtenOp>(p) ||
+          resultShape(p) != resultShape(red))
+        continue;
+      OpKind pk = getKind(p);
+      if (pk != OpKind::Elementwise && pk != OpKind::Broadcast)
+        continue;
+      for (Value v : p->getOperands())
+        if (Operation *q = v.getDefiningOp())
+          work.push_back(q);
+    }
+    return false;
   }
 
   bool dependsOn(Operation *op, int gid) {
@@ -697,7 +844,7 @@ private:
   bool normsBeforeTF32;
   bool reductionsBeforeSteps;
   int &nextId;
-  SmallVector<Group> groups;
+  std::vector<Group> groups;
   DenseMap<Operation *, int> groupOf;
   DenseMap<Operation *, llvm::BitVector> deps;
   SmallVector<std::pair<Operation *, std::string>> unfused;

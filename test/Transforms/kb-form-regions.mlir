@@ -310,20 +310,49 @@ func.func @pointwise_sinks_into_consumer(%x: tensor<4x4x8x8xf32>, %w: tensor<8x4
 // -----
 
 // A shape-changing reduction of a pointwise chain whose value is also used
-// elsewhere (`v - v.mean(0)`) gets its own copy of the chain: the mean's
-// region computes it from x, and the subtraction joins the original chain,
-// so v is never written.
+// elsewhere (`v.mean(0)` beside `v * v`) gets its own copy of the chain:
+// the mean's region computes it from x, and the product joins the original
+// chain, so v is never written.
 // CHECK-LABEL: func.func @reduction_recomputes_chain
-// CHECK:       %[[M:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<1x64xf32>) {
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    kb.aten "tanh"(%arg0)
+// CHECK-NEXT:    %[[V:.*]] = kb.aten "mul"
+// CHECK-NEXT:    kb.aten "mul"(%[[V]], %[[V]])
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<1x64xf32>) {
 // CHECK-NEXT:    kb.aten "tanh"(%arg0)
 // CHECK-NEXT:    kb.aten "mul"
 // CHECK-NEXT:    kb.aten "mean"
-// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NOT:   kb.region
+func.func @reduction_recomputes_chain(%x: tensor<32x64xf32>) -> (tensor<1x64xf32>, tensor<32x64xf32>) {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %t = kb.constant {value = true} : i1
+  %d = kb.list(%zero) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "tanh"(%x) : (tensor<32x64xf32>) -> tensor<32x64xf32>
+  %1 = kb.aten "mul"(%0, %x) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32>
+  %2 = kb.aten "mean"(%1, %d, %t, %none) {overload = "dim"} : (tensor<32x64xf32>, !kb.list<i64>, i1, none) -> tensor<1x64xf32>
+  %3 = kb.aten "mul"(%1, %1) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32>
+  return %2, %3 : tensor<1x64xf32>, tensor<32x64xf32>
+}
+
+// -----
+
+// A pointwise op combining a keepdim reduction's result with the rows it
+// reduced (`v - v.mean(0, keepdim=True)`) joins the reduction's region:
+// the row kernel writes it per element once the row's mean is known. So
+// do ops of the result's shape whose users all do the same (`(u - m) /
+// (m + 1)`).
+// CHECK-LABEL: func.func @reduction_broadcast_back
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<32x64xf32>) {
 // CHECK-NEXT:    kb.aten "tanh"(%arg0)
 // CHECK-NEXT:    kb.aten "mul"
-// CHECK-NEXT:    kb.aten "sub"({{.*}}, %[[M]]
+// CHECK-NEXT:    kb.aten "mean"
+// CHECK-NEXT:    kb.aten "sub"
+// CHECK-NEXT:    kb.aten "add"
+// CHECK-NEXT:    kb.aten "div"
 // CHECK-NOT:   kb.region
-func.func @reduction_recomputes_chain(%x: tensor<32x64xf32>) -> tensor<32x64xf32> {
+func.func @reduction_broadcast_back(%x: tensor<32x64xf32>) -> tensor<32x64xf32> {
   %none = kb.constant {value} : none
   %one = kb.constant {value = 1 : i64} : i64
   %zero = kb.constant {value = 0 : i64} : i64
@@ -333,7 +362,28 @@ func.func @reduction_recomputes_chain(%x: tensor<32x64xf32>) -> tensor<32x64xf32
   %1 = kb.aten "mul"(%0, %x) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32>
   %2 = kb.aten "mean"(%1, %d, %t, %none) {overload = "dim"} : (tensor<32x64xf32>, !kb.list<i64>, i1, none) -> tensor<1x64xf32>
   %3 = kb.aten "sub"(%1, %2, %one) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<1x64xf32>, i64) -> tensor<32x64xf32>
-  return %3 : tensor<32x64xf32>
+  %4 = kb.aten "add"(%2, %one, %one) {overload = "Scalar"} : (tensor<1x64xf32>, i64, i64) -> tensor<1x64xf32>
+  %5 = kb.aten "div"(%3, %4) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<1x64xf32>) -> tensor<32x64xf32>
+  return %5 : tensor<32x64xf32>
+}
+
+// -----
+
+// The result used elsewhere too (returned) keeps the subtraction out: the
+// region would write outputs of two shapes.
+// CHECK-LABEL: func.func @reduction_used_elsewhere_not_broadcast_back
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<32x1xf32>) {
+// CHECK-NEXT:    kb.aten "sum"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    kb.aten "sub"
+func.func @reduction_used_elsewhere_not_broadcast_back(%x: tensor<32x64xf32>) -> (tensor<32x64xf32>, tensor<32x1xf32>) {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %t = kb.constant {value = true} : i1
+  %d = kb.list(%one) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "sum"(%x, %d, %t, %none) {overload = "dim_IntList"} : (tensor<32x64xf32>, !kb.list<i64>, i1, none) -> tensor<32x1xf32>
+  %1 = kb.aten "sub"(%x, %0, %one) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<32x1xf32>, i64) -> tensor<32x64xf32>
+  return %1, %0 : tensor<32x64xf32>, tensor<32x1xf32>
 }
 
 // -----
