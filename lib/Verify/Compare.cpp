@@ -53,6 +53,18 @@ void ComparisonStats::append(const ComparisonStats &o) {
   n += o.n;
 }
 
+double kb::verify::hugeEagerRelError(const float *eager32, const double *ref64,
+                                     size_t n) {
+  double rel = std::ldexp(1.0, -23);
+  for (size_t i = 0; i < n; ++i) {
+    double r = ref64[i];
+    if (std::isfinite(eager32[i]) && std::isfinite(r) &&
+        std::fabs(r) > kHugeMagnitude)
+      rel = std::max(rel, std::fabs(double(eager32[i]) - r) / std::fabs(r));
+  }
+  return rel;
+}
+
 ComparisonStats kb::verify::compareStats(const float *cand,
                                          const float *eager32,
                                          const double *ref64, size_t n,
@@ -64,6 +76,7 @@ ComparisonStats kb::verify::compareStats(const float *cand,
   for (size_t i = 0; i < n; ++i)
     if (bitsOf(cand[i]) == poison && !s.unwritten++)
       s.firstUnwritten = i;
+  double eagerRel = hugeEagerRelError(eager32, ref64, n);
   // NaN/Inf structure follows eager fp32 (fp32 overflows where fp64 does
   // not), except where eager's NaN/Inf is an overflow of its own algorithm:
   // the float64 truth is finite and fits in float32, so a candidate that
@@ -118,7 +131,7 @@ ComparisonStats kb::verify::compareStats(const float *cand,
     if (std::fabs(r) > kHugeMagnitude) {
       // Huge values (special-value trials put +-3e38 in) are checked
       // relatively, so they cannot inflate the bound of everything else.
-      double tol = factor * std::max(eErr, std::ldexp(std::fabs(r), -23));
+      double tol = factor * std::max(eErr, std::fabs(r) * eagerRel);
       if (d > tol && !excused && !s.hugeBad++) {
         s.firstHugeBad = i;
         s.hugeBadCand = x;

@@ -23,7 +23,8 @@ int64_t firstTrue(const at::Tensor &mask) {
 
 ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
                            const at::Tensor &r, double factor, uint32_t poison,
-                           bool anyNonfinite, const at::Tensor &sens) {
+                           bool anyNonfinite, const at::Tensor &sens,
+                           double eagerRel) {
   ComparisonStats s;
   s.n = x.numel();
   at::Tensor unwritten = x.view(at::kInt).eq(static_cast<int32_t>(poison));
@@ -63,7 +64,7 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   at::Tensor d = (xd - r).abs();
   at::Tensor eErr = at::where(eSpecial, zero, (ed - r).abs());
   at::Tensor huge = ok & ar.gt(kHugeMagnitude);
-  at::Tensor tol = at::maximum(eErr, ar * std::ldexp(1.0, -23)) * factor;
+  at::Tensor tol = at::maximum(eErr, ar * eagerRel) * factor;
   // Within what fp32 rounding of the inputs moves the truth by: excused.
   at::Tensor excused =
       sens.defined() ? d.le(sens * factor) : at::zeros_like(d, at::kBool);
@@ -145,12 +146,22 @@ ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
   at::Tensor x = cand.contiguous().view(-1), e = eager32.contiguous().view(-1),
              r = truth64.contiguous().view(-1);
   at::Tensor sv = sens64.defined() ? sens64.contiguous().view(-1) : sens64;
+  // Over the whole tensor, as compareStats (hugeEagerRelError).
+  at::Tensor hugeMask =
+      e.isfinite() & r.isfinite() & r.abs().gt(kHugeMagnitude);
+  double eagerRel = std::ldexp(1.0, -23);
+  if (hugeMask.any().item<bool>())
+    eagerRel = std::max(eagerRel, ((e.to(at::kDouble) - r).abs() / r.abs())
+                                      .masked_select(hugeMask)
+                                      .max()
+                                      .item<double>());
   ComparisonStats total;
   for (int64_t off = 0; off < x.numel(); off += chunk) {
     int64_t len = std::min(chunk, x.numel() - off);
     total.append(chunkStats(x.narrow(0, off, len), e.narrow(0, off, len),
                             r.narrow(0, off, len), factor, poison, anyNonfinite,
-                            sv.defined() ? sv.narrow(0, off, len) : sv));
+                            sv.defined() ? sv.narrow(0, off, len) : sv,
+                            eagerRel));
   }
   return total;
 }

@@ -231,6 +231,28 @@ TEST_F(CompareTest, HugeValuesDoNotWidenTheBoundOfOrdinaryOnes) {
   EXPECT_NE(c.detail.find("magnitude > 1e30"), std::string::npos) << c.detail;
 }
 
+TEST_F(CompareTest, HugeValuesAreHeldToEagersWorstRelativeError) {
+  // exp(x - mean) near 4.6e37 (gen-20261212 task 5): eager is 4e-5 off at
+  // one huge element and exact at another; a candidate 3e-5 off at the
+  // second is within 8x eager's relative error, 5e-4 off is not.
+  ref[0] = 4.6e37;
+  eager[0] = static_cast<float>(4.6e37 * (1 + 4e-5));
+  cand[0] = eager[0];
+  ref[1] = 3e37;
+  eager[1] = 3e37f;
+  cand[1] = static_cast<float>(3e37 * (1 + 3e-5));
+  EXPECT_EQ(run().status, "accepted");
+  EXPECT_NEAR(hugeEagerRelError(eager.data(), ref.data(), ref.size()), 4e-5,
+              1e-6);
+  cand[1] = static_cast<float>(3e37 * (1 + 5e-4));
+  EXPECT_EQ(run().status, "wrong_result");
+  // Without eager's error at element 0, 2^-23 is the relative bound.
+  eager[0] = 4.6e37f;
+  cand[0] = eager[0];
+  cand[1] = static_cast<float>(3e37 * (1 + 3e-5));
+  EXPECT_EQ(run().status, "wrong_result");
+}
+
 TEST_F(CompareTest, ConstantOutputFails) {
   for (float &x : cand)
     x = 0.5f;

@@ -58,6 +58,13 @@ struct ComparisonStats {
   void append(const ComparisonStats &next);
 };
 
+/// Eager fp32's largest relative error over the elements whose truth is
+/// beyond kHugeMagnitude (at least 2^-23): those are held to `factor` times
+/// it, as the others are to `factor` times eager's largest absolute error.
+/// exp(x - mean) near 1e37 moves by 1e-5 of itself when x - mean moves by
+/// its last bit; eager's error there is small at some elements by luck.
+double hugeEagerRelError(const float *eager32, const double *ref64, size_t n);
+
 /// Checks `cand` against the float64 truth `ref64`, with eager fp32 `eager32`
 /// defining the fp32 error budget and where NaN/Inf must appear.
 /// Rule (docs/verify.md): every element whose eager value is NaN/+Inf/-Inf
