@@ -398,6 +398,8 @@ class Program:
         # this one; "original" makes every later call run the original.
         self.forward_ms = None
         self.forward_choice = None
+        # Program.const's values.
+        self.consts = {}
 
     # ---- guards -----------------------------------------------------------
     def _mismatch(self, module, args, kwargs):
@@ -588,6 +590,15 @@ class Program:
         _log(f"layout: {self.layout_ms} -> {chosen}")
 
     # ---- library epilogues -------------------------------------------------
+    def const(self, i, make):
+        """The value of a graph op computed from constants only (a CPU
+        tensor constant moved to the GPU: transformers' masking_utils),
+        made on the first call and reused: a host-to-device copy of pageable
+        memory inside a CUDA graph capture invalidates the capture."""
+        if i not in self.consts:
+            self.consts[i] = make()
+        return self.consts[i]
+
     def lib(self, i, lib_fn, anchor_fn, operands):
         """Region i over anchor_fn(*operands), or lib_fn: one library call
         (a cuBLASLt / cuDNN epilogue) computing the same; chosen on first use."""

@@ -219,6 +219,38 @@ private:
     return base;
   }
 
+  /// An op of a tensor constant and other constants only (`torch.tensor(0.)
+  /// .to("cuda")` in transformers' masking_utils), whose result nothing
+  /// updates in place: computed once (Program.const), so no forward copies
+  /// host memory to the GPU, which a CUDA graph capture cannot hold.
+  bool fromConstantsOnly(AtenOp a) {
+    bool tensorConstant = false;
+    for (Value v : a.getArgs()) {
+      Operation *d = v.getDefiningOp();
+      if (auto l = dyn_cast_or_null<ListOp>(d)) {
+        if (!llvm::all_of(l.getElements(), [](Value e) {
+              return e.getDefiningOp<ConstantOp>();
+            }))
+          return false;
+        continue;
+      }
+      if (!isa_and_nonnull<ConstantOp>(d))
+        return false;
+      tensorConstant |= isa<TensorType>(v.getType());
+    }
+    if (!tensorConstant || a.getInplace())
+      return false;
+    // Kernels write only their outputs (and buffers they update, which are
+    // parameters): a launch reads the value as any op does.
+    for (Value r : a->getResults())
+      for (Operation *u : r.getUsers()) {
+        auto ua = dyn_cast<AtenOp>(u);
+        if (!(ua && !ua.getInplace()) && !isa<LaunchOp>(u))
+          return false;
+      }
+    return true;
+  }
+
   llvm::Error emitOp(Operation &op, llvm::raw_ostream &os) {
     const char *ind = "    ";
     if (auto c = dyn_cast<ConstantOp>(op)) {
@@ -275,6 +307,11 @@ private:
             u = "K.cl(" + std::to_string(cl->second) + ", " + u + tf32 + ")";
           argText += (i ? ", " : "") + u;
         }
+      }
+      if (fromConstantsOnly(a)) {
+        os << ind << assign(&op) << "K.const(" << consts++
+           << ", lambda: " << site("aten", name) << "(" << argText << "))\n";
+        return llvm::Error::success();
       }
       os << ind << assign(&op) << site("aten", name) << "(" << argText << ")\n";
       return llvm::Error::success();
@@ -370,6 +407,8 @@ private:
   const std::map<std::string, unsigned> &regionIndex;
   llvm::DenseMap<Value, std::string> names;
   unsigned counter = 0;
+  /// Program.const's keys.
+  unsigned consts = 0;
 };
 
 } // namespace

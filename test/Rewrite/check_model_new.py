@@ -55,6 +55,13 @@ class ReferenceRegions:
         self.calls += 1
         return self.references[i](*inputs)
 
+    def const(self, i, make):
+        # Program.const: made once and reused.
+        self.consts = getattr(self, "consts", {})
+        if i not in self.consts:
+            self.consts[i] = make()
+        return self.consts[i]
+
     def lib(self, i, lib_fn, anchor_fn, operands):
         """A library form: the region's path gives the result; the library
         call must bind its operands and give the same shape where ATen's
