@@ -10,3 +10,16 @@ tp="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 cmake -S . -B /tmp/kb-verify-build -G Ninja -DKB_ENABLE_LLVM=OFF -DKB_BUILD_VERIFY=ON -DKB_BUILD_TESTS=OFF \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$tp" -DKB_NLOHMANN_JSON_INCLUDE=$PWD/.carry/include > /dev/null 2>&1
 cmake --build /tmp/kb-verify-build --target kb-verify > /dev/null; echo "kbv $(( $(date +%s)-t0 ))s"
+# select_tasks SEED:TASK...: the named generated tasks, one folder a seed
+# under /tmp/rt with its manifest (kernelbench.py takes ids from file
+# names); their --dir arguments in `dirs`.
+select_tasks() {
+  dirs=()
+  local st s t
+  for st in "$@"; do
+    s=${st%:*} t=${st#*:}
+    python3 bench/gen_tasks.py --count $((t + 1)) --seed $s -o /tmp/rt/all$s > /dev/null
+    mkdir -p /tmp/rt/$s && cp /tmp/rt/all$s/manifest.json /tmp/rt/all$s/${t}_*.py /tmp/rt/$s/
+    [[ " ${dirs[*]} " == *" /tmp/rt/$s "* ]] || dirs+=(--dir /tmp/rt/$s)
+  done
+}

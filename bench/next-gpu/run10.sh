@@ -13,13 +13,7 @@ timeout 200 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-
   test/CodeGen/Inputs/reduce_broadcast_back.graph.txt bench/next-gpu/graphs/amp_big.graph.txt \
   bench/next-gpu/graphs/gen20261211_1_mean_dim0_prologue.graph.txt > $OUT/probe-rbb.log 2>&1
 echo "probe rc $? $(( $(date +%s)-t0 ))s"; grep -E "accepted|rejected|failed|bits" $OUT/probe-rbb.log | cut -c1-200
-dirs=()
-for st in 20261212:5 20261211:1 20261211:2; do
-  s=${st%:*} t=${st#*:}
-  python3 bench/gen_tasks.py --count $((t + 1)) --seed $s -o /tmp/rt/all$s > /dev/null
-  mkdir -p /tmp/rt/$s && cp /tmp/rt/all$s/manifest.json /tmp/rt/all$s/${t}_*.py /tmp/rt/$s/
-  [[ " ${dirs[*]} " == *" /tmp/rt/$s "* ]] || dirs+=(--dir /tmp/rt/$s)
-done
+select_tasks 20261212:5 20261211:1 20261211:2
 mkdir -p /tmp/rt/models && cp bench/models/12_llama_decoder.py /tmp/rt/models/
 timeout $(( 590 - ($(date +%s)-t0) )) python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV --budget-s $(( 545 - ($(date +%s)-t0) )) \
   "${dirs[@]}" --dir /tmp/rt/models --prepare 8 --json $OUT/sel.json --runs 30 --fast-math --task-timeout 150 --work /tmp/kbw10 > $OUT/sel.log 2>&1

@@ -8,13 +8,7 @@
 # seed, 20261214, with the time left.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-dirs=()
-for st in 20261212:5 20261213:4 20261213:23 20261213:47; do
-  s=${st%:*} t=${st#*:}
-  python3 bench/gen_tasks.py --count $((t + 1)) --seed $s -o /tmp/rt/all$s > /dev/null
-  mkdir -p /tmp/rt/$s && cp /tmp/rt/all$s/manifest.json /tmp/rt/all$s/${t}_*.py /tmp/rt/$s/
-  [[ " ${dirs[*]} " == *" /tmp/rt/$s "* ]] || dirs+=(--dir /tmp/rt/$s)
-done
+select_tasks 20261212:5 20261213:4 20261213:23 20261213:47
 mkdir -p /tmp/rt/models && cp bench/models/12_llama_decoder.py /tmp/rt/models/
 timeout 280 python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV --budget-s 250 \
   "${dirs[@]}" --dir /tmp/rt/models --prepare 8 --json $OUT/sel.json --runs 30 --fast-math --task-timeout 150 --work /tmp/kbw11 > $OUT/sel.log 2>&1

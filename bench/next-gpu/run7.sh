@@ -8,13 +8,7 @@
 # region), and GPT-2.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-dirs=()
-for st in 20261211:1 20261206:4 20261208:7 20261209:5 20261206:2 20261207:13; do
-  s=${st%:*} t=${st#*:}
-  python3 bench/gen_tasks.py --count $((t + 1)) --seed $s -o /tmp/rt/all$s > /dev/null
-  mkdir -p /tmp/rt/$s && cp /tmp/rt/all$s/manifest.json /tmp/rt/all$s/${t}_*.py /tmp/rt/$s/
-  [[ " ${dirs[*]} " == *" /tmp/rt/$s "* ]] || dirs+=(--dir /tmp/rt/$s)
-done
+select_tasks 20261211:1 20261206:4 20261208:7 20261209:5 20261206:2 20261207:13
 mkdir -p /tmp/rt/models && cp bench/models/11_gpt2_decoder.py /tmp/rt/models/
 timeout $(( 590 - ($(date +%s)-t0) )) python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV --budget-s $(( 540 - ($(date +%s)-t0) )) \
   "${dirs[@]}" --dir /tmp/rt/models --prepare 8 --json $OUT/sel2.json --runs 30 --fast-math --task-timeout 110 --work /tmp/kbw7 > $OUT/sel2.log 2>&1
