@@ -415,3 +415,21 @@ func.func @two_operand_op_does_not_sink(%x: tensor<4x4x8x8xf32>, %w: tensor<8x4x
   %5 = kb.aten "eq"(%4, %3) {overload = "Tensor"} : (tensor<4x8x6x6xf32>, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xi1>
   return %5 : tensor<4x8x6x6xi1>
 }
+
+// -----
+
+// Few long rows (4 of 8192) are not broadcast back: the row kernel would
+// split each row over blocks with a grid barrier before the element pass.
+// CHECK-LABEL: func.func @few_long_rows_not_broadcast_back
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<4x1xf32>) {
+// CHECK-NEXT:    kb.aten "amax"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<4x8192xf32>) {
+// CHECK-NEXT:    kb.aten "sub"
+func.func @few_long_rows_not_broadcast_back(%x: tensor<4x8192xf32>) -> tensor<4x8192xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %t = kb.constant {value = true} : i1
+  %d = kb.list(%one) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "amax"(%x, %d, %t) : (tensor<4x8192xf32>, !kb.list<i64>, i1) -> tensor<4x1xf32>
+  %1 = kb.aten "sub"(%x, %0, %one) {overload = "Tensor"} : (tensor<4x8192xf32>, tensor<4x1xf32>, i64) -> tensor<4x8192xf32>
+  return %1 : tensor<4x8192xf32>
+}
