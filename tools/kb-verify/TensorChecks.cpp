@@ -47,6 +47,9 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   // (finite, or NaN from +Inf and -Inf partials) (Compare.cpp).
   at::Tensor rightInf = xInf & r.isfinite() & ar.gt(kFloatMax) &
                         (x.signbit() == r.signbit());
+  // So is the truth's own Inf where eager stayed finite (Compare.cpp).
+  rightInf = rightInf | (xInf & r.isinf() & (x.signbit() == r.signbit()) &
+                         eSpecial.logical_not());
   same = same | rightInf;
   at::Tensor bad = at::where(
       eSpecial, same.logical_not() & (overflowed.logical_not() | xSpecial),

@@ -253,6 +253,21 @@ TEST_F(CompareTest, HugeValuesAreHeldToEagersWorstRelativeError) {
   EXPECT_EQ(run().status, "wrong_result");
 }
 
+TEST_F(CompareTest, TheTruthsInfStandsWhereEagerStayedFinite) {
+  // exp(x - mean) where eager's float sum overflowed (mean +Inf, exp(-Inf)
+  // = 0) and the float64 truth is +Inf: the candidate's +Inf is the truth.
+  ref[3] = std::numeric_limits<double>::infinity();
+  eager[3] = 0.f;
+  cand[3] = std::numeric_limits<float>::infinity();
+  Comparison c = run();
+  EXPECT_EQ(c.status, "accepted") << c.detail;
+  EXPECT_FALSE(c.allclose1e4); // KernelBench compares with eager's 0
+  cand[3] = -std::numeric_limits<float>::infinity();
+  EXPECT_EQ(run().status, "nan_mismatch");
+  cand[3] = 0.f; // eager's value: finite, so held to the bound
+  EXPECT_NE(run().status, "nan_mismatch");
+}
+
 TEST_F(CompareTest, ConstantOutputFails) {
   for (float &x : cand)
     x = 0.5f;
