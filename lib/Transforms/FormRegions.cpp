@@ -69,11 +69,12 @@ struct Group {
   // (`x - x.mean(1, keepdim=True)`): the row kernel writes it per element
   // of the row once the row's result is known.
   llvm::SmallPtrSet<Operation *, 8> rowStage;
-  ArrayRef<int64_t> rowShape;
+  // That reduction: only it is broadcast back, over its input's shape.
+  Operation *firstReduction = nullptr;
   bool rebroadcast = false;
   // Once broadcast back: the reduction's result shape, whose pointwise ops
   // may still join (their values are the row's at every element).
-  ArrayRef<int64_t> resultShape;
+  ArrayRef<int64_t> reducedShape;
 };
 
 ArrayRef<int64_t> resultShape(Operation *op) {
@@ -265,9 +266,7 @@ private:
     if (kind == OpKind::Anchor)
       g.anchor = op;
     else if (kind == OpKind::Reduction) {
-      g.lastReduction = op;
-      if (Value in = reducedInput(op))
-        g.rowShape = cast<RankedTensorType>(in.getType()).getShape();
+      g.lastReduction = g.firstReduction = op;
     }
     groupOf[op] = g.id;
     groups.push_back(std::move(g));
@@ -405,14 +404,14 @@ private:
         return false;
     }
     if (rebroadcast) {
-      g.resultShape = g.shape;
+      g.reducedShape = g.shape;
       for (Operation *m : g.rowStage)
         g.stage.insert(m);
       g.rowStage.clear();
       g.shape = shape;
       g.rebroadcast = true;
     } else if (g.rebroadcast && kind != OpKind::Reduction &&
-               shape == g.resultShape) {
+               shape == g.reducedShape) {
       // Another op of the result's shape (`m + 1` of `(u - m) / (m + 1)`).
       if (!rejoins(op, g.lastReduction))
         return false;
@@ -446,7 +445,7 @@ private:
               }
       if (shape != g.shape && !g.lastReduction) {
         g.rowStage = g.stage;
-        g.rowShape = g.shape;
+        g.firstReduction = op;
       }
       g.lastReduction = op;
       // A shape-preserving reduction (softmax, a norm) keeps the previous
@@ -463,14 +462,19 @@ private:
     return true;
   }
 
-  /// `op` (of shape `shape`) combines the keepdim result of `g`'s first
+  /// `op` (of shape `shape`) combines the keepdim result of `g`'s only
   /// reduction, a plain one over adjacent dims, with values of the rows it
   /// reduced: the row kernel evaluates it per element after the row's
   /// result. Nothing else may read the reduced stage's values, which the
-  /// kernel then never writes (a region writes outputs of one shape).
+  /// kernel then never writes (a region writes outputs of one shape). After
+  /// a pooling the last reduction's rows are pooled values: no row kernel
+  /// holds the pooling's input.
   bool broadcastsBack(Operation *op, ArrayRef<int64_t> shape, Group &g) {
-    if (!g.lastReduction || g.rebroadcast || shape != g.rowShape ||
-        !keepdimRows(g.lastReduction) || feedsReduction(op))
+    Operation *red = g.lastReduction;
+    if (!red || red != g.firstReduction || g.rebroadcast || !keepdimRows(red) ||
+        shape !=
+            cast<RankedTensorType>(reducedInput(red).getType()).getShape() ||
+        feedsReduction(op))
       return false;
     for (Operation *m : g.stage)
       for (Operation *u : m->getUsers())

@@ -433,3 +433,33 @@ func.func @few_long_rows_not_broadcast_back(%x: tensor<4x8192xf32>) -> tensor<4x
   %1 = kb.aten "sub"(%x, %0, %one) {overload = "Tensor"} : (tensor<4x8192xf32>, tensor<4x1xf32>, i64) -> tensor<4x8192xf32>
   return %1 : tensor<4x8192xf32>
 }
+
+// -----
+
+// After a pooling, the last reduction's rows are pooled values: an op over
+// the pooling's input shape is not broadcast back (no row kernel holds
+// those elements; the region would get no kernel).
+// CHECK-LABEL: func.func @pooled_reduction_not_broadcast_back
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<2x4x1x1xf32>) {
+// CHECK:         kb.aten "max_pool2d"
+// CHECK-NEXT:    kb.aten "mean"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<2x4x8x8xf32>) {
+// CHECK-NEXT:    kb.aten "mul"
+func.func @pooled_reduction_not_broadcast_back(%x: tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32> {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %t = kb.constant {value = true} : i1
+  %f = kb.constant {value = false} : i1
+  %k = kb.list(%two, %two) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %dl = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %d = kb.list(%two, %three) : (i64, i64) -> !kb.list<i64>
+  %r = kb.aten "relu"(%x) : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %0 = kb.aten "max_pool2d"(%r, %k, %k, %p, %dl, %f) : (tensor<2x4x8x8xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1) -> tensor<2x4x4x4xf32>
+  %1 = kb.aten "mean"(%0, %d, %t, %none) {overload = "dim"} : (tensor<2x4x4x4xf32>, !kb.list<i64>, i1, none) -> tensor<2x4x1x1xf32>
+  %2 = kb.aten "mul"(%x, %1) {overload = "Tensor"} : (tensor<2x4x8x8xf32>, tensor<2x4x1x1xf32>) -> tensor<2x4x8x8xf32>
+  return %2 : tensor<2x4x8x8xf32>
+}
