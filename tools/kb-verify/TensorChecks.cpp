@@ -149,15 +149,20 @@ ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
   at::Tensor x = cand.contiguous().view(-1), e = eager32.contiguous().view(-1),
              r = truth64.contiguous().view(-1);
   at::Tensor sv = sens64.defined() ? sens64.contiguous().view(-1) : sens64;
-  // Over the whole tensor, as compareStats (hugeEagerRelError).
-  at::Tensor hugeMask =
-      e.isfinite() & r.isfinite() & r.abs().gt(kHugeMagnitude);
+  // Over the whole tensor, as compareStats (hugeEagerRelError), a chunk at
+  // a time like the rest: the double temporaries stay chunk-sized.
   double eagerRel = std::ldexp(1.0, -23);
-  if (hugeMask.any().item<bool>())
-    eagerRel = std::max(eagerRel, ((e.to(at::kDouble) - r).abs() / r.abs())
-                                      .masked_select(hugeMask)
-                                      .max()
-                                      .item<double>());
+  for (int64_t off = 0; off < x.numel(); off += chunk) {
+    int64_t len = std::min(chunk, x.numel() - off);
+    at::Tensor ec = e.narrow(0, off, len), rc = r.narrow(0, off, len);
+    at::Tensor huge =
+        ec.isfinite() & rc.isfinite() & rc.abs().gt(kHugeMagnitude);
+    if (huge.any().item<bool>())
+      eagerRel = std::max(eagerRel, ((ec.to(at::kDouble) - rc).abs() / rc.abs())
+                                        .masked_select(huge)
+                                        .max()
+                                        .item<double>());
+  }
   ComparisonStats total;
   for (int64_t off = 0; off < x.numel(); off += chunk) {
     int64_t len = std::min(chunk, x.numel() - off);
