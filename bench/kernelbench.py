@@ -331,6 +331,8 @@ def run_task(args, set_, task_path, result):
             ok2 &= bool(torch.allclose(a, b, atol=1e-2, rtol=1e-2))
         del ref, out, inputs
     result.update(correct_1e4=ok4, correct_1e2=ok2, max_abs_err=max_err)
+    graphs = model_new._kb.graphs  # a failed capture's cause, early
+    result["cuda_graph"] = graphs.timing if graphs is not None else None
     # docs/correctness.md: ill-posed when eager fp32 differs from itself
     # under two RNG seeds on the same inputs.
     torch.manual_seed(1000)

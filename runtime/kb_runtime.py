@@ -40,6 +40,7 @@ import importlib.util
 import json
 import os
 import sys
+import traceback
 import warnings
 
 import torch
@@ -163,6 +164,42 @@ def _capture(graph):
         return torch.cuda.graph(graph, capture_error_mode="thread_local")
     except TypeError:  # older torch: global mode only
         return torch.cuda.graph(graph)
+
+
+def _release_generators():
+    """Takes torch's CUDA generators out of capture mode after a failed
+    capture. CUDAGraph.capture_end raises before it ends the generators'
+    capture when the capture was invalidated, so every later random op on
+    the device failed ("Offset increment outside graph capture encountered
+    unexpectedly", torch 2.11): a clone of a generator's state carries its
+    seed and offset but not the capture flag (torch >= 2.4)."""
+    for gen in getattr(torch.cuda, "default_generators", ()):
+        clone, set_state = (getattr(gen, "clone_state", None),
+                            getattr(gen, "graphsafe_set_state", None))
+        if clone is None or set_state is None:
+            return False
+        try:
+            set_state(clone())
+        except RuntimeError:
+            return False
+    return True
+
+
+def _capture_failure(e):
+    """The first error of a failed capture and the innermost model_new.py
+    line it came from: the op that broke the capture raises first, and
+    ending the invalidated capture raises again with it as its context."""
+    chain = []
+    while e is not None and e not in chain:
+        chain.append(e)
+        e = e.__context__
+    for err in reversed(chain):
+        frames = [f"{os.path.basename(fr.filename)}:{fr.lineno}: {fr.line}"
+                  for fr in traceback.extract_tb(err.__traceback__)
+                  if fr.filename.endswith("model_new.py")]
+        if frames:
+            return str(err).strip(), frames[-1]
+    return str(chain[-1]).strip(), None
 
 
 def _elapsed_ms(fn, calls=1):
@@ -292,8 +329,12 @@ class _GraphRunner:
             except Exception as e:  # capture-unsafe op: stay eager
                 self.disabled = True
                 self.entries.clear()
-                warnings.warn(f"kb_runtime: CUDA graph capture failed ({e}); "
-                              "running eagerly")
+                cause, where = _capture_failure(e)
+                released = _release_generators()
+                self.timing = {"use": False, "capture_error": cause[:500], "at": where,
+                               "generators_released": released}
+                warnings.warn(f"kb_runtime: CUDA graph capture failed ({e}) at "
+                              f"{self.timing['at']}; running eagerly")
                 return self.fn(*args)
             if self.measure:
                 self.measure = False

@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 try:
     import torch
@@ -199,9 +200,38 @@ def check_transpose():
     print("to_channels_last: ok")
 
 
+def check_failed_capture():
+    """A forward that cannot be captured (a host sync) runs eagerly with the
+    cause recorded, and torch's CUDA generator still works afterwards."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    runtime = load(os.path.join(root, "runtime", "kb_runtime.py"), "kb_runtime_c")
+
+    def forward(x):
+        y = x * 2
+        if float(y.abs().sum()) >= 0:  # .item(): a sync no capture can hold
+            y = y + 1
+        return y
+
+    runner = runtime._GraphRunner(forward, measure=False)
+    x = torch.randn(4096, device="cuda")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):  # eager, failed capture, eager
+            assert torch.equal(runner(x), x * 2 + 1), "failed capture: wrong result"
+    assert runner.disabled, "a failed capture must leave replay off"
+    timing = runner.timing
+    assert timing and timing["capture_error"] and not timing["use"], timing
+    assert any("capture failed" in str(w.message) for w in caught), caught
+    assert timing["generators_released"], timing
+    r = torch.randn(1000, device="cuda")  # raised after a failed capture before
+    assert r.isfinite().all() and r.std() > 0.5
+    print(f"failed capture: ok ({timing['capture_error'][:80]})")
+
+
 def main():
     kb_rewrite, kb_verify, fixtures = sys.argv[1:4]
     check_transpose()
+    check_failed_capture()
     # Optional case names after the fixtures directory: a targeted rerun.
     cases = sys.argv[4:] or CASES
     unknown = [c for c in cases if c not in CASES]
