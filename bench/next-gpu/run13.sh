@@ -25,4 +25,10 @@ timeout 120 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-
   --variants "base:--fast-math;stream:--fast-math --shared-row-max 1;stream1024:--fast-math --shared-row-max 1 --row-block 1024;reg1024:--fast-math --register-row-max 8192 --row-block 1024;reg512:--fast-math --register-row-max 8192 --row-block 512" \
   --plan "layer_norm" --json $OUT/probe-ln8192.json bench/next-gpu/graphs/gen20261212_2_ln8192.graph.txt > $OUT/probe-ln8192.log 2>&1
 echo "probe rc $? $(( $(date +%s)-t0 ))s"; grep -E "accepted|rejected|failed" $OUT/probe-ln8192.log | cut -c1-200
+# Part 3: gen-20261212 task 3's L1 norm over 4.1M rows of 64 (0.281 ms,
+# 3.8 TB/s; compile 0.264): more row groups in flight per warp trip.
+timeout 90 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
+  --variants "base:--fast-math;gu2:--fast-math --group-unroll 2;gu4:--fast-math --group-unroll 4" \
+  --json $OUT/probe-l1rows64.json bench/next-gpu/graphs/gen20261212_3_l1rows64.graph.txt > $OUT/probe-l1rows64.log 2>&1
+echo "probe2 rc $? $(( $(date +%s)-t0 ))s"; grep -E "accepted|rejected|failed" $OUT/probe-l1rows64.log | cut -c1-200
 tar czf $OUT/kbw13.tgz -C /tmp --exclude='*.so' --exclude='*.o' --exclude='*.cubin' --exclude='*.ptx' kbw13 2>/dev/null; ls -la $OUT
