@@ -505,10 +505,12 @@ class Program:
 
         for i, r in enumerate(self.manifest["regions"]):
             self.regions[i] = make(r, r["name"])
-            if self.regions[i] is not None and "channels_last" in r:
-                spec = r["channels_last"]
-                self.cl_regions[i] = CONVERT if spec.get("convert") else \
-                    make(spec, r["name"] + "_cl")
+            spec = r.get("channels_last")
+            if spec is not None and spec.get("convert"):
+                # Its ATen ops read the contiguous copy as the kernel would.
+                self.cl_regions[i] = CONVERT
+            elif spec is not None and self.regions[i] is not None:
+                self.cl_regions[i] = make(spec, r["name"] + "_cl")
         graphs = os.environ.get("KB_CUDA_GRAPHS", "")
         if self.manifest.get("cuda_graphs", True) and graphs != "0":
             self.graphs = _GraphRunner(self._run, measure=graphs != "1")

@@ -815,7 +815,8 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   std::set<std::string> clKernels, clReads;
   for (auto [idx, rec] : llvm::enumerate(result.regions))
     if (emittedCL[idx] && rec.clStatus != "rejected" &&
-        rec.clStatus != "compile_error") {
+        rec.clStatus != "compile_error" &&
+        (rec.status == "verified" || rec.status == "unverified")) {
       clKernels.insert(rec.name);
       if (variants[idx]->readsOnly)
         clReads.insert(rec.name);
@@ -826,11 +827,15 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   // channels-last variant ran at 0.68x torch.compile, 13 with one at 1.25x
   // (bench/NOTES.md, session 24). Not where a step or singular op in the
   // region would turn the other layout's rounding into a flipped
-  // comparison.
+  // comparison. Also where the region runs its ATen ops (its kernel was
+  // not faster, not generated or rejected): they read the contiguous copy
+  // as the kernel would (gen-20261212 task 2: a grouped convolution into a
+  // layer norm no faster than ATen's ran NCHW, 0.67x compile). Not where
+  // the numerics policy kept the region: it feeds a TF32 convolution or a
+  // step op, where the other layout's bits would be amplified.
   std::set<std::string> clConvert;
   for (const RegionRecord &rec : result.regions)
-    if (!clKernels.count(rec.name) &&
-        (rec.status == "verified" || rec.status == "unverified"))
+    if (!clKernels.count(rec.name) && rec.status != "kept")
       if (auto kernel = module.lookupSymbol<KernelOp>(rec.name);
           kernel && !hasStepOrSingularOp(kernel))
         clConvert.insert(rec.name);
