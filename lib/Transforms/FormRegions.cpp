@@ -181,6 +181,36 @@ private:
            kind == OpKind::Reduction || kind == OpKind::Anchor;
   }
 
+  /// Kernels read float32 operands and compute bools only inside a region
+  /// (a comparison feeding where): an op over integer tensors (token ids,
+  /// positions, class indices) or over a bool that no fused op computes
+  /// would make its whole region fail code generation, taking the float
+  /// ops it joined down with it (LLaMA's mask arithmetic: six regions not
+  /// generated). Such ops stay in ATen; argmax / argmin still write their
+  /// int64 indices.
+  bool readsOrMakesNonKernelValue(Operation *op, OpKind kind) {
+    auto elementOf = [](Value v) -> Type {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      return t ? t.getElementType() : Type();
+    };
+    for (Value v : op->getOperands()) {
+      Type el = elementOf(v);
+      if (!el || !isa<IntegerType>(el))
+        continue;
+      if (!el.isInteger(1))
+        return true;
+      Operation *p = v.getDefiningOp();
+      if (!p || !groupOf.count(p))
+        return true;
+    }
+    if (kind == OpKind::Reduction)
+      return false;
+    return llvm::any_of(op->getResults(), [&](Value r) {
+      Type el = elementOf(r);
+      return el && isa<IntegerType>(el) && !el.isInteger(1);
+    });
+  }
+
   /// Dependencies of `op` on groups, through any path.
   void computeDeps(Operation *op) {
     llvm::BitVector d(groups.size());
@@ -215,6 +245,12 @@ private:
     OpKind kind = getKind(op);
     if (!isCandidate(op, kind)) {
       unfused.push_back({op, unfusedReason(op, kind)});
+      return;
+    }
+    if (readsOrMakesNonKernelValue(op, kind)) {
+      unfused.push_back({op, "integer tensors, and bools no fused comparison "
+                             "computes, stay in ATen (kernels compute in "
+                             "float)"});
       return;
     }
     // No norm but cuDNN's own passes 1e-4 before a TF32 convolution (even a

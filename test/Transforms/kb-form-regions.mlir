@@ -89,13 +89,14 @@ func.func @early_value_used_outside(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, 
 
 // The int64 indices of an argmax are written by its kernel, but integer
 // arithmetic on them does not join its region (only float values flow
-// between a region's ops): the argmax keeps a region of its own.
+// between a region's ops): the argmax keeps a region of its own, and the
+// integer op stays in ATen.
 // CHECK-LABEL: func.func @argmax_index_consumer
 // CHECK:       %[[R0:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<4xi64>) {
 // CHECK-NEXT:    %[[A:.*]] = kb.aten "argmax"
 // CHECK-NEXT:    kb.yield %[[A]]
-// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<4xi64>) {
-// CHECK-NEXT:    kb.aten "mul"(%[[R0]],
+// CHECK:       kb.aten "mul"(%[[R0]], %{{.*}}) {kb.unfused = "integer tensors, and bools no fused comparison computes, stay in ATen (kernels compute in float)"
+// CHECK-NOT:   kb.region
 func.func @argmax_index_consumer(%x: tensor<4x16xf32>, %two: tensor<i64>) -> tensor<4xi64> {
   %one = kb.constant {value = 1 : i64} : i64
   %f = kb.constant {value = false} : i1
@@ -462,4 +463,33 @@ func.func @pooled_reduction_not_broadcast_back(%x: tensor<2x4x8x8xf32>) -> tenso
   %1 = kb.aten "mean"(%0, %d, %t, %none) {overload = "dim"} : (tensor<2x4x4x4xf32>, !kb.list<i64>, i1, none) -> tensor<2x4x1x1xf32>
   %2 = kb.aten "mul"(%x, %1) {overload = "Tensor"} : (tensor<2x4x8x8xf32>, tensor<2x4x1x1xf32>) -> tensor<2x4x8x8xf32>
   return %2 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// Integer tensors (token ids, positions) and bools that no fused comparison
+// computes stay in ATen: a kernel reads float32 only, and such an op in a
+// region would leave the whole region without a kernel (LLaMA's causal
+// mask: ne, le, eq, where on position ids). A comparison of floats feeding
+// where in the same region is still fused.
+// CHECK-LABEL: func.func @integer_and_outside_bool_ops_stay
+// CHECK:       kb.aten "ne"(%arg1, {{.*}}kb.unfused = "integer tensors
+// CHECK:       kb.aten "to"(%{{.*}}) {kb.unfused = "integer tensors
+// CHECK:       %[[W:.*]] = kb.aten "where"(%{{.*}}, %arg0, %arg2) {kb.unfused = "integer tensors
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<8x16xf32>) {
+// CHECK-NEXT:    kb.aten "gt"(%[[W]],
+// CHECK-NEXT:    kb.aten "where"
+// CHECK-NEXT:    kb.yield
+func.func @integer_and_outside_bool_ops_stay(%x: tensor<8x16xf32>, %ids: tensor<8x16xi64>, %zero: tensor<f32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %pad = kb.constant {value = 0 : i64} : i64
+  %half = kb.constant {value = 5.000000e-01 : f64} : f64
+  %dt = kb.constant {value = 6 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %none = kb.constant {value} : none
+  %m = kb.aten "ne"(%ids, %pad) {overload = "Scalar"} : (tensor<8x16xi64>, i64) -> tensor<8x16xi1>
+  %mf = kb.aten "to"(%m, %dt, %f, %f, %none) {overload = "dtype"} : (tensor<8x16xi1>, i64, i1, i1, none) -> tensor<8x16xf32>
+  %0 = kb.aten "where"(%m, %x, %zero) {overload = "self"} : (tensor<8x16xi1>, tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %1 = kb.aten "gt"(%0, %half) {overload = "Scalar"} : (tensor<8x16xf32>, f64) -> tensor<8x16xi1>
+  %2 = kb.aten "where"(%1, %0, %zero) {overload = "self"} : (tensor<8x16xi1>, tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  return %2, %mf : tensor<8x16xf32>, tensor<8x16xf32>
 }
