@@ -6,13 +6,14 @@
 # gen-20261213 tasks 4 and 47 (broadcast back: ~0.015 / ~0.05 ms less),
 # and the LLaMA decoder, whose failed capture is now named in the result's
 # cuda_graph, and gen-20261212 task 2 (its grouped convolution may now run
-# channels-last before the layer norm's ATen ops). Part 2: the layer norm over rows of 8192 in other row
+# channels-last before the layer norm's ATen ops), gen-20261206 task 12 (cross
+# entropy, decomposed: predicted ~0.11 ms against eager 0.503). Part 2: the layer norm over rows of 8192 in other row
 # layouts (predicted ~0.15 ms in registers against 0.218 staged).
 set -uo pipefail
 source bench/next-gpu/prepare.sh
 timeout 120 python3 test/Rewrite/gpu_model_new.py $KB_REWRITE $KBV test/fixtures silu_multi_use > $OUT/gpu_model_new.log 2>&1
 echo "gpu_model_new rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok|Error|assert" $OUT/gpu_model_new.log | cut -c1-240 | head
-select_tasks 20261212:2 20261212:5 20261213:4 20261213:47
+select_tasks 20261212:2 20261212:5 20261213:4 20261213:47 20261206:12
 mkdir -p /tmp/rt/models && cp bench/models/12_llama_decoder.py /tmp/rt/models/
 timeout 330 python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV --budget-s 300 \
   "${dirs[@]}" --dir /tmp/rt/models --prepare 8 --json $OUT/sel.json --runs 30 --fast-math --task-timeout 150 --work /tmp/kbw13 > $OUT/sel.log 2>&1

@@ -115,6 +115,40 @@ public:
               {x, none()});
   }
 
+  /// logsumexp(x, 1) - x[t] where t != ignore_index, else 0 (ATen's nll
+  /// loss of an ignored target); mean divides the sum by the kept targets'
+  /// count (0 / 0 = NaN when none is, as in ATen).
+  Value crossEntropy(Value x, Value target, int64_t classes, int64_t ignore,
+                     LossReduction r) {
+    auto tt = cast<RankedTensorType>(target.getType());
+    auto rowsF32 = RankedTensorType::get(tt.getShape(), rw.getF32Type());
+    auto rowsI1 = RankedTensorType::get(tt.getShape(), rw.getI1Type());
+    SmallVector<int64_t> one(tt.getShape());
+    one.insert(one.begin() + 1, 1);
+    // Ignored targets (-100 by default) index class 0 instead: gathered,
+    // then masked out.
+    Value idx = op("clamp", "", tt, {target, integer(0), integer(classes - 1)});
+    Value idx1 = op("unsqueeze", "", RankedTensorType::get(one, tt.getElementType()),
+                    {idx, integer(1)});
+    Value picked = op("gather", "", RankedTensorType::get(one, rw.getF32Type()),
+                      {x, integer(1), idx1, boolean(false)});
+    Value xt = op("squeeze", "dim", rowsF32, {picked, integer(1)});
+    Value kept = op("ne", "Scalar", rowsI1, {target, integer(ignore)});
+    Value keptF = op("to", "dtype", rowsF32,
+                     {kept, integer(6), boolean(false), boolean(false), none()});
+    Value lse = op("logsumexp", "", rowsF32, {x, dims({1}), boolean(false)});
+    Value nll = sub(lse, xt);
+    // masked_fill reads nll first, so it joins logsumexp's region (and the
+    // comparison, a pointwise op of a value in memory, sinks into it).
+    Value ignored = op("eq", "Scalar", rowsI1, {keptF, number(0)});
+    Value loss = op("masked_fill", "Scalar", rowsF32, {nll, ignored, number(0)});
+    if (r != LossReduction::Mean)
+      return reduce(loss, r);
+    Value total = reduce(loss, LossReduction::Sum);
+    return op("div", "Tensor", total.getType(),
+              {total, reduce(keptF, LossReduction::Sum)});
+  }
+
   /// at::pairwise_distance: norm(x1 - x2 + eps, p, last dim, keepdim).
   Value pairwiseDistance(Value x1, Value x2, double p, double eps,
                          bool keepdim) {
@@ -182,6 +216,8 @@ private:
   static Value expand(AtenOp op, StringRef name, Expander &e) {
     if (name == "pairwise_distance")
       return pairwiseDistance(op, e);
+    if (name == "cross_entropy_loss")
+      return crossEntropy(op, e);
     if (name == "triplet_margin_loss")
       return tripletMarginLoss(op, e);
     return pointwiseLoss(op, name, e);
@@ -216,6 +252,32 @@ private:
     // `margin + dist_pos - dist_neg` in C++: add(dist_pos, margin), then sub.
     Value gap = e.sub(e.addScalar(pos, *margin), neg);
     return e.reduce(e.binary("clamp_min", "", gap, e.number(0)), *r);
+  }
+
+  /// at::cross_entropy_loss with class indices: nll_loss(log_softmax(self,
+  /// 1), target), whose value at a kept target t is logsumexp(self, 1) -
+  /// self[t] (ATen writes the whole log_softmax, then reads one element a
+  /// row of it). logsumexp is a row reduction the code generator fuses with
+  /// the difference and the masking of ignored targets; the gather of one
+  /// element a row and the integer ops on the targets stay in ATen. Taken
+  /// without class weights or label smoothing (ATen's other formulas).
+  static Value crossEntropy(AtenOp op, Expander &e) {
+    Value x = op.getArg("self"), target = op.getArg("target");
+    auto xt = staticF32(x);
+    auto tt = target ? dyn_cast<RankedTensorType>(target.getType()) : nullptr;
+    auto r = lossReduction(op);
+    auto ignore = getConstantNumber(op.getArg("ignore_index"));
+    auto smoothing = getConstantNumber(op.getArg("label_smoothing"));
+    if (!xt || xt.getRank() < 2 || !tt || !tt.hasStaticShape() ||
+        !tt.getElementType().isInteger(64) || !r || !ignore || !smoothing ||
+        *smoothing != 0 || !isNone(op.getArg("weight")))
+      return {};
+    SmallVector<int64_t> rows(xt.getShape());
+    int64_t classes = rows[1];
+    rows.erase(rows.begin() + 1);
+    if (tt.getShape() != ArrayRef<int64_t>(rows) || classes < 1)
+      return {};
+    return e.crossEntropy(x, target, classes, (int64_t)*ignore, *r);
   }
 
   /// The losses over (self, target) whose unreduced value is elementwise.
