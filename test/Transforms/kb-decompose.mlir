@@ -212,3 +212,67 @@ func.func @huber_zero_delta_kept(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> te
   %0 = kb.aten "huber_loss"(%x, %t, %r, %d) : (tensor<4x8xf32>, tensor<4x8xf32>, i64, f64) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// cross_entropy_loss with class indices: logsumexp over the classes minus
+// each row's target element (clamped into range, gathered), ignored targets
+// masked to 0; mean divides the sum by the count of kept targets.
+// CHECK-LABEL: func.func @cross_entropy_mean
+// CHECK:      %[[I:.*]] = kb.aten "clamp"(%arg1, {{.*}}) : (tensor<64xi64>, i64, i64) -> tensor<64xi64>
+// CHECK:      %[[U:.*]] = kb.aten "unsqueeze"(%[[I]],
+// CHECK:      %[[G:.*]] = kb.aten "gather"(%arg0, %{{.*}}, %[[U]], %{{.*}}) : ({{.*}}) -> tensor<64x1xf32>
+// CHECK:      %[[X:.*]] = kb.aten "squeeze"(%[[G]], %{{.*}}) {overload = "dim"}
+// CHECK:      %[[K:.*]] = kb.aten "ne"(%arg1, %{{.*}}) {overload = "Scalar"} : (tensor<64xi64>, i64) -> tensor<64xi1>
+// CHECK:      %[[KF:.*]] = kb.aten "to"(%[[K]], {{.*}}) {overload = "dtype"}
+// CHECK:      %[[L:.*]] = kb.aten "logsumexp"(%arg0, {{.*}}) : ({{.*}}) -> tensor<64xf32>
+// CHECK:      %[[D:.*]] = kb.aten "sub"(%[[L]], %[[X]], %{{.*}}) {overload = "Tensor"}
+// CHECK:      %[[Z:.*]] = kb.aten "eq"(%[[KF]], %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[M:.*]] = kb.aten "masked_fill"(%[[D]], %[[Z]], %{{.*}}) {overload = "Scalar"}
+// CHECK:      %[[S:.*]] = kb.aten "sum"(%[[M]], %{{.*}}) : (tensor<64xf32>, none) -> tensor<f32>
+// CHECK:      %[[C:.*]] = kb.aten "sum"(%[[KF]], %{{.*}}) : (tensor<64xf32>, none) -> tensor<f32>
+// CHECK:      %[[R:.*]] = kb.aten "div"(%[[S]], %[[C]]) {overload = "Tensor"}
+// CHECK:      return %[[R]]
+func.func @cross_entropy_mean(%x: tensor<64x10xf32>, %t: tensor<64xi64>) -> tensor<f32> {
+  %none = kb.constant {value} : none
+  %mean = kb.constant {value = 1 : i64} : i64
+  %ii = kb.constant {value = -100 : i64} : i64
+  %ls = kb.constant {value = 0.000000e+00 : f64} : f64
+  %0 = kb.aten "cross_entropy_loss"(%x, %t, %none, %mean, %ii, %ls) : (tensor<64x10xf32>, tensor<64xi64>, none, i64, i64, f64) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Unreduced: the masked row losses themselves.
+// CHECK-LABEL: func.func @cross_entropy_none
+// CHECK:      %[[M:.*]] = kb.aten "masked_fill"
+// CHECK-NOT:  kb.aten "sum"
+// CHECK:      return %[[M]]
+func.func @cross_entropy_none(%x: tensor<8x5x7xf32>, %t: tensor<8x7xi64>) -> tensor<8x7xf32> {
+  %none = kb.constant {value} : none
+  %r = kb.constant {value = 0 : i64} : i64
+  %ii = kb.constant {value = 2 : i64} : i64
+  %ls = kb.constant {value = 0.000000e+00 : f64} : f64
+  %0 = kb.aten "cross_entropy_loss"(%x, %t, %none, %r, %ii, %ls) : (tensor<8x5x7xf32>, tensor<8x7xi64>, none, i64, i64, f64) -> tensor<8x7xf32>
+  return %0 : tensor<8x7xf32>
+}
+
+// -----
+
+// Class weights, label smoothing and class probabilities are ATen's other
+// formulas: the op stays.
+// CHECK-LABEL: func.func @cross_entropy_kept
+// CHECK-COUNT-3: kb.aten "cross_entropy_loss"
+// CHECK-NOT:  kb.aten "logsumexp"
+func.func @cross_entropy_kept(%x: tensor<64x10xf32>, %t: tensor<64xi64>, %w: tensor<10xf32>, %p: tensor<64x10xf32>) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
+  %none = kb.constant {value} : none
+  %mean = kb.constant {value = 1 : i64} : i64
+  %ii = kb.constant {value = -100 : i64} : i64
+  %ls0 = kb.constant {value = 0.000000e+00 : f64} : f64
+  %ls = kb.constant {value = 1.000000e-01 : f64} : f64
+  %0 = kb.aten "cross_entropy_loss"(%x, %t, %w, %mean, %ii, %ls0) : (tensor<64x10xf32>, tensor<64xi64>, tensor<10xf32>, i64, i64, f64) -> tensor<f32>
+  %1 = kb.aten "cross_entropy_loss"(%x, %t, %none, %mean, %ii, %ls) : (tensor<64x10xf32>, tensor<64xi64>, none, i64, i64, f64) -> tensor<f32>
+  %2 = kb.aten "cross_entropy_loss"(%x, %p, %none, %mean, %ii, %ls0) : (tensor<64x10xf32>, tensor<64x10xf32>, none, i64, i64, f64) -> tensor<f32>
+  return %0, %1, %2 : tensor<f32>, tensor<f32>, tensor<f32>
+}
