@@ -193,6 +193,9 @@ __device__ __forceinline__ void online_merge(float& m, float& s, float m2, float
 struct Sum {
   template <class T> __device__ T operator()(T a, T b) const { return a + b; }
 };
+struct Prod {
+  template <class T> __device__ T operator()(T a, T b) const { return a * b; }
+};
 struct Max { __device__ float operator()(float a, float b) const { return nanmax(a, b); } };
 // argmax / argmin as ATen's reduce ops choose (the first NaN, else the first
 // max or min; -0 equals +0): one double key per element, the value's 32

@@ -22,7 +22,7 @@ using namespace kb::codegen;
 namespace {
 
 bool isReduceRecipe(llvm::StringRef r) {
-  return llvm::is_contained({"sum", "mean", "amax", "amin", "logsumexp", "var",
+  return llvm::is_contained({"sum", "mean", "prod", "amax", "amin", "logsumexp", "var",
                              "std", "pnorm", "cosine", "argmax", "argmin"},
                             r);
 }
@@ -259,6 +259,14 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
     p.passes.push_back(
         {{{"acc", "double", "0.0", "Sum"}}, "acc += (double){x};", ""});
     p.result = r == "sum" ? "(float)acc" : "(float)(acc / " + n + ".0)";
+  } else if (r == "prod") {
+    // In double, as sum: ATen's float partial products overflow, underflow
+    // and round in an order of their own; a double's product of fp32
+    // values is exact to far below fp32's rounding over any row a float
+    // result can hold.
+    p.passes.push_back(
+        {{{"acc", "double", "1.0", "Prod"}}, "acc *= (double){x};", ""});
+    p.result = "(float)acc";
   } else if (r == "amax" || r == "amin") {
     bool mx = r == "amax";
     p.passes.push_back(
