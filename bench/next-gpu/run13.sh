@@ -13,6 +13,11 @@ set -uo pipefail
 source bench/next-gpu/prepare.sh
 timeout 120 python3 test/Rewrite/gpu_model_new.py $KB_REWRITE $KBV test/fixtures silu_multi_use > $OUT/gpu_model_new.log 2>&1
 echo "gpu_model_new rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok|Error|assert" $OUT/gpu_model_new.log | cut -c1-240 | head
+# The new recipes through kb-verify: prod (middle, last, all, split) and
+# cross entropy's logsumexp row kernel.
+mkdir -p /tmp/vf && cp test/fixtures/graphs/torch-1.13/{sweep_prod,cross_entropy}.* /tmp/vf/
+timeout 60 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/vf > $OUT/verify_new.log 2>&1
+echo "verify_all rc $? $(( $(date +%s)-t0 ))s"; cut -c1-200 $OUT/verify_new.log
 select_tasks 20261212:2 20261212:5 20261213:4 20261213:47 20261206:12
 mkdir -p /tmp/rt/models && cp bench/models/12_llama_decoder.py /tmp/rt/models/
 timeout 330 python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV --budget-s 300 \
