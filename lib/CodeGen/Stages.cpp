@@ -88,8 +88,13 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
   for (Value r : op->getResults().drop_front())
     if (!r.use_empty())
       return fail("'" + name + "' indices are used; only values are generated");
-  if (Value dt = op.getArg("dtype"); dt && !isNone(dt))
-    return fail("'" + name + "' with a dtype argument");
+  // A dtype of float32 (ScalarType 6) over a float32 input is no
+  // conversion: transformers' attention softmax passes it (LLaMA).
+  if (Value dt = op.getArg("dtype"); dt && !isNone(dt)) {
+    auto code = getConstantNumber(dt);
+    if (!code || *code != 6)
+      return fail("'" + name + "' with a dtype argument other than float32");
+  }
   if (auto h = getConstantBool(op.getArg("half_to_float")); h && *h)
     return fail("'" + name + "' with half_to_float");
   auto in = shapeOf(s.input), out = shapeOf(op->getResult(0));
