@@ -216,6 +216,28 @@ llvm::ArrayRef<StepOpInfo> kb::singularOps() {
   return kRows;
 }
 
+llvm::ArrayRef<StepOpInfo> kb::growthOps() {
+  static const StepOpInfo kRows[] = {
+#define KB_OP(...)
+#define KB_GROWTH_OP(NAME, OVERLOAD, WHY) {#NAME, OVERLOAD, WHY},
+#include "kb/IR/OpSemantics.def"
+#undef KB_GROWTH_OP
+#undef KB_OP
+  };
+  return kRows;
+}
+
+llvm::ArrayRef<StepOpInfo> kb::periodicOps() {
+  static const StepOpInfo kRows[] = {
+#define KB_OP(...)
+#define KB_PERIODIC_OP(NAME, OVERLOAD, WHY) {#NAME, OVERLOAD, WHY},
+#include "kb/IR/OpSemantics.def"
+#undef KB_PERIODIC_OP
+#undef KB_OP
+  };
+  return kRows;
+}
+
 static bool inRows(llvm::ArrayRef<StepOpInfo> rows, StringRef name,
                    StringRef overload) {
   name.consume_front("aten::");
@@ -232,6 +254,14 @@ bool kb::isStepOp(StringRef name, StringRef overload) {
 
 bool kb::isSingularOp(StringRef name, StringRef overload) {
   return inRows(singularOps(), name, overload);
+}
+
+bool kb::isGrowthOp(StringRef name, StringRef overload) {
+  return inRows(growthOps(), name, overload);
+}
+
+bool kb::isPeriodicOp(StringRef name, StringRef overload) {
+  return inRows(periodicOps(), name, overload);
 }
 
 const CxxModuleInfo *kb::cxxModule(StringRef implClass) {

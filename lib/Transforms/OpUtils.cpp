@@ -275,6 +275,32 @@ bool kb::isStepOperation(Operation *op) {
   return inTable(op, isStepOp);
 }
 
+namespace {
+/// sin, cos or tan of a value an exponential made, through pointwise ops
+/// (`cos(2 * expm1(x))`): see KB_GROWTH_OP.
+bool isPeriodicOfGrowth(Operation *op) {
+  if (!inTable(op, isPeriodicOp))
+    return false;
+  SmallVector<Operation *> work;
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  auto push = [&](Operation *o) {
+    for (Value v : o->getOperands())
+      if (Operation *p = v.getDefiningOp(); p && seen.insert(p).second)
+        work.push_back(p);
+  };
+  push(op);
+  while (!work.empty() && seen.size() <= 16) {
+    Operation *p = work.pop_back_val();
+    if (inTable(p, isGrowthOp))
+      return true;
+    OpKind kind = getKind(p);
+    if (kind == OpKind::Elementwise || kind == OpKind::Broadcast)
+      push(p);
+  }
+  return false;
+}
+} // namespace
+
 bool kb::isSingularOperation(Operation *op) {
   // x^p with a constant p has a bounded slope at 0 for p >= 1 (and p = 0):
   // pow(|x|, 1.5) after a layer norm kept the norm in ATen (gen-20261209
@@ -289,7 +315,7 @@ bool kb::isSingularOperation(Operation *op) {
       if (*p == 0.0 || (*p >= 1.0 && (*p == std::floor(*p) || nonNegative)))
         return false;
     }
-  return inTable(op, isSingularOp);
+  return inTable(op, isSingularOp) || isPeriodicOfGrowth(op);
 }
 
 bool kb::isInexactReduction(Operation *op) {

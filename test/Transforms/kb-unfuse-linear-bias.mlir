@@ -82,6 +82,30 @@ func.func @before_step(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf3
 
 // -----
 
+// A periodic op of an exponential's result downstream: e^x makes large
+// arguments, and cos turns a last bit of its argument (1.5e-5 at 148) into
+// its result's error, so rewrite keeps eager's GEMM with its bias
+// (gen-20261214 task 5: cos(expm1(linear)) moved by 3e-4 split); without
+// the exponential, cos of the GEMM's output is split.
+// STRICT-LABEL: func.func @periodic_of_exponential
+// STRICT:     kb.aten "linear"(%arg0, %arg1, %arg2) {{.*}} -> tensor<4x4xf32>
+// STRICT-NEXT: kb.aten "expm1"
+// STRICT:     %[[G:.*]] = kb.aten "linear"(%arg0, %arg1, %{{.*}}) {kb.bias_unfused
+// STRICT:     kb.aten "add"(%[[G]], %arg2,
+// STRICT-NEXT: kb.aten "cos"
+func.func @periodic_of_exponential(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %two = kb.constant {value = 2.000000e+00 : f64} : f64
+  %0 = kb.aten "linear"(%x, %w, %b) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %1 = kb.aten "expm1"(%0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = kb.aten "mul"(%1, %two) {overload = "Scalar"} : (tensor<4x4xf32>, f64) -> tensor<4x4xf32>
+  %3 = kb.aten "cos"(%2) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %4 = kb.aten "linear"(%x, %w, %b) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %5 = kb.aten "cos"(%4) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %3, %5 : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
 // HF GPT-2's Conv1D: addmm(b, x2d, W) (W is [K, N]) viewed back to the
 // activation's shape before the residual add: mm, the view, then the add of
 // the bias (the view keeps the last dim, so view(mm + b) == view(mm) + b).

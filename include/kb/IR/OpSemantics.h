@@ -158,6 +158,12 @@ llvm::ArrayRef<StepOpInfo> singularOps();
 /// Whether aten op `name` in overload `overload` is a singular op (as
 /// isStepOp matches names and overloads).
 bool isSingularOp(llvm::StringRef name, llvm::StringRef overload);
+/// KB_GROWTH_OP rows (exponentials) and KB_PERIODIC_OP rows (sin, cos,
+/// tan): a periodic op of a growth op's result counts as singular.
+llvm::ArrayRef<StepOpInfo> growthOps();
+llvm::ArrayRef<StepOpInfo> periodicOps();
+bool isGrowthOp(llvm::StringRef name, llvm::StringRef overload);
+bool isPeriodicOp(llvm::StringRef name, llvm::StringRef overload);
 
 llvm::StringRef kindName(OpKind kind);
 llvm::StringRef styleName(OpStyle style);
