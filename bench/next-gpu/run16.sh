@@ -5,7 +5,7 @@
 # 1e-4, ~1.05 ms) and task 12 of gen-20261206 (cross entropy) again.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-timeout 60 python3 tools/kb-export/kb-export bench/models/12_llama_decoder.py -o /tmp/l --device cuda > $OUT/llama_export.log 2>&1
+timeout 60 tools/kb-export/kb-export bench/models/12_llama_decoder.py -o /tmp/l --device cuda --python "$(command -v python3)" > $OUT/llama_export.log 2>&1
 $KB_REWRITE rewrite /tmp/l/12_llama_decoder.graph.txt -o /tmp/l/rw --verify off --quiet --source bench/models/12_llama_decoder.py
 timeout 90 python3 bench/probes/capture_ops.py /tmp/l/rw bench/models/12_llama_decoder.py > $OUT/capture_ops.log 2>&1
 echo "capture_ops rc $? $(( $(date +%s)-t0 ))s"; tail -25 $OUT/capture_ops.log | cut -c1-250
