@@ -10,6 +10,7 @@
 #include "kb/Emit/PythonEmitter.h"
 #include "kb/Emit/LibraryEpilogue.h"
 #include "kb/IR/KbDialect.h"
+#include "kb/Transforms/OpUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -223,6 +224,52 @@ private:
   /// .to("cuda")` in transformers' masking_utils), whose result nothing
   /// updates in place: computed once (Program.const), so no forward copies
   /// host memory to the GPU, which a CUDA graph capture cannot hold.
+  /// The device operand's position of a 0-d `new_ones` / `new_zeros` /
+  /// `new_full` whose users are all elementwise ops, made on the CPU: a
+  /// 0-d CPU tensor is a scalar every elementwise CUDA op reads on the
+  /// host, while a 0-d CUDA operand of `__and__` broke CUDA graph capture
+  /// (transformers' causal mask: `new_ones((), dtype=bool) & mask`, LLaMA;
+  /// bench/probes/capture_ops.py).
+  static std::optional<unsigned> hostScalarDevice(OpaqueOp o) {
+    llvm::StringRef n = o.getName();
+    std::optional<unsigned> device;
+    if (n == "aten::new_ones" || n == "aten::new_zeros")
+      device = 4;
+    else if (n == "aten::new_full")
+      device = 5;
+    auto t = o->getNumResults() == 1
+                 ? dyn_cast<RankedTensorType>(o->getResult(0).getType())
+                 : nullptr;
+    if (!device || !t || t.getRank() != 0 || o.getArgs().size() <= *device ||
+        !isNone(o.getArgs()[*device]))
+      return std::nullopt;
+    static const llvm::StringRef kBitwise[] = {
+        "aten::__and__", "aten::__or__", "aten::__xor__", "aten::bitwise_and",
+        "aten::bitwise_or", "aten::bitwise_xor", "aten::logical_and",
+        "aten::logical_or", "aten::logical_xor"};
+    for (Operation *user : o->getResult(0).getUsers()) {
+      auto opaque = dyn_cast<OpaqueOp>(user);
+      bool elementwise =
+          (opaque && llvm::is_contained(kBitwise, opaque.getName())) ||
+          (isa<AtenOp>(user) && (getKind(user) == OpKind::Elementwise ||
+                                 getKind(user) == OpKind::Broadcast));
+      if (!elementwise ||
+          llvm::none_of(user->getOperands(), [&](Value v) {
+            auto r = dyn_cast<RankedTensorType>(v.getType());
+            return v != o->getResult(0) && r && r.getRank() > 0;
+          }))
+        return std::nullopt;
+    }
+    return device;
+  }
+
+  std::string argsWithDevice(ValueRange vs, unsigned device) {
+    std::string out;
+    for (auto [i, v] : llvm::enumerate(vs))
+      out += (i ? ", " : "") + (i == device ? std::string("\"cpu\"") : use(v));
+    return out;
+  }
+
   bool fromConstantsOnly(AtenOp a) {
     bool tensorConstant = false;
     for (Value v : a.getArgs()) {
@@ -354,7 +401,10 @@ private:
           !isPythonIdentifier(opName.rtrim('_').empty() ? "x" : opName))
         return fail(&op, "no Python form for '" + n + "'");
       std::string lhs = assign(&op);
-      os << ind << lhs << site(ns, opName) << "(" << args(o.getArgs()) << ")\n";
+      std::string argText = args(o.getArgs());
+      if (auto device = hostScalarDevice(o))
+        argText = argsWithDevice(o.getArgs(), *device);
+      os << ind << lhs << site(ns, opName) << "(" << argText << ")\n";
       return llvm::Error::success();
     }
     if (auto r = dyn_cast<RegionOp>(op)) {
