@@ -22,8 +22,9 @@ using namespace kb::codegen;
 namespace {
 
 bool isReduceRecipe(llvm::StringRef r) {
-  return llvm::is_contained({"sum", "mean", "prod", "amax", "amin", "logsumexp", "var",
-                             "std", "pnorm", "cosine", "argmax", "argmin"},
+  return llvm::is_contained({"sum", "mean", "prod", "amax", "amin", "logsumexp",
+                             "var", "std", "pnorm", "cosine", "argmax",
+                             "argmin"},
                             r);
 }
 

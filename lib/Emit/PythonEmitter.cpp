@@ -244,17 +244,16 @@ private:
         !isNone(o.getArgs()[*device]))
       return std::nullopt;
     static const llvm::StringRef kBitwise[] = {
-        "aten::__and__", "aten::__or__", "aten::__xor__", "aten::bitwise_and",
-        "aten::bitwise_or", "aten::bitwise_xor", "aten::logical_and",
-        "aten::logical_or", "aten::logical_xor"};
+        "aten::__and__",     "aten::__or__",     "aten::__xor__",
+        "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor",
+        "aten::logical_and", "aten::logical_or", "aten::logical_xor"};
     for (Operation *user : o->getResult(0).getUsers()) {
       auto opaque = dyn_cast<OpaqueOp>(user);
       bool elementwise =
           (opaque && llvm::is_contained(kBitwise, opaque.getName())) ||
           (isa<AtenOp>(user) && (getKind(user) == OpKind::Elementwise ||
                                  getKind(user) == OpKind::Broadcast));
-      if (!elementwise ||
-          llvm::none_of(user->getOperands(), [&](Value v) {
+      if (!elementwise || llvm::none_of(user->getOperands(), [&](Value v) {
             auto r = dyn_cast<RankedTensorType>(v.getType());
             return v != o->getResult(0) && r && r.getRank() > 0;
           }))

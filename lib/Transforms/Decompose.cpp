@@ -128,20 +128,23 @@ public:
     // Ignored targets (-100 by default) index class 0 instead: gathered,
     // then masked out.
     Value idx = op("clamp", "", tt, {target, integer(0), integer(classes - 1)});
-    Value idx1 = op("unsqueeze", "", RankedTensorType::get(one, tt.getElementType()),
-                    {idx, integer(1)});
+    Value idx1 =
+        op("unsqueeze", "", RankedTensorType::get(one, tt.getElementType()),
+           {idx, integer(1)});
     Value picked = op("gather", "", RankedTensorType::get(one, rw.getF32Type()),
                       {x, integer(1), idx1, boolean(false)});
     Value xt = op("squeeze", "dim", rowsF32, {picked, integer(1)});
     Value kept = op("ne", "Scalar", rowsI1, {target, integer(ignore)});
-    Value keptF = op("to", "dtype", rowsF32,
-                     {kept, integer(6), boolean(false), boolean(false), none()});
+    Value keptF =
+        op("to", "dtype", rowsF32,
+           {kept, integer(6), boolean(false), boolean(false), none()});
     Value lse = op("logsumexp", "", rowsF32, {x, dims({1}), boolean(false)});
     Value nll = sub(lse, xt);
     // masked_fill reads nll first, so it joins logsumexp's region (and the
     // comparison, a pointwise op of a value in memory, sinks into it).
     Value ignored = op("eq", "Scalar", rowsI1, {keptF, number(0)});
-    Value loss = op("masked_fill", "Scalar", rowsF32, {nll, ignored, number(0)});
+    Value loss =
+        op("masked_fill", "Scalar", rowsF32, {nll, ignored, number(0)});
     if (r != LossReduction::Mean)
       return reduce(loss, r);
     Value total = reduce(loss, LossReduction::Sum);
