@@ -388,5 +388,20 @@ std::string kb::renderOpSemanticsMarkdown() {
   for (const StepOpInfo &r : singularOps())
     os << "| `aten::" << r.name << "` | "
        << (r.overload == "*" ? "all" : r.overload) << " | " << r.why << " |\n";
+  os << "\n## Periodic ops of exponentials\n\n"
+     << "A periodic op passes its argument's absolute error into its result "
+        "whatever the argument's size, and an exponential makes large "
+        "arguments from ordinary ones (a last bit of e^5 = 148 is 1.5e-5). A "
+        "periodic op whose argument an exponential computed (through "
+        "pointwise ops) counts as a singular op.\n\n"
+     << "| op | overload | kind |\n|---|---|---|\n";
+  for (const StepOpInfo &r : growthOps())
+    os << "| `aten::" << r.name << "` | "
+       << (r.overload == "*" ? "all" : r.overload) << " | growth: " << r.why
+       << " |\n";
+  for (const StepOpInfo &r : periodicOps())
+    os << "| `aten::" << r.name << "` | "
+       << (r.overload == "*" ? "all" : r.overload) << " | periodic: " << r.why
+       << " |\n";
   return out;
 }
