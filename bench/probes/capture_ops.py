@@ -11,28 +11,22 @@ _release_generators takes them out after each. Prints the first failures
 (the LLaMA decoder's whole-forward capture failed with only "operation
 failed due to a previous error during capture" at the op after the cause).
 """
-import importlib.util
 import os
 import sys
 
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from kernelbench import load_module, make_inputs  # noqa: E402
+
 os.environ["KB_CUDA_GRAPHS"] = "0"
 os.environ["KB_FORWARD_CHECK"] = "0"
 
 
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def main():
     rewritten, task_path = sys.argv[1], sys.argv[2]
-    task = load(task_path, "kb_task")
-    new = load(os.path.join(rewritten, "model_new.py"), "kb_new")
+    task = load_module(task_path, "kb_task")
+    new = load_module(os.path.join(rewritten, "model_new.py"), "kb_new")
     rt = new.kb_runtime
     failures, calls = [], [0]
 
@@ -68,8 +62,7 @@ def main():
     init = task.get_init_inputs()
     torch.manual_seed(0)
     model = new.ModelNew(*init).cuda()
-    with torch.device("cuda"):
-        x = task.get_inputs()
+    x = make_inputs(task, True)
     with torch.no_grad():
         model(*x)
         torch.cuda.synchronize()
