@@ -89,11 +89,11 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
   for (Value r : op->getResults().drop_front())
     if (!r.use_empty())
       return fail("'" + name + "' indices are used; only values are generated");
-  // A dtype of float32 (ScalarType 6) over a float32 input is no
-  // conversion: transformers' attention softmax passes it (LLaMA).
+  // A dtype of float32 over a float32 input is no conversion:
+  // transformers' attention softmax passes it (LLaMA).
   if (Value dt = op.getArg("dtype"); dt && !isNone(dt)) {
     auto code = getConstantNumber(dt);
-    if (!code || *code != 6)
+    if (!code || *code != kFloat32ScalarType)
       return fail("'" + name + "' with a dtype argument other than float32");
   }
   if (auto h = getConstantBool(op.getArg("half_to_float")); h && *h)

@@ -332,6 +332,17 @@ StringRef kb::styleName(OpStyle style) {
   llvm_unreachable("unknown OpStyle");
 }
 
+/// One markdown row per StepOpInfo row: op, overload ("all" for "*"), and
+/// `why` after `prefix`.
+static void renderStepRows(llvm::raw_ostream &os,
+                           llvm::ArrayRef<StepOpInfo> rows,
+                           llvm::StringRef prefix = "") {
+  for (const StepOpInfo &r : rows)
+    os << "| `aten::" << r.name << "` | "
+       << (r.overload == "*" ? "all" : r.overload) << " | " << prefix << r.why
+       << " |\n";
+}
+
 std::string kb::renderOpSemanticsMarkdown() {
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -374,9 +385,7 @@ std::string kb::renderOpSemanticsMarkdown() {
         "when its values reach one of these, inside its region or downstream "
         "(docs/rewrite.md, \"Numerics policy\").\n\n"
      << "| op | overload | why |\n|---|---|---|\n";
-  for (const StepOpInfo &r : stepOps())
-    os << "| `aten::" << r.name << "` | "
-       << (r.overload == "*" ? "all" : r.overload) << " | " << r.why << " |\n";
+  renderStepRows(os, stepOps());
   os << "\n## Singular ops\n\n"
      << "Slopes without bound at 0. A norm centres its row and divides by the "
         "row's standard deviation, so a last-bit difference of its input "
@@ -385,9 +394,7 @@ std::string kb::renderOpSemanticsMarkdown() {
         "ATen ops when its values reach a norm and then one of these, inside "
         "its region or downstream (docs/rewrite.md, \"Numerics policy\").\n\n"
      << "| op | overload | why |\n|---|---|---|\n";
-  for (const StepOpInfo &r : singularOps())
-    os << "| `aten::" << r.name << "` | "
-       << (r.overload == "*" ? "all" : r.overload) << " | " << r.why << " |\n";
+  renderStepRows(os, singularOps());
   os << "\n## Periodic ops of exponentials\n\n"
      << "A periodic op passes its argument's absolute error into its result "
         "whatever the argument's size, and an exponential makes large "
@@ -395,13 +402,7 @@ std::string kb::renderOpSemanticsMarkdown() {
         "periodic op whose argument an exponential computed (through "
         "pointwise ops) counts as a singular op.\n\n"
      << "| op | overload | kind |\n|---|---|---|\n";
-  for (const StepOpInfo &r : growthOps())
-    os << "| `aten::" << r.name << "` | "
-       << (r.overload == "*" ? "all" : r.overload) << " | growth: " << r.why
-       << " |\n";
-  for (const StepOpInfo &r : periodicOps())
-    os << "| `aten::" << r.name << "` | "
-       << (r.overload == "*" ? "all" : r.overload) << " | periodic: " << r.why
-       << " |\n";
+  renderStepRows(os, growthOps(), "growth: ");
+  renderStepRows(os, periodicOps(), "periodic: ");
   return out;
 }

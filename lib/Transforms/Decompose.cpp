@@ -135,9 +135,9 @@ public:
                       {x, integer(1), idx1, boolean(false)});
     Value xt = op("squeeze", "dim", rowsF32, {picked, integer(1)});
     Value kept = op("ne", "Scalar", rowsI1, {target, integer(ignore)});
-    Value keptF =
-        op("to", "dtype", rowsF32,
-           {kept, integer(6), boolean(false), boolean(false), none()});
+    Value keptF = op("to", "dtype", rowsF32,
+                     {kept, integer(kFloat32ScalarType), boolean(false),
+                      boolean(false), none()});
     Value lse = op("logsumexp", "", rowsF32, {x, dims({1}), boolean(false)});
     Value nll = sub(lse, xt);
     // masked_fill reads nll first, so it joins logsumexp's region (and the

@@ -15,6 +15,10 @@
 
 namespace kb {
 
+/// c10::ScalarType's code for float32, as a traced `ScalarType` operand
+/// (`dtype=torch.float32`) holds it.
+constexpr int64_t kFloat32ScalarType = 6;
+
 /// Pattern kinds, ordered as in TVM's FuseOps: lower kinds fuse into higher.
 enum class OpKind {
   Elementwise,
