@@ -112,6 +112,8 @@ int codegen::rowBlockSize(const RowPlan &p) {
     return atenLanes(p.cols) * atenRowsPerBlock(p.cols);
   if (p.mode == RowMode::AtenSpatial)
     return int(p.spatialThreads * p.spatialInner);
+  if (p.mode == RowMode::AtenStrided)
+    return int(32 * kAtenStridedWarps);
   if (p.mode == RowMode::Tile)
     return 256;
   if (p.mode == RowMode::Columns)
@@ -162,6 +164,8 @@ public:
       return emitAtenSoftmaxRows(e, f, yield, p, os);
     if (p.mode == Mode::AtenSpatial)
       return emitAtenSpatialRows(e, f, yield, p, os);
+    if (p.mode == Mode::AtenStrided)
+      return emitAtenStridedRows(e, f, yield, p, os);
     if (p.mode == Mode::Warp)
       return p.vec4 ? emitVectorRows(p, os) : emitRegisterRows(p, os);
     if (blockRegisterSlots(p))
@@ -194,10 +198,11 @@ public:
     case Mode::AtenOrder:
     case Mode::AtenSoftmax:
     case Mode::AtenSpatial:
+    case Mode::AtenStrided:
       llvm_unreachable("emitted by emitRegisterRows / emitVectorRows / "
                        "emitColumns / emitTile / emitSplitRows / "
                        "emitAtenOrderRows / emitAtenSoftmaxRows / "
-                       "emitAtenSpatialRows");
+                       "emitAtenSpatialRows / emitAtenStridedRows");
     case Mode::Thread:
       os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
             "threadIdx.x; r < "

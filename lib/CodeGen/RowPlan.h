@@ -25,7 +25,8 @@ enum class RowMode {
   Split,
   AtenOrder,
   AtenSoftmax,
-  AtenSpatial
+  AtenSpatial,
+  AtenStrided
 };
 
 struct RowPlan {
@@ -210,6 +211,16 @@ llvm::Error emitAtenSpatialRows(RegionEmitter &e, const StageInfo &f,
                                 YieldOp yield, const RowPlan &p,
                                 llvm::raw_ostream &os);
 int64_t atenSpatialThreads(int64_t cols, int64_t inner);
+/// AtenStrided mode: ATen's spatial softmax with one thread per strided
+/// row (atenSpatialThreads 1), played by items of 32 rows whose loads
+/// kAtenStridedWarps warps share (AtenSoftmax.cpp); rows of at least
+/// kAtenStridedMinCols (shorter ones stay in L1 between one thread's
+/// passes), each of the stagers kStagedPerWarp columns a chunk.
+llvm::Error emitAtenStridedRows(RegionEmitter &e, const StageInfo &f,
+                                YieldOp yield, const RowPlan &p,
+                                llvm::raw_ostream &os);
+constexpr int64_t kAtenStridedWarps = 16, kStagedPerWarp = 4,
+                  kAtenStridedMinCols = 64;
 
 /// Opens the loop of groups of L lanes per row (a power of two up to 32,
 /// 256 / L rows a block of 256): r is the group's row, `live` whether it

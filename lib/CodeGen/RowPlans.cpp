@@ -206,12 +206,16 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       // float (`m < x ? x : m`), then a float sum of expf(x - max); with
       // threads along the dim (inner <= 64, dim >= 64) their partials meet
       // in its shared-memory tree (AtenSpatial), else one thread per
-      // strided row takes the same order (no split, no online pass). Out:
-      // expf(x - max) / sum or x - max - logf(sum).
+      // strided row takes the same order (no split, no online pass; rows of
+      // 64 or more with a block's warps sharing the loads of 32 rows,
+      // AtenStrided). Out: expf(x - max) / sum or x - max - logf(sum).
       if (int64_t threads = atenSpatialThreads(R, inner); threads > 1) {
         p.mode = Mode::AtenSpatial;
         p.spatialThreads = threads;
         p.spatialInner = inner;
+        p.prog.passes.clear();
+      } else if (R >= kAtenStridedMinCols) {
+        p.mode = Mode::AtenStrided;
         p.prog.passes.clear();
       } else {
         p.mode = Mode::Thread;
@@ -675,7 +679,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           "-lane group (ATen's warp softmax's order, bit-identical to eager)",
       std::to_string(p.spatialThreads) +
           "-thread group (ATen's spatial softmax's order: each thread's "
-          "elements in order, then its shared-memory tree)"};
+          "elements in order, then its shared-memory tree)",
+      "thread (ATen's spatial softmax's order; items of 32 rows whose "
+      "loads " +
+          std::to_string(kAtenStridedWarps) + " warps share)"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
@@ -686,6 +693,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
        : p.mode == Mode::AtenSpatial
            ? std::string("the row is re-read on each pass, as ATen's "
                          "kernel does.")
+       : p.mode == Mode::AtenStrided
+           ? std::string("the row is re-read on each pass (the sum's pass "
+                         "through shared memory).")
        : p.mode == Mode::AtenOrder
            ? std::string(p.cols <= kAtenHeldMax && p.cols % 4 == 0
                              ? "the row is held in registers (the "
@@ -724,6 +734,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                 ")"
       : p.mode == Mode::AtenSpatial
           ? std::to_string(p.rows / std::max<int64_t>(p.spatialInner, 1))
+      : p.mode == Mode::AtenStrided ? "ceil_div(" + R + ", 32)"
       : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
       : p.mode == Mode::Block
           ? R
