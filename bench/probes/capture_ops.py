@@ -5,7 +5,8 @@
 Runs ModelNew's graph program eagerly once (CUDA graphs off), and at every
 ATen call site (kb_runtime.OpCall) and region call (Program.call) captures
 that one call again, alone, into a fresh CUDA graph (thread-local mode):
-the calls whose capture fails are printed with the error. A failed capture
+the calls whose capture fails are printed with their operands (device,
+dtype, shape) and the error. A failed capture
 leaves torch's CUDA generators in capture mode; the runtime's
 _release_generators takes them out after each. Prints the first failures
 (the LLaMA decoder's whole-forward capture failed with only "operation
@@ -30,7 +31,12 @@ def main():
     rt = new.kb_runtime
     failures, calls = [], [0]
 
-    def try_capture(what, fn):
+    def describe(args):
+        return ", ".join(
+            f"{a.device.type}:{str(a.dtype).replace('torch.', '')}{list(a.shape)}"
+            if isinstance(a, torch.Tensor) else repr(a)[:40] for a in args)
+
+    def try_capture(what, fn, operands=""):
         calls[0] += 1
         g = torch.cuda.CUDAGraph()
         try:
@@ -38,7 +44,7 @@ def main():
                 fn()
         except Exception as e:  # the cause, at this call
             rt._release_generators()
-            failures.append((calls[0], what, str(e).splitlines()[0][:160]))
+            failures.append((calls[0], what, str(e).splitlines()[0][:160], operands))
 
     original_call = rt.OpCall.__call__
 
@@ -46,7 +52,8 @@ def main():
         out = original_call(self, *args)
         if not torch.cuda.is_current_stream_capturing() and any(
                 isinstance(a, torch.Tensor) and a.is_cuda for a in args):
-            try_capture(f"aten::{self.name}", lambda: original_call(self, *args))
+            try_capture(f"aten::{self.name}", lambda: original_call(self, *args),
+                        describe(args))
         return out
 
     rt.OpCall.__call__ = op_call
@@ -67,8 +74,8 @@ def main():
         model(*x)
         torch.cuda.synchronize()
     print(f"{calls[0]} calls captured alone, {len(failures)} failed")
-    for n, what, err in failures[:20]:
-        print(f"  call {n}: {what}: {err}")
+    for n, what, err, operands in failures[:20]:
+        print(f"  call {n}: {what}({operands}): {err}")
     r = torch.randn(4, device="cuda")  # the generators still work
     print("generator after:", bool(r.isfinite().all()))
 

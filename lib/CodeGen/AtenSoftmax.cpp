@@ -191,7 +191,10 @@ private:
 /// stage in shared memory (double-buffered, so staging chunk k overlaps
 /// folding chunk k - 1); the outputs by every warp. One thread a row
 /// re-reading it three times from memory ran at 1.3 TB/s (gen-20261214
-/// task 1: softmax over dim 1 of 487 x 512 x 256, 0.40 ms).
+/// task 1: softmax over dim 1 of 487 x 512 x 256, 0.40 ms; items of 32
+/// rows from every block the hardware keeps resident: 0.297 ms, about three
+/// reads from DRAM, so the grid now keeps the items in flight in L2,
+/// atenStridedBlocksPerSM).
 class AtenStrided : RowWriter {
 public:
   using RowWriter::RowWriter;
@@ -275,6 +278,15 @@ public:
 };
 
 } // namespace
+
+int codegen::atenStridedBlocksPerSM(const RowPlan &p) {
+  if (p.splitPerSM > 0)
+    return std::min(p.splitPerSM, 4);
+  // Half the H200's 50 MB L2, as rowBlockSize budgets streamed block rows.
+  constexpr int64_t budget = 24 << 20, sms = 132;
+  int64_t perItem = 32 * p.cols * 4;
+  return (int)std::clamp<int64_t>(budget / (sms * perItem), 1, 4);
+}
 
 int64_t codegen::atenSpatialThreads(int64_t cols, int64_t inner) {
   int64_t innerThreads = std::min<int64_t>(inner, 1024), t = 1;

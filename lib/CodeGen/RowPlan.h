@@ -143,6 +143,10 @@ int64_t rowLanes(const RowPlan &p);
 /// from memory once), or 0 where the row is too long and every pass
 /// re-reads it.
 int64_t blockRegisterSlots(const RowPlan &p);
+/// Thread mode: whether the thread holds its row in registers (rows of at
+/// most kThreadRegisterRowMax elements read more than once).
+bool threadRegisterRow(const RowPlan &p);
+constexpr int64_t kThreadRegisterRowMax = 16;
 /// Block mode: whether the block stages its row in shared memory (rows
 /// too long for registers, read more than once, at most sharedRowMax and
 /// kSharedRowMax elements).
@@ -221,6 +225,12 @@ llvm::Error emitAtenStridedRows(RegionEmitter &e, const StageInfo &f,
                                 llvm::raw_ostream &os);
 constexpr int64_t kAtenStridedWarps = 16, kStagedPerWarp = 4,
                   kAtenStridedMinCols = 64;
+/// AtenStrided mode: blocks resident per SM (the grid sm_count times as
+/// many, items taken in turn) so that the items in flight fit in half the
+/// L2 and the sum's and the outputs' passes re-read their rows there; 4
+/// (the hardware's limit for 512 threads) means an uncapped grid. A probe's
+/// splitPerSM overrides it.
+int atenStridedBlocksPerSM(const RowPlan &p);
 
 /// Opens the loop of groups of L lanes per row (a power of two up to 32,
 /// 256 / L rows a block of 256): r is the group's row, `live` whether it

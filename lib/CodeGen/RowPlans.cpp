@@ -217,6 +217,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       } else if (R >= kAtenStridedMinCols) {
         p.mode = Mode::AtenStrided;
         p.prog.passes.clear();
+        p.splitPerSM = e.splitPerSM;
       } else {
         p.mode = Mode::Thread;
         p.prog.passes.front() = {{{"m", "float", "(-3.40282347e+38f)", "Max"}},
@@ -703,7 +704,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                                "element)."
                              : "the row is re-read for the output, as "
                                "ATen's kernel does.")
-       : p.mode == Mode::Warp || blockRegisterSlots(p)
+       : p.mode == Mode::Warp || blockRegisterSlots(p) || threadRegisterRow(p)
            ? "the row is held in registers (the pointwise "
              "prologue evaluated once per element)."
        : blockSharedRow(p)
@@ -734,7 +735,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                 ")"
       : p.mode == Mode::AtenSpatial
           ? std::to_string(p.rows / std::max<int64_t>(p.spatialInner, 1))
-      : p.mode == Mode::AtenStrided ? "ceil_div(" + R + ", 32)"
+      : p.mode == Mode::AtenStrided
+          ? (atenStridedBlocksPerSM(p) >= 4
+                 ? "ceil_div(" + R + ", 32)"
+                 : "sm_count * " + std::to_string(atenStridedBlocksPerSM(p)))
       : p.mode == Mode::Tile ? std::to_string(p.tileN * p.tileM)
       : p.mode == Mode::Block
           ? R

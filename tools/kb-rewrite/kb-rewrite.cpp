@@ -109,7 +109,9 @@ cl::opt<unsigned> splitChunksOpt(
 cl::opt<std::string> splitShapeOpt(
     "split-shape",
     cl::desc("BLOCK,PER_SM,UNROLL of split row kernels instead of the "
-             "measured defaults (a probe of the plan; 0 keeps one)"),
+             "measured defaults; PER_SM also caps the resident blocks of "
+             "softmax in ATen's strided order (a probe of the plan; 0 keeps "
+             "one)"),
     cl::init(""), cl::sub(codegenCmd));
 cl::opt<bool> splitQuadOpt(
     "split-quad",
