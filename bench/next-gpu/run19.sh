@@ -7,8 +7,9 @@
 # region 0 0.297 -> ~0.18 ms) on gen-20261214 task 1; --group-unroll on
 # gen-20261215 task 6 (max over rows of 64, 3.4 TB/s vs compile 4.06).
 # (3) gen-20261215 task 1 (thread rows in registers: predicted 0.138 ->
-# ~0.09 ms), gen-20261214 task 1 and public L2-6 (was 0.505). (4) Models
-# 2, 7, 11.
+# ~0.09 ms), gen-20261214 tasks 1 and 3 (padded avg_pool2d unrolled:
+# predicted 0.131 -> ~0.11 ms) and public L2-6 (was 0.505); the pooling and
+# softmax fixtures through kb-verify.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
 timeout 60 tools/kb-export/kb-export bench/models/12_llama_decoder.py -o /tmp/l --device cuda --python "$(command -v python3)" > $OUT/llama_export.log 2>&1
@@ -26,11 +27,11 @@ timeout 90 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-v
   --variants "base:;u2:--group-unroll 2;u4:--group-unroll 4;base2:" \
   --json $OUT/knobs_rows64.json $G/gen20261215_6_max_rows64.graph.txt $G/gen20261215_1_pool_ln10.graph.txt > $OUT/knobs_rows64.log 2>&1
 echo "knobs2 rc $? $(( $(date +%s)-t0 ))s"; tail -8 $OUT/knobs_rows64.log | cut -c1-250
-select_tasks 20261215:1 20261214:1
+mkdir -p /tmp/fx && for f in sweep_avgpool3d_div sweep_avgpool2d_nopad pool_chain sweep_maxpool2d_ceil softmax_strided_step norm_step sweep_softmax_dim0 sweep_log_softmax_mid; do cp test/fixtures/graphs/torch-1.13/$f.graph.txt /tmp/fx/; done
+cp test/fixtures/graphs/torch-2.11/level2_6_*.graph.txt test/fixtures/graphs/torch-2.11/level2_3_*.graph.txt /tmp/fx/
+timeout 100 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx > $OUT/verify_fx.log 2>&1
+echo "verify_all rc $? $(( $(date +%s)-t0 ))s"; grep -v "^ok" $OUT/verify_fx.log | tail -5
+select_tasks 20261215:1 20261214:1 20261214:3
 timeout 150 python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV --budget-s 140 \
   "${dirs[@]}" --levels 2 --tasks 6 --prepare 8 --json $OUT/sel.json --runs 30 --fast-math --task-timeout 80 --work /tmp/kbw19 > $OUT/sel.log 2>&1
 echo "sel rc $? $(( $(date +%s)-t0 ))s"; grep -E "True|False" $OUT/sel.log | cut -c1-250
-left=$(( 575 - ($(date +%s)-t0) ))
-timeout $left bash scripts/gpu-bench-slice --seed 20261215 --gen 0 --models 2,7,11 --json $OUT/models.json \
-  --runs 30 --fast-math --budget-s $((left - 20)) --task-timeout 120 > $OUT/models.log 2>&1
-echo "models rc $? $(( $(date +%s)-t0 ))s"; grep -E "True|False|geomean" $OUT/models.log | cut -c1-250 | tail -8
