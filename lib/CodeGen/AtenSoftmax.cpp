@@ -191,10 +191,12 @@ private:
 /// stage in shared memory (double-buffered, so staging chunk k overlaps
 /// folding chunk k - 1); the outputs by every warp. One thread a row
 /// re-reading it three times from memory ran at 1.3 TB/s (gen-20261214
-/// task 1: softmax over dim 1 of 487 x 512 x 256, 0.40 ms; items of 32
-/// rows from every block the hardware keeps resident: 0.297 ms, about three
-/// reads from DRAM, so the grid now keeps the items in flight in L2,
-/// atenStridedBlocksPerSM).
+/// task 1: softmax over dim 1 of 487 x 512 x 256, 0.40 ms; as items of 32
+/// rows, 0.297). Every block the hardware keeps resident takes an item:
+/// fewer blocks an SM, so that the items in flight stay in L2 between the
+/// passes, measured slower (session 29, kb-verify with L2 flushed: 3, 2 and
+/// 1 blocks 0.337, 0.387, 0.615 ms): the loads in flight, not L2 capacity,
+/// bound it.
 class AtenStrided : RowWriter {
 public:
   using RowWriter::RowWriter;
@@ -280,12 +282,7 @@ public:
 } // namespace
 
 int codegen::atenStridedBlocksPerSM(const RowPlan &p) {
-  if (p.splitPerSM > 0)
-    return std::min(p.splitPerSM, 4);
-  // Half the H200's 50 MB L2, as rowBlockSize budgets streamed block rows.
-  constexpr int64_t budget = 24 << 20, sms = 132;
-  int64_t perItem = 32 * p.cols * 4;
-  return (int)std::clamp<int64_t>(budget / (sms * perItem), 1, 4);
+  return p.splitPerSM > 0 ? std::min(p.splitPerSM, 4) : 4;
 }
 
 int64_t codegen::atenSpatialThreads(int64_t cols, int64_t inner) {

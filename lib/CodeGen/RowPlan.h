@@ -225,11 +225,9 @@ llvm::Error emitAtenStridedRows(RegionEmitter &e, const StageInfo &f,
                                 llvm::raw_ostream &os);
 constexpr int64_t kAtenStridedWarps = 16, kStagedPerWarp = 4,
                   kAtenStridedMinCols = 64;
-/// AtenStrided mode: blocks resident per SM (the grid sm_count times as
-/// many, items taken in turn) so that the items in flight fit in half the
-/// L2 and the sum's and the outputs' passes re-read their rows there; 4
-/// (the hardware's limit for 512 threads) means an uncapped grid. A probe's
-/// splitPerSM overrides it.
+/// AtenStrided mode: blocks resident per SM: 4 (the hardware's limit for
+/// 512 threads: an uncapped grid, one item a block) unless a probe's
+/// splitPerSM caps it (the grid sm_count times as many, items in turn).
 int atenStridedBlocksPerSM(const RowPlan &p);
 
 /// Opens the loop of groups of L lanes per row (a power of two up to 32,

@@ -150,7 +150,9 @@ cl::opt<bool> atenOrderNormsOpt(
 cl::opt<unsigned> groupUnrollOpt(
     "group-unroll",
     cl::desc("Row groups a warp of lane-group row kernels takes per unrolled "
-             "trip, the grid divided as much (1-8; default 1) (a probe)"),
+             "trip, the grid divided as much (1-8; default: 2 to 4 for "
+             "float4 rows of inputs of 2^24 elements or more, else 1) "
+             "(a probe)"),
     cl::init(0), cl::sub(codegenCmd));
 cl::opt<unsigned> momentsBatchOpt(
     "moments-batch",
