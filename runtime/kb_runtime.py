@@ -792,13 +792,40 @@ class OpCall:
     arguments are keyword-only (gelu's `approximate`, add_'s `alpha`). On
     first use the site finds how to split its operands between positional
     and keyword arguments from the overloads' schemas (argument parsing
-    fails before anything runs, so trying is safe), then reuses the split.
+    fails before anything runs, so trying is safe), then reuses the split,
+    and (torch 2.x) calls the overload the packet resolved to directly.
     """
 
     def __init__(self, ns, name):
         self.ns, self.name = ns, name
         self.packet = None
         self.split = None
+        self.overload = None
+
+    def _resolve(self, args):
+        """The OpOverload the packet picks for these operands (torch 2.x;
+        None where torch cannot say). Later calls go to it directly: the
+        packet's own resolution of `aten::__and__` inside a CUDA graph
+        capture invalidated the capture (the LLaMA decoder's causal mask;
+        bench/probes/capture_and.py), `__and__.Tensor` with the same
+        operands did not, and skipping the resolution saves host time on
+        every call."""
+        resolve = getattr(torch._C, "_jit_resolve_packet", None)
+        if resolve is None:
+            return None
+        npos, names = self.split
+        try:
+            overload = resolve(f"{self.ns}::{self.name}", *args[:npos],
+                               **dict(zip(names, args[npos:])))
+            return getattr(self.packet, overload)
+        except (RuntimeError, TypeError, AttributeError):
+            return None
+
+    def _invoke(self, fn, args):
+        npos, names = self.split
+        if not names:
+            return fn(*args)
+        return fn(*args[:npos], **dict(zip(names, args[npos:])))
 
     def _splits(self, n):
         seen = []
@@ -815,10 +842,18 @@ class OpCall:
 
     def __call__(self, *args):
         if self.split is not None:
-            npos, names = self.split
-            if not names:
-                return self.packet(*args)
-            return self.packet(*args[:npos], **dict(zip(names, args[npos:])))
+            if self.overload is None:
+                return self._invoke(self.packet, args)
+            try:
+                return self._invoke(self.overload, args)
+            except (RuntimeError, TypeError):
+                # Operands of other kinds than the first call's (a schema
+                # mismatch raises before the op runs): resolve again.
+                again = self._resolve(args)
+                if again is None or again is self.overload:
+                    raise
+                self.overload = again
+                return self._invoke(again, args)
         self.packet = getattr(getattr(torch.ops, self.ns), self.name)
         first = None
         for npos, names in self._splits(len(args)):
@@ -828,5 +863,6 @@ class OpCall:
                 first = first or e
                 continue
             self.split = (npos, names)
+            self.overload = self._resolve(args)
             return out
         raise first

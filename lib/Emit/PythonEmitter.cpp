@@ -227,9 +227,11 @@ private:
   /// The device operand's position of a 0-d `new_ones` / `new_zeros` /
   /// `new_full` whose users are all elementwise ops, made on the CPU: a
   /// 0-d CPU tensor is a scalar every elementwise CUDA op reads on the
-  /// host, while a 0-d CUDA operand of `__and__` broke CUDA graph capture
-  /// (transformers' causal mask: `new_ones((), dtype=bool) & mask`, LLaMA;
-  /// bench/probes/capture_ops.py).
+  /// host, so no fill kernel runs for it (transformers' causal mask:
+  /// `new_ones((), dtype=bool) & mask`, LLaMA). The capture failure first
+  /// blamed on it was torch.ops.aten.__and__'s overload resolution
+  /// (bench/probes/capture_and.py; kb_runtime.OpCall now calls the
+  /// resolved overload).
   static std::optional<unsigned> hostScalarDevice(OpaqueOp o) {
     llvm::StringRef n = o.getName();
     std::optional<unsigned> device;

@@ -52,6 +52,49 @@ class OpCallTest(unittest.TestCase):
         x = torch.arange(6.0).reshape(2, 3)
         self.assertEqual(s(x, [1], True, None).tolist(), [[3.0], [12.0]])
 
+    def test_overload_resolved_once(self):
+        # torch.ops.aten.__and__ resolving its overload inside a CUDA graph
+        # capture broke it; sites call the resolved overload. A resolver
+        # like torch 2.x's _jit_resolve_packet, counting its calls.
+        calls = []
+
+        def resolve(name, *args, **kwargs):
+            calls.append(name)
+            return "Tensor" if isinstance(args[1], torch.Tensor) else "Scalar"
+
+        saved = getattr(torch._C, "_jit_resolve_packet", None)
+        torch._C._jit_resolve_packet = resolve
+        try:
+            site = kb_runtime.OpCall("aten", "__and__")
+            a, b = torch.tensor([True, False]), torch.tensor([True, True])
+            self.assertEqual(site(a, b).tolist(), [True, False])
+            self.assertIs(site.overload, torch.ops.aten.__and__.Tensor)
+            self.assertEqual(site(b, a).tolist(), [True, False])
+            self.assertEqual(calls, ["aten::__and__"])  # resolved once
+            # Operands of another kind: the overload rejects them, the site
+            # resolves again.
+            self.assertEqual(site(a, False).tolist(), [False, False])
+            self.assertIs(site.overload, torch.ops.aten.__and__.Scalar)
+            self.assertEqual(len(calls), 2)
+        finally:
+            if saved is None:
+                del torch._C._jit_resolve_packet
+            else:
+                torch._C._jit_resolve_packet = saved
+
+    def test_without_resolver_calls_the_packet(self):
+        saved = getattr(torch._C, "_jit_resolve_packet", None)
+        if saved is not None:
+            del torch._C._jit_resolve_packet
+        try:
+            site = kb_runtime.OpCall("aten", "mul")
+            self.assertEqual(site(torch.ones(2), 3.0).tolist(), [3.0, 3.0])
+            self.assertIsNone(site.overload)
+            self.assertEqual(site(torch.ones(2), torch.ones(2)).tolist(), [1.0, 1.0])
+        finally:
+            if saved is not None:
+                torch._C._jit_resolve_packet = saved
+
     def test_unknown_op_raises(self):
         with self.assertRaises((AttributeError, RuntimeError)):
             kb_runtime.OpCall("aten", "no_such_op_kb")(torch.zeros(1))
