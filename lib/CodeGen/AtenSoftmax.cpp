@@ -210,8 +210,8 @@ public:
     os << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
        << "  __shared__ float part[" << 32 * kAtenStridedWarps << "];\n"
        << "  __shared__ float staged[2][" << CH << "][32];\n"
-       << "  for (long long item = blockIdx.x; item < "
-       << (p.rows + 31) / 32 << "LL; item += gridDim.x) {\n"
+       << "  for (long long item = blockIdx.x; item < " << (p.rows + 31) / 32
+       << "LL; item += gridDim.x) {\n"
        << "    const long long r = item * 32 + lane;\n"
        << "    const long long cEnd = r < " << p.rows << "LL ? " << C
        << " : 0;\n"
@@ -255,8 +255,8 @@ public:
     // multiply as it does there.
     os << "      if (warp == 0 && k > 0) {\n"
        << "        const long long c0 = (long long)(k - 1) * " << CH << ";\n"
-       << "        const int n = cEnd - c0 < " << CH << " ? (int)(cEnd - c0) : "
-       << CH << ";\n"
+       << "        const int n = cEnd - c0 < " << CH
+       << " ? (int)(cEnd - c0) : " << CH << ";\n"
        << "#pragma unroll 8\n"
        << "        for (int j = 0; j < n; ++j)\n"
        << "          acc += expf(__fsub_rn(staged[(k - 1) & 1][j][lane], m));\n"

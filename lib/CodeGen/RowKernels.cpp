@@ -297,9 +297,9 @@ public:
       os << "    // A non-finite first element would make every difference "
             "Inf/NaN.\n"
          << "    const double k0 = isfinite(xs[0]) ? (double)xs[0] : 0.0;\n";
-    std::string each = "#pragma unroll\n    for (int k = 0; k < " + K +
-                       "; ++k) {\n      const long long c = k;\n      if (c < " +
-                       C + ") {\n";
+    std::string each =
+        "#pragma unroll\n    for (int k = 0; k < " + K +
+        "; ++k) {\n      const long long c = k;\n      if (c < " + C + ") {\n";
     return emitRegisterPasses(p, each, "xs[k]", 1, "    {\n", os);
   }
 

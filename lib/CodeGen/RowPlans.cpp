@@ -640,11 +640,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   }
 
   p.rowBlock = e.rowBlock; // rowBlockSize reads it for streamed block rows
-  p.groupUnroll = e.groupUnroll > 0             ? e.groupUnroll
-                  : p.mode == Mode::AtenSoftmax ? atenSoftmaxBatch(p.cols)
-                  : p.mode == Mode::Warp && p.vec4
-                      ? vectorGroupUnroll(p)
-                      : 1;
+  p.groupUnroll = e.groupUnroll > 0                ? e.groupUnroll
+                  : p.mode == Mode::AtenSoftmax    ? atenSoftmaxBatch(p.cols)
+                  : p.mode == Mode::Warp && p.vec4 ? vectorGroupUnroll(p)
+                                                   : 1;
   p.momentsBatch = e.momentsBatch > 0 ? e.momentsBatch : kMomentsBatch;
   p.registerRowMax = e.registerRowMax;
   // Layer norms over rows too long for registers stage them in shared
