@@ -536,6 +536,25 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
       ind += "  ";
     }
   };
+  // The kernel's window as unrolled loops over k0, k1, ... with x<d> the
+  // input coordinate, an element skipped where `skip` (of d's digit and d)
+  // holds.
+  auto openUnrolledWindow =
+      [&](llvm::function_ref<std::string(const std::string &, int64_t)> skip) {
+        for (int64_t d = 0; d < k; ++d) {
+          std::string D = std::to_string(d);
+          os << ind << "#pragma unroll\n"
+             << ind << "for (int k" << D << " = 0; k" << D << " < "
+             << s.kernel[d] << "; ++k" << D << ") {\n";
+          ind += "  ";
+          os << ind << "const int x" << D << " = p" << D << " * " << s.stride[d]
+             << " - " << s.padding[d] << " + k" << D << " * " << s.dilation[d]
+             << ";\n";
+          std::string cond = skip(D, d);
+          if (!cond.empty())
+            os << ind << "if (" << cond << ") continue;\n";
+        }
+      };
   // Every window inside the input (no padding, no ceil_mode overhang): the
   // loops have constant trip counts and no bounds checks, so they unroll and
   // all of a window's loads are issued together.
@@ -551,19 +570,11 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     // never include padding.
     bool mx = s.recipe == "max_pool";
     os << ind << (mx ? "float acc = -kb::inf();\n" : "float acc = 0.f;\n");
-    for (int64_t d = 0; d < k; ++d) {
-      std::string D = std::to_string(d);
-      os << ind << "#pragma unroll\n"
-         << ind << "for (int k" << D << " = 0; k" << D << " < " << s.kernel[d]
-         << "; ++k" << D << ") {\n";
-      ind += "  ";
-      os << ind << "const int x" << D << " = p" << D << " * " << s.stride[d]
-         << " - " << s.padding[d] << " + k" << D << " * " << s.dilation[d]
-         << ";\n";
-      if (!inside)
-        os << ind << "if (x" << D << " < 0 || x" << D << " >= " << inSp[d]
-           << ") continue;\n";
-    }
+    openUnrolledWindow([&](const std::string &D, int64_t d) {
+      return inside
+                 ? std::string()
+                 : "x" + D + " < 0 || x" + D + " >= " + std::to_string(inSp[d]);
+    });
     if (!mx) {
       // Avg pooling inside the input: ATen's window order, plain sum.
       if (auto err = sumWindow())
@@ -632,17 +643,9 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     // output, so they did not unroll: avg_pool2d 3x3 stride 3 padding 1
     // ran at 3.2 TB/s where torch.compile's reaches 4.0, gen-20261214
     // task 3).
-    for (int64_t d = 0; d < k; ++d) {
-      std::string D = std::to_string(d);
-      os << ind << "#pragma unroll\n"
-         << ind << "for (int k" << D << " = 0; k" << D << " < " << s.kernel[d]
-         << "; ++k" << D << ") {\n";
-      ind += "  ";
-      os << ind << "const int x" << D << " = p" << D << " * " << s.stride[d]
-         << " - " << s.padding[d] << " + k" << D << ";\n"
-         << ind << "if (x" << D << " < b" << D << " || x" << D << " >= e" << D
-         << ") continue;\n";
-    }
+    openUnrolledWindow([](const std::string &D, int64_t) {
+      return "x" + D + " < b" + D + " || x" + D + " >= e" + D;
+    });
   }
   if (auto err = sumWindow())
     return err;
