@@ -848,12 +848,13 @@ class OpCall:
                 return self._invoke(self.overload, args)
             except (RuntimeError, TypeError):
                 # Operands of other kinds than the first call's (a schema
-                # mismatch raises before the op runs): resolve again.
+                # mismatch raises before the op runs): resolve again, and
+                # where that gives nothing new, leave resolution to the
+                # packet, which took the first call's operands (an error of
+                # the op itself is raised by it again).
                 again = self._resolve(args)
-                if again is None or again is self.overload:
-                    raise
-                self.overload = again
-                return self._invoke(again, args)
+                self.overload = again if again is not self.overload else None
+                return self._invoke(self.overload or self.packet, args)
         self.packet = getattr(getattr(torch.ops, self.ns), self.name)
         first = None
         for npos, names in self._splits(len(args)):

@@ -82,6 +82,26 @@ class OpCallTest(unittest.TestCase):
             else:
                 torch._C._jit_resolve_packet = saved
 
+    def test_rejected_overload_falls_back_to_the_packet(self):
+        # A resolver answer the overload then rejects (a Python bool for
+        # __and__.Tensor's `other`): the site calls the packet from then on.
+        saved = getattr(torch._C, "_jit_resolve_packet", None)
+        torch._C._jit_resolve_packet = lambda name, *args, **kwargs: "Tensor"
+        try:
+            site = kb_runtime.OpCall("aten", "__and__")
+            a = torch.tensor([True, False])
+            self.assertEqual(site(a, True).tolist(), [True, False])
+            self.assertIs(site.overload, torch.ops.aten.__and__.Tensor)
+            self.assertEqual(site(a, True).tolist(), [True, False])
+            self.assertIsNone(site.overload)
+            with self.assertRaises(RuntimeError):  # the op's own error
+                site(a, torch.ones(3, dtype=torch.bool))
+        finally:
+            if saved is None:
+                del torch._C._jit_resolve_packet
+            else:
+                torch._C._jit_resolve_packet = saved
+
     def test_without_resolver_calls_the_packet(self):
         saved = getattr(torch._C, "_jit_resolve_packet", None)
         if saved is not None:
