@@ -813,16 +813,18 @@ class OpCall:
         resolve = getattr(torch._C, "_jit_resolve_packet", None)
         if resolve is None:
             return None
-        npos, names = self.split
+        qualified = f"{self.ns}::{self.name}"
         try:
-            overload = resolve(f"{self.ns}::{self.name}", *args[:npos],
-                               **dict(zip(names, args[npos:])))
+            overload = self._invoke(
+                lambda *a, **k: resolve(qualified, *a, **k), args, self.split)
             return getattr(self.packet, overload)
         except (RuntimeError, TypeError, AttributeError):
             return None
 
-    def _invoke(self, fn, args):
-        npos, names = self.split
+    @staticmethod
+    def _invoke(fn, args, split):
+        """fn over the operands split into positional and keyword ones."""
+        npos, names = split
         if not names:
             return fn(*args)
         return fn(*args[:npos], **dict(zip(names, args[npos:])))
@@ -843,9 +845,9 @@ class OpCall:
     def __call__(self, *args):
         if self.split is not None:
             if self.overload is None:
-                return self._invoke(self.packet, args)
+                return self._invoke(self.packet, args, self.split)
             try:
-                return self._invoke(self.overload, args)
+                return self._invoke(self.overload, args, self.split)
             except (RuntimeError, TypeError):
                 # Operands of other kinds than the first call's (a schema
                 # mismatch raises before the op runs): resolve again, and
@@ -854,16 +856,16 @@ class OpCall:
                 # the op itself is raised by it again).
                 again = self._resolve(args)
                 self.overload = again if again is not self.overload else None
-                return self._invoke(self.overload or self.packet, args)
+                return self._invoke(self.overload or self.packet, args, self.split)
         self.packet = getattr(getattr(torch.ops, self.ns), self.name)
         first = None
-        for npos, names in self._splits(len(args)):
+        for split in self._splits(len(args)):
             try:
-                out = self.packet(*args[:npos], **dict(zip(names, args[npos:])))
+                out = self._invoke(self.packet, args, split)
             except (RuntimeError, TypeError) as e:
                 first = first or e
                 continue
-            self.split = (npos, names)
+            self.split = split
             self.overload = self._resolve(args)
             return out
         raise first

@@ -291,12 +291,8 @@ public:
        << p.rows << "LL;\n       r += (long long)gridDim.x * blockDim.x) {\n";
     if (auto err = loadRegisters(p, p.cols, "k", "c < " + C, os))
       return err;
-    // The shift k0 of norm statistics: the row's first element, as
-    // writeShift reads it.
     if (p.shiftFirst)
-      os << "    // A non-finite first element would make every difference "
-            "Inf/NaN.\n"
-         << "    const double k0 = isfinite(xs[0]) ? (double)xs[0] : 0.0;\n";
+      emitGroupShift(1, os);
     std::string each =
         "#pragma unroll\n    for (int k = 0; k < " + K +
         "; ++k) {\n      const long long c = k;\n      if (c < " + C + ") {\n";
@@ -335,14 +331,20 @@ public:
   }
 
   /// k0 for a group of L lanes: the first element, held by the group's
-  /// first lane.
+  /// first lane (one thread a row, L = 1, holds it itself: no shuffle, which
+  /// its diverging row loop could not reach with every lane).
   void emitGroupShift(int64_t L, llvm::raw_ostream &os) {
-    os << "    const float x0 = __shfl_sync(0xffffffffu, xs[0], (threadIdx.x "
-          "& 31) & ~"
-       << L - 1 << ");\n"
-       << "    // A non-finite first element would make every difference "
+    std::string x0 = "xs[0]";
+    if (L > 1) {
+      os << "    const float x0 = __shfl_sync(0xffffffffu, xs[0], (threadIdx.x "
+            "& 31) & ~"
+         << L - 1 << ");\n";
+      x0 = "x0";
+    }
+    os << "    // A non-finite first element would make every difference "
           "Inf/NaN.\n"
-       << "    const double k0 = isfinite(x0) ? (double)x0 : 0.0;\n";
+       << "    const double k0 = isfinite(" << x0 << ") ? (double)" << x0
+       << " : 0.0;\n";
   }
 
   /// The passes and outputs of a row held in registers: `each` opens the

@@ -4,6 +4,7 @@
     runtime_test.py RUNTIME_DIR
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -52,6 +53,24 @@ class OpCallTest(unittest.TestCase):
         x = torch.arange(6.0).reshape(2, 3)
         self.assertEqual(s(x, [1], True, None).tolist(), [[3.0], [12.0]])
 
+    @staticmethod
+    @contextlib.contextmanager
+    def resolver(fn):
+        """torch._C._jit_resolve_packet replaced by `fn` (None: absent, as
+        in torch 1.x) while the block runs."""
+        saved = getattr(torch._C, "_jit_resolve_packet", None)
+        if fn is not None:
+            torch._C._jit_resolve_packet = fn
+        elif saved is not None:
+            del torch._C._jit_resolve_packet
+        try:
+            yield
+        finally:
+            if saved is not None:
+                torch._C._jit_resolve_packet = saved
+            elif hasattr(torch._C, "_jit_resolve_packet"):
+                del torch._C._jit_resolve_packet
+
     def test_overload_resolved_once(self):
         # torch.ops.aten.__and__ resolving its overload inside a CUDA graph
         # capture broke it; sites call the resolved overload. A resolver
@@ -62,9 +81,7 @@ class OpCallTest(unittest.TestCase):
             calls.append(name)
             return "Tensor" if isinstance(args[1], torch.Tensor) else "Scalar"
 
-        saved = getattr(torch._C, "_jit_resolve_packet", None)
-        torch._C._jit_resolve_packet = resolve
-        try:
+        with self.resolver(resolve):
             site = kb_runtime.OpCall("aten", "__and__")
             a, b = torch.tensor([True, False]), torch.tensor([True, True])
             self.assertEqual(site(a, b).tolist(), [True, False])
@@ -76,18 +93,11 @@ class OpCallTest(unittest.TestCase):
             self.assertEqual(site(a, False).tolist(), [False, False])
             self.assertIs(site.overload, torch.ops.aten.__and__.Scalar)
             self.assertEqual(len(calls), 2)
-        finally:
-            if saved is None:
-                del torch._C._jit_resolve_packet
-            else:
-                torch._C._jit_resolve_packet = saved
 
     def test_rejected_overload_falls_back_to_the_packet(self):
         # A resolver answer the overload then rejects (a Python bool for
         # __and__.Tensor's `other`): the site calls the packet from then on.
-        saved = getattr(torch._C, "_jit_resolve_packet", None)
-        torch._C._jit_resolve_packet = lambda name, *args, **kwargs: "Tensor"
-        try:
+        with self.resolver(lambda name, *args, **kwargs: "Tensor"):
             site = kb_runtime.OpCall("aten", "__and__")
             a = torch.tensor([True, False])
             self.assertEqual(site(a, True).tolist(), [True, False])
@@ -96,24 +106,13 @@ class OpCallTest(unittest.TestCase):
             self.assertIsNone(site.overload)
             with self.assertRaises(RuntimeError):  # the op's own error
                 site(a, torch.ones(3, dtype=torch.bool))
-        finally:
-            if saved is None:
-                del torch._C._jit_resolve_packet
-            else:
-                torch._C._jit_resolve_packet = saved
 
     def test_without_resolver_calls_the_packet(self):
-        saved = getattr(torch._C, "_jit_resolve_packet", None)
-        if saved is not None:
-            del torch._C._jit_resolve_packet
-        try:
+        with self.resolver(None):
             site = kb_runtime.OpCall("aten", "mul")
             self.assertEqual(site(torch.ones(2), 3.0).tolist(), [3.0, 3.0])
             self.assertIsNone(site.overload)
             self.assertEqual(site(torch.ones(2), torch.ones(2)).tolist(), [1.0, 1.0])
-        finally:
-            if saved is not None:
-                torch._C._jit_resolve_packet = saved
 
     def test_unknown_op_raises(self):
         with self.assertRaises((AttributeError, RuntimeError)):
