@@ -495,7 +495,9 @@ class Program:
                     eval_launch_expr(r.get("workspace_bytes", "0"), variables),
                     bool(r.get("grid_sync", False)),
                     [o for o, t in enumerate(r["outputs"])
-                     if t.get("dtype") == "int64"])
+                     if t.get("dtype") == "int64"],
+                    [t.get("strides", []) for t in r["inputs"]],
+                    [t.get("strides", []) for t in r["outputs"]])
                 _log(f"{name}: loaded ({r['status']})")
                 return region
             except Exception as e:  # the ATen ops stay correct

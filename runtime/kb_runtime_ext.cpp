@@ -93,12 +93,16 @@ public:
          std::vector<std::vector<int64_t>> outputShapes,
          std::vector<std::pair<int64_t, int64_t>> updates,
          int64_t workspaceBytes, bool gridSync,
-         std::vector<int64_t> longOutputs)
+         std::vector<int64_t> longOutputs,
+         std::vector<std::vector<int64_t>> inputStrides,
+         std::vector<std::vector<int64_t>> outputStrides)
       : grid(std::move(grid)), block(std::move(block)),
         sharedBytes(sharedBytes), inputShapes(std::move(inputShapes)),
         outputShapes(std::move(outputShapes)), updates(std::move(updates)),
         workspaceBytes(workspaceBytes), gridSync(gridSync),
-        longOutputs(std::move(longOutputs)) {
+        longOutputs(std::move(longOutputs)),
+        inputStrides(std::move(inputStrides)),
+        outputStrides(std::move(outputStrides)) {
     TORCH_CHECK(workspaceBytes >= 0, "kb_runtime: negative workspace size");
     TORCH_CHECK(this->grid.size() == 3 && this->block.size() == 3,
                 "kb_runtime: grid and block need three dimensions");
@@ -146,6 +150,13 @@ public:
         return which + "dtype is not float32";
       if (t.sizes() != at::IntArrayRef(inputShapes[i]))
         return which + "sizes differ from the traced ones";
+      // The kernel reads a strided input where the traced strides put each
+      // element (a transposed view); any other layout runs the ATen ops.
+      if (i < inputStrides.size() && !inputStrides[i].empty()) {
+        if (t.strides() != at::IntArrayRef(inputStrides[i]))
+          return which + "strides differ from the traced ones";
+        continue;
+      }
       if (!t.is_contiguous())
         return which + "not contiguous";
       if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0)
@@ -176,7 +187,11 @@ public:
         if (std::find(longOutputs.begin(), longOutputs.end(), (int64_t)o) !=
             longOutputs.end())
           opts = opts.dtype(at::kLong);
-        out = at::empty(outputShapes[o], opts);
+        // The layout the trace recorded (a permuted view's), which later
+        // ops and their kernels' guards expect.
+        out = o < outputStrides.size() && !outputStrides[o].empty()
+                  ? at::empty_strided(outputShapes[o], outputStrides[o], opts)
+                  : at::empty(outputShapes[o], opts);
       }
       outputs.push_back(out);
     }
@@ -229,6 +244,9 @@ private:
   int64_t workspaceBytes = 0;
   bool gridSync = false;
   int device = 0;
+  // Per input and output: the traced strides of a strided view, empty for
+  // row-major.
+  std::vector<std::vector<int64_t>> inputStrides, outputStrides;
 };
 
 /// NCHW (or NCDHW) -> channels-last copies for the inputs of convolutions
@@ -354,7 +372,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                     std::vector<std::vector<int64_t>>,
                     std::vector<std::vector<int64_t>>,
                     std::vector<std::pair<int64_t, int64_t>>, int64_t, bool,
-                    std::vector<int64_t>>())
+                    std::vector<int64_t>, std::vector<std::vector<int64_t>>,
+                    std::vector<std::vector<int64_t>>>())
       .def("guard", &Region::guard)
       .def("run", &Region::run)
       .def_readonly("launches", &Region::launches);

@@ -259,7 +259,7 @@ private:
        << "      if (c < " << C
        << ") {\n        const long long i = " << p.index("r", "c") << ";\n";
     for (size_t k = 0; k < yield.getValues().size(); ++k)
-      os << "        out" << k << "[i] = ov" << k << "[j];\n";
+      os << "        " << e.outputAt(k, "i") << " = ov" << k << "[j];\n";
     os << "      }\n    }\n    }\n  }\n";
     return llvm::Error::success();
   }
@@ -376,9 +376,7 @@ private:
     os << in << "}\n";
     e.newScope();
     for (size_t k = 0; k < n; ++k)
-      os << in << "*reinterpret_cast<float4*>(out" << k
-         << " + ib) = make_float4(ov" << k << "[0], ov" << k << "[1], ov" << k
-         << "[2], ov" << k << "[3]);\n";
+      os << in << e.storeFour(k, "ib", "ov" + std::to_string(k)) << "\n";
     os << "      }\n    }\n  }\n";
     return llvm::Error::success();
   }

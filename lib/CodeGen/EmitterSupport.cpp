@@ -1,6 +1,7 @@
 //===- EmitterSupport.cpp - valueAt and the helpers every emitter uses ----===//
 
 #include "EmitterSupport.h"
+#include "kb/Verify/Checks.h"
 
 #include "kb/Transforms/OpUtils.h"
 
@@ -43,10 +44,87 @@ std::string codegen::cString(llvm::StringRef s) {
   return out + "\"";
 }
 
+/// The traced strides of a tensor type (the importer's encoding), or
+/// nullopt for an encoding that is not a list of strides of its rank.
+static std::optional<SmallVector<int64_t>> encodedStrides(RankedTensorType t) {
+  auto list = dyn_cast_or_null<ArrayAttr>(t.getEncoding());
+  if (!list || (int64_t)list.size() != t.getRank())
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  for (Attribute a : list) {
+    auto i = dyn_cast<IntegerAttr>(a);
+    if (!i || i.getInt() < 0)
+      return std::nullopt;
+    strides.push_back(i.getInt());
+  }
+  return strides;
+}
+
 bool codegen::isF32Tensor(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
   return rt && rt.hasStaticShape() && rt.getElementType().isF32() &&
-         !rt.getEncoding();
+         (!rt.getEncoding() || encodedStrides(rt));
+}
+
+SmallVector<int64_t> codegen::tracedStrides(Value v) {
+  auto rt = dyn_cast<RankedTensorType>(v.getType());
+  if (!rt || !rt.hasStaticShape() || !rt.getEncoding())
+    return {};
+  auto strides = encodedStrides(rt);
+  if (!strides)
+    return {};
+  // Strides of size-1 dims never move an address: a layout that differs
+  // from row-major only there is row-major.
+  ArrayRef<int64_t> shape = rt.getShape();
+  int64_t expect = 1;
+  bool rowMajor = true;
+  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+    if (shape[d] != 1 && (*strides)[d] != expect)
+      rowMajor = false;
+    expect *= shape[d];
+  }
+  return rowMajor ? SmallVector<int64_t>() : *strides;
+}
+
+bool codegen::isContiguousArg(Value v) { return tracedStrides(v).empty(); }
+
+std::string codegen::stridedOffset(ArrayRef<int64_t> shape,
+                                   ArrayRef<int64_t> strides,
+                                   llvm::StringRef idx, bool narrow) {
+  // Dims of size 1 drop out; a dim whose stride is the next one's extent
+  // merges with it (a transposed [B, T, E] view of [T, B, E] keeps E whole).
+  SmallVector<std::pair<int64_t, int64_t>> dims; // (size, stride), outer first
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    if (!dims.empty() && dims.back().second == strides[d] * shape[d]) {
+      dims.back() = {dims.back().first * shape[d], strides[d]};
+      continue;
+    }
+    dims.push_back({shape[d], strides[d]});
+  }
+  std::string I =
+      llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
+          ? idx.str()
+          : "(" + idx.str() + ")";
+  if (narrow)
+    I = "(unsigned)" + I;
+  std::string expr;
+  int64_t inner = 1;
+  for (int64_t k = (int64_t)dims.size() - 1; k >= 0; --k) {
+    auto [size, stride] = dims[k];
+    std::string coord =
+        inner == 1 ? I : "(" + I + " / " + intLit(inner, narrow) + ")";
+    if (k > 0) // the outermost dim needs no modulo
+      coord = "(" + coord + " % " + intLit(size, narrow) + ")";
+    inner *= size;
+    if (stride == 0)
+      continue;
+    std::string term =
+        stride == 1 ? coord : coord + " * " + intLit(stride, narrow);
+    expr = expr.empty() ? term : term + " + " + expr;
+  }
+  return expr.empty() ? "0" : expr;
 }
 
 bool codegen::isI64Tensor(Type t) {
@@ -237,6 +315,8 @@ std::string codegen::intLit(int64_t v, bool narrow) {
 }
 
 RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {
+  for (Value v : k.getBody().front().getTerminator()->getOperands())
+    outputStrides.push_back(tracedStrides(v));
   narrow = true;
   k.getBody().walk([&](Operation *op) {
     for (Value v : op->getResults())
@@ -244,12 +324,19 @@ RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {
         narrow &= t.hasStaticShape() && t.getNumElements() < (int64_t(1) << 31);
   });
   for (Value a : k.getBody().getArguments())
-    if (auto t = dyn_cast<RankedTensorType>(a.getType()))
+    if (auto t = dyn_cast<RankedTensorType>(a.getType())) {
       narrow &= t.hasStaticShape() && t.getNumElements() < (int64_t(1) << 31);
+      // A strided argument's addresses reach its span, not its size.
+      if (SmallVector<int64_t> s = tracedStrides(a); !s.empty() && narrow)
+        narrow &=
+            verify::stridedSpan(t.getShape().vec(), {s.begin(), s.end()}) <
+            (int64_t(1) << 31);
+    }
   k.getBody().walk([&](AtenOp op) {
     const OpInfo *info = op.getInfo();
     if (!info || info->cuda != "permute" ||
-        !isa<BlockArgument>(op.getArgs()[0]) || !isF32Tensor(op.getType(0)))
+        !isa<BlockArgument>(op.getArgs()[0]) || !isF32Tensor(op.getType(0)) ||
+        !isContiguousArg(op.getArgs()[0]))
       return;
     auto dims = getConstantIntList(op.getArgs()[1]);
     int64_t r = shapeOf(op.getResult(0)).size();
@@ -263,6 +350,41 @@ RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {
       channelsLastView = op.getResult(0);
     channelsLastRead |= toFirst;
   });
+}
+
+bool RegionEmitter::anyStridedOutput() const {
+  return llvm::any_of(outputStrides, [](const auto &s) { return !s.empty(); });
+}
+
+std::string RegionEmitter::outputAt(size_t k, llvm::StringRef idx) const {
+  std::string name = "out" + std::to_string(k);
+  if (k >= outputStrides.size() || outputStrides[k].empty())
+    return name + "[" + idx.str() + "]";
+  Value v = kernel.getBody().front().getTerminator()->getOperand(k);
+  return name + "[" + stridedOffset(shapeOf(v), outputStrides[k], idx, narrow) +
+         "]";
+}
+
+std::string RegionEmitter::storeFour(size_t k, llvm::StringRef idx,
+                                     llvm::StringRef a, bool members) const {
+  auto elem = [&](int j) {
+    return members ? a.str() + "." + "xyzw"[j]
+                   : a.str() + "[" + std::to_string(j) + "]";
+  };
+  if (k >= outputStrides.size() || outputStrides[k].empty()) {
+    if (members)
+      return "*reinterpret_cast<float4*>(out" + std::to_string(k) + " + " +
+             idx.str() + ") = " + a.str() + ";";
+    return "*reinterpret_cast<float4*>(out" + std::to_string(k) + " + " +
+           idx.str() + ") = make_float4(" + elem(0) + ", " + elem(1) + ", " +
+           elem(2) + ", " + elem(3) + ");";
+  }
+  std::string s;
+  for (int j = 0; j < 4; ++j)
+    s += (j ? " " : "") +
+         outputAt(k, "(" + idx.str() + ") + " + std::to_string(j)) + " = " +
+         elem(j) + ";";
+  return s;
 }
 
 llvm::Error RegionEmitter::unsupported(const llvm::Twine &why) const {
@@ -294,8 +416,13 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     if (auto it = argNames.find(v); it != argNames.end())
       return it->second;
     name = fresh("ld");
+    std::string at = idx.str();
+    // A strided argument (a transposed view the trace recorded) is read
+    // where its traced strides put the element.
+    if (SmallVector<int64_t> strides = tracedStrides(arg); !strides.empty())
+      at = stridedOffset(shapeOf(arg), strides, idx, narrow);
     os << indent << "const float " << name << " = in" << arg.getArgNumber()
-       << "[" << idx << "];\n";
+       << "[" << at << "];\n";
     memo[key] = name;
     return name;
   }

@@ -28,7 +28,21 @@ namespace kb::codegen {
 std::string floatLiteral(double v);
 std::string doubleLiteral(double v); // exact (17 digits), for double math
 std::string cString(llvm::StringRef s);
+/// A static float32 tensor, row-major or with traced strides.
 bool isF32Tensor(mlir::Type t);
+/// The traced strides of a value whose layout is not row-major (the
+/// importer's encoding; a transposed view), empty for a row-major one.
+/// Kernels read strided arguments through them and write every output
+/// row-major.
+llvm::SmallVector<int64_t> tracedStrides(mlir::Value v);
+/// A value without traced strides: float4 and raw-offset reads apply.
+bool isContiguousArg(mlir::Value v);
+/// Offset of the element at linear (row-major) index `idx` of `shape` in
+/// a tensor laid out with `strides`; dims that are runs of each other
+/// merge, so a transposed [B, T, E] costs two divisions.
+std::string stridedOffset(llvm::ArrayRef<int64_t> shape,
+                          llvm::ArrayRef<int64_t> strides, llvm::StringRef idx,
+                          bool narrow = false);
 /// A static int64 tensor (argmax / argmin results).
 bool isI64Tensor(mlir::Type t);
 /// The int64 index an argmax / argmin stage yields: the one non-float
@@ -154,6 +168,18 @@ public:
   /// NCHW (a "reads" variant, ChannelsLast.h): kernels must then put
   /// neighbouring channels on neighbouring lanes, or refuse.
   bool channelsLastRead = false;
+  /// Per yielded value: its traced strides (a permuted layout the trace
+  /// recorded, which later ops and their kernels' guards expect), empty
+  /// for row-major.
+  std::vector<llvm::SmallVector<int64_t>> outputStrides;
+  bool anyStridedOutput() const;
+  /// Output k at linear index `idx` of its shape, where its layout puts it.
+  std::string outputAt(size_t k, llvm::StringRef idx) const;
+  /// Statements storing four consecutive elements idx..idx+3 of output k
+  /// from `a` + "[0..3]" (or `a` + ".x/.y/.z/.w" with `members`): one
+  /// float4 store, or four scalar ones for a strided output.
+  std::string storeFour(size_t k, llvm::StringRef idx, llvm::StringRef a,
+                        bool members = false) const;
   /// That permute's result; its block argument is contiguous [N, ..., C].
   mlir::Value channelsLastView;
 

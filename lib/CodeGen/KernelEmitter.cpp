@@ -14,6 +14,7 @@
 #include "EmitterSupport.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/Transforms/OpUtils.h"
+#include "kb/Verify/Checks.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -45,10 +46,14 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
     out.inputs.push_back({"in" + std::to_string(k),
                           {s.begin(), s.end()},
                           positive.count(arg) ? "positive" : "normal"});
+    SmallVector<int64_t> strides = tracedStrides(arg);
+    out.inputs.back().strides.assign(strides.begin(), strides.end());
   }
   for (auto [k, v] : llvm::enumerate(yield.getValues())) {
     ArrayRef<int64_t> s = shapeOf(v);
     out.outputs.push_back({"out" + std::to_string(k), {s.begin(), s.end()}});
+    SmallVector<int64_t> strides = tracedStrides(v);
+    out.outputs.back().strides.assign(strides.begin(), strides.end());
     if (isArgIndex(v))
       out.outputs.back().dtype = "int64";
   }
@@ -97,9 +102,18 @@ public:
     auto yield = cast<YieldOp>(body.getTerminator());
     if (yield.getValues().empty())
       return unsupported("no outputs");
-    for (Value v : yield.getValues())
+    for (Value v : yield.getValues()) {
       if (!isF32Tensor(v.getType()) && !isArgIndex(v))
         return unsupported("outputs must be static float32 tensors");
+      // An output keeps the layout the trace recorded (later ops, and the
+      // guards of their kernels, expect it): a permutation of row-major,
+      // every element written once. Strides with gaps or overlaps are not.
+      if (SmallVector<int64_t> s = tracedStrides(v);
+          !s.empty() &&
+          verify::stridedSpan(shapeOf(v).vec(), {s.begin(), s.end()}) !=
+              product(shapeOf(v)))
+        return unsupported("an output strided with gaps or overlaps");
+    }
     // An index feeds nothing inside the region (only float values flow
     // between its ops).
     for (Operation &op : body.without_terminator())
@@ -119,9 +133,14 @@ public:
     for (Operation &op : body.without_terminator())
       if (auto a = dyn_cast<AtenOp>(op); a && isStage(a))
         last = a;
-    Type outType = yield.getValues()[0].getType();
+    // Traced strides aside (outputs are written row-major).
+    auto plain = [](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      return RankedTensorType::get(t.getShape(), t.getElementType());
+    };
+    Type outType = plain(yield.getValues()[0]);
     for (Value v : yield.getValues())
-      if (v.getType() != outType)
+      if (plain(v) != outType)
         return unsupported("outputs of different shapes");
     if (!last)
       return channelsLastRead
@@ -171,7 +190,8 @@ public:
       // a kernel argument: lane groups reading float4 (RowKernels.cpp), not
       // one thread per row reading a float every 4 * cols bytes.
       bool vectorRows = rowKernel && trailing && adjacent && cols <= 16 &&
-                        cols % 4 == 0 && isa<BlockArgument>(stage->input);
+                        cols % 4 == 0 && isa<BlockArgument>(stage->input) &&
+                        isContiguousArg(stage->input);
       if (!columns && !vectorRows &&
           (!trailing || stage->reduced.empty() || cols <= 16)) {
         if (largeEarlierReduction(*last))
@@ -264,6 +284,28 @@ private:
     return false;
   }
 
+  /// The logical (row-major) index of the element at offset `idx` of a
+  /// dense layout of `shape` with `strides`: the layout's dims, outermost
+  /// first, weighted by their row-major strides.
+  std::string logicalIndex(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides,
+                           llvm::StringRef idx) {
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < (int64_t)shape.size(); ++d)
+      if (shape[d] != 1)
+        dims.push_back(d);
+    llvm::stable_sort(
+        dims, [&](int64_t a, int64_t b) { return strides[a] > strides[b]; });
+    SmallVector<int64_t> rowMajor(shape.size(), 1);
+    for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+      rowMajor[d] = rowMajor[d + 1] * shape[d + 1];
+    SmallVector<int64_t> physShape, logical;
+    for (int64_t d : dims) {
+      physShape.push_back(shape[d]);
+      logical.push_back(rowMajor[d]);
+    }
+    return stridedOffset(physShape, logical, idx, narrow);
+  }
+
   /// One float4 per thread (grid-stride only past the grid limit). The
   /// per-element body is a device function called for each lane of a
   /// float4 and by the scalar tail. Full-size inputs arrive as values;
@@ -276,9 +318,29 @@ private:
     EmittedKernel out;
     enum Pass { Full, Uniform, Pointer };
     SmallVector<Pass> pass;
+    // Outputs all laid out alike with traced strides (a permuted view's):
+    // the loop walks that layout, so outputs are stored as float4s, inputs
+    // laid out alike arrive as float4s, and the element's logical index
+    // `li` addresses the others (eager's TensorIterator also follows the
+    // output's layout: a transposed q / 8 reads and writes coalesced).
+    const SmallVector<int64_t> &phys = outputStrides.front();
+    bool physical =
+        !phys.empty() &&
+        llvm::all_of(outputStrides, [&](const auto &s) { return s == phys; });
     for (BlockArgument arg : body.getArguments()) {
       Pass p = Pointer;
-      if (isF32Tensor(arg.getType())) {
+      if (physical) {
+        if (isF32Tensor(arg.getType()) && shapeOf(arg) == space &&
+            tracedStrides(arg) == phys) {
+          p = Full;
+          argNames[arg] = "v" + std::to_string(arg.getArgNumber());
+        }
+        pass.push_back(p);
+        continue;
+      }
+      // A strided argument is read element by element where its strides
+      // put it (RegionEmitter::valueAt), never as float4s.
+      if (isF32Tensor(arg.getType()) && isContiguousArg(arg)) {
         ArrayRef<int64_t> in = shapeOf(arg);
         int64_t rank = space.size(), lead = rank - (int64_t)in.size(), p4 = 1;
         int64_t d = rank - 1;
@@ -294,8 +356,15 @@ private:
     }
     std::string fn;
     llvm::raw_string_ostream os(fn);
+    std::string index = "i";
+    if (physical) {
+      os << "  const long long li = " << logicalIndex(space, phys, "i")
+         << "; // the element's index in the logical shape\n"
+         << "  (void)li;\n";
+      index = "li";
+    }
     for (auto [k, v] : llvm::enumerate(yield.getValues())) {
-      auto y = valueAt(v, "i", os, "  ");
+      auto y = valueAt(v, index, os, "  ");
       if (!y)
         return y.takeError();
       os << "  o" << k << " = " << *y << ";\n";
@@ -443,7 +512,7 @@ private:
     }
     s << "    if (threadIdx.x == 0) {\n";
     for (auto [k, y] : llvm::enumerate(ys))
-      s << "      out" << k << "[o] = " << y << ";\n";
+      s << "      " << outputAt(k, "o") << " = " << y << ";\n";
     s << "    }\n  }\n";
     // Shared memory for the block-wide combines the code uses.
     std::string all = stageDefs + text;
@@ -527,7 +596,7 @@ private:
       open();
     }
     for (unsigned k = 0; k < outs; ++k)
-      s << "      out" << k << "[o] = " << slot(k) << ";\n";
+      s << "      " << outputAt(k, "o") << " = " << slot(k) << ";\n";
     s << "    }\n  }\n";
     std::string comment = displayName(f.op) + ": one thread per output (" +
                           std::to_string(n) +

@@ -415,9 +415,8 @@ public:
     os << "        }\n";
     e.newScope();
     for (size_t k = 0; k < n; ++k)
-      os << "        *reinterpret_cast<float4*>(out" << k
-         << " + ib) = make_float4(ov" << k << "[0], ov" << k << "[1], ov" << k
-         << "[2], ov" << k << "[3]);\n";
+      os << "        " << e.storeFour(k, "ib", "ov" + std::to_string(k))
+         << "\n";
     os << "      }\n    }\n";
     return llvm::Error::success();
   }
@@ -820,7 +819,7 @@ llvm::Error codegen::RowWriter::writeOutputs(llvm::StringRef idx,
     if (toSlots)
       os << indent << "ov" << k << "[j] = " << *y << ";\n";
     else
-      os << indent << "out" << k << "[" << idx << "] = " << *y << ";\n";
+      os << indent << e.outputAt(k, idx) << " = " << *y << ";\n";
   }
   return llvm::Error::success();
 }

@@ -100,6 +100,10 @@ void prologueArgs(Value v, SmallVectorImpl<unsigned> &args) {
   };
   if (!walkPrologue(v, onArg, [](AtenOp) {}))
     return;
+  // float4 loads read raw offsets: a strided argument leaves them out.
+  for (unsigned a : found)
+    if (!isContiguousArg(v.getParentBlock()->getArgument(a)))
+      return;
   llvm::sort(found);
   args.assign(found.begin(), found.end());
 }
@@ -499,7 +503,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     run = 0;
   }
   p.vec4 = run > 0 && run % 4 == 0 && isa<BlockArgument>(f.input) &&
-           !e.channelsLastRead;
+           isContiguousArg(f.input) && !e.channelsLastRead;
   // ATen's order reads the arguments of a pointwise prologue as float4s.
   if (p.mode == Mode::AtenOrder && !p.vec4)
     prologueArgs(f.input, p.vecArgs);
@@ -577,7 +581,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       quadDefault &= chunks > 1 || (p.rows + 127) / 128 >= 132;
       p.quad = (e.splitQuad || quadDefault) && rowsPerItem == 32 &&
                p.rows % 4 == 0 && p.rowRun > 0 && p.rowRun % 4 == 0 &&
-               isa<BlockArgument>(f.input);
+               isa<BlockArgument>(f.input) && isContiguousArg(f.input);
       // One row per item reads float4 when its input is an argument
       // (measured, session 14: BatchNorm2d over 48 channels 0.449 ms
       // scalar, 0.374 float4); a computed input reads the arguments of its

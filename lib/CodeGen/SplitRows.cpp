@@ -412,9 +412,7 @@ private:
     e.newScope();
     os << "      }\n";
     for (size_t k = 0; k < nOut; ++k)
-      os << "      *reinterpret_cast<float4*>(out" << k
-         << " + ib) = make_float4(ov" << k << "[0], ov" << k << "[1], ov" << k
-         << "[2], ov" << k << "[3]);\n";
+      os << "      " << e.storeFour(k, "ib", "ov" + std::to_string(k)) << "\n";
     os << "    }\n";
     if (!p.leaderExtra.empty()) {
       os << "    if (" << (firstChunkOnly ? "s == 0 && " : "")

@@ -10,10 +10,12 @@ std::string kb::verifyJobJson(const EmittedKernel &k) {
   for (const EmittedTensor &t : k.inputs) {
     job.inputs.push_back({t.name, t.shape});
     job.inputs.back().distribution = t.distribution;
+    job.inputs.back().strides = t.strides;
   }
   for (const EmittedTensor &t : k.outputs) {
     job.outputs.push_back({t.name, t.shape});
     job.outputs.back().dtype = t.dtype;
+    job.outputs.back().strides = t.strides;
   }
   job.candidate.source = k.source;
   job.candidate.entry = k.name;

@@ -160,6 +160,8 @@ json::Array shapeList(const std::vector<EmittedTensor> &ts) {
     json::Object o{{"name", t.name}, {"shape", json::Array(t.shape)}};
     if (t.dtype != "float32")
       o["dtype"] = t.dtype; // the runtime allocates int64 indices
+    if (!t.strides.empty())
+      o["strides"] = json::Array(t.strides); // the runtime's guard
     a.push_back(std::move(o));
   }
   return a;

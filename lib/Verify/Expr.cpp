@@ -158,3 +158,14 @@ int64_t kb::verify::numel(const std::vector<int64_t> &shape) {
     n *= d;
   return n;
 }
+
+int64_t kb::verify::stridedSpan(const std::vector<int64_t> &shape,
+                                const std::vector<int64_t> &strides) {
+  int64_t last = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0)
+      return 0;
+    last += (shape[d] - 1) * strides[d];
+  }
+  return last + 1;
+}

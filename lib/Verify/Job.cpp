@@ -1,6 +1,7 @@
 //===- Job.cpp - kb-verify job and verdict JSON ---------------------------===//
 
 #include "kb/Verify/Job.h"
+#include "kb/Verify/Checks.h"
 
 #include <nlohmann/json.hpp>
 
@@ -61,6 +62,16 @@ TensorSpec tensor(const json &j, const std::string &path, bool output) {
     t.role = str(j["role"], path + ".role");
   if (j.contains("distribution"))
     t.distribution = str(j["distribution"], path + ".distribution");
+  if (j.contains("strides")) {
+    t.strides = shape(j["strides"], path + ".strides");
+    if (t.strides.size() != t.shape.size())
+      bad(path + ".strides", "expected one stride per dim of the shape");
+    // An output's every element is written once: its layout must be a
+    // permutation of row-major (no gaps the poison checks would count).
+    if (output && stridedSpan(t.shape, t.strides) != numel(t.shape))
+      bad(path + ".strides",
+          "an output's strides must lay it out densely (a permutation)");
+  }
   return t;
 }
 
@@ -105,8 +116,14 @@ ArgSpec arg(const json &j, const std::string &path) {
 }
 
 json tensorJson(const TensorSpec &t) {
-  return {{"name", t.name}, {"shape", t.shape}, {"dtype", t.dtype},
-          {"role", t.role}, {"distribution", t.distribution}};
+  json j = {{"name", t.name},
+            {"shape", t.shape},
+            {"dtype", t.dtype},
+            {"role", t.role},
+            {"distribution", t.distribution}};
+  if (!t.strides.empty())
+    j["strides"] = t.strides;
+  return j;
 }
 
 json candidateJson(const Candidate &c) {
@@ -260,6 +277,13 @@ Job kb::verify::parseJob(const std::string &text) {
         "a {\"workspace\": true} argument needs a nonzero size");
   job.candidate.shapeGeneric = c.value("shape_generic", false);
   job.candidate.origin = c.value("origin", "unknown");
+  // Other shapes would need other strides: a strided input fixes its shape.
+  if (job.candidate.shapeGeneric)
+    for (size_t i = 0; i < job.inputs.size(); ++i)
+      if (!job.inputs[i].strides.empty())
+        bad("job.inputs[" + std::to_string(i) + "].strides",
+            "strided inputs need a fixed-shape candidate "
+            "(shape_generic false)");
   job.arch = j.value("arch", "native");
   if (j.contains("checks")) {
     const json &k = j["checks"];

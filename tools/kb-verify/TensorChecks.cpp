@@ -124,8 +124,15 @@ at::Tensor kb::verify::makeInput(const TensorSpec &spec,
   }
   if (trialKind == 1)
     x = x * 1e3;
+  // A strided input is laid out as the model's view is, so the reference's
+  // ATen ops (and their timing) read memory as the model does.
+  auto laidOut = [&](const at::Tensor &t) {
+    if (spec.strides.empty())
+      return t.contiguous();
+    return at::empty_strided(shape, spec.strides, opts).copy_(t);
+  };
   if (trialKind != 2)
-    return x.contiguous();
+    return laidOut(x);
   // Special values where the reference defines them: the reference runs on
   // the same inputs, so whatever it does with them is the truth.
   const float inf = std::numeric_limits<float>::infinity();
@@ -137,7 +144,7 @@ at::Tensor kb::verify::makeInput(const TensorSpec &spec,
   at::Tensor pick =
       at::randint(0, specials.numel(), shape, gen, opts.dtype(at::kLong));
   at::Tensor coin = at::rand(shape, gen, opts);
-  return at::where(coin.lt(0.03), specials.take(pick), x).contiguous();
+  return laidOut(at::where(coin.lt(0.03), specials.take(pick), x));
 }
 
 ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,

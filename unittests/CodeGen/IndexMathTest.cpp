@@ -138,6 +138,30 @@ TEST(IndexMath, PermuteIdentityIsTheIndex) {
   EXPECT_EQ(permuteOffset({2, 3, 4}, {0, 1, 2}, "i", false), "i");
 }
 
+TEST(IndexMath, StridedOffsets) {
+  // Transposed and permuted views, with size-1 dims and dims that merge:
+  // the element at logical index i sits at sum(coord[d] * stride[d]).
+  struct Case {
+    std::vector<int64_t> shape, strides;
+  };
+  for (const Case &c : std::vector<Case>{{{4, 5, 6}, {6, 24, 1}},
+                                         {{4, 8, 12}, {8, 1, 32}},
+                                         {{2, 3, 1, 5}, {15, 1, 99, 3}},
+                                         {{3, 4}, {1, 3}},
+                                         {{2, 3, 4}, {24, 8, 2}}}) {
+    for (bool narrow : {false, true}) {
+      std::string expr = stridedOffset(c.shape, c.strides, "i", narrow);
+      std::vector<int64_t> st = strides(c.shape);
+      for (int64_t idx = 0; idx < product(c.shape); ++idx) {
+        int64_t offset = 0;
+        for (size_t d = 0; d < c.shape.size(); ++d)
+          offset += idx / st[d] % c.shape[d] * c.strides[d];
+        ASSERT_EQ(Eval(expr, idx).run(), offset) << "'" << expr << "'";
+      }
+    }
+  }
+}
+
 TEST(IndexMath, BroadcastOffsets) {
   // A [C, 1, 1] bias against [N, C, H, W], and a [W] row.
   std::vector<int64_t> space{2, 3, 4, 5};

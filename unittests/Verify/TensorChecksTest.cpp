@@ -222,6 +222,20 @@ TEST(TensorInputs, SeededDistributionsAndSpecialValues) {
   EXPECT_TRUE(makeInput(t, {4096}, 7, 0, cpu).gt(0).all().item<bool>());
 }
 
+TEST(TensorInputs, StridedInputsKeepTheirLayout) {
+  // A transposed view's input: the same values as the row-major one of the
+  // same seed, laid out with the traced strides.
+  TensorSpec t{"x", {4, 6}};
+  at::Device cpu(at::kCPU);
+  at::Tensor row = makeInput(t, {4, 6}, 7, 0, cpu);
+  t.strides = {1, 4};
+  at::Tensor strided = makeInput(t, {4, 6}, 7, 0, cpu);
+  EXPECT_EQ(strided.strides(), at::IntArrayRef({1, 4}));
+  EXPECT_TRUE(sameBits(strided, row));
+  at::Tensor sp = makeInput(t, {4, 6}, 7, 2, cpu);
+  EXPECT_EQ(sp.strides(), at::IntArrayRef({1, 4}));
+}
+
 TEST(TensorInputs, CountPatternAndSameBits) {
   at::Tensor x = at::zeros({10}, at::kFloat);
   x.view(at::kInt).narrow(0, 2, 3).fill_(-1);

@@ -95,6 +95,44 @@ TEST(Job, Int64OutputsOnly) {
       << message(half);
 }
 
+TEST(Job, StridedViewsFixTheirShapes) {
+  // A transposed input and an output laid out alike (a permutation) survive
+  // the round trip; strides of another rank, an output with gaps, and
+  // strides on a shape-generic candidate are errors naming the field.
+  std::string text = kJob;
+  text.replace(text.find(R"("shape_generic": true)"), 21,
+               R"("shape_generic": false)");
+  const std::string x = R"({"name": "x", "shape": [4, 6]})";
+  const std::string y = R"({"name": "y", "shape": [4, 6]})";
+  std::string strided = text;
+  strided.replace(strided.find(x), x.size(),
+                  R"({"name": "x", "shape": [4, 6], "strides": [1, 4]})");
+  strided.replace(strided.find(y), y.size(),
+                  R"({"name": "y", "shape": [4, 6], "strides": [1, 4]})");
+  Job job = parseJob(strided);
+  EXPECT_EQ(job.inputs[0].strides, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(parseJob(toJson(job)).outputs[0].strides,
+            (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(stridedSpan({4, 6}, {1, 4}), 24);
+  EXPECT_EQ(stridedSpan({4, 6}, {1, 8}), 44);
+  std::string rank = strided;
+  rank.replace(rank.find("[1, 4]"), 6, "[1]");
+  EXPECT_NE(message(rank).find("job.inputs[0].strides: expected one stride "
+                               "per dim"),
+            std::string::npos)
+      << message(rank);
+  std::string gaps = strided;
+  gaps.replace(gaps.rfind("[1, 4]"), 6, "[1, 8]");
+  EXPECT_NE(message(gaps).find("job.outputs[0].strides"), std::string::npos)
+      << message(gaps);
+  std::string generic = kJob;
+  generic.replace(generic.find(x), x.size(),
+                  R"({"name": "x", "shape": [4, 6], "strides": [1, 4]})");
+  EXPECT_NE(message(generic).find("need a fixed-shape candidate"),
+            std::string::npos)
+      << message(generic);
+}
+
 TEST(Job, WorkspaceAndGridSync) {
   // A split row kernel's job: a zeroed workspace argument and a
   // cooperative launch; both survive the round trip, and a workspace

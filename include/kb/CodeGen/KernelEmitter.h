@@ -15,6 +15,12 @@ struct EmittedTensor {
   std::vector<int64_t> shape;
   std::string distribution = "normal"; // kb-verify's input distribution
   std::string dtype = "float32";       // or int64 (argmax / argmin outputs)
+  /// The traced strides of a strided view (a transposed attention output),
+  /// empty for row-major. Inputs are read through them (the runtime's
+  /// guard and kb-verify's inputs take them); outputs, permutations of
+  /// row-major only, are allocated and written with them, so later ops see
+  /// the layout eager gives them.
+  std::vector<int64_t> strides;
 };
 
 /// One kernel: a self-contained .cu and what kb-verify needs to check it.

@@ -136,6 +136,10 @@ sizeVariables(const std::vector<TensorSpec> &tensors, int64_t smCount);
 std::vector<ShapeSet> deriveExtraShapes(const Job &job, int count);
 
 int64_t numel(const std::vector<int64_t> &shape);
+/// Elements a tensor of `shape` laid out with `strides` spans, from its
+/// first address to its last (0 for an empty tensor).
+int64_t stridedSpan(const std::vector<int64_t> &shape,
+                    const std::vector<int64_t> &strides);
 
 // ---- cache -------------------------------------------------------------------
 

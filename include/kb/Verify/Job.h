@@ -33,6 +33,11 @@ struct TensorSpec {
   std::string role = "activation"; // activation | parameter
   /// normal | uniform:LO:HI | positive (|normal| + 0.1)
   std::string distribution = "normal";
+  /// Fixed-shape jobs: the element strides of a strided view (one per dim;
+  /// empty: row-major). An input is laid out so, in a buffer of its span,
+  /// for the candidate and for the reference alike; an output (dense: a
+  /// permutation of row-major) is read back through them.
+  std::vector<int64_t> strides;
 };
 
 /// One launch argument: a tensor pointer, or an integer / float scalar whose
