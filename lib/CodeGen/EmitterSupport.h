@@ -148,8 +148,6 @@ public:
   int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
   /// EmitOptions::splitQuad.
   bool splitQuad = false;
-  /// EmitOptions::splitForward.
-  bool splitForward = false;
   /// EmitOptions::outputsPerThread (0: the default).
   int perOutputUnroll = 0;
   /// EmitOptions::rowBlock (0: the default).

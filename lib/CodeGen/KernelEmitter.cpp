@@ -647,7 +647,6 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitPerSM = options.splitPerSM;
   e.splitUnroll = options.splitUnroll;
   e.splitQuad = options.splitQuad;
-  e.splitForward = options.splitForward;
   e.perOutputUnroll = options.outputsPerThread;
   e.rowBlock = options.rowBlock;
   e.registerRowMax = options.registerRowMax;

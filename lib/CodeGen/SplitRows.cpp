@@ -190,7 +190,8 @@ public:
     int64_t groups = lanes ? ceilDiv(p.rows, 32) : p.rows;
     std::string items = std::to_string(groups * S) + "LL";
     for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
-      openItems(os, items, k);
+      os << "  for (long long item = blockIdx.x; item < " << items
+         << "; item += gridDim.x) {\n";
       itemHead(os, S, T);
       if (auto err = rowStatistics(k, os))
         return err;
@@ -219,7 +220,8 @@ public:
         return err;
       return writeItemOutputs(os, /*firstChunkOnly=*/true);
     }
-    openItems(os, items, all);
+    os << "  for (long long item = blockIdx.x; item < " << items
+       << "; item += gridDim.x) {\n";
     itemHead(os, S, T);
     if (auto err = rowStatistics(all, os))
       return err;
@@ -445,7 +447,8 @@ private:
           os << "  " << sl.type << "* const " << sl.name << " = (" << sl.type
              << "*)((char*)ws + " << sl.offset << ");\n";
     for (size_t k = 0; k < p.prog.passes.size(); ++k) {
-      openItems(os, items, k);
+      os << "  for (long long item = blockIdx.x; item < " << items
+         << "; item += gridDim.x) {\n";
       if (auto err = quadHead(os, T, true))
         return err;
       quadStatistics(k, os);
@@ -470,7 +473,8 @@ private:
       quadStatistics(all, os);
       return quadOutputs(os, true);
     }
-    openItems(os, items, all);
+    os << "  for (long long item = blockIdx.x; item < " << items
+       << "; item += gridDim.x) {\n";
     if (auto err = quadHead(os, T, true))
       return err;
     quadStatistics(all, os);
@@ -610,22 +614,6 @@ private:
   /// so together they stream whole rows of memory (group-major, each
   /// block alone in a strip 384 bytes apart from the next, ran BatchNorm1d
   /// at a third of copy bandwidth).
-  /// Opens the grid-stride loop over the items of the pass after `k` grid
-  /// barriers. Passes after the first take the items in the reverse order
-  /// of the pass before: the items that pass read last are still in L2
-  /// (about 50 MB of the H200's 60) when this one starts. Each item
-  /// writes its own partial slots, so the order changes no result.
-  void openItems(llvm::raw_ostream &os, llvm::StringRef items, size_t k) {
-    if (k % 2 == 0 || e.splitForward) {
-      os << "  for (long long item = blockIdx.x; item < " << items
-         << "; item += gridDim.x) {\n";
-      return;
-    }
-    os << "  for (long long it = blockIdx.x; it < " << items
-       << "; it += gridDim.x) {\n"
-       << "    const long long item = " << items << " - 1 - it;\n";
-  }
-
   void itemHead(llvm::raw_ostream &os, int64_t S, int64_t T,
                 bool range = true) {
     std::string Ss = std::to_string(S) + "LL",

@@ -119,12 +119,6 @@ cl::opt<bool> splitQuadOpt(
              "read as float4 wherever that applies (default: norms and "
              "softmax over 128 rows or more; a probe of the plan)"),
     cl::sub(codegenCmd));
-cl::opt<bool> splitForwardOpt(
-    "split-forward",
-    cl::desc("Split row kernels take their items in one order on every "
-             "pass (default: each pass after a grid barrier reverses the "
-             "order of the one before; a probe of the plan)"),
-    cl::sub(codegenCmd));
 cl::opt<unsigned> outputsPerThreadOpt(
     "outputs-per-thread",
     cl::desc("Outputs per thread of one-thread-per-output kernels (pooling, "
@@ -436,7 +430,6 @@ int runCodegen() {
     emitOptions.splitPerSM = splitShape[1];
     emitOptions.splitUnroll = splitShape[2];
     emitOptions.splitQuad = splitQuadOpt;
-    emitOptions.splitForward = splitForwardOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;
     emitOptions.rowBlock = rowBlockOpt;
     emitOptions.registerRowMax = registerRowMaxOpt;

@@ -66,11 +66,6 @@ struct EmitOptions {
   /// more (the measured default); for probes (`kb-rewrite codegen
   /// --split-quad`).
   bool splitQuad = false;
-  /// Split row kernels take their items in the same order on every pass,
-  /// not each pass after a grid barrier in the reverse order of the one
-  /// before (the measured default: the last items read are still in L2);
-  /// for probes (`kb-rewrite codegen --split-forward`).
-  bool splitForward = false;
   /// Outputs per thread of one-thread-per-output kernels (poolings,
   /// reductions of strided elements), 0: the default; for probes
   /// (`kb-rewrite codegen --outputs-per-thread`).
