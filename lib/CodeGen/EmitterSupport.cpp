@@ -91,17 +91,18 @@ bool codegen::isContiguousArg(Value v) { return tracedStrides(v).empty(); }
 std::string codegen::stridedOffset(ArrayRef<int64_t> shape,
                                    ArrayRef<int64_t> strides,
                                    llvm::StringRef idx, bool narrow) {
-  // Dims of size 1 drop out; a dim whose stride is the next one's extent
-  // merges with it (a transposed [B, T, E] view of [T, B, E] keeps E whole).
-  SmallVector<std::pair<int64_t, int64_t>> dims; // (size, stride), outer first
-  for (size_t d = 0; d < shape.size(); ++d) {
+  // Runs of dims (innermost first) that continue each other, {size,
+  // stride}: a dim whose stride is the run's extent merges into it (a
+  // transposed [B, T, E] view of [T, B, E] keeps E whole); size-1 dims
+  // never move an address.
+  SmallVector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
     if (shape[d] == 1)
       continue;
-    if (!dims.empty() && dims.back().second == strides[d] * shape[d]) {
-      dims.back() = {dims.back().first * shape[d], strides[d]};
-      continue;
-    }
-    dims.push_back({shape[d], strides[d]});
+    if (!runs.empty() && strides[d] == runs.back().first * runs.back().second)
+      runs.back().first *= shape[d];
+    else
+      runs.push_back({shape[d], strides[d]});
   }
   std::string I =
       llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
@@ -111,18 +112,18 @@ std::string codegen::stridedOffset(ArrayRef<int64_t> shape,
     I = "(unsigned)" + I;
   std::string expr;
   int64_t inner = 1;
-  for (int64_t k = (int64_t)dims.size() - 1; k >= 0; --k) {
-    auto [size, stride] = dims[k];
+  for (auto [k, run] : llvm::enumerate(runs)) {
+    auto [size, stride] = run;
     std::string coord =
         inner == 1 ? I : "(" + I + " / " + intLit(inner, narrow) + ")";
-    if (k > 0) // the outermost dim needs no modulo
+    if (k + 1 < runs.size()) // the outermost run needs no modulo
       coord = "(" + coord + " % " + intLit(size, narrow) + ")";
     inner *= size;
-    if (stride == 0)
+    if (stride == 0) // a broadcast (expanded) dim
       continue;
     std::string term =
         stride == 1 ? coord : coord + " * " + intLit(stride, narrow);
-    expr = expr.empty() ? term : term + " + " + expr;
+    expr = expr.empty() ? term : expr + " + " + term;
   }
   return expr.empty() ? "0" : expr;
 }
@@ -227,44 +228,17 @@ codegen::coordinateOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> space,
 
 std::string codegen::permuteOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> perm,
                                    llvm::StringRef idx, bool narrow) {
+  // permute(x, perm) of a row-major x is a strided view of x.
   int64_t rank = in.size();
   std::vector<int64_t> inStride(rank, 1);
   for (int64_t k = rank - 2; k >= 0; --k)
     inStride[k] = inStride[k + 1] * in[k + 1];
-  // Runs of output dims (innermost first) whose input dims are consecutive
-  // too: {size, input stride}.
-  SmallVector<std::pair<int64_t, int64_t>> runs;
-  for (int64_t k = rank - 1; k >= 0; --k) {
-    int64_t d = perm[k], size = in[d];
-    if (size == 1)
-      continue;
-    // Merges when the input dim continues the run: its stride is the run's
-    // extent (size-1 dims on either side are skipped above).
-    if (!runs.empty() && inStride[d] == runs.back().first * runs.back().second)
-      runs.back().first *= size;
-    else
-      runs.push_back({size, inStride[d]});
+  SmallVector<int64_t> shape, strides;
+  for (int64_t d : perm) {
+    shape.push_back(in[d]);
+    strides.push_back(inStride[d]);
   }
-  std::string I =
-      llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
-          ? idx.str()
-          : "(" + idx.str() + ")";
-  if (narrow)
-    I = "(unsigned)" + I;
-  std::string expr;
-  int64_t inner = 1;
-  for (auto [k, run] : llvm::enumerate(runs)) {
-    auto [size, stride] = run;
-    std::string coord =
-        inner == 1 ? I : "(" + I + " / " + intLit(inner, narrow) + ")";
-    if (k + 1 < runs.size())
-      coord = "(" + coord + " % " + intLit(size, narrow) + ")";
-    std::string term =
-        stride == 1 ? coord : coord + " * " + intLit(stride, narrow);
-    expr = expr.empty() ? term : expr + " + " + term;
-    inner *= size;
-  }
-  return expr.empty() ? "0" : expr;
+  return stridedOffset(shape, strides, idx, narrow);
 }
 
 std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
