@@ -88,6 +88,16 @@ SmallVector<int64_t> codegen::tracedStrides(Value v) {
 
 bool codegen::isContiguousArg(Value v) { return tracedStrides(v).empty(); }
 
+/// `idx` as an operand of `/` and `%`: parenthesised unless a name, cast
+/// to unsigned for 32-bit index math.
+static std::string indexOperand(llvm::StringRef idx, bool narrow) {
+  std::string I =
+      llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
+          ? idx.str()
+          : "(" + idx.str() + ")";
+  return narrow ? "(unsigned)" + I : I;
+}
+
 std::string codegen::stridedOffset(ArrayRef<int64_t> shape,
                                    ArrayRef<int64_t> strides,
                                    llvm::StringRef idx, bool narrow) {
@@ -104,12 +114,7 @@ std::string codegen::stridedOffset(ArrayRef<int64_t> shape,
     else
       runs.push_back({shape[d], strides[d]});
   }
-  std::string I =
-      llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
-          ? idx.str()
-          : "(" + idx.str() + ")";
-  if (narrow)
-    I = "(unsigned)" + I;
+  std::string I = indexOperand(idx, narrow);
   std::string expr;
   int64_t inner = 1;
   for (auto [k, run] : llvm::enumerate(runs)) {
@@ -160,12 +165,7 @@ std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
                                      llvm::StringRef idx, bool narrow) {
   if (in == space)
     return idx.str();
-  std::string I =
-      llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
-          ? idx.str()
-          : "(" + idx.str() + ")";
-  if (narrow)
-    I = "(unsigned)" + I;
+  std::string I = indexOperand(idx, narrow);
   idx = I;
   int64_t rank = space.size(), off = rank - (int64_t)in.size();
   auto broadcast = [&](int64_t d) {

@@ -19,6 +19,8 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
@@ -289,21 +291,13 @@ private:
   /// first, weighted by their row-major strides.
   std::string logicalIndex(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides,
                            llvm::StringRef idx) {
-    SmallVector<int64_t> dims;
-    for (int64_t d = 0; d < (int64_t)shape.size(); ++d)
-      if (shape[d] != 1)
-        dims.push_back(d);
+    // The layout is the logical tensor permuted by its dims in stride
+    // order (size-1 dims, whose strides mean nothing, fall anywhere).
+    SmallVector<int64_t> perm(shape.size());
+    std::iota(perm.begin(), perm.end(), 0);
     llvm::stable_sort(
-        dims, [&](int64_t a, int64_t b) { return strides[a] > strides[b]; });
-    SmallVector<int64_t> rowMajor(shape.size(), 1);
-    for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
-      rowMajor[d] = rowMajor[d + 1] * shape[d + 1];
-    SmallVector<int64_t> physShape, logical;
-    for (int64_t d : dims) {
-      physShape.push_back(shape[d]);
-      logical.push_back(rowMajor[d]);
-    }
-    return stridedOffset(physShape, logical, idx, narrow);
+        perm, [&](int64_t a, int64_t b) { return strides[a] > strides[b]; });
+    return permuteOffset(shape, perm, idx, narrow);
   }
 
   /// One float4 per thread (grid-stride only past the grid limit). The
