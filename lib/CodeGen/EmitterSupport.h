@@ -150,6 +150,8 @@ public:
   bool splitQuad = false;
   /// EmitOptions::outputsPerThread (0: the default).
   int perOutputUnroll = 0;
+  /// EmitOptions::pointwiseVectors (0: the default, one).
+  int pointwiseVectors = 0;
   /// EmitOptions::rowBlock (0: the default).
   int rowBlock = 0;
   /// EmitOptions::registerRowMax (0: the default).

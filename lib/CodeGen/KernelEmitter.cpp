@@ -382,16 +382,18 @@ private:
              broadcastOffset(shapeOf(body.getArgument(k)), space, idx, narrow) +
              "]";
     };
-    // Call arguments for lane `lane` of unrolled float4 `u`, or (empty lane)
-    // for the scalar tail.
-    auto callArgs = [&](llvm::StringRef idx, llvm::StringRef lane) {
+    // Call arguments for lane `lane` of a float4 (`sub` its slot, "[u]",
+    // when a thread takes several), or (empty lane) for the scalar tail.
+    auto callArgs = [&](llvm::StringRef idx, llvm::StringRef lane,
+                        llvm::StringRef sub = "") {
       std::string a = idx.str();
       for (size_t k = 0; k < nIn; ++k) {
         std::string K = std::to_string(k);
         if (pass[k] == Full)
-          a += lane.empty() ? ", in" + K + "[i]" : ", a" + K + lane.str();
+          a += lane.empty() ? ", in" + K + "[i]"
+                            : ", a" + K + sub.str() + lane.str();
         else if (pass[k] == Uniform)
-          a += lane.empty() ? ", " + at(k, "i") : ", b" + K;
+          a += lane.empty() ? ", " + at(k, "i") : ", b" + K + sub.str();
         else
           a += ", in" + K;
       }
@@ -403,36 +405,44 @@ private:
     int64_t n = product(space);
     std::string text;
     llvm::raw_string_ostream s(text);
-    // The grid has a thread per float4 (see below). With fewer than 2^31
-    // elements every index fits 32 bits and no thread loops: the 64-bit
-    // loop and index arithmetic cost 5% of the instructions of a long
-    // chain (L2-7), which is instruction-bound (bench/NOTES.md).
-    if (narrow)
-      s << "  const unsigned n = " << n << "u, nv = n / 4;\n"
-        << "  const unsigned q = blockIdx.x * blockDim.x + threadIdx.x;\n"
-        << "  if (q < nv) {\n";
-    else
-      s << "  const long long n = " << n << "LL, nv = n / 4;\n"
-        << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
-        << "  for (long long q = (long long)blockIdx.x * blockDim.x + "
-           "threadIdx.x; q < nv; q += stride) {\n";
-    for (size_t k = 0; k < nIn; ++k)
-      if (pass[k] == Full)
-        s << "    const float4 a" << k
-          << " = reinterpret_cast<const float4*>(in" << k << ")[q];\n";
-      else if (pass[k] == Uniform)
-        s << "    const float b" << k << " = " << at(k, "4 * q") << ";\n";
-    for (size_t k = 0; k < nOut; ++k)
-      s << "    float4 r" << k << ";\n";
-    const char *lanes[] = {".x", ".y", ".z", ".w"};
-    for (int l = 0; l < 4; ++l)
-      s << "    " << name << "_element("
-        << callArgs("4 * q + " + std::to_string(l), lanes[l]) << ");\n";
-    for (size_t k = 0; k < nOut; ++k)
-      s << "    reinterpret_cast<float4*>(out" << k << ")[q] = r" << k << ";\n";
-    s << "  }\n";
-    if (n % 4) {
+    int V = std::max(pointwiseVectors, 1);
+    if (V > 1)
+      emitPointwiseVectors(s, V, n, pass, nIn, nOut, name, at, callArgs);
+    else {
+      // The grid has a thread per float4 (see below). With fewer than 2^31
+      // elements every index fits 32 bits and no thread loops: the 64-bit
+      // loop and index arithmetic cost 5% of the instructions of a long
+      // chain (L2-7), which is instruction-bound (bench/NOTES.md).
       if (narrow)
+        s << "  const unsigned n = " << n << "u, nv = n / 4;\n"
+          << "  const unsigned q = blockIdx.x * blockDim.x + threadIdx.x;\n"
+          << "  if (q < nv) {\n";
+      else
+        s << "  const long long n = " << n << "LL, nv = n / 4;\n"
+          << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+          << "  for (long long q = (long long)blockIdx.x * blockDim.x + "
+             "threadIdx.x; q < nv; q += stride) {\n";
+      for (size_t k = 0; k < nIn; ++k)
+        if (pass[k] == Full)
+          s << "    const float4 a" << k
+            << " = reinterpret_cast<const float4*>(in" << k << ")[q];\n";
+        else if (pass[k] == Uniform)
+          s << "    const float b" << k << " = " << at(k, "4 * q") << ";\n";
+      for (size_t k = 0; k < nOut; ++k)
+        s << "    float4 r" << k << ";\n";
+      const char *lanes[] = {".x", ".y", ".z", ".w"};
+      for (int l = 0; l < 4; ++l)
+        s << "    " << name << "_element("
+          << callArgs("4 * q + " + std::to_string(l), lanes[l]) << ");\n";
+      for (size_t k = 0; k < nOut; ++k)
+        s << "    reinterpret_cast<float4*>(out" << k << ")[q] = r" << k
+          << ";\n";
+      s << "  }\n";
+    }
+    if (n % 4) {
+      // The scalar tail: the thread of float4 q (one float4 a thread,
+      // 32-bit indices), else a grid-stride loop.
+      if (narrow && V == 1)
         s << "  if (q < n % 4) {\n    const unsigned i = nv * 4 + q;\n";
       else
         s << "  for (long long i = nv * 4 + (long long)blockIdx.x * "
@@ -446,8 +456,9 @@ private:
       s << "  }\n";
     }
     std::string comment =
-        "One pass over " + std::to_string(n) +
-        " elements, a float4 per thread (scalar code takes the tail);\n"
+        "One pass over " + std::to_string(n) + " elements, " +
+        (V > 1 ? std::to_string(V) + " float4s" : std::string("a float4")) +
+        " per thread (scalar code takes the tail);\n"
         "inputs are read once, outputs written once. Tensors must be "
         "16-byte aligned.";
     if (auto err =
@@ -459,9 +470,54 @@ private:
     // (bench/NOTES.md), a grid-stride loop over a grid capped at 32 blocks
     // per SM reached 92% of copy bandwidth, with or without unrolling; a
     // block per 256 float4 reached 100%, as ATen's and inductor's kernels.
-    out.grid = {"ceil_div(" + std::to_string(nv) + ", 256)", "1", "1"};
+    out.grid = {"ceil_div(" + std::to_string(nv) + ", " +
+                    std::to_string(256 * V) + ")",
+                "1", "1"};
     out.block = {"256", "1", "1"};
     return out;
+  }
+
+  /// The pointwise body with V float4s a thread (--pointwise-vectors, a
+  /// probe): thread t of block b takes float4s b * 256 V + t + 256 u, all
+  /// loaded before the first element is computed.
+  template <class Passes, class At, class Args>
+  void emitPointwiseVectors(llvm::raw_ostream &s, int V, int64_t n,
+                            const Passes &pass, size_t nIn, size_t nOut,
+                            llvm::StringRef name, At at, Args callArgs) {
+    const int full = 0, uniform = 1; // the Pass enum's order
+    std::string Vs = std::to_string(V);
+    const char *T = narrow ? "unsigned" : "long long";
+    s << "  const " << T << " n = " << n << (narrow ? "u" : "LL")
+      << ", nv = n / 4;\n"
+      << "  for (" << T << " q0 = (" << T << ")blockIdx.x * (blockDim.x * "
+      << Vs << ") + threadIdx.x; q0 < nv;\n       q0 += (" << T
+      << ")gridDim.x * blockDim.x * " << Vs << ") {\n";
+    for (size_t k = 0; k < nIn; ++k)
+      if ((int)pass[k] == full)
+        s << "    float4 a" << k << "[" << V << "];\n";
+      else if ((int)pass[k] == uniform)
+        s << "    float b" << k << "[" << V << "];\n";
+    std::string loop = "#pragma unroll\n    for (int u = 0; u < " + Vs +
+                       "; ++u) {\n      const " + T +
+                       " q = q0 + u * blockDim.x;\n      if (q < nv) {\n";
+    s << loop;
+    for (size_t k = 0; k < nIn; ++k)
+      if ((int)pass[k] == full)
+        s << "        a" << k << "[u] = reinterpret_cast<const float4*>(in" << k
+          << ")[q];\n";
+      else if ((int)pass[k] == uniform)
+        s << "        b" << k << "[u] = " << at(k, "4 * q") << ";\n";
+    s << "      }\n    }\n" << loop;
+    for (size_t k = 0; k < nOut; ++k)
+      s << "        float4 r" << k << ";\n";
+    const char *lanes[] = {".x", ".y", ".z", ".w"};
+    for (int l = 0; l < 4; ++l)
+      s << "        " << name << "_element("
+        << callArgs("4 * q + " + std::to_string(l), lanes[l], "[u]") << ");\n";
+    for (size_t k = 0; k < nOut; ++k)
+      s << "        reinterpret_cast<float4*>(out" << k << ")[q] = r" << k
+        << ";\n";
+    s << "      }\n    }\n  }\n";
   }
 
   /// Whether a Reduce stage of at least 256 elements per output feeds `op`
@@ -642,6 +698,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitUnroll = options.splitUnroll;
   e.splitQuad = options.splitQuad;
   e.perOutputUnroll = options.outputsPerThread;
+  e.pointwiseVectors = options.pointwiseVectors;
   e.rowBlock = options.rowBlock;
   e.registerRowMax = options.registerRowMax;
   e.sharedRowMax = options.sharedRowMax;

@@ -119,6 +119,11 @@ cl::opt<bool> splitQuadOpt(
              "read as float4 wherever that applies (default: norms and "
              "softmax over 128 rows or more; a probe of the plan)"),
     cl::sub(codegenCmd));
+cl::opt<unsigned> pointwiseVectorsOpt(
+    "pointwise-vectors",
+    cl::desc("float4s each thread of a pointwise kernel takes, all loaded "
+             "before the first is computed (default 1; a probe)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::opt<unsigned> outputsPerThreadOpt(
     "outputs-per-thread",
     cl::desc("Outputs per thread of one-thread-per-output kernels (pooling, "
@@ -421,6 +426,9 @@ int runCodegen() {
   if (outputsPerThreadOpt > 16)
     return fail(UsageError, "--outputs-per-thread wants 1 to 16, not " +
                                 std::to_string(outputsPerThreadOpt));
+  if (pointwiseVectorsOpt > 8)
+    return fail(UsageError, "--pointwise-vectors wants 1 to 8, not " +
+                                std::to_string(pointwiseVectorsOpt));
   unsigned written = 0, skipped = 0;
   for (kb::KernelOp kernel : module->getOps<kb::KernelOp>()) {
     kb::EmitOptions emitOptions;
@@ -431,6 +439,7 @@ int runCodegen() {
     emitOptions.splitUnroll = splitShape[2];
     emitOptions.splitQuad = splitQuadOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;
+    emitOptions.pointwiseVectors = pointwiseVectorsOpt;
     emitOptions.rowBlock = rowBlockOpt;
     emitOptions.registerRowMax = registerRowMaxOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;

@@ -66,6 +66,11 @@ struct EmitOptions {
   /// more (the measured default); for probes (`kb-rewrite codegen
   /// --split-quad`).
   bool splitQuad = false;
+  /// float4s each thread of a pointwise kernel takes, all loaded before the
+  /// first is computed (0 or 1: one, the measured default: a block per 256
+  /// float4s reached copy bandwidth); for probes (`kb-rewrite codegen
+  /// --pointwise-vectors`).
+  int pointwiseVectors = 0;
   /// Outputs per thread of one-thread-per-output kernels (poolings,
   /// reductions of strided elements), 0: the default; for probes
   /// (`kb-rewrite codegen --outputs-per-thread`).
