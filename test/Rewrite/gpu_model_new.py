@@ -15,6 +15,8 @@ few fixture graphs: rewrite with kb-verify, then on the GPU
     forced (KB_LIBRARY_EPILOGUES=1, with replay forced) or measured;
   * channels-last variants (pointwise and "reads") give the same outputs,
     forced (KB_CHANNELS_LAST=1, with replay forced) or measured;
+  * kernels reading and writing strided views (strided_views) all run, and
+    every output keeps eager's strides;
   * a guard that fails (non-contiguous input) and autograd (grad mode with
     parameters requiring gradients) run the original forward, and backward
     works through it.
@@ -38,7 +40,8 @@ if not torch.cuda.is_available():
 
 CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
          "sweep_pointwise_b", "library_epilogues", "conv_pool_mean", "pool_chain",
-         "convt3d_layernorm", "conv_reductions_cl", "conv_tf32_cl"]
+         "convt3d_layernorm", "conv_reductions_cl", "conv_tf32_cl",
+         "strided_views"]
 
 
 def load(path, name):
@@ -99,12 +102,19 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
             for a, b in zip(flat(ref(*xs)), flat(got(*xs))):
                 assert torch.allclose(a, b, atol=1e-4, rtol=1e-4), \
                     f"{case} trial {trial}: max diff {float((a - b).abs().max())}"
+                # Kernel outputs keep eager's layout (strided views).
+                assert case != "strided_views" or a.stride() == b.stride(), \
+                    f"{case} trial {trial}: strides {b.stride()} vs eager's {a.stride()}"
         # "convert" regions have no channels-last kernel of their own.
         cl_kernels = [r for r in got._kb.cl_regions
                       if r is not None and r is not new.kb_runtime.CONVERT]
         launched = [r.launches for r in got._kb.regions if r is not None]
         launched += [r.launches for r in cl_kernels]
         assert any(launched), f"{case}: no kernel ran ({got._kb.reasons})"
+        if case == "strided_views":
+            # Strided operands pass their guards: every region's kernel ran.
+            assert all(launched) and not any(got._kb.fallbacks), \
+                f"{case}: fallbacks {got._kb.fallbacks}"
         if graphs == "1" and cl_kernels and \
                 "K.cl(" in open(os.path.join(out, "model_new.py")).read():
             assert any(r.launches for r in cl_kernels), \
