@@ -171,8 +171,11 @@ GraphCoverage graphCoverage(mlir::ModuleOp module, StringRef graph,
       else if (item.state != CoverageState::Kernel)
         item.reason = reasonText(it->second.second);
     } else if (auto k = emitKernel(kernel)) {
-      if (auto kept = keptByNumericsPolicy(*k, numerics[item.what],
-                                           /*fuseBeforeTF32=*/false)) {
+      // As rewrite decides: exact math or ATen's order may pass the policy.
+      EmitOptions options;
+      if (auto kept = kernelUnderNumericsPolicy(kernel, *k, options,
+                                                numerics[item.what],
+                                                /*fuseBeforeTF32=*/false)) {
         item.state = CoverageState::Policy;
         item.reason = ruleOf(*kept);
       }

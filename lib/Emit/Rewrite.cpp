@@ -432,6 +432,43 @@ std::map<std::string, NumericsFacts> numericsFacts(mlir::ModuleOp module) {
   return out;
 }
 
+std::optional<std::string> kernelUnderNumericsPolicy(KernelOp kernel,
+                                                     EmittedKernel &k,
+                                                     EmitOptions &options,
+                                                     const NumericsFacts &facts,
+                                                     bool fuseBeforeTF32) {
+  std::optional<std::string> kept =
+      keptByNumericsPolicy(k, facts, fuseBeforeTF32);
+  if (!kept)
+    return kept;
+  // The policy keeps out last bits that differ from ATen's: the same
+  // region in exact math may pass it (a pointwise kernel before a
+  // convolution or a comparison is then exact), and so may its layer norm
+  // or softmax in ATen's own order (before a step or singular op).
+  EmitOptions exactMath = options;
+  exactMath.fastMath = false;
+  EmitOptions atenOrder = exactMath;
+  atenOrder.atenOrderNorms = true;
+  SmallVector<EmitOptions, 2> alternatives;
+  if (k.approximate)
+    alternatives.push_back(exactMath);
+  if (hasAtenOrderReduction(kernel))
+    alternatives.push_back(atenOrder);
+  for (const EmitOptions &alt : alternatives) {
+    auto e = emitKernel(kernel, alt);
+    if (!e) {
+      consumeError(e.takeError());
+      continue;
+    }
+    if (keptByNumericsPolicy(*e, facts, fuseBeforeTF32))
+      continue;
+    k = std::move(*e);
+    options = alt;
+    return std::nullopt;
+  }
+  return kept;
+}
+
 std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
                                                 const NumericsFacts &facts,
                                                 bool fuseBeforeTF32) {
@@ -555,36 +592,9 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       result.regions.push_back(std::move(rec));
       continue;
     }
-    std::optional<std::string> kept =
-        keptByNumericsPolicy(*k, numerics[rec.name], opts.fuseBeforeTF32);
-    // The policy keeps out last bits that differ from ATen's: the same
-    // region in exact math may pass it (a pointwise kernel before a
-    // convolution or a comparison is then exact), and so may its layer
-    // norm or softmax in ATen's own order (before a step or singular op).
-    if (kept) {
-      EmitOptions exactMath = emitOptions;
-      exactMath.fastMath = false;
-      EmitOptions atenOrder = exactMath;
-      atenOrder.atenOrderNorms = true;
-      SmallVector<EmitOptions, 2> alternatives;
-      if (k->approximate)
-        alternatives.push_back(exactMath);
-      if (hasAtenOrderReduction(kernel))
-        alternatives.push_back(atenOrder);
-      for (const EmitOptions &alt : alternatives) {
-        auto e = emitKernel(kernel, alt);
-        if (!e) {
-          consumeError(e.takeError());
-          continue;
-        }
-        if (keptByNumericsPolicy(*e, numerics[rec.name], opts.fuseBeforeTF32))
-          continue;
-        *k = std::move(*e);
-        kept.reset();
-        emitOptions = alt; // its channels-last variant too
-        break;
-      }
-    }
+    // emitOptions becomes the kernel's (its channels-last variant too).
+    std::optional<std::string> kept = kernelUnderNumericsPolicy(
+        kernel, *k, emitOptions, numerics[rec.name], opts.fuseBeforeTF32);
     // --numerics=relaxed keeps nothing in ATen, but still prefers the
     // kernel the policy lets in: a default-order layer norm before a
     // comparison flipped it past kb-verify's bound (gen-20261208 task 5,

@@ -144,6 +144,16 @@ std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
                                                 const NumericsFacts &facts,
                                                 bool fuseBeforeTF32);
 
+/// keptByNumericsPolicy for `k` (emitted from `kernel` with `options`),
+/// trying the region again in exact math, then with its layer norm or
+/// softmax in ATen's own order: the first that passes replaces `k` and
+/// `options`; the first kernel's reason when none does.
+std::optional<std::string> kernelUnderNumericsPolicy(KernelOp kernel,
+                                                     EmittedKernel &k,
+                                                     EmitOptions &options,
+                                                     const NumericsFacts &facts,
+                                                     bool fuseBeforeTF32);
+
 /// The runtime files copied into every rewritten model (name, contents).
 const std::vector<std::pair<std::string, std::string>> &runtimeFiles();
 
