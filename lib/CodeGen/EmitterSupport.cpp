@@ -326,10 +326,6 @@ RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {
   });
 }
 
-bool RegionEmitter::anyStridedOutput() const {
-  return llvm::any_of(outputStrides, [](const auto &s) { return !s.empty(); });
-}
-
 std::string RegionEmitter::outputAt(size_t k, llvm::StringRef idx) const {
   std::string name = "out" + std::to_string(k);
   if (k >= outputStrides.size() || outputStrides[k].empty())
@@ -340,19 +336,12 @@ std::string RegionEmitter::outputAt(size_t k, llvm::StringRef idx) const {
 }
 
 std::string RegionEmitter::storeFour(size_t k, llvm::StringRef idx,
-                                     llvm::StringRef a, bool members) const {
-  auto elem = [&](int j) {
-    return members ? a.str() + "." + "xyzw"[j]
-                   : a.str() + "[" + std::to_string(j) + "]";
-  };
-  if (k >= outputStrides.size() || outputStrides[k].empty()) {
-    if (members)
-      return "*reinterpret_cast<float4*>(out" + std::to_string(k) + " + " +
-             idx.str() + ") = " + a.str() + ";";
+                                     llvm::StringRef a) const {
+  auto elem = [&](int j) { return a.str() + "[" + std::to_string(j) + "]"; };
+  if (k >= outputStrides.size() || outputStrides[k].empty())
     return "*reinterpret_cast<float4*>(out" + std::to_string(k) + " + " +
            idx.str() + ") = make_float4(" + elem(0) + ", " + elem(1) + ", " +
            elem(2) + ", " + elem(3) + ");";
-  }
   std::string s;
   for (int j = 0; j < 4; ++j)
     s += (j ? " " : "") +

@@ -32,8 +32,8 @@ std::string cString(llvm::StringRef s);
 bool isF32Tensor(mlir::Type t);
 /// The traced strides of a value whose layout is not row-major (the
 /// importer's encoding; a transposed view), empty for a row-major one.
-/// Kernels read strided arguments through them and write every output
-/// row-major.
+/// Kernels read strided arguments through them and write strided outputs
+/// through them (dense permutations only).
 llvm::SmallVector<int64_t> tracedStrides(mlir::Value v);
 /// A value without traced strides: float4 and raw-offset reads apply.
 bool isContiguousArg(mlir::Value v);
@@ -172,14 +172,12 @@ public:
   /// recorded, which later ops and their kernels' guards expect), empty
   /// for row-major.
   std::vector<llvm::SmallVector<int64_t>> outputStrides;
-  bool anyStridedOutput() const;
   /// Output k at linear index `idx` of its shape, where its layout puts it.
   std::string outputAt(size_t k, llvm::StringRef idx) const;
   /// Statements storing four consecutive elements idx..idx+3 of output k
-  /// from `a` + "[0..3]" (or `a` + ".x/.y/.z/.w" with `members`): one
-  /// float4 store, or four scalar ones for a strided output.
-  std::string storeFour(size_t k, llvm::StringRef idx, llvm::StringRef a,
-                        bool members = false) const;
+  /// from the array `a`: one float4 store, or four scalar ones for a
+  /// strided output.
+  std::string storeFour(size_t k, llvm::StringRef idx, llvm::StringRef a) const;
   /// That permute's result; its block argument is contiguous [N, ..., C].
   mlir::Value channelsLastView;
 

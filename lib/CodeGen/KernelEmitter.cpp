@@ -135,7 +135,7 @@ public:
     for (Operation &op : body.without_terminator())
       if (auto a = dyn_cast<AtenOp>(op); a && isStage(a))
         last = a;
-    // Traced strides aside (outputs are written row-major).
+    // Traced strides aside (each output is written in its own layout).
     auto plain = [](Value v) {
       auto t = cast<RankedTensorType>(v.getType());
       return RankedTensorType::get(t.getShape(), t.getElementType());
@@ -286,6 +286,11 @@ private:
     return false;
   }
 
+  /// How a pointwise kernel's argument reaches its element function: a
+  /// float4 of full-size values, one value per aligned group of 4 (a
+  /// broadcast constant over it), or the pointer.
+  enum Pass { Full, Uniform, Pointer };
+
   /// The logical (row-major) index of the element at offset `idx` of a
   /// dense layout of `shape` with `strides`: the layout's dims, outermost
   /// first, weighted by their row-major strides.
@@ -310,7 +315,6 @@ private:
     Block &body = kernel.getBody().front();
     ArrayRef<int64_t> space = shapeOf(yield.getValues()[0]);
     EmittedKernel out;
-    enum Pass { Full, Uniform, Pointer };
     SmallVector<Pass> pass;
     // Outputs all laid out alike with traced strides (a permuted view's):
     // the loop walks that layout, so outputs are stored as float4s, inputs
@@ -480,11 +484,10 @@ private:
   /// The pointwise body with V float4s a thread (--pointwise-vectors, a
   /// probe): thread t of block b takes float4s b * 256 V + t + 256 u, all
   /// loaded before the first element is computed.
-  template <class Passes, class At, class Args>
+  template <class At, class Args>
   void emitPointwiseVectors(llvm::raw_ostream &s, int V, int64_t n,
-                            const Passes &pass, size_t nIn, size_t nOut,
+                            ArrayRef<Pass> pass, size_t nIn, size_t nOut,
                             llvm::StringRef name, At at, Args callArgs) {
-    const int full = 0, uniform = 1; // the Pass enum's order
     std::string Vs = std::to_string(V);
     const char *T = narrow ? "unsigned" : "long long";
     s << "  const " << T << " n = " << n << (narrow ? "u" : "LL")
@@ -493,19 +496,19 @@ private:
       << Vs << ") + threadIdx.x; q0 < nv;\n       q0 += (" << T
       << ")gridDim.x * blockDim.x * " << Vs << ") {\n";
     for (size_t k = 0; k < nIn; ++k)
-      if ((int)pass[k] == full)
+      if (pass[k] == Full)
         s << "    float4 a" << k << "[" << V << "];\n";
-      else if ((int)pass[k] == uniform)
+      else if (pass[k] == Uniform)
         s << "    float b" << k << "[" << V << "];\n";
     std::string loop = "#pragma unroll\n    for (int u = 0; u < " + Vs +
                        "; ++u) {\n      const " + T +
                        " q = q0 + u * blockDim.x;\n      if (q < nv) {\n";
     s << loop;
     for (size_t k = 0; k < nIn; ++k)
-      if ((int)pass[k] == full)
+      if (pass[k] == Full)
         s << "        a" << k << "[u] = reinterpret_cast<const float4*>(in" << k
           << ")[q];\n";
-      else if ((int)pass[k] == uniform)
+      else if (pass[k] == Uniform)
         s << "        b" << k << "[u] = " << at(k, "4 * q") << ";\n";
     s << "      }\n    }\n" << loop;
     for (size_t k = 0; k < nOut; ++k)

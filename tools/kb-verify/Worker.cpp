@@ -251,21 +251,14 @@ struct GpuWorker::Impl {
             "cudaLaunchKernel");
   }
 
-  /// An input over its device buffer, laid out with its strides (a strided
-  /// view's span) or row-major.
-  static at::Tensor inputView(const GuardedBuffer &b, const TensorSpec &t) {
-    auto opts = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, 0);
+  /// Tensor `t` (float32 unless told) over its device buffer, laid out
+  /// with its strides (a strided view's) or row-major.
+  static at::Tensor specView(const GuardedBuffer &b, const TensorSpec &t,
+                             at::ScalarType type = at::kFloat) {
     if (t.strides.empty())
-      return at::from_blob(b.data(), t.shape, opts);
-    return at::from_blob(b.data(), t.shape, t.strides, opts);
-  }
-  /// An output over its device buffer, read through its strides (dense).
-  static at::Tensor outputView(const GuardedBuffer &b, const TensorSpec &t,
-                               at::ScalarType type) {
-    auto opts = at::TensorOptions().dtype(type).device(at::kCUDA, 0);
-    if (t.strides.empty())
-      return at::from_blob(b.data(), t.shape, opts);
-    return at::from_blob(b.data(), t.shape, t.strides, opts);
+      return view(b, t.shape, type);
+    return at::from_blob(b.data(), t.shape, t.strides,
+                         at::TensorOptions().dtype(type).device(at::kCUDA, 0));
   }
   /// A tensor (float32 unless told) over a device buffer the worker owns.
   static at::Tensor view(const GuardedBuffer &b,
@@ -312,7 +305,7 @@ struct GpuWorker::Impl {
                              ? numel(shape)
                              : stridedSpan(shape, l.tensors[i].strides)) *
                         sizeof(float));
-      inputView(bufs.back(), l.tensors[i]).copy_(pristine.back());
+      specView(bufs.back(), l.tensors[i]).copy_(pristine.back());
       ptrs[job.inputs[i].name] = bufs.back().data();
     }
     live = std::move(bufs);
@@ -376,13 +369,13 @@ struct GpuWorker::Impl {
                              job.outputs[o].name + " were overwritten"};
       for (size_t i = 0; i < nIn; ++i)
         if (!liveInputs[i].guardsIntact() ||
-            !sameBits(inputView(liveInputs[i], l.tensors[i]), pristine[i]))
+            !sameBits(specView(liveInputs[i], l.tensors[i]), pristine[i]))
           return Failure{"input_mutated", "input " + job.inputs[i].name +
                                               " changed during the launch"};
       std::vector<at::Tensor> got;
       for (size_t o = 0; o < outs.size(); ++o) {
-        got.push_back(outputView(outs[o], l.tensors[nIn + o],
-                                 expect.eager32[o].scalar_type()));
+        got.push_back(specView(outs[o], l.tensors[nIn + o],
+                               expect.eager32[o].scalar_type()));
         Comparison c = compareOutput(got.back(), expect, o, job, poison,
                                      /*withSensitivity=*/true);
         v.maxAbsError = std::max(v.maxAbsError, c.maxAbsError);
@@ -467,8 +460,8 @@ struct GpuWorker::Impl {
     // And the values of the last timed launch must be right.
     for (size_t o = 0; o < outIdx.size(); ++o) {
       Comparison c =
-          compareOutput(outputView(bufs[outIdx[o]], l.tensors[nIn + o],
-                                   expect.eager32[o].scalar_type()),
+          compareOutput(specView(bufs[outIdx[o]], l.tensors[nIn + o],
+                                 expect.eager32[o].scalar_type()),
                         expect, o, job, 0xFFFFFFFFu, /*withSensitivity=*/false);
       if (c.status != "accepted")
         return Failure{"timing_recheck_failed",
