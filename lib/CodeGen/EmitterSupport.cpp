@@ -605,7 +605,8 @@ RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
                             llvm::raw_ostream &os, llvm::StringRef indent) {
   auto training = getConstantBool(op.getArg("training"));
   auto eps = getConstantNumber(op.getArg("eps"));
-  if (!training || *training || !eps)
+  auto stats = normStats.find(op);
+  if (!training || (*training && stats == normStats.end()) || !eps)
     return unsupported("batch_norm in training mode is generated only as the "
                        "last stage of a region");
   ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
@@ -626,6 +627,27 @@ RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
       return std::string();
     return valueAt(t, ch, os, indent);
   };
+  if (stats != normStats.end()) {
+    // The split kernel's element, in its order (RowPlans.cpp): these
+    // statistics are the ones it would have combined.
+    auto w = channelValue("weight"), b = channelValue("bias");
+    for (auto *e : {&w, &b})
+      if (!*e)
+        return e->takeError();
+    // Plain loads: no SM read these addresses before the barrier that
+    // follows their stores, so no L1 holds a stale line of them.
+    std::string y = "(float)(((double)" + *x + " - " + stats->second.first +
+                    "[" + ch + "]) * " + stats->second.second + "[" + ch +
+                    "])";
+    if (!w->empty())
+      y += " * " + *w;
+    if (!b->empty())
+      y += " + " + *b;
+    std::string name = fresh("t");
+    os << indent << "const float " << name << " = " << y << "; // "
+       << displayName(op) << " (batch statistics from the first phase)\n";
+    return name;
+  }
   auto mean = channelValue("running_mean"), var = channelValue("running_var");
   auto w = channelValue("weight"), b = channelValue("bias");
   for (auto *e : {&mean, &var, &w, &b})

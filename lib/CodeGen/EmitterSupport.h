@@ -180,6 +180,11 @@ public:
   std::string storeFour(size_t k, llvm::StringRef idx, llvm::StringRef a) const;
   /// That permute's result; its block argument is contiguous [N, ..., C].
   mlir::Value channelsLastView;
+  /// Training batch norms whose per-channel mean and rstd (double arrays
+  /// of these names) a cross-row kernel's first phase stored: valueAt
+  /// evaluates them per element from there (CrossRow.cpp).
+  llvm::DenseMap<mlir::Operation *, std::pair<std::string, std::string>>
+      normStats;
 
   llvm::Error unsupported(const llvm::Twine &why) const;
 

@@ -738,6 +738,10 @@ llvm::Error codegen::RowWriter::writeRowResult(const RowPlan &p,
                                                llvm::StringRef leader,
                                                llvm::raw_ostream &os) {
   e.newScope();
+  if (p.statsOnly) {
+    os << leader << p.leaderExtra << "    }\n";
+    return llvm::Error::success();
+  }
   os << leader << "      const " << resultType(f) << " red = " << p.prog.result
      << "; // " << displayName(f.op) << "\n";
   if (auto err = writeOutputs("r", os, "      "))

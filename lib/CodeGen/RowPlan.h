@@ -88,6 +88,13 @@ struct RowPlan {
   /// AtenOrder's RowwiseMoments block: elements a thread loads before
   /// folding them, and outputs it computes before storing (AtenRows.cpp).
   int momentsBatch = 1;
+  /// Split mode: bytes of the workspace before this plan's partials (a
+  /// cross-row kernel's statistics phase holds them; CrossRow.cpp).
+  int64_t wsBase = 0;
+  /// One "output" per row that is no output: the row's leader runs
+  /// leaderExtra alone (a cross-row kernel's statistics phase stores the
+  /// row's statistics to the workspace there).
+  bool statsOnly = false;
 };
 
 /// Writes a row plan's outputs: one value per row, or one per element.
@@ -156,6 +163,46 @@ bool blockSharedRow(const RowPlan &p);
 constexpr int64_t kSharedRowMax = 11776;
 int64_t columnWarps(int64_t cols);
 int64_t tileFloats(int64_t C, int64_t W);
+
+/// Plans `f` as rows into `p` (RowPlans.cpp): the recipe's extra outputs
+/// (a batch norm's running statistics) are appended to out.outputs and
+/// the inputs they update to `updated`. With `forceSplit` the rows become
+/// split items whatever their count (a statistics phase shares its grid of
+/// resident blocks with the phase after it).
+llvm::Error planRows(RegionEmitter &e, const StageInfo &f, YieldOp yield,
+                     RowPlan &p, EmittedKernel &out,
+                     llvm::SmallVectorImpl<unsigned> &updated,
+                     bool forceSplit = false);
+
+/// A cross-row kernel's first phase (CrossRow.cpp): the statistics of a
+/// training batch norm whose result reaches the final stage, a reduction
+/// over other rows. It computes them alone (one read of its input), stores
+/// each channel's mean and rstd in the workspace, updates the running
+/// statistics, and ends in a grid barrier; the final stage then evaluates
+/// the norm per element from them (RegionEmitter::normStats).
+struct CrossRowStats {
+  StageInfo stage;
+  RowPlan plan;
+  std::string comment;
+  int64_t statsOffset = 0;    // the [C] mean then the [C] rstd (doubles)
+  int64_t workspaceBytes = 0; // the phase's partials and the statistics
+};
+/// The training batch norm whose statistics a cross-row kernel computes
+/// first, if `final`'s input reaches one through pointwise ops.
+AtenOp crossRowNorm(KernelOp kernel, AtenOp final);
+llvm::Expected<CrossRowStats>
+planCrossRowStats(RegionEmitter &e, AtenOp norm, YieldOp yield,
+                  EmittedKernel &out, llvm::SmallVectorImpl<unsigned> &updated);
+/// Resident blocks per SM of a cross-row kernel whose final stage is `p`.
+int crossRowBlocksPerSM(const RowPlan &p);
+/// The statistics phase in the final stage's block shape, in its own
+/// scope, then the grid barrier.
+llvm::Error emitCrossRowStats(RegionEmitter &e, CrossRowStats &s,
+                              YieldOp yield, int block, int perSM,
+                              llvm::raw_ostream &os);
+/// The longest row the final stage of a cross-row kernel stages in shared
+/// memory, given the one it would stage alone.
+int crossRowSharedRowMax(int sharedRowMax);
 
 /// The kernel body of a plan in any mode but Split (RowKernels.cpp), or
 /// Split (emitSplitRows).

@@ -161,14 +161,13 @@ ReducePass shiftedMoments(std::string after) {
 
 } // namespace
 
-llvm::Expected<EmittedKernel>
-codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
-  EmittedKernel out;
-  RowPlan p;
+llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
+                              YieldOp yield, RowPlan &p, EmittedKernel &out,
+                              SmallVectorImpl<unsigned> &updated,
+                              bool forceSplit) {
   ArrayRef<int64_t> in = f.inShape;
   int64_t rank = in.size();
   const std::string &recipe = f.recipe;
-  SmallVector<unsigned> updated; // inputs an op updates in place
   // Rows whose elements are strided by the row count: neighbouring rows,
   // not neighbouring elements, are neighbouring addresses.
   bool stridedRows = false;
@@ -370,7 +369,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
         out.outputs.push_back({"out" + std::to_string(o + 1), {C}});
         out.updates = {{(int)o, (int)rm.getArgNumber()},
                        {(int)o + 1, (int)rv.getArgNumber()}};
-        updated = {rm.getArgNumber(), rv.getArgNumber()};
+        updated.assign({rm.getArgNumber(), rv.getArgNumber()});
       }
     }
     p.mode = p.tileW ? Mode::Tile
@@ -519,7 +518,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // lanes over rows read coalesced (SplitRows.cpp).
   if (!e.channelsLastRead && p.mode != Mode::Tile &&
       p.mode != Mode::AtenOrder && p.mode != Mode::AtenSoftmax && !f.input2 &&
-      !out.atenOrder && p.rows * p.cols >= (int64_t(1) << 16)) {
+      !out.atenOrder &&
+      (forceSplit || p.rows * p.cols >= (int64_t(1) << 16))) {
     int64_t rowsPerItem = stridedRows ? 32 : 1;
     // Arguments larger than the rows are gathered (a pooling window per
     // element): their elements per row element.
@@ -548,7 +548,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     // Strided rows one per thread fill the GPU only with many rows.
     bool strided =
         stridedRows && (p.mode != Mode::Thread || p.rows < 132 * 1024);
-    if (few || strided) {
+    if (few || strided || forceSplit) {
       p.mode = Mode::Split;
       p.splitRows = rowsPerItem;
       p.chunks = chunks;
@@ -662,8 +662,40 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                    : recipe == "layer_norm" || expensivePrologue(prologue)
                        ? int(kSharedRowMax)
                        : 0;
+  return llvm::Error::success();
+}
+
+llvm::Expected<EmittedKernel>
+codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
+  EmittedKernel out;
+  RowPlan p;
+  const std::string &recipe = f.recipe;
+  SmallVector<unsigned> updated; // inputs an op updates in place
+  // A training batch norm before the final stage, over other rows: its
+  // statistics come first, in a phase of their own (CrossRow.cpp).
+  std::optional<CrossRowStats> stats;
+  if (AtenOp pre = crossRowNorm(e.kernel, f.op)) {
+    auto s = planCrossRowStats(e, pre, yield, out, updated);
+    if (!s)
+      return s.takeError();
+    stats = std::move(*s);
+  }
+  size_t statsExtras = out.outputs.size();
+  if (auto err = planRows(e, f, yield, p, out, updated))
+    return std::move(err);
+  if (stats && out.outputs.size() != statsExtras)
+    return e.unsupported("a second reduction updating running statistics "
+                         "after a batch norm's");
   std::string body;
   llvm::raw_string_ostream os(body);
+  if (stats) {
+    if (p.mode == Mode::Split && p.chunks > 1)
+      p.wsBase = stats->workspaceBytes;
+    p.sharedRowMax = crossRowSharedRowMax(p.sharedRowMax);
+    if (auto err = emitCrossRowStats(e, *stats, yield, rowBlockSize(p),
+                                     crossRowBlocksPerSM(p), os))
+      return std::move(err);
+  }
   if (auto err = emitRowPlan(e, f, yield, p, os))
     return std::move(err);
   SmallVector<EmittedTensor> extra(out.outputs.begin(), out.outputs.end());
@@ -777,9 +809,16 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     out.workspaceBytes = splitWorkspaceBytes(p);
     out.gridSync = true;
   }
-  if (auto err =
-          assembleKernel(e, out, yield, comment, split ? splitHelpers() : "",
-                         body, block, extra, updated))
+  if (stats) {
+    out.blocksPerSM = crossRowBlocksPerSM(p);
+    grid = "sm_count * " + std::to_string(out.blocksPerSM);
+    out.workspaceBytes = split ? splitWorkspaceBytes(p) : stats->workspaceBytes;
+    out.gridSync = true;
+    comment = stats->comment + "\n" + comment;
+  }
+  if (auto err = assembleKernel(e, out, yield, comment,
+                                split || stats ? splitHelpers() : "", body,
+                                block, extra, updated))
     return std::move(err);
   out.kind = recipe == "softmax" || recipe == "log_softmax" ? "softmax"
              : llvm::StringRef(recipe).ends_with("_norm")   ? "norm"

@@ -84,9 +84,9 @@ struct Layout {
   std::vector<std::vector<Slot>> passes; // per pass: per accumulator (+ c)
   // Lanes over rows: each pass's combined value per row (f<k><acc>).
   std::vector<std::vector<Slot>> finals;
-  int64_t bytes = 16;
+  int64_t bytes;
 
-  explicit Layout(const RowPlan &p) {
+  explicit Layout(const RowPlan &p) : bytes(16 + p.wsBase) {
     auto arrays = [&](std::vector<std::vector<Slot>> &into, char prefix,
                       int64_t n) {
       for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {

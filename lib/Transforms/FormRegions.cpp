@@ -458,7 +458,8 @@ private:
       bool afterPool =
           g.lastReduction &&
           cast<AtenOp>(g.lastReduction).getInfo()->style == OpStyle::Pool;
-      if ((g.lastReduction && !afterPool) || gi == groupOf.end() ||
+      if ((g.lastReduction && !afterPool && !crossRow(op, g)) ||
+          gi == groupOf.end() ||
           gi->second != g.id ||
           cast<RankedTensorType>(in.getType()).getShape() != g.shape)
         return false;
@@ -496,6 +497,28 @@ private:
     g.ops.push_back(op);
     groupOf[op] = g.id;
     return true;
+  }
+
+  /// `op`, a norm or softmax, may follow `g`'s only reduction, a training
+  /// batch norm, over other rows: the kernel computes the batch norm's
+  /// statistics in a first phase and evaluates it per element in the
+  /// second (CrossRow.cpp), instead of writing it for `op` to read back.
+  static bool crossRow(Operation *op, const Group &g) {
+    auto isTrainingBN = [](Operation *o) {
+      auto a = dyn_cast<AtenOp>(o);
+      if (!a || !a.getInfo() || a.getInfo()->cuda != "batch_norm")
+        return false;
+      auto training = getConstantBool(a.getArg("training"));
+      return training && *training;
+    };
+    auto aten = dyn_cast<AtenOp>(op);
+    if (!aten || !aten.getInfo() || isTrainingBN(op) ||
+        !g.lastReduction || g.lastReduction != g.firstReduction ||
+        g.rebroadcast || !isTrainingBN(g.lastReduction))
+      return false;
+    llvm::StringRef r = aten.getInfo()->cuda;
+    return r == "layer_norm" || r == "group_norm" || r == "instance_norm" ||
+           r == "softmax" || r == "log_softmax";
   }
 
   /// `op` (of shape `shape`) combines the keepdim result of `g`'s only

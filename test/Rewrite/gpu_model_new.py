@@ -16,7 +16,9 @@ few fixture graphs: rewrite with kb-verify, then on the GPU
   * channels-last variants (pointwise and "reads") give the same outputs,
     forced (KB_CHANNELS_LAST=1, with replay forced) or measured;
   * kernels reading and writing strided views (strided_views) all run, and
-    every output keeps eager's strides;
+    every output keeps eager's strides; cross-row kernels (cross_row_norms:
+    a batch norm's statistics, a grid barrier, a layer norm or softmax)
+    give eager's outputs and update the running statistics as eager does;
   * a guard that fails (non-contiguous input) and autograd (grad mode with
     parameters requiring gradients) run the original forward, and backward
     works through it.
@@ -41,7 +43,7 @@ if not torch.cuda.is_available():
 CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
          "sweep_pointwise_b", "library_epilogues", "conv_pool_mean", "pool_chain",
          "convt3d_layernorm", "conv_reductions_cl", "conv_tf32_cl",
-         "strided_views"]
+         "strided_views", "cross_row_norms"]
 
 
 def load(path, name):

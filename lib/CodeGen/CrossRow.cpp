@@ -1,0 +1,134 @@
+//===- CrossRow.cpp - A norm's statistics, then a reduction over other rows ===//
+//
+// A training batch norm whose result feeds a reduction over other rows
+// (`layer_norm(tanh(batch_norm(x)))`: channels, then samples) took two
+// kernels: the norm's (its statistics, then every element written) and the
+// reduction's (reading those elements back): five passes over memory. Here
+// one cooperative kernel computes the norm's statistics alone in a first
+// phase (one read of x; the split kernel's passes and combine, its
+// per-channel mean and rstd stored in the workspace, the running
+// statistics updated as ATen does), waits at a grid barrier, then runs the
+// final stage's row kernel, which evaluates the norm per element from x and
+// the stored statistics (EmitterSupport's affineNormAt), in the split
+// kernel's own expression, so every element rounds as it did in the norm's
+// kernel. Row kernels loop over their rows by gridDim, so the final stage
+// runs unchanged on the grid of resident blocks a cooperative launch needs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowPlan.h"
+
+#include "kb/Transforms/OpUtils.h"
+
+using namespace mlir;
+using namespace kb;
+using namespace kb::codegen;
+
+namespace {
+
+bool isTrainingBatchNorm(AtenOp op) {
+  if (!op.getInfo() || op.getInfo()->cuda != "batch_norm")
+    return false;
+  auto training = getConstantBool(op.getArg("training"));
+  return training && *training;
+}
+
+int64_t roundUp16(int64_t n) { return (n + 15) / 16 * 16; }
+
+/// Floats of shared memory a final stage may stage its row in beside the
+/// statistics phase's scratch (at most 16 KB for 1024 threads): the two
+/// stay within a block's 48 KB of static shared memory.
+constexpr int kCrossRowSharedRowMax = 6144;
+
+} // namespace
+
+AtenOp codegen::crossRowNorm(KernelOp kernel, AtenOp final) {
+  (void)kernel;
+  // Back from the final stage's input through pointwise ops only: any
+  // other reduction on the way keeps the kernel as it was.
+  AtenOp found;
+  SmallVector<Value> work{final.getArgs()[0]};
+  llvm::SmallPtrSet<Value, 8> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    auto op = dyn_cast_or_null<AtenOp>(v.getDefiningOp());
+    if (!op || !op.getInfo())
+      continue;
+    OpKind kind = op.getInfo()->kind;
+    if (kind == OpKind::Reduction) {
+      if (!isTrainingBatchNorm(op) || (found && found != op))
+        return {};
+      found = op;
+      continue;
+    }
+    if (kind != OpKind::Elementwise && kind != OpKind::Broadcast)
+      continue;
+    for (Value o : op->getOperands())
+      if (isa<RankedTensorType>(o.getType()))
+        work.push_back(o);
+  }
+  return found;
+}
+
+llvm::Expected<CrossRowStats>
+codegen::planCrossRowStats(RegionEmitter &e, AtenOp norm, YieldOp yield,
+                           EmittedKernel &out,
+                           SmallVectorImpl<unsigned> &updated) {
+  if (e.channelsLastRead)
+    return e.unsupported("channels-last reads into a cross-row kernel");
+  auto stage = analyzeStage(e.kernel, norm);
+  if (!stage)
+    return stage.takeError();
+  CrossRowStats s;
+  s.stage = std::move(*stage);
+  if (auto err = planRows(e, s.stage, yield, s.plan, out, updated,
+                          /*forceSplit=*/true))
+    return std::move(err);
+  if (s.plan.mode != RowMode::Split)
+    return e.unsupported("the statistics of '" + displayName(norm) +
+                         "' as split rows");
+  s.plan.element = nullptr;
+  s.plan.statsOnly = true;
+  s.plan.leaderExtra +=
+      "      kbx_mean[r] = mean;\n      kbx_rstd[r] = rstd;\n";
+  int64_t C = s.plan.rows;
+  s.statsOffset = roundUp16(std::max<int64_t>(16, splitWorkspaceBytes(s.plan)));
+  s.workspaceBytes = s.statsOffset + 2 * roundUp16(C * 8);
+  s.comment = "Phase 1: the statistics of " + s.plan.what + " over " +
+              std::to_string(C) + " channels of " +
+              std::to_string(s.plan.cols) +
+              " elements (split items, no element written), then a grid "
+              "barrier; phase 2 evaluates the norm per element from them.";
+  return s;
+}
+
+int codegen::crossRowBlocksPerSM(const RowPlan &p) {
+  if (p.mode == RowMode::Split && p.chunks > 1)
+    return splitBlocksPerSM(p);
+  // 1024 threads an SM: 64 registers a thread under the launch bounds.
+  return std::max(1, 1024 / rowBlockSize(p));
+}
+
+llvm::Error codegen::emitCrossRowStats(RegionEmitter &e, CrossRowStats &s,
+                                       YieldOp yield, int block, int perSM,
+                                       llvm::raw_ostream &os) {
+  s.plan.splitBlock = block;
+  s.plan.splitPerSM = perSM;
+  os << "  double* const kbx_mean = (double*)((char*)ws + " << s.statsOffset
+     << ");\n"
+     << "  double* const kbx_rstd = kbx_mean + " << roundUp16(s.plan.rows * 8) / 8
+     << ";\n"
+     << "  { // phase 1: " << s.plan.what << " statistics\n";
+  if (auto err = emitSplitRows(e, s.stage, yield, s.plan, os))
+    return err;
+  os << "  }\n  kb_grid_sync(ws);\n  // phase 2\n";
+  e.newScope();
+  e.normStats[s.stage.op] = {"kbx_mean", "kbx_rstd"};
+  return llvm::Error::success();
+}
+
+int codegen::crossRowSharedRowMax(int sharedRowMax) {
+  return std::min(sharedRowMax, kCrossRowSharedRowMax);
+}
