@@ -579,9 +579,19 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       // SMs idle: those keep one row per lane (whole items of 179 x 128
       // rows were measured faster, log_softmax over dim 0 of 22848 rows).
       quadDefault &= chunks > 1 || (p.rows + 127) / 128 >= 132;
+      // A computed input reads the arguments of its pointwise prologue
+      // (of the input's shape) as float4s alike, the prologue evaluated per
+      // row of the four (gen-20261219 task 7: sqrt(|x|) into BatchNorm1d
+      // over 16384 channels read one float a lane).
+      SmallVector<unsigned, 4> quadArgs;
+      if (!isa<BlockArgument>(f.input) && !e.channelsLastRead && !f.input2)
+        prologueArgs(f.input, quadArgs);
       p.quad = (e.splitQuad || quadDefault) && rowsPerItem == 32 &&
                p.rows % 4 == 0 && p.rowRun > 0 && p.rowRun % 4 == 0 &&
-               isa<BlockArgument>(f.input) && isContiguousArg(f.input);
+               ((isa<BlockArgument>(f.input) && isContiguousArg(f.input)) ||
+                !quadArgs.empty());
+      if (p.quad && !isa<BlockArgument>(f.input))
+        p.vecArgs = quadArgs;
       // One row per item reads float4 when its input is an argument
       // (measured, session 14: BatchNorm2d over 48 channels 0.449 ms
       // scalar, 0.374 float4); a computed input reads the arguments of its

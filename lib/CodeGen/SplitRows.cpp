@@ -331,15 +331,43 @@ private:
 
   /// Opens the float4 loop over the item's elements of its 4 rows (the
   /// caller closes it); returns the element of row j.
-  std::string quadLoop(llvm::raw_ostream &os) {
-    unsigned arg = cast<BlockArgument>(f.input).getArgNumber();
+  /// The input itself, or the arguments its pointwise prologue reads.
+  SmallVector<unsigned, 4> quadArgs() const {
+    if (auto a = dyn_cast<BlockArgument>(f.input))
+      return {a.getArgNumber()};
+    return SmallVector<unsigned, 4>(p.vecArgs.begin(), p.vecArgs.end());
+  }
+  void quadLoop(llvm::raw_ostream &os) {
     os << "#pragma unroll " << shape.unroll
        << "\n    for (long long c = c0 + warp; c < c1; c += " << kWarps
-       << ") {\n      const long long ib = " << p.index("rq", "c") << ";\n"
-       << "      const float4 v4 = *reinterpret_cast<const float4*>(in" << arg
-       << " + ib);\n"
-       << "      const float xs[4] = {v4.x, v4.y, v4.z, v4.w};\n";
-    return "xs[j]";
+       << ") {\n      const long long ib = " << p.index("rq", "c") << ";\n";
+    if (auto a = dyn_cast<BlockArgument>(f.input)) {
+      os << "      const float4 v4 = *reinterpret_cast<const float4*>(in"
+         << a.getArgNumber() << " + ib);\n"
+         << "      const float xs[4] = {v4.x, v4.y, v4.z, v4.w};\n";
+      return;
+    }
+    for (unsigned a : quadArgs()) {
+      std::string k = std::to_string(a);
+      os << "      const float4 v4_" << k
+         << " = *reinterpret_cast<const float4*>(in" << k << " + ib);\n"
+         << "      const float xs" << k << "[4] = {v4_" << k << ".x, v4_" << k
+         << ".y, v4_" << k << ".z, v4_" << k << ".w};\n";
+    }
+  }
+  /// Inside the loop over the lane's 4 rows: row j's element at i, read
+  /// from the float4s, its pointwise prologue evaluated (a new scope).
+  llvm::Expected<std::string> quadElement(llvm::raw_ostream &os,
+                                          llvm::StringRef indent) {
+    e.newScope();
+    if (isa<BlockArgument>(f.input)) {
+      e.seed(f.input, "i", "xs[j]");
+      return std::string("xs[j]");
+    }
+    Block &body = e.kernel.getBody().front();
+    for (unsigned a : quadArgs())
+      e.seed(body.getArgument(a), "i", "xs" + std::to_string(a) + "[j]");
+    return e.valueAt(f.input, "i", os, indent);
   }
 
   /// Pass k over the item: its accumulators per row, then combined over
@@ -354,14 +382,15 @@ private:
         os << "      " << a.name << "c_[j] = 0.f;\n";
     }
     os << "    }\n";
-    std::string x = quadLoop(os);
+    quadLoop(os);
     os << "  " << openRows("      ")
        << "        const long long i = ib + j; (void)i;\n";
     bindStats(k, os, "        ");
     bind(pass, os, "        ");
-    e.newScope();
-    e.seed(f.input, "i", x);
-    os << "        " << stepText(f, pass, x, "") << "\n      }\n    }\n";
+    auto x = quadElement(os, "        ");
+    if (!x)
+      return x.takeError();
+    os << "        " << stepText(f, pass, *x, "") << "\n      }\n    }\n";
     e.newScope();
     os << openRows("    ");
     bind(pass, os, "      ");
@@ -402,14 +431,16 @@ private:
       return llvm::Error::success();
     }
     size_t nOut = yield.getValues().size();
-    std::string x = quadLoop(os);
+    quadLoop(os);
     for (size_t k = 0; k < nOut; ++k)
       os << "      float ov" << k << "[4];\n";
     os << "  " << openRows("      ")
        << "        const long long i = ib + j; (void)i;\n";
     bindStats(all, os, "        ");
-    e.newScope();
-    if (auto err = writeElement(p, x, os, "        ", /*toSlots=*/true))
+    auto x = quadElement(os, "        ");
+    if (!x)
+      return x.takeError();
+    if (auto err = writeElement(p, *x, os, "        ", /*toSlots=*/true))
       return err;
     e.newScope();
     os << "      }\n";
