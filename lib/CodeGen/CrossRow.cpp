@@ -1,7 +1,7 @@
 //===- CrossRow.cpp - A norm's statistics, then a reduction over other rows ===//
 //
-// A training batch norm whose result feeds a reduction over other rows
-// (`layer_norm(tanh(batch_norm(x)))`: channels, then samples) took two
+// A training batch norm (or a softmax) whose result feeds a reduction over
+// other rows (`layer_norm(tanh(batch_norm(x)))`: channels, then samples) took two
 // kernels: the norm's (its statistics, then every element written) and the
 // reduction's (reading those elements back): five passes over memory. Here
 // one cooperative kernel computes the norm's statistics alone in a first
@@ -26,8 +26,16 @@ using namespace kb::codegen;
 
 namespace {
 
-bool isTrainingBatchNorm(AtenOp op) {
-  if (!op.getInfo() || op.getInfo()->cuda != "batch_norm")
+/// A first stage whose per-row statistics the final stage can read: a
+/// training batch norm (each channel's double mean and rstd) or a softmax
+/// (each row's float max and sum of exponentials).
+bool isCrossRowFirst(AtenOp op) {
+  if (!op.getInfo())
+    return false;
+  llvm::StringRef r = op.getInfo()->cuda;
+  if (r == "softmax" || r == "log_softmax")
+    return true;
+  if (r != "batch_norm")
     return false;
   auto training = getConstantBool(op.getArg("training"));
   return training && *training;
@@ -58,7 +66,7 @@ AtenOp codegen::crossRowNorm(KernelOp kernel, AtenOp final) {
       continue;
     OpKind kind = op.getInfo()->kind;
     if (kind == OpKind::Reduction) {
-      if (!isTrainingBatchNorm(op) || (found && found != op))
+      if (!isCrossRowFirst(op) || (found && found != op))
         return {};
       found = op;
       continue;
@@ -91,16 +99,22 @@ codegen::planCrossRowStats(RegionEmitter &e, AtenOp norm, YieldOp yield,
                          "' as split rows");
   s.plan.element = nullptr;
   s.plan.statsOnly = true;
-  s.plan.leaderExtra +=
-      "      kbx_mean[r] = mean;\n      kbx_rstd[r] = rstd;\n";
-  int64_t C = s.plan.rows;
+  bool bn = s.stage.recipe == "batch_norm";
+  // The statistics the split kernel's element expression reads.
+  s.first = bn ? "mean" : "m";
+  s.second = bn ? "rstd" : "acc";
+  s.type = bn ? "double" : "float";
+  s.plan.leaderExtra += "      kbx_" + s.first + "[r] = " + s.first +
+                        ";\n      kbx_" + s.second + "[r] = " + s.second +
+                        ";\n";
+  int64_t R = s.plan.rows, bytes = bn ? 8 : 4;
   s.statsOffset = roundUp16(std::max<int64_t>(16, splitWorkspaceBytes(s.plan)));
-  s.workspaceBytes = s.statsOffset + 2 * roundUp16(C * 8);
+  s.workspaceBytes = s.statsOffset + 2 * roundUp16(R * bytes);
   s.comment = "Phase 1: the statistics of " + s.plan.what + " over " +
-              std::to_string(C) + " channels of " +
+              std::to_string(R) + (bn ? " channels of " : " rows of ") +
               std::to_string(s.plan.cols) +
               " elements (split items, no element written), then a grid "
-              "barrier; phase 2 evaluates the norm per element from them.";
+              "barrier; phase 2 evaluates it per element from them.";
   return s;
 }
 
@@ -116,16 +130,18 @@ llvm::Error codegen::emitCrossRowStats(RegionEmitter &e, CrossRowStats &s,
                                        llvm::raw_ostream &os) {
   s.plan.splitBlock = block;
   s.plan.splitPerSM = perSM;
-  os << "  double* const kbx_mean = (double*)((char*)ws + " << s.statsOffset
-     << ");\n"
-     << "  double* const kbx_rstd = kbx_mean + " << roundUp16(s.plan.rows * 8) / 8
-     << ";\n"
+  int64_t bytes = s.type == "double" ? 8 : 4;
+  std::string a = "kbx_" + s.first, b = "kbx_" + s.second;
+  os << "  " << s.type << "* const " << a << " = (" << s.type
+     << "*)((char*)ws + " << s.statsOffset << ");\n"
+     << "  " << s.type << "* const " << b << " = " << a << " + "
+     << roundUp16(s.plan.rows * bytes) / bytes << ";\n"
      << "  { // phase 1: " << s.plan.what << " statistics\n";
   if (auto err = emitSplitRows(e, s.stage, yield, s.plan, os))
     return err;
   os << "  }\n  kb_grid_sync(ws);\n  // phase 2\n";
   e.newScope();
-  e.normStats[s.stage.op] = {"kbx_mean", "kbx_rstd"};
+  e.normStats[s.stage.op] = {a, b};
   return llvm::Error::success();
 }
 

@@ -400,6 +400,11 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
       if (!e)
         return e.takeError();
       name = *e;
+    } else if (normStats.count(aten)) {
+      auto e = softmaxFromStatsAt(aten, idx, os, indent);
+      if (!e)
+        return e.takeError();
+      name = *e;
     } else if (cooperative && aten != serialFinal &&
                isSerialRecipe(info->cuda) &&
                !analyzeStage(kernel, aten)->reduced.empty()) {
@@ -595,6 +600,43 @@ RegionEmitter::substitute(AtenOp op,
       expr.replace(p, key.size(), *r);
   }
   return expr;
+}
+
+// A softmax whose rows' max and sum of exponentials a cross-row kernel's
+// first phase stored (CrossRow.cpp): the split kernel's element expression
+// (RowPlans.cpp) with the statistics of the element's row.
+llvm::Expected<std::string>
+RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
+                                  llvm::raw_ostream &os,
+                                  llvm::StringRef indent) {
+  auto s = analyzeStage(kernel, op);
+  if (!s)
+    return s.takeError();
+  if (s->recipe != "softmax" && s->recipe != "log_softmax")
+    return unsupported("'" + displayName(op) +
+                       "' from a first phase's statistics");
+  int64_t d = s->reduced.empty() ? 0 : s->reduced[0];
+  ArrayRef<int64_t> in = s->inShape;
+  int64_t R = in.empty() ? 1 : in[d], inner = product(in.drop_front(d + 1));
+  std::string row = fresh("q");
+  os << indent << "const long long " << row << " = ";
+  if (inner == 1)
+    os << idx << " / " << R << "LL;\n";
+  else
+    os << "(" << idx << " / " << R * inner << "LL) * " << inner << "LL + "
+       << idx << " % " << inner << "LL;\n";
+  auto x = valueAt(s->input, idx, os, indent);
+  if (!x)
+    return x.takeError();
+  auto [m, acc] = normStats.lookup(op);
+  std::string mr = m + "[" + row + "]", ar = acc + "[" + row + "]";
+  std::string y = s->recipe == "log_softmax"
+                      ? "__fsub_rn(" + *x + ", " + mr + ") - logf(" + ar + ")"
+                      : "expf(__fsub_rn(" + *x + ", " + mr + ")) / " + ar;
+  std::string name = fresh("t");
+  os << indent << "const float " << name << " = " << y << "; // "
+     << displayName(op) << " (row statistics from the first phase)\n";
+  return name;
 }
 
 // batch_norm with training=false is a per-channel affine map of running

@@ -181,8 +181,9 @@ public:
   /// That permute's result; its block argument is contiguous [N, ..., C].
   mlir::Value channelsLastView;
   /// Training batch norms whose per-channel mean and rstd (double arrays
-  /// of these names) a cross-row kernel's first phase stored: valueAt
-  /// evaluates them per element from there (CrossRow.cpp).
+  /// of these names), and softmax whose per-row max and sum (floats), a
+  /// cross-row kernel's first phase stored: valueAt evaluates them per
+  /// element from there (CrossRow.cpp).
   llvm::DenseMap<mlir::Operation *, std::pair<std::string, std::string>>
       normStats;
 
@@ -246,6 +247,10 @@ protected:
   llvm::Expected<std::string> render(AtenOp op, const ArgSpec &arg,
                                      mlir::Value v, const OperandNames &names);
   llvm::Expected<std::string> substitute(AtenOp op, const OperandNames &names);
+  llvm::Expected<std::string> softmaxFromStatsAt(AtenOp op,
+                                                 llvm::StringRef idx,
+                                                 llvm::raw_ostream &os,
+                                                 llvm::StringRef indent);
   llvm::Expected<std::string> affineNormAt(AtenOp op, llvm::StringRef idx,
                                            llvm::raw_ostream &os,
                                            llvm::StringRef indent);

@@ -184,11 +184,14 @@ struct CrossRowStats {
   StageInfo stage;
   RowPlan plan;
   std::string comment;
-  int64_t statsOffset = 0;    // the [C] mean then the [C] rstd (doubles)
+  // The two per-row statistics the element expression reads (mean, rstd
+  // doubles of a batch norm; m, acc floats of a softmax) and their type.
+  std::string first, second, type;
+  int64_t statsOffset = 0;    // the [R] first then the [R] second
   int64_t workspaceBytes = 0; // the phase's partials and the statistics
 };
-/// The training batch norm whose statistics a cross-row kernel computes
-/// first, if `final`'s input reaches one through pointwise ops.
+/// The training batch norm or softmax whose statistics a cross-row kernel
+/// computes first, if `final`'s input reaches one through pointwise ops.
 AtenOp crossRowNorm(KernelOp kernel, AtenOp final);
 llvm::Expected<CrossRowStats>
 planCrossRowStats(RegionEmitter &e, AtenOp norm, YieldOp yield,

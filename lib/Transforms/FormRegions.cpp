@@ -500,9 +500,10 @@ private:
   }
 
   /// `op`, a norm or softmax, may follow `g`'s only reduction, a training
-  /// batch norm, over other rows: the kernel computes the batch norm's
-  /// statistics in a first phase and evaluates it per element in the
-  /// second (CrossRow.cpp), instead of writing it for `op` to read back.
+  /// batch norm or a softmax, over other rows: the kernel computes the
+  /// first's statistics in a first phase and evaluates it per element in
+  /// the second (CrossRow.cpp), instead of writing it for `op` to read
+  /// back.
   static bool crossRow(Operation *op, const Group &g) {
     auto isTrainingBN = [](Operation *o) {
       auto a = dyn_cast<AtenOp>(o);
@@ -511,10 +512,17 @@ private:
       auto training = getConstantBool(a.getArg("training"));
       return training && *training;
     };
+    auto isSoftmax = [](Operation *o) {
+      auto a = dyn_cast<AtenOp>(o);
+      return a && a.getInfo() &&
+             (a.getInfo()->cuda == "softmax" ||
+              a.getInfo()->cuda == "log_softmax");
+    };
     auto aten = dyn_cast<AtenOp>(op);
     if (!aten || !aten.getInfo() || isTrainingBN(op) ||
         !g.lastReduction || g.lastReduction != g.firstReduction ||
-        g.rebroadcast || !isTrainingBN(g.lastReduction))
+        g.rebroadcast ||
+        !(isTrainingBN(g.lastReduction) || isSoftmax(g.lastReduction)))
       return false;
     llvm::StringRef r = aten.getInfo()->cuda;
     return r == "layer_norm" || r == "group_norm" || r == "instance_norm" ||
