@@ -9,7 +9,7 @@
 # after a softmax.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-mkdir -p /tmp/qf && cp test/fixtures/graphs/torch-1.13/split_bn1d_prologue.* /tmp/qf/
+mkdir -p /tmp/qf && cp test/fixtures/graphs/torch-1.13/split_bn1d_prologue.* test/fixtures/graphs/torch-1.13/adaptive_pool_windows.* /tmp/qf/
 timeout 60 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/qf > $OUT/verify_q.log 2>&1
 echo "verify rc $? $(( $(date +%s)-t0 ))s"; tail -3 $OUT/verify_q.log | cut -c1-250
 G=bench/next-gpu/graphs/s31bn

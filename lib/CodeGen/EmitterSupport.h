@@ -115,6 +115,12 @@ struct StageInfo {
   // back over its rows (`x - x.mean(1, keepdim=True)`): the row kernel
   // writes every element of the input's shape, as a norm's does.
   bool rebroadcast = false;
+  // An adaptive pooling of equal windows that are not contiguous runs,
+  // taken as rows (KernelEmitter, final stages only): inShape is then
+  // [outputs, window elements], `poolIn` the real input's shape and
+  // `window` the window's extent per spatial dim; the row plan maps (r, c)
+  // into the input (RowPlans.cpp).
+  llvm::SmallVector<int64_t> poolIn, window;
 };
 
 llvm::Expected<StageInfo> analyzeStage(KernelOp kernel, AtenOp op);

@@ -153,6 +153,7 @@ public:
     auto stage = analyzeStage(kernel, *last);
     if (!stage)
       return stage.takeError();
+    windowsAsRows(*stage);
     if (shapeOf(yield.getValues()[0]) != ArrayRef<int64_t>(stage->outShape)) {
       if (!broadcastsBack(yield, *stage))
         return unsupported("the result of '" + displayName(*last) +
@@ -214,6 +215,35 @@ public:
   }
 
 private:
+  /// A final adaptive pooling whose windows are equal (every pooled dim a
+  /// multiple of its output) and large: rows of the window's elements, so a
+  /// block or lane group reduces each output instead of one thread
+  /// (gen-20261219 task 5: adaptive_avg_pool2d to (1, 2) over 225 x 56, 546
+  /// outputs of 6300 elements, 1.748 ms one thread each, ATen 0.214).
+  void windowsAsRows(StageInfo &s) {
+    if ((s.recipe != "adaptive_avg_pool" && s.recipe != "adaptive_max_pool") ||
+        channelsLastRead || !s.spatial)
+      return;
+    ArrayRef<int64_t> in = s.inShape, out = s.outShape;
+    int64_t rank = in.size(), k = s.spatial;
+    SmallVector<int64_t> window;
+    for (int64_t d = rank - k; d < rank; ++d) {
+      if (out[d] < 1 || in[d] % out[d])
+        return;
+      window.push_back(in[d] / out[d]);
+    }
+    if (product(window) < kWindowRowsMin)
+      return;
+    s.poolIn.assign(in.begin(), in.end());
+    s.window = window;
+    s.recipe = s.recipe == "adaptive_avg_pool" ? "mean" : "amax";
+    s.inShape = {product(out), product(window)};
+    s.reduced = {1};
+  }
+  /// Windows of at least this many elements are rows: one thread per
+  /// output loops over smaller ones quickly enough.
+  static constexpr int64_t kWindowRowsMin = 64;
+
   /// Every output of the region is computed from `last`'s result, or is
   /// an early value the row kernel writes at the element it visits: the
   /// final stage writes per element (a norm or softmax: its output indexes

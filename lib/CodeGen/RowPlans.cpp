@@ -151,6 +151,39 @@ overMiddleDim(int64_t cols, int64_t inner) {
   };
 }
 
+/// The input index of element c of window r of an adaptive pooling of
+/// equal windows (`window` per spatial dim of `in`): r runs over the
+/// outputs row-major, c over the window's elements row-major.
+std::function<std::string(llvm::StringRef, llvm::StringRef)>
+windowIndex(ArrayRef<int64_t> in, ArrayRef<int64_t> window) {
+  SmallVector<int64_t> inShape(in.begin(), in.end()),
+      win(window.begin(), window.end());
+  return [inShape, win](llvm::StringRef r, llvm::StringRef c) {
+    int64_t rank = inShape.size(), k = win.size();
+    // Output coordinates from r (spatial dims last), window ones from c;
+    // the input offset sums (o_d * K_d + k_d) * stride_d over spatial dims
+    // and lead * (spatial size) for the leading dims.
+    std::string off;
+    int64_t outInner = 1, winInner = 1, stride = 1;
+    for (int64_t d = rank - 1; d >= rank - k; --d) {
+      int64_t K = win[d - (rank - k)], O = inShape[d] / K;
+      std::string o = "((" + r.str() + " / " + std::to_string(outInner) +
+                      "LL) % " + std::to_string(O) + "LL)";
+      std::string kk = "((" + c.str() + " / " + std::to_string(winInner) +
+                       "LL) % " + std::to_string(K) + "LL)";
+      off += (off.empty() ? "" : " + ") + ("(" + o + " * " +
+                                            std::to_string(K) + "LL + " + kk +
+                                            ") * " + std::to_string(stride) +
+                                            "LL");
+      outInner *= O;
+      winInner *= K;
+      stride *= inShape[d];
+    }
+    return "(" + r.str() + " / " + std::to_string(outInner) + "LL) * " +
+           std::to_string(stride) + "LL + " + off;
+  };
+}
+
 /// One pass of double moments of x - k0 (k0 the row's first element, so
 /// E[x^2] - E[x]^2 does not cancel): sx and sq, then `after`.
 ReducePass shiftedMoments(std::string after) {
@@ -468,7 +501,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     if (isArgRecipe(recipe) && e.channelsLastRead)
       return e.unsupported("channels-last reads into an index reduction");
     stridedRows = inner > 1;
-    run = inner == 1 && !e.channelsLastRead ? p.cols : 0;
+    run = inner == 1 && !e.channelsLastRead && f.window.empty() ? p.cols : 0;
     p.rowRun = inner;
     // Strided rows (inner > 1) enough to give every thread of the GPU one
     // row each run one per thread: lanes over 32 of them with 16 warps per
@@ -477,7 +510,8 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     bool manyStrided = inner > 1 && p.rows >= 132 * 1024;
     p.mode =
         e.channelsLastRead ? Mode::Columns : chooseMode(p.cols, !manyStrided);
-    p.index = overMiddleDim(p.cols, inner);
+    p.index = f.window.empty() ? overMiddleDim(p.cols, inner)
+                               : windowIndex(f.poolIn, f.window);
     p.prog = reduceProgram(f, p.cols);
     p.what = displayName(f.op);
     if (f.rebroadcast) {
