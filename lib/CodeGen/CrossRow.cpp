@@ -1,8 +1,8 @@
-//===- CrossRow.cpp - A norm's statistics, then a reduction over other rows ===//
+//===- CrossRow.cpp - A norm's statistics, then rows of another dim -------===//
 //
 // A training batch norm (or a softmax) whose result feeds a reduction over
-// other rows (`layer_norm(tanh(batch_norm(x)))`: channels, then samples) took two
-// kernels: the norm's (its statistics, then every element written) and the
+// other rows (`layer_norm(tanh(batch_norm(x)))`: channels, then samples) took
+// two kernels: the norm's (its statistics, then every element written) and the
 // reduction's (reading those elements back): five passes over memory. Here
 // one cooperative kernel computes the norm's statistics alone in a first
 // phase (one read of x; the split kernel's passes and combine, its

@@ -679,8 +679,7 @@ RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
     // Plain loads: no SM read these addresses before the barrier that
     // follows their stores, so no L1 holds a stale line of them.
     std::string y = "(float)(((double)" + *x + " - " + stats->second.first +
-                    "[" + ch + "]) * " + stats->second.second + "[" + ch +
-                    "])";
+                    "[" + ch + "]) * " + stats->second.second + "[" + ch + "])";
     if (!w->empty())
       y += " * " + *w;
     if (!b->empty())

@@ -253,8 +253,7 @@ protected:
   llvm::Expected<std::string> render(AtenOp op, const ArgSpec &arg,
                                      mlir::Value v, const OperandNames &names);
   llvm::Expected<std::string> substitute(AtenOp op, const OperandNames &names);
-  llvm::Expected<std::string> softmaxFromStatsAt(AtenOp op,
-                                                 llvm::StringRef idx,
+  llvm::Expected<std::string> softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
                                                  llvm::raw_ostream &os,
                                                  llvm::StringRef indent);
   llvm::Expected<std::string> affineNormAt(AtenOp op, llvm::StringRef idx,

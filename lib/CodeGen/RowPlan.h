@@ -200,9 +200,8 @@ planCrossRowStats(RegionEmitter &e, AtenOp norm, YieldOp yield,
 int crossRowBlocksPerSM(const RowPlan &p);
 /// The statistics phase in the final stage's block shape, in its own
 /// scope, then the grid barrier.
-llvm::Error emitCrossRowStats(RegionEmitter &e, CrossRowStats &s,
-                              YieldOp yield, int block, int perSM,
-                              llvm::raw_ostream &os);
+llvm::Error emitCrossRowStats(RegionEmitter &e, CrossRowStats &s, YieldOp yield,
+                              int block, int perSM, llvm::raw_ostream &os);
 /// The longest row the final stage of a cross-row kernel stages in shared
 /// memory, given the one it would stage alone.
 int crossRowSharedRowMax(int sharedRowMax);

@@ -171,10 +171,9 @@ windowIndex(ArrayRef<int64_t> in, ArrayRef<int64_t> window) {
                       "LL) % " + std::to_string(O) + "LL)";
       std::string kk = "((" + c.str() + " / " + std::to_string(winInner) +
                        "LL) % " + std::to_string(K) + "LL)";
-      off += (off.empty() ? "" : " + ") + ("(" + o + " * " +
-                                            std::to_string(K) + "LL + " + kk +
-                                            ") * " + std::to_string(stride) +
-                                            "LL");
+      off += (off.empty() ? "" : " + ") +
+             ("(" + o + " * " + std::to_string(K) + "LL + " + kk + ") * " +
+              std::to_string(stride) + "LL");
       outInner *= O;
       winInner *= K;
       stride *= inShape[d];
@@ -552,8 +551,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // lanes over rows read coalesced (SplitRows.cpp).
   if (!e.channelsLastRead && p.mode != Mode::Tile &&
       p.mode != Mode::AtenOrder && p.mode != Mode::AtenSoftmax && !f.input2 &&
-      !out.atenOrder &&
-      (forceSplit || p.rows * p.cols >= (int64_t(1) << 16))) {
+      !out.atenOrder && (forceSplit || p.rows * p.cols >= (int64_t(1) << 16))) {
     int64_t rowsPerItem = stridedRows ? 32 : 1;
     // Arguments larger than the rows are gathered (a pooling window per
     // element): their elements per row element.
@@ -612,7 +610,10 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       // Whole items (no chunks) of 128 rows fewer than the SMs would leave
       // SMs idle: those keep one row per lane (whole items of 179 x 128
       // rows were measured faster, log_softmax over dim 0 of 22848 rows).
-      quadDefault &= chunks > 1 || (p.rows + 127) / 128 >= 132;
+      // 128 items of 128 rows on 132 SMs count as filling them:
+      // BatchNorm1d over 16384 channels of 1414 after sqrt(|x|) took 0.178
+      // ms one row a lane, 0.137 with 4 (H200, session 31).
+      quadDefault &= chunks > 1 || (p.rows + 127) / 128 * 10 >= 9 * 132;
       // A computed input reads the arguments of its pointwise prologue
       // (of the input's shape) as float4s alike, the prologue evaluated per
       // row of the four (gen-20261219 task 7: sqrt(|x|) into BatchNorm1d

@@ -459,8 +459,7 @@ private:
           g.lastReduction &&
           cast<AtenOp>(g.lastReduction).getInfo()->style == OpStyle::Pool;
       if ((g.lastReduction && !afterPool && !crossRow(op, g)) ||
-          gi == groupOf.end() ||
-          gi->second != g.id ||
+          gi == groupOf.end() || gi->second != g.id ||
           cast<RankedTensorType>(in.getType()).getShape() != g.shape)
         return false;
       // A value of the stage used outside the group would be an output of
@@ -519,9 +518,8 @@ private:
               a.getInfo()->cuda == "log_softmax");
     };
     auto aten = dyn_cast<AtenOp>(op);
-    if (!aten || !aten.getInfo() || isTrainingBN(op) ||
-        !g.lastReduction || g.lastReduction != g.firstReduction ||
-        g.rebroadcast ||
+    if (!aten || !aten.getInfo() || isTrainingBN(op) || !g.lastReduction ||
+        g.lastReduction != g.firstReduction || g.rebroadcast ||
         !(isTrainingBN(g.lastReduction) || isSoftmax(g.lastReduction)))
       return false;
     llvm::StringRef r = aten.getInfo()->cuda;
