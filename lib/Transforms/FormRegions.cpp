@@ -524,7 +524,50 @@ private:
       return false;
     llvm::StringRef r = aten.getInfo()->cuda;
     return r == "layer_norm" || r == "group_norm" || r == "instance_norm" ||
-           r == "softmax" || r == "log_softmax";
+           r == "softmax" || r == "log_softmax" || rowReduction(aten);
+  }
+
+  /// A plain reduction (sum, mean, var, amax, argmax, ...) over one run of
+  /// adjacent dims of more than 16 elements: the row kernels take it
+  /// (trailing rows, or columns), which evaluate a cross-row first stage
+  /// from its statistics; fewer elements per output go to one thread per
+  /// output, which does not.
+  static bool rowReduction(AtenOp a) {
+    if (a.getInfo()->style != OpStyle::Reduce || a.getInfo()->cuda.empty() ||
+        a.getInfo()->cuda == "cosine" || a.getArgs().empty())
+      return false;
+    auto type = dyn_cast<RankedTensorType>(a.getArgs()[0].getType());
+    if (!type || !type.hasStaticShape())
+      return false;
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t rank = shape.size();
+    SmallVector<int64_t> dims;
+    Value d = a.getArg("dim");
+    if (!d || isNone(d)) {
+      for (int64_t k = 0; k < rank; ++k)
+        dims.push_back(k);
+    } else if (auto l = getConstantIntList(d)) {
+      dims.assign(l->begin(), l->end());
+      if (dims.empty())
+        for (int64_t k = 0; k < rank; ++k)
+          dims.push_back(k);
+    } else if (auto n = getConstantNumber(d)) {
+      dims.push_back((int64_t)*n);
+    } else {
+      return false;
+    }
+    if (rank == 0)
+      return false;
+    for (int64_t &k : dims)
+      k = ((k % rank) + rank) % rank;
+    llvm::sort(dims);
+    int64_t count = 1;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (k && dims[k] != dims[k - 1] + 1)
+        return false;
+      count *= shape[dims[k]];
+    }
+    return count > 16;
   }
 
   /// `op` (of shape `shape`) combines the keepdim result of `g`'s only

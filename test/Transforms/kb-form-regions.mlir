@@ -496,29 +496,34 @@ func.func @integer_and_outside_bool_ops_stay(%x: tensor<8x16xf32>, %ids: tensor<
 
 // -----
 
-// A norm or softmax over other rows may follow a training batch norm: one
-// region, whose kernel computes the batch norm's statistics first and
-// evaluates it per element in the layer norm's rows (CrossRow.cpp). A sum
-// after it, or a second training batch norm, starts a region of its own.
+// A norm, softmax or plain reduction over other rows may follow a training
+// batch norm: one region, whose kernel computes the batch norm's statistics
+// first and evaluates it per element in the second's rows (CrossRow.cpp).
+// A reduction of at most 16 elements per output (one thread per output in
+// the kernel), or a second training batch norm, starts a region of its own.
 // CHECK-LABEL: func.func @cross_row
 // CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<64x32xf32>) {
 // CHECK-NEXT:    kb.aten "batch_norm"
 // CHECK-NEXT:    kb.aten "tanh"
 // CHECK-NEXT:    %[[L:.*]] = kb.aten "layer_norm"
 // CHECK-NEXT:    kb.yield %[[L]]
-// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<64x32xf32>) {
-// CHECK-NEXT:    %[[B:.*]] = kb.aten "batch_norm"
-// CHECK-NEXT:    kb.yield %[[B]]
-// CHECK:       kb.region attributes {id = 2 : i64} -> (tensor<64xf32>) {
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<64xf32>) {
+// CHECK-NEXT:    kb.aten "batch_norm"
 // CHECK-NEXT:    %[[S:.*]] = kb.aten "sum"
 // CHECK-NEXT:    kb.yield %[[S]]
-// CHECK:       kb.region attributes {id = 3 : i64} -> (tensor<64x32xf32>) {
+// CHECK:       kb.region attributes {id = 2 : i64} -> (tensor<64x32xf32>) {
 // CHECK-NEXT:    %[[C:.*]] = kb.aten "batch_norm"
 // CHECK-NEXT:    kb.yield %[[C]]
-// CHECK:       kb.region attributes {id = 4 : i64} -> (tensor<64x32xf32>) {
+// CHECK:       kb.region attributes {id = 3 : i64} -> (tensor<64x32xf32>) {
 // CHECK-NEXT:    %[[D:.*]] = kb.aten "batch_norm"
 // CHECK-NEXT:    kb.yield %[[D]]
-func.func @cross_row(%x: tensor<64x32xf32>, %w: tensor<32xf32>) -> (tensor<64x32xf32>, tensor<64xf32>, tensor<64x32xf32>) {
+// CHECK:       kb.region attributes {id = 4 : i64} -> (tensor<64x8xf32>) {
+// CHECK-NEXT:    %[[E:.*]] = kb.aten "batch_norm"
+// CHECK-NEXT:    kb.yield %[[E]]
+// CHECK:       kb.region attributes {id = 5 : i64} -> (tensor<64xf32>) {
+// CHECK-NEXT:    %[[F:.*]] = kb.aten "sum"
+// CHECK-NEXT:    kb.yield %[[F]]
+func.func @cross_row(%x: tensor<64x32xf32>, %w: tensor<32xf32>, %y: tensor<64x8xf32>, %v: tensor<8xf32>) -> (tensor<64x32xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64xf32>) {
   %t = kb.constant {value = true} : i1
   %f = kb.constant {value = false} : i1
   %m = kb.constant {value = 1.000000e-01 : f64} : f64
@@ -535,5 +540,7 @@ func.func @cross_row(%x: tensor<64x32xf32>, %w: tensor<32xf32>) -> (tensor<64x32
   %4 = kb.aten "sum"(%3, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<64x32xf32>, !kb.list<i64>, i1, none) -> tensor<64xf32>
   %5 = kb.aten "batch_norm"(%x, %w, %w, %w, %w, %t, %m, %e, %t) : (tensor<64x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, i1, f64, f64, i1) -> tensor<64x32xf32>
   %6 = kb.aten "batch_norm"(%5, %w, %w, %w, %w, %t, %m, %e, %t) : (tensor<64x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, i1, f64, f64, i1) -> tensor<64x32xf32>
-  return %2, %4, %6 : tensor<64x32xf32>, tensor<64xf32>, tensor<64x32xf32>
+  %7 = kb.aten "batch_norm"(%y, %v, %v, %v, %v, %t, %m, %e, %t) : (tensor<64x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, i1, f64, f64, i1) -> tensor<64x8xf32>
+  %8 = kb.aten "sum"(%7, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<64x8xf32>, !kb.list<i64>, i1, none) -> tensor<64xf32>
+  return %2, %4, %6, %8 : tensor<64x32xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64xf32>
 }
