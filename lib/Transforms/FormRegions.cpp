@@ -522,6 +522,13 @@ private:
         g.lastReduction != g.firstReduction || g.rebroadcast ||
         !(isTrainingBN(g.lastReduction) || isSoftmax(g.lastReduction)))
       return false;
+    // A stage whose result reaches a step or singular op must round as
+    // ATen's own kernel does (rewrite generates it in ATen's order, alone in
+    // its region, or keeps it in ATen): the two phases round in the code
+    // generator's order.
+    for (Operation *stage : {g.lastReduction, op})
+      if (reachesStepOp(stage) || reachesSingularOp(stage))
+        return false;
     llvm::StringRef r = aten.getInfo()->cuda;
     return r == "layer_norm" || r == "group_norm" || r == "instance_norm" ||
            r == "softmax" || r == "log_softmax" || rowReduction(aten);
