@@ -26,21 +26,6 @@ using namespace kb::codegen;
 
 namespace {
 
-/// A first stage whose per-row statistics the final stage can read: a
-/// training batch norm (each channel's double mean and rstd) or a softmax
-/// (each row's float max and sum of exponentials).
-bool isCrossRowFirst(AtenOp op) {
-  if (!op.getInfo())
-    return false;
-  llvm::StringRef r = op.getInfo()->cuda;
-  if (r == "softmax" || r == "log_softmax")
-    return true;
-  if (r != "batch_norm")
-    return false;
-  auto training = getConstantBool(op.getArg("training"));
-  return training && *training;
-}
-
 int64_t roundUp16(int64_t n) { return (n + 15) / 16 * 16; }
 
 /// Floats of shared memory a final stage may stage its row in beside the
@@ -50,8 +35,7 @@ constexpr int kCrossRowSharedRowMax = 6144;
 
 } // namespace
 
-AtenOp codegen::crossRowNorm(KernelOp kernel, AtenOp final) {
-  (void)kernel;
+AtenOp codegen::crossRowNorm(AtenOp final) {
   // Back from the final stage's input through pointwise ops only: any
   // other reduction on the way keeps the kernel as it was.
   AtenOp found;
@@ -107,9 +91,10 @@ codegen::planCrossRowStats(RegionEmitter &e, AtenOp norm, YieldOp yield,
   s.plan.leaderExtra += "      kbx_" + s.first + "[r] = " + s.first +
                         ";\n      kbx_" + s.second + "[r] = " + s.second +
                         ";\n";
-  int64_t R = s.plan.rows, bytes = bn ? 8 : 4;
-  s.statsOffset = roundUp16(std::max<int64_t>(16, splitWorkspaceBytes(s.plan)));
-  s.workspaceBytes = s.statsOffset + 2 * roundUp16(R * bytes);
+  int64_t R = s.plan.rows;
+  s.firstOffset = roundUp16(std::max<int64_t>(16, splitWorkspaceBytes(s.plan)));
+  s.secondOffset = s.firstOffset + roundUp16(R * (bn ? 8 : 4));
+  s.workspaceBytes = s.secondOffset + roundUp16(R * (bn ? 8 : 4));
   s.comment = "Phase 1: the statistics of " + s.plan.what + " over " +
               std::to_string(R) + (bn ? " channels of " : " rows of ") +
               std::to_string(s.plan.cols) +
@@ -126,16 +111,15 @@ int codegen::crossRowBlocksPerSM(const RowPlan &p) {
 }
 
 llvm::Error codegen::emitCrossRowStats(RegionEmitter &e, CrossRowStats &s,
-                                       YieldOp yield, int block, int perSM,
+                                       YieldOp yield, int block,
                                        llvm::raw_ostream &os) {
   s.plan.splitBlock = block;
-  s.plan.splitPerSM = perSM;
-  int64_t bytes = s.type == "double" ? 8 : 4;
+  s.plan.splitPerSM = s.blocksPerSM;
   std::string a = "kbx_" + s.first, b = "kbx_" + s.second;
   os << "  " << s.type << "* const " << a << " = (" << s.type
-     << "*)((char*)ws + " << s.statsOffset << ");\n"
-     << "  " << s.type << "* const " << b << " = " << a << " + "
-     << roundUp16(s.plan.rows * bytes) / bytes << ";\n"
+     << "*)((char*)ws + " << s.firstOffset << ");\n"
+     << "  " << s.type << "* const " << b << " = (" << s.type
+     << "*)((char*)ws + " << s.secondOffset << ");\n"
      << "  { // phase 1: " << s.plan.what << " statistics\n";
   if (auto err = emitSplitRows(e, s.stage, yield, s.plan, os))
     return err;

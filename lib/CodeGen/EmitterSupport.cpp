@@ -602,6 +602,26 @@ RegionEmitter::substitute(AtenOp op,
   return expr;
 }
 
+std::string codegen::normElement(llvm::StringRef x, llvm::StringRef mean,
+                                 llvm::StringRef rstd, llvm::StringRef w,
+                                 llvm::StringRef b) {
+  std::string y = "(float)(((double)" + x.str() + " - " + mean.str() + ") * " +
+                  rstd.str() + ")";
+  if (!w.empty())
+    y += " * " + w.str();
+  if (!b.empty())
+    y += " + " + b.str();
+  return y;
+}
+
+std::string codegen::softmaxElement(llvm::StringRef x, llvm::StringRef m,
+                                    llvm::StringRef acc, bool log) {
+  return log ? "__fsub_rn(" + x.str() + ", " + m.str() + ") - logf(" +
+                   acc.str() + ")"
+             : "expf(__fsub_rn(" + x.str() + ", " + m.str() + ")) / " +
+                   acc.str();
+}
+
 // A softmax whose rows' max and sum of exponentials a cross-row kernel's
 // first phase stored (CrossRow.cpp): the split kernel's element expression
 // (RowPlans.cpp) with the statistics of the element's row.
@@ -629,10 +649,8 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
   if (!x)
     return x.takeError();
   auto [m, acc] = normStats.lookup(op);
-  std::string mr = m + "[" + row + "]", ar = acc + "[" + row + "]";
-  std::string y = s->recipe == "log_softmax"
-                      ? "__fsub_rn(" + *x + ", " + mr + ") - logf(" + ar + ")"
-                      : "expf(__fsub_rn(" + *x + ", " + mr + ")) / " + ar;
+  std::string y = softmaxElement(*x, m + "[" + row + "]", acc + "[" + row + "]",
+                                 s->recipe == "log_softmax");
   std::string name = fresh("t");
   os << indent << "const float " << name << " = " << y << "; // "
      << displayName(op) << " (row statistics from the first phase)\n";
@@ -678,12 +696,8 @@ RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
         return e->takeError();
     // Plain loads: no SM read these addresses before the barrier that
     // follows their stores, so no L1 holds a stale line of them.
-    std::string y = "(float)(((double)" + *x + " - " + stats->second.first +
-                    "[" + ch + "]) * " + stats->second.second + "[" + ch + "])";
-    if (!w->empty())
-      y += " * " + *w;
-    if (!b->empty())
-      y += " + " + *b;
+    std::string y = normElement(*x, stats->second.first + "[" + ch + "]",
+                                stats->second.second + "[" + ch + "]", *w, *b);
     std::string name = fresh("t");
     os << indent << "const float " << name << " = " << y << "; // "
        << displayName(op) << " (batch statistics from the first phase)\n";

@@ -92,6 +92,17 @@ std::string intLit(int64_t v, bool narrow);
 std::string replaceAll(std::string text, llvm::StringRef key,
                        llvm::StringRef value);
 
+/// The element a norm's row kernel writes (RowPlans.cpp), from its row's
+/// double `mean` and `rstd` and the channel's `w` and `b` (empty: absent),
+/// and a softmax's (or log_softmax's) from its row's max `m` and sum of
+/// exponentials `acc`. A cross-row kernel's second phase evaluates the
+/// first stage with the same expressions, so each element rounds alike.
+std::string normElement(llvm::StringRef x, llvm::StringRef mean,
+                        llvm::StringRef rstd, llvm::StringRef w,
+                        llvm::StringRef b);
+std::string softmaxElement(llvm::StringRef x, llvm::StringRef m,
+                           llvm::StringRef acc, bool log);
+
 /// What one reduction-like op computes, read from its operands and its row
 /// of OpSemantics.def (the CUDA column names the recipe).
 struct StageInfo {

@@ -187,21 +187,22 @@ struct CrossRowStats {
   // The two per-row statistics the element expression reads (mean, rstd
   // doubles of a batch norm; m, acc floats of a softmax) and their type.
   std::string first, second, type;
-  int64_t statsOffset = 0;    // the [R] first then the [R] second
+  int64_t firstOffset = 0, secondOffset = 0; // their [R] arrays in ws
   int64_t workspaceBytes = 0; // the phase's partials and the statistics
+  int blocksPerSM = 1;        // of the kernel, the final stage's shape
 };
 /// The training batch norm or softmax whose statistics a cross-row kernel
 /// computes first, if `final`'s input reaches one through pointwise ops.
-AtenOp crossRowNorm(KernelOp kernel, AtenOp final);
+AtenOp crossRowNorm(AtenOp final);
 llvm::Expected<CrossRowStats>
 planCrossRowStats(RegionEmitter &e, AtenOp norm, YieldOp yield,
                   EmittedKernel &out, llvm::SmallVectorImpl<unsigned> &updated);
 /// Resident blocks per SM of a cross-row kernel whose final stage is `p`.
 int crossRowBlocksPerSM(const RowPlan &p);
-/// The statistics phase in the final stage's block shape, in its own
-/// scope, then the grid barrier.
+/// The statistics phase in the final stage's block shape (`block` threads,
+/// s.blocksPerSM resident), in its own scope, then the grid barrier.
 llvm::Error emitCrossRowStats(RegionEmitter &e, CrossRowStats &s, YieldOp yield,
-                              int block, int perSM, llvm::raw_ostream &os);
+                              int block, llvm::raw_ostream &os);
 /// The longest row the final stage of a cross-row kernel stages in shared
 /// memory, given the one it would stage alone.
 int crossRowSharedRowMax(int sharedRowMax);

@@ -233,8 +233,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     bool log = recipe == "log_softmax";
     p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
                       llvm::StringRef) -> llvm::Expected<std::string> {
-      return log ? "__fsub_rn(" + x.str() + ", m) - logf(acc)"
-                 : "expf(__fsub_rn(" + x.str() + ", m)) / acc";
+      return softmaxElement(x, "m", "acc", log);
     };
     p.what = recipe + " over dim " + std::to_string(d);
     if (e.atenOrderNorms && !e.channelsLastRead && inner == 1 && R <= 1024 &&
@@ -425,23 +424,23 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     p.element = [&e, weight, bias, channel](
                     llvm::StringRef x, llvm::raw_ostream &os,
                     llvm::StringRef indent) -> llvm::Expected<std::string> {
-      std::string y = "(float)(((double)" + x.str() + " - mean) * rstd)";
       bool w = weight && !isNone(weight), b = bias && !isNone(bias);
       if (w || b)
         os << indent << "const long long ch = " << channel("r", "c") << ";\n";
+      std::string wv, bv;
       if (w) {
         auto v = e.valueAt(weight, "ch", os, indent);
         if (!v)
           return v.takeError();
-        y += " * " + *v;
+        wv = *v;
       }
       if (b) {
         auto v = e.valueAt(bias, "ch", os, indent);
         if (!v)
           return v.takeError();
-        y += " + " + *v;
+        bv = *v;
       }
-      return y;
+      return normElement(x, "mean", "rstd", wv, bv);
     };
     p.what = displayName(op);
     if (recipe == "layer_norm" && e.atenOrderNorms && !e.channelsLastRead &&
@@ -716,10 +715,11 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   RowPlan p;
   const std::string &recipe = f.recipe;
   SmallVector<unsigned> updated; // inputs an op updates in place
-  // A training batch norm before the final stage, over other rows: its
-  // statistics come first, in a phase of their own (CrossRow.cpp).
+  // A training batch norm or softmax before the final stage, over other
+  // rows: its statistics come first, in a phase of their own
+  // (CrossRow.cpp).
   std::optional<CrossRowStats> stats;
-  if (AtenOp pre = crossRowNorm(e.kernel, f.op)) {
+  if (AtenOp pre = crossRowNorm(f.op)) {
     auto s = planCrossRowStats(e, pre, yield, out, updated);
     if (!s)
       return s.takeError();
@@ -737,8 +737,8 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     if (p.mode == Mode::Split && p.chunks > 1)
       p.wsBase = stats->workspaceBytes;
     p.sharedRowMax = crossRowSharedRowMax(p.sharedRowMax);
-    if (auto err = emitCrossRowStats(e, *stats, yield, rowBlockSize(p),
-                                     crossRowBlocksPerSM(p), os))
+    stats->blocksPerSM = crossRowBlocksPerSM(p);
+    if (auto err = emitCrossRowStats(e, *stats, yield, rowBlockSize(p), os))
       return std::move(err);
   }
   if (auto err = emitRowPlan(e, f, yield, p, os))
@@ -855,7 +855,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     out.gridSync = true;
   }
   if (stats) {
-    out.blocksPerSM = crossRowBlocksPerSM(p);
+    out.blocksPerSM = stats->blocksPerSM;
     grid = "sm_count * " + std::to_string(out.blocksPerSM);
     out.workspaceBytes = split ? splitWorkspaceBytes(p) : stats->workspaceBytes;
     out.gridSync = true;

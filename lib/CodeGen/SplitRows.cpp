@@ -330,13 +330,8 @@ private:
   }
 
   /// Opens the float4 loop over the item's elements of its 4 rows (the
-  /// caller closes it); returns the element of row j.
-  /// The input itself, or the arguments its pointwise prologue reads.
-  SmallVector<unsigned, 4> quadArgs() const {
-    if (auto a = dyn_cast<BlockArgument>(f.input))
-      return {a.getArgNumber()};
-    return SmallVector<unsigned, 4>(p.vecArgs.begin(), p.vecArgs.end());
-  }
+  /// caller closes it): the input's float4 (xs), or, for a computed input,
+  /// those of the arguments its pointwise prologue reads (xs<k>).
   void quadLoop(llvm::raw_ostream &os) {
     os << "#pragma unroll " << shape.unroll
        << "\n    for (long long c = c0 + warp; c < c1; c += " << kWarps
@@ -347,7 +342,7 @@ private:
          << "      const float xs[4] = {v4.x, v4.y, v4.z, v4.w};\n";
       return;
     }
-    for (unsigned a : quadArgs()) {
+    for (unsigned a : p.vecArgs) {
       std::string k = std::to_string(a);
       os << "      const float4 v4_" << k
          << " = *reinterpret_cast<const float4*>(in" << k << " + ib);\n"
@@ -365,7 +360,7 @@ private:
       return std::string("xs[j]");
     }
     Block &body = e.kernel.getBody().front();
-    for (unsigned a : quadArgs())
+    for (unsigned a : p.vecArgs)
       e.seed(body.getArgument(a), "i", "xs" + std::to_string(a) + "[j]");
     return e.valueAt(f.input, "i", os, indent);
   }

@@ -504,23 +504,14 @@ private:
   /// the second (CrossRow.cpp), instead of writing it for `op` to read
   /// back.
   static bool crossRow(Operation *op, const Group &g) {
-    auto isTrainingBN = [](Operation *o) {
-      auto a = dyn_cast<AtenOp>(o);
-      if (!a || !a.getInfo() || a.getInfo()->cuda != "batch_norm")
-        return false;
-      auto training = getConstantBool(a.getArg("training"));
-      return training && *training;
-    };
-    auto isSoftmax = [](Operation *o) {
-      auto a = dyn_cast<AtenOp>(o);
-      return a && a.getInfo() &&
-             (a.getInfo()->cuda == "softmax" ||
-              a.getInfo()->cuda == "log_softmax");
-    };
     auto aten = dyn_cast<AtenOp>(op);
+    auto isTrainingBN = [](Operation *o) {
+      return isCrossRowFirst(o) &&
+             cast<AtenOp>(o).getInfo()->cuda == "batch_norm";
+    };
     if (!aten || !aten.getInfo() || isTrainingBN(op) || !g.lastReduction ||
         g.lastReduction != g.firstReduction || g.rebroadcast ||
-        !(isTrainingBN(g.lastReduction) || isSoftmax(g.lastReduction)))
+        !isCrossRowFirst(g.lastReduction))
       return false;
     // A stage whose result reaches a step or singular op must round as
     // ATen's own kernel does (rewrite generates it in ATen's order, alone in

@@ -227,6 +227,19 @@ bool kb::isCentringNorm(Operation *op) {
          cuda == "instance_norm";
 }
 
+bool kb::isCrossRowFirst(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || !aten.getInfo())
+    return false;
+  StringRef cuda = aten.getInfo()->cuda;
+  if (cuda == "softmax" || cuda == "log_softmax")
+    return true;
+  if (cuda != "batch_norm")
+    return false;
+  auto training = getConstantBool(aten.getArg("training"));
+  return training && *training;
+}
+
 void kb::firstDownstream(ValueRange roots,
                          llvm::function_ref<bool(Operation *)> found) {
   SmallVector<Value> work(roots.begin(), roots.end());

@@ -57,6 +57,12 @@ bool hasStaticShape(mlir::Type t);
 /// (eval-mode batch norm scales by the running statistics instead).
 bool isCentringNorm(mlir::Operation *op);
 
+/// A stage whose per-row statistics a cross-row kernel computes first: a
+/// training batch norm (each channel's mean and rstd) or a softmax or
+/// log_softmax (each row's max and sum of exponentials). form-regions joins
+/// a reduction over other rows after it; the code generator plans it.
+bool isCrossRowFirst(mlir::Operation *op);
+
 /// Visits the ops that use `roots`, directly or through other ops, until
 /// `found` returns true for one. Host ops (aten::size, dim, numel) read
 /// shapes, not values: the walk does not go through them.
