@@ -126,12 +126,17 @@ struct StageInfo {
   // back over its rows (`x - x.mean(1, keepdim=True)`): the row kernel
   // writes every element of the input's shape, as a norm's does.
   bool rebroadcast = false;
-  // An adaptive pooling of equal windows that are not contiguous runs,
-  // taken as rows (KernelEmitter, final stages only): inShape is then
-  // [outputs, window elements], `poolIn` the real input's shape and
-  // `window` the window's extent per spatial dim; the row plan maps (r, c)
-  // into the input (RowPlans.cpp).
-  llvm::SmallVector<int64_t> poolIn, window;
+  // Rows gathered from a larger input (KernelEmitter: an adaptive pooling
+  // of equal windows that are not contiguous runs, or poolings of equal
+  // windows folded into the reduction after them): inShape is then
+  // [rows, row elements], `poolIn` the real input's shape, `window` the
+  // window's extent per dim of it (1 where nothing is pooled) and
+  // `rowDims` the dims (of the pooled shape) reduced whole; the row plan
+  // maps (r, c) into the input (RowPlans.cpp, gatherIndex).
+  llvm::SmallVector<int64_t> poolIn, window, rowDims;
+  // A sum over averages of equal windows: the sum of the window elements
+  // divided by the window size (0: none).
+  int64_t sumDivisor = 0;
 };
 
 llvm::Expected<StageInfo> analyzeStage(KernelOp kernel, AtenOp op);
@@ -173,6 +178,8 @@ public:
   int rowBlock = 0;
   /// EmitOptions::registerRowMax (0: the default).
   int registerRowMax = 0;
+  /// EmitOptions::threadRowMax (0: the default).
+  int threadRowMax = 0;
   /// EmitOptions::sharedRowMax (0: the default).
   int sharedRowMax = 0;
   /// EmitOptions::atenOrderNorms.

@@ -92,8 +92,8 @@ int64_t codegen::blockRegisterSlots(const RowPlan &p) {
 }
 
 bool codegen::threadRegisterRow(const RowPlan &p) {
-  return p.mode == RowMode::Thread && p.cols <= kThreadRegisterRowMax &&
-         rereadsRow(p);
+  int64_t most = p.threadRowMax > 0 ? p.threadRowMax : kThreadRegisterRowMax;
+  return p.mode == RowMode::Thread && p.cols <= most && rereadsRow(p);
 }
 
 bool codegen::blockSharedRow(const RowPlan &p) {

@@ -60,6 +60,9 @@ struct RowPlan {
   /// Block mode's longest rows held in registers (0: the default, 2048;
   /// rowBlock threads hold them when set); set only by probes.
   int registerRowMax = 0;
+  /// Thread mode's longest rows held in registers (0: the default,
+  /// kThreadRegisterRowMax); set only by probes.
+  int threadRowMax = 0;
   /// Block mode's longest rows staged in shared memory when too long for
   /// registers (0: none; layer norms by default, probes set any).
   int sharedRowMax = 0;

@@ -151,35 +151,81 @@ overMiddleDim(int64_t cols, int64_t inner) {
   };
 }
 
-/// The input index of element c of window r of an adaptive pooling of
-/// equal windows (`window` per spatial dim of `in`): r runs over the
-/// outputs row-major, c over the window's elements row-major.
+/// The input index of element c of gathered row r (StageInfo::poolIn):
+/// each dim d of the input is cut into (pooled coordinate o, window
+/// coordinate k) with x = o * window[d] + k; a dim in `rowDims` belongs to
+/// the row whole, any other gives o to the row index and k to the element
+/// index. Rows and elements both run row-major over their coordinates.
 std::function<std::string(llvm::StringRef, llvm::StringRef)>
-windowIndex(ArrayRef<int64_t> in, ArrayRef<int64_t> window) {
-  SmallVector<int64_t> inShape(in.begin(), in.end()),
-      win(window.begin(), window.end());
-  return [inShape, win](llvm::StringRef r, llvm::StringRef c) {
-    int64_t rank = inShape.size(), k = win.size();
-    // Output coordinates from r (spatial dims last), window ones from c;
-    // the input offset sums (o_d * K_d + k_d) * stride_d over spatial dims
-    // and lead * (spatial size) for the leading dims.
-    std::string off;
-    int64_t outInner = 1, winInner = 1, stride = 1;
-    for (int64_t d = rank - 1; d >= rank - k; --d) {
-      int64_t K = win[d - (rank - k)], O = inShape[d] / K;
-      std::string o = "((" + r.str() + " / " + std::to_string(outInner) +
-                      "LL) % " + std::to_string(O) + "LL)";
-      std::string kk = "((" + c.str() + " / " + std::to_string(winInner) +
-                       "LL) % " + std::to_string(K) + "LL)";
-      off += (off.empty() ? "" : " + ") +
-             ("(" + o + " * " + std::to_string(K) + "LL + " + kk + ") * " +
-              std::to_string(stride) + "LL");
-      outInner *= O;
-      winInner *= K;
-      stride *= inShape[d];
+gatherIndex(ArrayRef<int64_t> in, ArrayRef<int64_t> window,
+            ArrayRef<int64_t> rowDims) {
+  struct Coord {
+    bool row; // from r, else from c
+    int64_t extent, inner = 1;
+  };
+  // Neighbouring dims read whole on the same side (kept and not pooled,
+  // or reduced whole) are one coordinate: fewer divisions per element.
+  struct Dim {
+    int64_t in, window;
+    bool reduced;
+  };
+  SmallVector<Dim> merged;
+  for (size_t d = 0; d < in.size(); ++d) {
+    Dim m{in[d], window[d], llvm::is_contained(rowDims, (int64_t)d)};
+    if (m.reduced && in[d] % window[d] == 0)
+      m.window = 1; // covered whole
+    if (!merged.empty() && merged.back().window == 1 && m.window == 1 &&
+        merged.back().reduced == m.reduced)
+      merged.back().in *= m.in;
+    else
+      merged.push_back(m);
+  }
+  int64_t rank = merged.size();
+  // Per dim: the pooled coordinate (or the whole dim) and the window one.
+  SmallVector<std::pair<Coord, Coord>> dims;
+  for (const Dim &m : merged) {
+    int64_t o = m.in / m.window;
+    if (m.reduced)
+      dims.push_back({{false, o * m.window}, {false, 1}});
+    else
+      dims.push_back({{true, o}, {false, m.window}});
+  }
+  int64_t rInner = 1, cInner = 1;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    for (Coord *c : {&dims[d].second, &dims[d].first}) {
+      int64_t &inner = c->row ? rInner : cInner;
+      c->inner = inner;
+      inner *= c->extent;
     }
-    return "(" + r.str() + " / " + std::to_string(outInner) + "LL) * " +
-           std::to_string(stride) + "LL + " + off;
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * merged[d + 1].in;
+  return [dims, strides, rInner, cInner](llvm::StringRef r, llvm::StringRef c) {
+    auto coord = [&](const Coord &k) -> std::string {
+      if (k.extent == 1)
+        return "";
+      std::string v = (k.row ? r : c).str();
+      if (k.inner > 1)
+        v = "(" + v + " / " + std::to_string(k.inner) + "LL)";
+      if (k.inner * k.extent < (k.row ? rInner : cInner))
+        v = "(" + v + " % " + std::to_string(k.extent) + "LL)";
+      return v;
+    };
+    std::string off;
+    for (auto [d, pair] : llvm::enumerate(dims)) {
+      std::string o = coord(pair.first), k = coord(pair.second), x;
+      int64_t w = pair.second.extent;
+      if (!o.empty() && w > 1)
+        x = "(" + o + " * " + std::to_string(w) + "LL + " + k + ")";
+      else
+        x = !o.empty() ? o : k;
+      if (x.empty())
+        continue;
+      off += (off.empty() ? "" : " + ") + x;
+      if (strides[d] > 1)
+        off += " * " + std::to_string(strides[d]) + "LL";
+    }
+    return off.empty() ? std::string("0LL") : "(" + off + ")";
   };
 }
 
@@ -509,7 +555,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     p.mode =
         e.channelsLastRead ? Mode::Columns : chooseMode(p.cols, !manyStrided);
     p.index = f.window.empty() ? overMiddleDim(p.cols, inner)
-                               : windowIndex(f.poolIn, f.window);
+                               : gatherIndex(f.poolIn, f.window, f.rowDims);
     p.prog = reduceProgram(f, p.cols);
     p.what = displayName(f.op);
     if (f.rebroadcast) {
@@ -694,6 +740,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                                                    : 1;
   p.momentsBatch = e.momentsBatch > 0 ? e.momentsBatch : kMomentsBatch;
   p.registerRowMax = e.registerRowMax;
+  p.threadRowMax = e.threadRowMax;
   // Layer norms over rows too long for registers stage them in shared
   // memory. Measured on the H200 (codegen_knobs.py, session 22): rows of
   // 2080, 3072, 4096 and 4096 after a pointwise prologue 2.5-7% faster

@@ -269,7 +269,10 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
     // below fp32's. Memory-bound either way: one DADD per element.
     p.passes.push_back(
         {{{"acc", "double", "0.0", "Sum"}}, "acc += (double){x};", ""});
-    p.result = r == "sum" ? "(float)acc" : "(float)(acc / " + n + ".0)";
+    if (r == "sum" && s.sumDivisor > 0)
+      n = std::to_string(s.sumDivisor);
+    p.result = r == "sum" && s.sumDivisor == 0 ? "(float)acc"
+                                               : "(float)(acc / " + n + ".0)";
   } else if (r == "prod") {
     // In double, as sum: ATen's float partial products overflow, underflow
     // and round in an order of their own; a double's product of fp32

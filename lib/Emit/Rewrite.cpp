@@ -108,12 +108,12 @@ void keepIfNotIdentical(RegionRecord &rec, const NumericsFacts &facts,
   bool beforeConv = facts.feedsConvolution && !fuseBeforeTF32;
   // A layer norm in ATen's order passed the policy on the promise of
   // ATen's bits, before the step or singular ops inside or after it.
-  std::string promised =
-      !rec.atenOrder                      ? ""
-      : !facts.stepInside.empty()         ? facts.stepInside
-      : !facts.singularInside.empty()     ? facts.singularInside
-      : !facts.singularDownstream.empty() ? facts.singularDownstream
-                                          : "";
+  std::string promised = !rec.atenOrder && !rec.orderFree ? ""
+                         : !facts.stepInside.empty()      ? facts.stepInside
+                         : !facts.singularInside.empty()  ? facts.singularInside
+                         : !facts.singularDownstream.empty()
+                             ? facts.singularDownstream
+                             : "";
   if (!beforeConv && facts.stepDownstream.empty() && promised.empty())
     return;
   const json::Object *v = rec.verdict.getAsObject();
@@ -477,14 +477,14 @@ std::optional<std::string> keptByNumericsPolicy(const EmittedKernel &k,
   // to within 2 ulps per approximate exp or division.
   // A layer norm in ATen's own order rounds as ATen's does too (kb-verify
   // confirms it: keepIfNotIdentical).
-  bool exact =
-      (k.kind == "pointwise" || k.kind == "pool" || k.atenOrder) &&
-      !k.approximate;
+  bool exact = (k.kind == "pointwise" || k.kind == "pool" || k.atenOrder ||
+                k.orderFree) &&
+               !k.approximate;
   // In a --fast-math kernel every value may be off by an ulp or two.
   static const std::string none;
-  const std::string &inside = k.approximate ? facts.anyStep
-                              : k.atenOrder ? none
-                                            : facts.stepInside;
+  const std::string &inside = k.approximate                ? facts.anyStep
+                              : k.atenOrder || k.orderFree ? none
+                                                           : facts.stepInside;
   if (!inside.empty())
     return "a " + k.kind + " followed inside the region by a step op (" +
            inside +
@@ -604,6 +604,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
     rec.kind = k->kind;
     rec.approximate = k->approximate;
     rec.atenOrder = k->atenOrder;
+    rec.orderFree = k->orderFree;
     if (kept) {
       rec.status = "kept";
       rec.detail = std::move(*kept);

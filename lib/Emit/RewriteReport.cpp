@@ -96,6 +96,7 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
                    {"bytes", r.bytes},
                    {"math", r.approximate ? "fast" : "exact"},
                    {"aten_order", r.atenOrder},
+                   {"order_free", r.orderFree},
                    {"verdict", r.verdict}};
     if (r.kernelMs)
       o["kernel_ms"] = *r.kernelMs;

@@ -139,6 +139,11 @@ cl::opt<unsigned> registerRowMaxOpt(
     cl::desc("Longest rows a block holds in registers (default 2048; with "
              "--row-block, that many threads hold them) (a probe)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<unsigned> threadRowMaxOpt(
+    "thread-row-max",
+    cl::desc("Longest strided rows one thread holds in registers when it "
+             "reads them more than once (default 16) (a probe)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",
     cl::desc("Longest rows a block stages in shared memory when too long "
@@ -419,6 +424,9 @@ int runCodegen() {
   if (registerRowMaxOpt > 32768)
     return fail(UsageError, "--register-row-max wants at most 32768, not " +
                                 std::to_string(registerRowMaxOpt));
+  if (threadRowMaxOpt > 256)
+    return fail(UsageError, "--thread-row-max wants at most 256, not " +
+                                std::to_string(threadRowMaxOpt));
   if (sharedRowMaxOpt > 11776)
     return fail(UsageError, "--shared-row-max wants at most 11776 (48 KB of "
                             "shared memory), not " +
@@ -442,6 +450,7 @@ int runCodegen() {
     emitOptions.pointwiseVectors = pointwiseVectorsOpt;
     emitOptions.rowBlock = rowBlockOpt;
     emitOptions.registerRowMax = registerRowMaxOpt;
+    emitOptions.threadRowMax = threadRowMaxOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

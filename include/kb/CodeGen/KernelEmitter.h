@@ -41,6 +41,10 @@ struct EmittedKernel {
   /// output should be bit-identical to eager's (EmitOptions::atenOrderNorms;
   /// kb-verify's eager_mismatches confirms it).
   bool atenOrder = false;
+  /// Its reductions are maxima, minima or their indices (max pools
+  /// included), which every order computes alike, and no approximate
+  /// helper is used: bit-identical to eager, as pointwise kernels are.
+  bool orderFree = false;
   /// Split row kernels: bytes of zeroed scratch (the grid barrier and the
   /// partial results of each pass), passed as the last parameter `ws`; the
   /// kernel is launched cooperatively (every block resident at once).
@@ -82,6 +86,10 @@ struct EmitOptions {
   /// Longest rows a block-per-row kernel holds in registers (0: 2048); for
   /// probes (`kb-rewrite codegen --register-row-max`), never for rewrites.
   int registerRowMax = 0;
+  /// Longest strided rows one thread holds in registers when it reads them
+  /// more than once (0: kThreadRegisterRowMax, 16); for probes
+  /// (`kb-rewrite codegen --thread-row-max`), never for rewrites.
+  int threadRowMax = 0;
   /// Longest rows a block-per-row kernel stages in shared memory (each
   /// thread's elements once, the prologue evaluated once) when they are
   /// too long for registers; 0: the default (layer norms up to 11776

@@ -88,6 +88,10 @@ struct RegionRecord {
   /// Its kernel computes a layer norm in ATen's own order (EmittedKernel::
   /// atenOrder): used only where kb-verify finds every bit equal to eager's.
   bool atenOrder = false;
+  /// Its reductions are maxima, minima or their indices
+  /// (EmittedKernel::orderFree): likewise used before a step op only where
+  /// kb-verify finds every bit equal to eager's.
+  bool orderFree = false;
   llvm::json::Value verdict = nullptr;
   /// Model search: candidates tried, accepted, and why the choice.
   int modelCandidates = 0, modelAccepted = 0;
