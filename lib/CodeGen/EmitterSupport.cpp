@@ -493,8 +493,11 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
       continue;
     }
     std::string off = broadcastOffset(t.getShape(), space, idx, narrow);
+    // An operand of the value's own shape keeps its index (and with it
+    // the coordinates, for the operands it broadcasts in turn).
     if (auto c = coordinates.find(idx.str());
-        c != coordinates.end() && ArrayRef<int64_t>(c->second.first) == space)
+        c != coordinates.end() && t.getShape() != space &&
+        ArrayRef<int64_t>(c->second.first) == space)
       if (auto fromCoords =
               coordinateOffset(t.getShape(), space, c->second.second, narrow))
         off = *fromCoords;

@@ -693,9 +693,13 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // B per SM and up no longer stay in L1): the max and the sum in one
   // online pass (kb::online_add) save one of the three. Shorter rows stay
   // in L1 between passes, where two plain passes cost less than one
-  // online pass's extra exp per element.
+  // online pass's extra exp per element; so do rows a thread holds in
+  // registers (threadRegisterRow).
+  int64_t threadRows =
+      e.threadRowMax > 0 ? e.threadRowMax : kThreadRegisterRowMax;
   bool stridedPasses = (p.mode == Mode::Split && p.splitRows == 32) ||
-                       (p.mode == Mode::Thread && stridedRows && p.cols >= 64);
+                       (p.mode == Mode::Thread && stridedRows && p.cols >= 64 &&
+                        p.cols > threadRows);
   // logsumexp alike (its two passes re-read strided rows the same way:
   // gen-20261208 task 1's over 258048 strided rows of 126 ran at 1.6 TB/s
   // of one read). An infinite max is ATen's result as it is: its two

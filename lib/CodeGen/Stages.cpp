@@ -496,6 +496,24 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
            (inStride[d] == 1 ? "" : " * " + intLit(inStride[d], narrow));
     return e;
   };
+  // Per dim of the input, the coordinate of element i: the leading dims'
+  // from the plane, the spatial ones the window loops' x<d>.
+  auto windowCoordinates = [&] {
+    int64_t lead = (int64_t)s.inShape.size() - k;
+    std::vector<std::string> coords;
+    int64_t inner = 1;
+    for (int64_t d = lead - 1; d >= 0; --d) {
+      std::string c = inner == 1 ? std::string("plane")
+                                 : "plane / " + intLit(inner, narrow);
+      if (d > 0)
+        c = "(" + c + ") % " + intLit(s.inShape[d], narrow);
+      coords.insert(coords.begin(), c);
+      inner *= s.inShape[d];
+    }
+    for (int64_t d = 0; d < k; ++d)
+      coords.push_back("x" + std::to_string(d));
+    return coords;
+  };
   std::string ind = indent.str();
   // The body of the window loops opened at `ind`: folds the element into
   // acc with `step(x)`, then closes the k loops.
@@ -503,6 +521,11 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
       -> llvm::Error {
     os << ind << "const long long i = " << elementIndex() << ";\n";
     newScope();
+    // Operands broadcast over the spatial dims (a convolution's per-channel
+    // bias) are addressed from the plane, which the window loops do not
+    // change, instead of dividing i for every element (seed 20261221 task
+    // 1: a 2x2x2 max pool of (x + b)^2 spent 8 divisions an output).
+    seedCoordinates("i", s.inShape, windowCoordinates());
     auto x = valueAt(s.input, "i", os, ind);
     if (!x)
       return x.takeError();

@@ -142,7 +142,7 @@ cl::opt<unsigned> registerRowMaxOpt(
 cl::opt<unsigned> threadRowMaxOpt(
     "thread-row-max",
     cl::desc("Longest strided rows one thread holds in registers when it "
-             "reads them more than once (default 16) (a probe)"),
+             "reads them more than once (default 128) (a probe)"),
     cl::init(0), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",

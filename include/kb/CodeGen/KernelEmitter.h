@@ -87,7 +87,7 @@ struct EmitOptions {
   /// probes (`kb-rewrite codegen --register-row-max`), never for rewrites.
   int registerRowMax = 0;
   /// Longest strided rows one thread holds in registers when it reads them
-  /// more than once (0: kThreadRegisterRowMax, 16); for probes
+  /// more than once (0: kThreadRegisterRowMax, 128); for probes
   /// (`kb-rewrite codegen --thread-row-max`), never for rewrites.
   int threadRowMax = 0;
   /// Longest rows a block-per-row kernel stages in shared memory (each
