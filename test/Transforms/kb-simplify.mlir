@@ -212,9 +212,29 @@ func.func @conv_bias_into_pool(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>,
 
 // -----
 
-// Left alone: no epilogue (the add would be a pass of its own), grouped
-// convolutions (ATen's depthwise kernels start from the bias), and a
-// convolution with another use.
+// Grouped convolutions that are not depthwise run in cuDNN, and ATen adds
+// their bias in a pass of its own as for groups == 1: it moves too.
+// CHECK-LABEL: func.func @grouped_conv_bias_into_epilogue
+// CHECK:      %[[CONV:.*]] = kb.aten "conv2d"(%arg0, %arg1, %{{.*}},
+// CHECK:      %[[VIEW:.*]] = kb.aten "view"(%arg2, %{{.*}}) {{.*}} -> tensor<4x1x1xf32>
+// CHECK:      %[[ADD:.*]] = kb.aten "add"(%[[CONV]], %[[VIEW]], %{{.*}})
+// CHECK:      kb.aten "relu"(%[[ADD]])
+func.func @grouped_conv_bias_into_epilogue(%x: tensor<2x4x8x8xf32>, %w: tensor<4x2x3x3xf32>, %b: tensor<4xf32>) -> tensor<2x4x6x6xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %s = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "conv2d"(%x, %w, %b, %s, %p, %s, %two) : (tensor<2x4x8x8xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i64) -> tensor<2x4x6x6xf32>
+  %1 = kb.aten "relu"(%0) : (tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  return %1 : tensor<2x4x6x6xf32>
+}
+
+// -----
+
+// Left alone: no epilogue (the add would be a pass of its own), depthwise
+// convolutions (groups == input channels: ATen's own kernels start their
+// sums from the bias), and a convolution with another use.
 // CHECK-LABEL: func.func @conv_bias_stays
 // CHECK-NOT:  kb.aten "view"
 // CHECK:      return
