@@ -180,6 +180,8 @@ public:
   int registerRowMax = 0;
   /// EmitOptions::threadRowMax (0: the default).
   int threadRowMax = 0;
+  /// EmitOptions::divisionStats.
+  bool divisionStats = false;
   /// EmitOptions::sharedRowMax (0: the default).
   int sharedRowMax = 0;
   /// EmitOptions::atenOrderNorms.

@@ -848,6 +848,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.rowBlock = options.rowBlock;
   e.registerRowMax = options.registerRowMax;
   e.threadRowMax = options.threadRowMax;
+  e.divisionStats = options.divisionStats;
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
   e.groupUnroll = options.groupUnroll;

@@ -144,6 +144,11 @@ cl::opt<unsigned> threadRowMaxOpt(
     cl::desc("Longest strided rows one thread holds in registers when it "
              "reads them more than once (default 128) (a probe)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<bool> divisionStatsOpt(
+    "division-stats",
+    cl::desc("Norm statistics as divisions by the row length and 1 / sqrt "
+             "(the form before session 32) (a probe)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",
     cl::desc("Longest rows a block stages in shared memory when too long "
@@ -451,6 +456,7 @@ int runCodegen() {
     emitOptions.rowBlock = rowBlockOpt;
     emitOptions.registerRowMax = registerRowMaxOpt;
     emitOptions.threadRowMax = threadRowMaxOpt;
+    emitOptions.divisionStats = divisionStatsOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

@@ -90,6 +90,11 @@ struct EmitOptions {
   /// more than once (0: kThreadRegisterRowMax, 128); for probes
   /// (`kb-rewrite codegen --thread-row-max`), never for rewrites.
   int threadRowMax = 0;
+  /// Norm statistics as divisions by the row length and 1 / sqrt (the
+  /// form before session 32) instead of products by its reciprocal and
+  /// rsqrt; for probes (`kb-rewrite codegen --division-stats`), never for
+  /// rewrites.
+  bool divisionStats = false;
   /// Longest rows a block-per-row kernel stages in shared memory (each
   /// thread's elements once, the prologue evaluated once) when they are
   /// too long for registers; 0: the default (layer norms up to 11776
