@@ -2,6 +2,7 @@
 
 #include "kb/IR/KbDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
@@ -78,4 +79,8 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("result types differ from the kernel's outputs");
   return success();
+}
+
+void kb::registerKbDialects(mlir::DialectRegistry &registry) {
+  registry.insert<KbDialect, mlir::func::FuncDialect>();
 }

@@ -503,7 +503,3 @@ kb::importGraphFile(MLIRContext &ctx, StringRef path, StringRef paramsPath) {
   }
   return importGraph(ctx, *graph, opts);
 }
-
-void kb::registerKbDialects(DialectRegistry &registry) {
-  registry.insert<KbDialect, func::FuncDialect>();
-}

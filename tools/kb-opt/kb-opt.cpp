@@ -1,6 +1,6 @@
 //===- kb-opt.cpp - Runs kb passes on MLIR for lit tests ------------------===//
 
-#include "kb/Import/TorchScriptImporter.h"
+#include "kb/IR/KbDialect.h"
 #include "kb/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"

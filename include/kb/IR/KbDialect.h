@@ -20,4 +20,14 @@
 #define GET_OP_CLASSES
 #include "kb/IR/KbOps.h.inc"
 
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace kb {
+/// Registers every dialect a kb module uses (kb and func): the importers
+/// produce them, kb-opt and the passes consume them.
+void registerKbDialects(mlir::DialectRegistry &registry);
+} // namespace kb
+
 #endif // KB_IR_KBDIALECT_H

@@ -39,9 +39,6 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importGraphFile(mlir::MLIRContext &ctx, llvm::StringRef path,
                 llvm::StringRef paramsPath = "");
 
-/// Registers every dialect an imported module uses.
-void registerKbDialects(mlir::DialectRegistry &registry);
-
 } // namespace kb
 
 #endif // KB_IMPORT_TORCHSCRIPTIMPORTER_H
