@@ -136,6 +136,23 @@ def trace(torch, model, args, device):
     return traced, wrapper, WRAPPER_PREFIX, args
 
 
+def check_meta_trace(graph, device, source):
+    """On the meta device, torch 1.13 runs some ops (convolutions) through
+    Python meta kernels that the tracer records op by op: the graph then
+    holds that kernel's arithmetic (shape computations and an
+    `aten::to(..., device="meta")`) instead of the op, and every kernel
+    verified from it would be checked against the wrong reference."""
+    if device != "meta":
+        return
+    recorded = [n.kind() for n in graph.nodes() if "_meta_registrations" in str(n)]
+    if recorded:
+        ops = [k for k in recorded if k.startswith("aten::")] or recorded
+        fail(2, f"tracing '{source}' on the meta device recorded the ops of a "
+                f"Python meta kernel (torch._meta_registrations: {ops[0]} and "
+                f"{len(recorded) - 1} more) instead of the op itself; export with "
+                f"--device cpu or --device cuda")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="kb-export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -210,6 +227,7 @@ def main(argv=None):
         fail(2, f"tracing '{source}' on {device} failed: {type(exc).__name__}: {exc}")
 
     graph = traced.inlined_graph
+    check_meta_trace(graph, device, source)
     annotate_parameter_types(torch, graph, traced_root, prefix)
 
     input_records = []
