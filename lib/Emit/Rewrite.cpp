@@ -16,13 +16,13 @@
 #include "kb/IR/OpSemantics.h"
 #include "kb/Transforms/OpUtils.h"
 #include "kb/Transforms/Passes.h"
+#include "kb/Verify/Client.h"
 #include "kb/Verify/SpeedRule.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -167,53 +167,19 @@ json::Array shapeList(const std::vector<EmittedTensor> &ts) {
   return a;
 }
 
-bool gpuPresent() {
-  if (const char *env = getenv("KB_ASSUME_NO_GPU"); env && *env && *env != '0')
-    return false;
-  // Tests of the selection logic run a scripted kb-verify on the CPU.
-  if (const char *env = getenv("KB_ASSUME_GPU"); env && *env && *env != '0')
-    return true;
-  return sys::fs::exists("/dev/nvidiactl") || sys::fs::exists("/dev/nvidia0");
-}
-
-/// Runs kb-verify with `args`, stdin from `in` (may be empty), and returns
-/// its stdout lines parsed as JSON objects.
-Expected<std::vector<json::Object>> runVerifier(StringRef exe,
-                                                ArrayRef<std::string> args,
-                                                StringRef in, StringRef workDir,
-                                                int &exitCode) {
+/// kb-verify with `args`, stdin from `in` (may be empty), its stdout and
+/// stderr beside the outputs: the JSON objects it printed.
+Expected<std::vector<json::Object>> runVerifierIn(StringRef exe,
+                                                  ArrayRef<std::string> args,
+                                                  StringRef in,
+                                                  StringRef workDir) {
   SmallString<256> out(workDir), err(workDir);
   sys::path::append(out, "kb-verify.out.jsonl");
   sys::path::append(err, "kb-verify.log");
-  std::vector<StringRef> argv{exe};
-  for (const std::string &a : args)
-    argv.push_back(a);
-  std::optional<StringRef> redirects[] = {
-      in.empty() ? std::optional<StringRef>(std::nullopt)
-                 : std::optional<StringRef>(in),
-      StringRef(out), StringRef(err)};
-  std::string msg;
-  exitCode =
-      sys::ExecuteAndWait(exe, argv, std::nullopt, redirects, 0, 0, &msg);
-  if (exitCode < 0)
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot run kb-verify '" + exe + "': " + msg);
-  auto text = readFile(out);
-  if (!text)
-    return text.takeError();
-  std::vector<json::Object> lines;
-  SmallVector<StringRef> parts;
-  StringRef(*text).split(parts, '\n', -1, false);
-  for (StringRef line : parts) {
-    auto v = json::parse(line);
-    if (!v) {
-      consumeError(v.takeError());
-      continue;
-    }
-    if (auto *o = v->getAsObject())
-      lines.push_back(std::move(*o));
-  }
-  return lines;
+  auto run = verify::runVerifier(exe, args, in, out, err);
+  if (!run)
+    return run.takeError();
+  return std::move(run->lines);
 }
 
 std::string opsChain(KernelOp kernel, unsigned &count) {
@@ -657,7 +623,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
   }
 
   // 2. Verification (GPU) or compilation (no GPU).
-  result.gpu = gpuPresent();
+  result.gpu = verify::gpuPresent();
   if (opts.verify == VerifyMode::On && (!result.gpu || opts.kbVerify.empty()))
     return createStringError(
         inconvertibleErrorCode(),
@@ -666,7 +632,6 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
                         : "a GPU; none is visible (/dev/nvidiactl)"));
   if (!opts.kbVerify.empty() && !jobPaths.empty() &&
       opts.verify != VerifyMode::Off) {
-    int code = 0;
     std::map<std::string, json::Object> byId;
     if (result.gpu) {
       std::string lines;
@@ -685,7 +650,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       sys::path::append(in, "jobs.jsonl");
       if (!opts.quiet)
         log << "verifying " << jobPaths.size() << " kernels with kb-verify\n";
-      auto out = runVerifier(opts.kbVerify, {"--serve"}, in, absDir, code);
+      auto out = runVerifierIn(opts.kbVerify, {"--serve"}, in, absDir);
       if (!out)
         return out.takeError();
       for (json::Object &o : *out)
@@ -696,7 +661,7 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
       args.insert(args.end(), jobPaths.begin(), jobPaths.end());
       args.push_back("--arch");
       args.push_back(opts.compileArchs);
-      auto out = runVerifier(opts.kbVerify, args, "", absDir, code);
+      auto out = runVerifierIn(opts.kbVerify, args, "", absDir);
       if (!out)
         return out.takeError();
       for (json::Object &o : *out) {

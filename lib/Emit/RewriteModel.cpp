@@ -10,11 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "RewriteModel.h"
 #include "kb/Model/Store.h"
+#include "kb/Verify/Client.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 
 #include <nlohmann/json.hpp>
 
@@ -83,44 +83,36 @@ model::VerifyResult runVerifier(const RewriteOptions &opts, bool gpu,
     return v;
   }
   std::string out = jobPath + ".verdict.json", err = jobPath + ".log";
-  std::vector<std::string> args = {opts.kbVerify};
-  if (gpu && opts.verify != VerifyMode::Off) {
-    args.insert(args.end(), {"--job", jobPath});
-  } else {
-    args.insert(args.end(), {"--compile", jobPath, "--arch", opts.compileArchs});
-  }
-  std::vector<StringRef> argv(args.begin(), args.end());
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(out),
-                                          StringRef(err)};
-  std::string msg;
-  int rc = sys::ExecuteAndWait(opts.kbVerify, argv, std::nullopt, redirects,
-                               0, 0, &msg);
-  auto buf = MemoryBuffer::getFile(out);
-  if (rc < 0 || !buf) {
+  bool onGpu = gpu && opts.verify != VerifyMode::Off;
+  std::vector<std::string> args =
+      onGpu ? std::vector<std::string>{"--job", jobPath}
+            : std::vector<std::string>{"--compile", jobPath, "--arch",
+                                       opts.compileArchs};
+  auto run = verify::runVerifier(opts.kbVerify, args, "", out, err);
+  if (!run) {
     v.status = "verifier_failed";
-    v.detail = "kb-verify did not run: " + msg;
+    v.detail = "kb-verify did not run: " + toString(run.takeError());
     return v;
   }
-  StringRef first = (*buf)->getBuffer().split('\n').first;
-  njson j = njson::parse(first.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  if (run->lines.empty()) {
     v.status = "verifier_failed";
     v.detail = "kb-verify printed no verdict (see " + err + ")";
     return v;
   }
-  v.status = j.value("status", "?");
-  if (gpu && opts.verify != VerifyMode::Off) {
-    v.accepted = j.value("accepted", false);
-    v.detail = j.value("detail", "");
-    if (j.contains("candidate_timing") && j["candidate_timing"].is_object())
-      v.kernelMs = j["candidate_timing"].value("median_ms", 0.0);
+  const json::Object &j = run->lines.front();
+  v.status = j.getString("status").value_or("?").str();
+  if (onGpu) {
+    v.accepted = j.getBoolean("accepted").value_or(false);
+    v.detail = j.getString("detail").value_or("").str();
+    if (const json::Object *t = j.getObject("candidate_timing"))
+      v.kernelMs = t->getNumber("median_ms").value_or(0.0);
   } else {
     // Compiled is all a machine without a GPU can say.
     v.detail = v.status == "compiled"
                    ? "compiled for " + opts.compileArchs +
                          "; not verified (no GPU): cannot replace the code "
                          "generator's kernel"
-                   : j.value("log", "");
+                   : j.getString("log").value_or("").str();
     if (v.status == "compiled")
       v.status = "compiled_only";
   }

@@ -13,10 +13,10 @@
 #include "kb/Emit/CxxVerifyHarness.h"
 #include "kb/Import/CxxFrontend.h"
 
+#include "kb/Verify/Client.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -52,24 +52,6 @@ Error writeAtomically(StringRef path, StringRef text) {
   return Error::success();
 }
 
-bool gpuVisible() {
-  if (const char *env = getenv("KB_ASSUME_NO_GPU"); env && *env && *env != '0')
-    return false;
-  return sys::fs::exists("/dev/nvidiactl") || sys::fs::exists("/dev/nvidia0");
-}
-
-std::string verifierNextTo(const char *argv0, std::string given) {
-  if (!given.empty())
-    return given;
-  if (const char *env = getenv("KB_VERIFY"); env && *env)
-    return env;
-  std::string self =
-      sys::fs::getMainExecutable(argv0, (void *)&verifierNextTo);
-  SmallString<256> beside(sys::path::parent_path(self));
-  sys::path::append(beside, "kb-verify");
-  return sys::fs::can_execute(beside) ? beside.str().str() : "";
-}
-
 /// kb-verify --cxx over the generated files in a scratch directory: the
 /// verdict of every fused function, by name.
 Expected<std::map<std::string, json::Object>>
@@ -91,35 +73,17 @@ verifyKernels(StringRef kbVerify, const kb::CxxAnalysis &analysis,
   SmallString<256> outPath(dir), errPath(dir);
   sys::path::append(outPath, "verdicts.jsonl");
   sys::path::append(errPath, "kb-verify.log");
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(outPath),
-                                          StringRef(errPath)};
-  std::string msg;
-  StringRef argv[] = {kbVerify, "--cxx", dir};
-  int rc = sys::ExecuteAndWait(kbVerify, argv, std::nullopt, redirects, 0, 0,
-                               &msg);
-  if (rc < 0)
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot run kb-verify '" + kbVerify + "': " + msg);
-  auto buf = MemoryBuffer::getFile(outPath);
-  if (!buf)
-    return createStringError(buf.getError(), "kb-verify wrote no verdicts");
+  auto run = kb::verify::runVerifier(kbVerify, {"--cxx", dir.str().str()}, "",
+                                     outPath, errPath);
+  if (!run)
+    return run.takeError();
   std::map<std::string, json::Object> verdicts;
-  SmallVector<StringRef> lines;
-  (*buf)->getBuffer().split(lines, '\n', -1, false);
-  for (StringRef line : lines) {
-    auto v = json::parse(line);
-    if (!v) {
-      consumeError(v.takeError());
-      continue;
-    }
-    json::Object *o = v->getAsObject();
-    if (!o)
-      continue;
-    if (auto e = o->getString("error"))
+  for (json::Object &line : run->lines) {
+    if (auto e = line.getString("error"))
       return createStringError(inconvertibleErrorCode(),
                                "kb-verify --cxx " + dir + ": " + *e);
-    if (auto f = o->getString("function"))
-      verdicts[f->str()] = std::move(*o);
+    if (auto f = line.getString("function"))
+      verdicts[f->str()] = std::move(line);
   }
   sys::fs::remove_directories(dir);
   return verdicts;
@@ -221,8 +185,11 @@ int runRewriteCxx(int argc, char **argv) {
   const bool replay = !lockPath.empty() && !updateLock;
   if (verify == "auto" && replay)
     verify = "off";
-  kbVerify = verify == "off" ? "" : verifierNextTo(argv[0], kbVerify);
-  const bool gpu = gpuVisible();
+  kbVerify =
+      verify == "off"
+          ? ""
+          : kb::verify::findVerifier(argv[0], (void *)&runRewriteCxx, kbVerify);
+  const bool gpu = kb::verify::gpuPresent();
   if (verify == "on" && (!gpu || kbVerify.empty()))
     return error(2, std::string("--verify on needs ") +
                         (gpu ? "kb-verify (pass --kb-verify PATH)"

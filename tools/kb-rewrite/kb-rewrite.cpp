@@ -29,6 +29,7 @@
 #include "kb/Import/TorchScriptImporter.h"
 #include "kb/Model/Store.h"
 #include "kb/Transforms/Passes.h"
+#include "kb/Verify/Client.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -488,14 +489,7 @@ int runCodegen() {
 }
 
 std::string findVerifier(const char *argv0) {
-  if (!kbVerifyPath.empty())
-    return kbVerifyPath;
-  if (const char *env = getenv("KB_VERIFY"); env && *env)
-    return env;
-  std::string self = sys::fs::getMainExecutable(argv0, (void *)&findVerifier);
-  SmallString<256> beside(sys::path::parent_path(self));
-  sys::path::append(beside, "kb-verify");
-  return sys::fs::can_execute(beside) ? beside.str().str() : "";
+  return kb::verify::findVerifier(argv0, (void *)&findVerifier, kbVerifyPath);
 }
 
 int runRewrite(const char *argv0) {

@@ -1,0 +1,51 @@
+//===- Client.h - The one way the compiler runs kb-verify -------*- C++ -*-===//
+//
+// Graph rewrite, the model search and C++ rewrite all run kb-verify as a
+// child process: found the same way, on the same test of a GPU, its stdout
+// read back the same way. kb-verify itself links no LLVM, so this client
+// lives in its own library (KbVerifyClient) beside KbVerifyCore.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_VERIFY_CLIENT_H
+#define KB_VERIFY_CLIENT_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <string>
+#include <vector>
+
+namespace kb::verify {
+
+/// Whether a GPU is visible (/dev/nvidiactl or /dev/nvidia0).
+/// KB_ASSUME_NO_GPU=1 says no; KB_ASSUME_GPU=1 says yes (tests that run a
+/// scripted kb-verify on the CPU).
+bool gpuPresent();
+
+/// kb-verify: `given` if set, else $KB_VERIFY, else the kb-verify beside
+/// the running executable (found from `argv0` and an address in it); ""
+/// when there is none.
+std::string findVerifier(const char *argv0, void *mainAddr,
+                         llvm::StringRef given = "");
+
+/// One run of kb-verify: its exit code and the JSON objects of its stdout,
+/// one a line (other lines skipped).
+struct VerifierRun {
+  int exitCode = 0;
+  std::vector<llvm::json::Object> lines;
+};
+
+/// Runs `exe` with `args`, stdin from `stdinPath` (none if empty), stdout
+/// to `outPath` and stderr to `errPath`, and reads stdout back. An error
+/// when it could not be started or wrote no stdout file.
+llvm::Expected<VerifierRun> runVerifier(llvm::StringRef exe,
+                                        llvm::ArrayRef<std::string> args,
+                                        llvm::StringRef stdinPath,
+                                        llvm::StringRef outPath,
+                                        llvm::StringRef errPath);
+
+} // namespace kb::verify
+
+#endif
