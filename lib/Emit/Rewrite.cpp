@@ -506,10 +506,9 @@ Expected<RewriteResult> rewriteGraph(mlir::ModuleOp module,
 
   mlir::PassManager pm(module.getContext());
   bool relaxed = opts.numerics == Numerics::Relaxed;
-  buildAnalysisPipeline(pm,
-                        /*normsBeforeTF32=*/opts.fuseBeforeTF32 || relaxed,
-                        /*reductionsBeforeSteps=*/relaxed);
-  pm.addPass(createOutline());
+  buildRewritePipeline(pm,
+                       /*normsBeforeTF32=*/opts.fuseBeforeTF32 || relaxed,
+                       /*reductionsBeforeSteps=*/relaxed);
   if (mlir::failed(pm.run(module)))
     return createStringError(inconvertibleErrorCode(),
                              "the pipeline failed on '" + opts.graphPath + "'");

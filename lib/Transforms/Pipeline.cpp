@@ -2,6 +2,9 @@
 
 #include "kb/Transforms/Passes.h"
 
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
 void kb::buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
                                bool reductionsBeforeSteps) {
   // Losses and distances first, so that their parts are classified too.
@@ -17,4 +20,41 @@ void kb::buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
   form.normsBeforeTF32 = normsBeforeTF32;
   form.reductionsBeforeSteps = reductionsBeforeSteps;
   pm.addPass(createFormRegions(form));
+}
+
+void kb::buildRewritePipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
+                              bool reductionsBeforeSteps) {
+  buildAnalysisPipeline(pm, normsBeforeTF32, reductionsBeforeSteps);
+  pm.addPass(createOutline());
+}
+
+namespace {
+struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
+  Option<bool> normsBeforeTF32{
+      *this, "norms-before-tf32",
+      llvm::cl::desc("Let norms whose results reach a convolution join "
+                     "regions (rewrite: false)"),
+      llvm::cl::init(true)};
+  Option<bool> reductionsBeforeSteps{
+      *this, "reductions-before-steps",
+      llvm::cl::desc("Let sums, norms and softmax whose results reach a step "
+                     "op join regions (rewrite: false)"),
+      llvm::cl::init(true)};
+};
+} // namespace
+
+void kb::registerKbPipelines() {
+  mlir::PassPipelineRegistration<PipelineOptions>(
+      "kb-analysis-pipeline",
+      "decompose, classify, simplify, unfuse-linear-bias, classify, "
+      "form-regions (kb-rewrite analyze)",
+      [](mlir::OpPassManager &pm, const PipelineOptions &o) {
+        buildAnalysisPipeline(pm, o.normsBeforeTF32, o.reductionsBeforeSteps);
+      });
+  mlir::PassPipelineRegistration<PipelineOptions>(
+      "kb-rewrite-pipeline",
+      "the analysis pipeline, then outline (kb-rewrite codegen and rewrite)",
+      [](mlir::OpPassManager &pm, const PipelineOptions &o) {
+        buildRewritePipeline(pm, o.normsBeforeTF32, o.reductionsBeforeSteps);
+      });
 }

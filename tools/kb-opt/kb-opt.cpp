@@ -10,6 +10,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   kb::registerKbDialects(registry);
   kb::registerKbPasses();
+  kb::registerKbPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "kb pass driver\n", registry));
 }

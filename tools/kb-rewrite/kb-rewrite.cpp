@@ -394,8 +394,7 @@ int runCodegen() {
   if (!module)
     return code;
   mlir::PassManager pm(&ctx);
-  kb::buildAnalysisPipeline(pm);
-  pm.addPass(kb::createOutline());
+  kb::buildRewritePipeline(pm);
   if (mlir::failed(pm.run(*module)))
     return fail(InternalError, "the pipeline failed on '" + codegenInput + "'");
   if (auto ec = sys::fs::create_directories(outDir))

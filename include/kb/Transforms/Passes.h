@@ -24,6 +24,16 @@ namespace kb {
 void buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32 = true,
                            bool reductionsBeforeSteps = true);
 
+/// The analysis pipeline, then outline (a kb.kernel and a kb.launch per
+/// region): what `codegen` and `rewrite` run before generating kernels.
+void buildRewritePipeline(mlir::OpPassManager &pm, bool normsBeforeTF32 = true,
+                          bool reductionsBeforeSteps = true);
+
+/// Registers both pipelines with the pass registry (kb-opt's
+/// --kb-analysis-pipeline and --kb-rewrite-pipeline, options
+/// norms-before-tf32 and reductions-before-steps).
+void registerKbPipelines();
+
 } // namespace kb
 
 #endif // KB_TRANSFORMS_PASSES_H
