@@ -95,6 +95,22 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
 
 namespace {
 
+/// Per dim, the window of a pooling from `in` to `out` whose every dim is
+/// a multiple of its output (adaptive pooling's windows are then equal;
+/// 1 where the dim is kept); none where one is not.
+std::optional<SmallVector<int64_t>> equalWindows(ArrayRef<int64_t> in,
+                                                 ArrayRef<int64_t> out) {
+  if (in.size() != out.size())
+    return std::nullopt;
+  SmallVector<int64_t> window;
+  for (auto [i, o] : llvm::zip_equal(in, out)) {
+    if (o < 1 || i % o)
+      return std::nullopt;
+    window.push_back(i / o);
+  }
+  return window;
+}
+
 class Emitter : public RegionEmitter {
 public:
   using RegionEmitter::RegionEmitter;
@@ -227,19 +243,14 @@ private:
         channelsLastRead || !s.spatial)
       return;
     ArrayRef<int64_t> in = s.inShape, out = s.outShape;
-    int64_t rank = in.size(), k = s.spatial;
-    SmallVector<int64_t> window(rank - k, 1);
-    for (int64_t d = rank - k; d < rank; ++d) {
-      if (out[d] < 1 || in[d] % out[d])
-        return;
-      window.push_back(in[d] / out[d]);
-    }
-    if (product(window) < kWindowRowsMin)
+    // Leading dims are kept (analyzeStage): windows of 1.
+    auto window = equalWindows(in, out);
+    if (!window || product(*window) < kWindowRowsMin)
       return;
     s.poolIn.assign(in.begin(), in.end());
-    s.window = window;
+    s.window = *window;
     s.recipe = s.recipe == "adaptive_avg_pool" ? "mean" : "amax";
-    s.inShape = {product(out), product(window)};
+    s.inShape = {product(out), product(*window)};
     s.reduced = {1};
   }
 
@@ -320,16 +331,10 @@ private:
                       out = shapeOf(op->getResult(0));
     if (in.size() != out.size() || op->getNumResults() != 1)
       return std::nullopt;
+    if (recipe.starts_with("adaptive"))
+      return equalWindows(in, out);
     int64_t rank = in.size();
     SmallVector<int64_t> window(rank, 1);
-    if (recipe.starts_with("adaptive")) {
-      for (int64_t d = 0; d < rank; ++d) {
-        if (out[d] < 1 || in[d] % out[d])
-          return std::nullopt;
-        window[d] = in[d] / out[d];
-      }
-      return window;
-    }
     auto st = analyzeStage(kernel, op);
     if (!st) {
       llvm::consumeError(st.takeError());

@@ -459,28 +459,26 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     // (Inf - Inf on the next update); sx - sx is NaN exactly then, 0
     // otherwise. Rounding can make m2 slightly negative; NaN must stay NaN,
     // which fmax would drop.
-    if (e.divisionStats)
-      p.prog.passes.push_back(shiftedMoments(
-          "const double nf = sx - sx, mean = k0 + sx / " + n +
-          " + nf, m2 = sq / " + n + " - (sx / " + n + ") * (sx / " + n +
-          ") + nf;\n    "
-          "const double var = m2 < 0.0 ? 0.0 : m2;\n    "
-          "const double rstd = 1.0 / sqrt(var + " +
-          doubleLiteral(*eps) + ");"));
-    else
-      // Every lane of a row computes its statistics: three double
-      // divisions and a square root a row were as much work as the loads
-      // over short rows (a layer norm over 2.96M rows of 28 ran at 2.6
-      // TB/s). A product by 1/N and rsqrt are within an ulp of a double
-      // (rounded to a float afterwards).
-      p.prog.passes.push_back(shiftedMoments(
-          "const double nf = sx - sx, mx = sx * " +
-          doubleLiteral(1.0 / (double)p.cols) +
-          ", mean = k0 + mx + nf, m2 = sq * " +
-          doubleLiteral(1.0 / (double)p.cols) + " - mx * mx + nf;\n    "
-          "const double var = m2 < 0.0 ? 0.0 : m2;\n    "
-          "const double rstd = rsqrt(var + " +
-          doubleLiteral(*eps) + ");"));
+    // Every lane of a row computes its statistics: three double divisions
+    // and a square root a row were as much work as the loads over short
+    // rows (a layer norm over 2.96M rows of 28 ran at 2.6 TB/s). A product
+    // by 1/N and rsqrt are within an ulp of a double (rounded to a float
+    // afterwards); --division-stats keeps the old form for probes.
+    std::string inv = doubleLiteral(1.0 / (double)p.cols),
+                eps2 = doubleLiteral(*eps);
+    std::string moments =
+        e.divisionStats
+            ? "mean = k0 + sx / " + n + " + nf, m2 = sq / " + n + " - (sx / " +
+                  n + ") * (sx / " + n + ") + nf"
+            : "mx = sx * " + inv + ", mean = k0 + mx + nf, m2 = sq * " + inv +
+                  " - mx * mx + nf";
+    std::string rstd = e.divisionStats ? "1.0 / sqrt(var + " + eps2 + ")"
+                                       : "rsqrt(var + " + eps2 + ")";
+    p.prog.passes.push_back(
+        shiftedMoments("const double nf = sx - sx, " + moments +
+                       ";\n    const double var = m2 < 0.0 ? 0.0 : m2;\n    "
+                       "const double rstd = " +
+                       rstd + ";"));
     Value weight = op.getArg("weight"), bias = op.getArg("bias");
     p.element = [&e, weight, bias, channel](
                     llvm::StringRef x, llvm::raw_ostream &os,
@@ -710,11 +708,10 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // in L1 between passes, where two plain passes cost less than one
   // online pass's extra exp per element; so do rows a thread holds in
   // registers (threadRegisterRow).
-  int64_t threadRows =
-      e.threadRowMax > 0 ? e.threadRowMax : kThreadRegisterRowMax;
+  p.threadRowMax = e.threadRowMax; // threadRegisterRow reads it
   bool stridedPasses = (p.mode == Mode::Split && p.splitRows == 32) ||
                        (p.mode == Mode::Thread && stridedRows && p.cols >= 64 &&
-                        p.cols > threadRows);
+                        !threadRegisterRow(p));
   // logsumexp alike (its two passes re-read strided rows the same way:
   // gen-20261208 task 1's over 258048 strided rows of 126 ran at 1.6 TB/s
   // of one read). An infinite max is ATen's result as it is: its two
@@ -759,7 +756,6 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                                                    : 1;
   p.momentsBatch = e.momentsBatch > 0 ? e.momentsBatch : kMomentsBatch;
   p.registerRowMax = e.registerRowMax;
-  p.threadRowMax = e.threadRowMax;
   // Layer norms over rows too long for registers stage them in shared
   // memory. Measured on the H200 (codegen_knobs.py, session 22): rows of
   // 2080, 3072, 4096 and 4096 after a pointwise prologue 2.5-7% faster

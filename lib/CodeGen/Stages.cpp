@@ -269,10 +269,13 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
     // below fp32's. Memory-bound either way: one DADD per element.
     p.passes.push_back(
         {{{"acc", "double", "0.0", "Sum"}}, "acc += (double){x};", ""});
-    if (r == "sum" && s.sumDivisor > 0)
-      n = std::to_string(s.sumDivisor);
-    p.result = r == "sum" && s.sumDivisor == 0 ? "(float)acc"
-                                               : "(float)(acc / " + n + ".0)";
+    // A mean divides by the count; a sum of window averages folded into
+    // the rows (StageInfo::sumDivisor) by the window size.
+    std::string divisor = r == "mean"        ? n
+                          : s.sumDivisor > 0 ? std::to_string(s.sumDivisor)
+                                             : "";
+    p.result =
+        divisor.empty() ? "(float)acc" : "(float)(acc / " + divisor + ".0)";
   } else if (r == "prod") {
     // In double, as sum: ATen's float partial products overflow, underflow
     // and round in an order of their own; a double's product of fp32
