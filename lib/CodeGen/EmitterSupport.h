@@ -326,6 +326,10 @@ std::string declareAcc(const Accumulator &a);
 /// (<= 32), or across the block (lanes == 0); CSum needs `smemc[66]`,
 /// others `smem[33]` / `smemd[33]`.
 std::string combineAcc(const Accumulator &a, int64_t lanes);
+/// The statements combining an online pass's pair (running max, rescaled
+/// sum) across the block: the block's max, each thread's sum rescaled to
+/// it, then the sum.
+std::string combineOnlineBlock(const ReducePass &pass, llvm::StringRef indent);
 /// The statements combining accumulator `a` over the `warps` warps of a
 /// block lane by lane, in warp order, once every thread has stored its
 /// value at buf[threadIdx.x] (a CSum's compensation at cbuf[threadIdx.x])

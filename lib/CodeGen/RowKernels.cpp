@@ -110,6 +110,11 @@ int64_t codegen::rowLanes(const RowPlan &p) {
   return l;
 }
 
+bool codegen::rowsFitL2(int64_t cols, int64_t blockThreads) {
+  constexpr int64_t residentThreads = 132 * 1536, budget = 24 << 20;
+  return residentThreads / blockThreads * cols * 4 <= budget;
+}
+
 int codegen::rowBlockSize(const RowPlan &p) {
   if (p.mode == RowMode::Split)
     return splitBlockSize(p);
@@ -135,9 +140,8 @@ int codegen::rowBlockSize(const RowPlan &p) {
   // rows of 16384 with 1024 threads 0.163, 512 0.201; session 19). Single
   // passes over rows under 8K stay at 256 (a mean over rows of 4096 took
   // 0.075 ms with 256, 0.107 with 1024).
-  constexpr int64_t residentThreads = 132 * 1536, budget = 24 << 20;
   for (int b : {256, 512, 1024})
-    if (residentThreads / b * p.cols * 4 <= budget)
+    if (rowsFitL2(p.cols, b))
       return b;
   // Rows no block keeps in L2 re-read DRAM whatever its size: 512 threads
   // measured 12% faster than 1024 (a group norm over 2048 rows of 114688:
@@ -232,7 +236,9 @@ public:
         return x.takeError();
       os << "      " << stepText(f, pass, *x, y) << "\n    }\n";
       e.newScope();
-      if (p.mode != Mode::Thread)
+      if (p.mode != Mode::Thread && pass.online)
+        os << combineOnlineBlock(pass, "    ");
+      else if (p.mode != Mode::Thread)
         for (const Accumulator &a : pass.accs)
           os << "    " << combineAcc(a, 0) << "\n";
       if (!pass.after.empty())

@@ -145,6 +145,10 @@ std::string blockScratch(const ReduceProgram &prog);
 /// Threads per block of a plan's kernel; columns mode's warps per block;
 /// tile mode's shared slab (floats) for C channels and rows of W.
 int rowBlockSize(const RowPlan &p);
+/// Whether rows of `cols` floats, read by blocks of `blockThreads` resident
+/// on every SM at once (132 SMs x ~1536 threads), fit in half the H200's L2,
+/// so that a pass re-reading its row finds it there.
+bool rowsFitL2(int64_t cols, int64_t blockThreads);
 /// Warp mode's lanes per row: lanesPerRow(cols) for scalar loads; with
 /// float4 loads, enough lanes for one float4 each (up to 32), so a warp's
 /// load reads consecutive bytes even for rows of 8.

@@ -708,10 +708,15 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // in L1 between passes, where two plain passes cost less than one
   // online pass's extra exp per element; so do rows a thread holds in
   // registers (threadRegisterRow).
+  // Rows a block streams that no block size keeps in L2 between passes
+  // likewise (log_softmax over 3400 rows of 65536, gen-20261223 task 0:
+  // three reads and a write, 0.890 ms, where torch.compile's two reads
+  // took 0.650).
   p.threadRowMax = e.threadRowMax; // threadRegisterRow reads it
   bool stridedPasses = (p.mode == Mode::Split && p.splitRows == 32) ||
                        (p.mode == Mode::Thread && stridedRows && p.cols >= 64 &&
-                        !threadRegisterRow(p));
+                        !threadRegisterRow(p)) ||
+                       (p.mode == Mode::Block && !rowsFitL2(p.cols, 1024));
   // logsumexp alike (its two passes re-read strided rows the same way:
   // gen-20261208 task 1's over 258048 strided rows of 126 ran at 1.6 TB/s
   // of one read). An infinite max is ATen's result as it is: its two

@@ -389,6 +389,20 @@ std::string codegen::combineAcc(const Accumulator &a, int64_t lanes) {
          "());";
 }
 
+std::string codegen::combineOnlineBlock(const ReducePass &pass,
+                                       llvm::StringRef indent) {
+  const Accumulator &m = pass.accs[0], &s = pass.accs[1];
+  std::string in = indent.str(), mt = m.name + "t";
+  // A thread whose max is the block's keeps its sum as it is (also -inf,
+  // whose sum is 0, where exp(-inf - -inf) would be NaN); a NaN max makes
+  // the block's NaN and every sum NaN, as the two-pass form's.
+  return in + "{\n" + in + "  const float " + mt + " = " + m.name + ";\n" +
+         in + "  " + combineAcc(m, 0) + "\n" + in + "  " + s.name + " = (" +
+         mt + " == " + m.name + ") ? " + s.name + " : " + s.name +
+         " * expf(__fsub_rn(" + mt + ", " + m.name + "));\n" + in + "}\n" +
+         in + combineAcc(s, 0) + "\n";
+}
+
 std::string codegen::combineWarpsInOrder(const Accumulator &a,
                                          llvm::StringRef buf,
                                          llvm::StringRef cbuf, int64_t warps,
