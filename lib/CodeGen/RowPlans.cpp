@@ -48,8 +48,9 @@ int vectorGroupUnroll(const RowPlan &p) {
   return (int)std::clamp<int64_t>(16 / (4 * k4), 1, most);
 }
 
-Mode chooseMode(int64_t cols, bool contiguousRows) {
-  if (!contiguousRows || cols <= 16)
+Mode chooseMode(int64_t cols, bool contiguousRows,
+                bool shortRowLanes = false) {
+  if (!contiguousRows || (cols <= 16 && !shortRowLanes))
     return Mode::Thread;
   return cols <= 1024 ? Mode::Warp : Mode::Block;
 }
@@ -452,7 +453,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     p.mode = p.tileW ? Mode::Tile
              : recipe == "batch_norm"
                  ? (p.cols <= 1024 ? Mode::Warp : Mode::Block)
-                 : chooseMode(p.cols, true);
+                 : chooseMode(p.cols, true, e.shortRowLanes);
     p.shiftFirst = true;
     std::string n = std::to_string(p.cols) + ".0";
     // ATen's Welford turns an Inf in the row into a NaN mean and variance
@@ -566,7 +567,8 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     // task 57, amax over a middle dim of 65: 1.54 ms vs ATen's 0.59).
     bool manyStrided = inner > 1 && p.rows >= 132 * 1024;
     p.mode =
-        e.channelsLastRead ? Mode::Columns : chooseMode(p.cols, !manyStrided);
+        e.channelsLastRead ? Mode::Columns
+                           : chooseMode(p.cols, !manyStrided, e.shortRowLanes);
     p.index = f.window.empty() ? overMiddleDim(p.cols, inner)
                                : gatherIndex(f.poolIn, f.window, f.rowDims);
     p.prog = reduceProgram(f, p.cols);
