@@ -7,13 +7,14 @@
 // kb-verify run).
 //
 //===----------------------------------------------------------------------===//
-#include "kb/Emit/Rewrite.h"
+#include "kb/Emit/RewriteOutput.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 using namespace llvm;
 
@@ -43,6 +44,15 @@ std::string html(StringRef s) {
   return out;
 }
 
+/// The regions' records, in order.
+std::vector<std::reference_wrapper<const RegionRecord>>
+records(const RewriteResult &res) {
+  std::vector<std::reference_wrapper<const RegionRecord>> out;
+  for (const RegionPlan &p : res.regions)
+    out.push_back(p.record);
+  return out;
+}
+
 std::optional<double> achievedGBs(const RegionRecord &r) {
   if (!r.kernelMs || *r.kernelMs <= 0)
     return std::nullopt;
@@ -51,11 +61,11 @@ std::optional<double> achievedGBs(const RegionRecord &r) {
 
 std::string headline(const RewriteResult &res) {
   unsigned verified = 0, unverified = 0, slower = 0, other = 0;
-  for (const RegionRecord &r : res.regions)
-    (r.status == "verified"     ? verified
-     : r.status == "unverified" ? unverified
-     : r.status == "slower"     ? slower
-                                : other)++;
+  for (const RegionPlan &p : res.regions)
+    (p.record.status == RegionStatus::Verified     ? verified
+     : p.record.status == RegionStatus::Unverified ? unverified
+     : p.record.status == RegionStatus::Slower     ? slower
+                                                   : other)++;
   std::string s =
       formatv("{0} regions: {1} verified, {2} unverified, {3} "
               "running their ATen ops",
@@ -66,8 +76,8 @@ std::string headline(const RewriteResult &res) {
 }
 
 std::string warning(const RewriteResult &res) {
-  for (const RegionRecord &r : res.regions)
-    if (r.status == "unverified")
+  for (const RegionPlan &p : res.regions)
+    if (p.record.status == RegionStatus::Unverified)
       return "UNVERIFIED: no GPU was available, so the kernels were compiled "
              "but NOT checked against PyTorch. Re-run kb-rewrite rewrite on a "
              "GPU host before trusting this model.";
@@ -76,7 +86,7 @@ std::string warning(const RewriteResult &res) {
 
 } // namespace
 
-json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
+json::Value reportJson(const RewriteResult &res) {
   json::Array kept;
   for (const KeptOp &k : res.keptOps)
     kept.push_back(json::Object{
@@ -85,13 +95,14 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
   for (const KeptOp &k : res.biasFreeGemms)
     biasFree.push_back(json::Object{{"op", k.op}, {"location", k.location}});
   json::Array regions;
-  for (const RegionRecord &r : res.regions) {
+  for (const RegionPlan &p : res.regions) {
+    const RegionRecord &r = p.record;
     json::Object o{{"name", r.name},
                    {"kind", r.kind},
                    {"anchor", r.anchor},
                    {"ops", r.ops},
-                   {"status", r.status},
-                   {"origin", r.origin},
+                   {"status", statusName(r.status)},
+                   {"origin", originName(r.origin)},
                    {"detail", r.detail},
                    {"bytes", r.bytes},
                    {"math", r.approximate ? "fast" : "exact"},
@@ -117,12 +128,10 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
     regions.push_back(std::move(o));
   }
   return json::Object{{"schema_version", 1},
-                      {"graph", opts.graphPath},
+                      {"graph", res.graphPath},
                       {"gpu", res.gpu},
-                      {"fast_math", opts.fastMath},
-                      {"numerics", opts.numerics == Numerics::Relaxed
-                                       ? "relaxed"
-                                       : "exact"},
+                      {"fast_math", res.fastMath},
+                      {"numerics", res.relaxed ? "relaxed" : "exact"},
                       {"summary", headline(res)},
                       {"warning", warning(res)},
                       {"model_new", res.modelNew},
@@ -132,21 +141,20 @@ json::Value reportJson(const RewriteOptions &opts, const RewriteResult &res) {
                       {"bias_free_gemms", std::move(biasFree)}};
 }
 
-std::string reportMarkdown(const RewriteOptions &opts,
-                           const RewriteResult &res) {
+std::string reportMarkdown(const RewriteResult &res) {
   std::string s;
   raw_string_ostream os(s);
-  os << "# kb-rewrite report: " << sys::path::filename(opts.graphPath) << "\n\n"
+  os << "# kb-rewrite report: " << sys::path::filename(res.graphPath) << "\n\n"
      << headline(res) << ".\n\n";
   if (std::string w = warning(res); !w.empty())
     os << "> **" << w << "**\n\n";
   if (!res.modelNew)
     os << "> model_new.py was not written: " << res.modelNewNote << "\n\n";
-  if (opts.fastMath)
+  if (res.fastMath)
     os << "> Built with --fast-math: kernels marked *(fast math)* compute exp "
           "and division approximately (2 ulp each, as torch.compile does); "
           "the others are exact.\n\n";
-  if (opts.numerics == Numerics::Relaxed)
+  if (res.relaxed)
     os << "> Built with --numerics=relaxed: sums, norms and softmax are fused "
           "even before step ops, singular ops and TF32 convolutions, where "
           "their last bits can move outputs past 1e-4 of eager's "
@@ -154,7 +162,7 @@ std::string reportMarkdown(const RewriteOptions &opts,
   os << "| region | anchor | fused ops | kind | origin | status | kernel ms | "
         "eager ms | vs eager | GB/s |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const RegionRecord &r : res.regions) {
+  for (const RegionRecord &r : records(res)) {
     auto num = [](std::optional<double> v, const char *fmt) {
       return v ? formatv(fmt, *v).str() : std::string("-");
     };
@@ -163,14 +171,14 @@ std::string reportMarkdown(const RewriteOptions &opts,
       speed = *r.eagerMs / *r.kernelMs;
     os << "| " << r.name << " | " << (r.anchor.empty() ? "-" : r.anchor)
        << " | " << r.ops << " | " << (r.kind.empty() ? "-" : r.kind) << " | "
-       << r.origin << (r.approximate ? " *(fast math)*" : "")
+       << originName(r.origin) << (r.approximate ? " *(fast math)*" : "")
        << (r.atenOrder ? " *(ATen's order)*" : "") << " | "
-       << r.status << " | " << num(r.kernelMs, "{0:F3}") << " | "
+       << statusName(r.status) << " | " << num(r.kernelMs, "{0:F3}") << " | "
        << num(r.eagerMs, "{0:F3}") << " | " << num(speed, "{0:F2}x") << " | "
        << num(achievedGBs(r), "{0:F0}") << " |\n";
   }
   bool details = false;
-  for (const RegionRecord &r : res.regions)
+  for (const RegionRecord &r : records(res))
     if (r.modelCandidates > 0) {
       if (!details)
         os << "\n## Details\n\n";
@@ -179,7 +187,7 @@ std::string reportMarkdown(const RewriteOptions &opts,
          << " candidates, " << r.modelAccepted << " accepted; " << r.modelChoice
          << "\n";
     }
-  for (const RegionRecord &r : res.regions)
+  for (const RegionRecord &r : records(res))
     if (!r.library.empty()) {
       if (!details)
         os << "\n## Details\n\n";
@@ -189,12 +197,12 @@ std::string reportMarkdown(const RewriteOptions &opts,
             "on the traced operands and keeps the faster when the results "
             "agree within 1e-5 (model_new's `_kb.library_ms`)\n";
     }
-  for (const RegionRecord &r : res.regions)
-    if (!r.detail.empty() && r.status != "verified") {
+  for (const RegionRecord &r : records(res))
+    if (!r.detail.empty() && r.status != RegionStatus::Verified) {
       if (!details)
         os << "\n## Details\n\n";
       details = true;
-      os << "- " << r.name << " (" << r.status
+      os << "- " << r.name << " (" << statusName(r.status)
          << "): " << StringRef(r.detail).take_front(400) << "\n";
     }
   if (!res.keptOps.empty()) {
@@ -216,7 +224,7 @@ std::string reportMarkdown(const RewriteOptions &opts,
   return os.str();
 }
 
-std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
+std::string reportHtml(const RewriteResult &res) {
   std::string s;
   raw_string_ostream os(s);
   os << "<!doctype html><html><head><meta charset=\"utf-8\"><title>kb-rewrite "
@@ -224,7 +232,7 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;"
         "padding:3px 8px}.warn{background:#fdd;padding:1em;font-weight:bold}"
         "</style></head><body>\n<h1>kb-rewrite: "
-     << html(sys::path::filename(opts.graphPath)) << "</h1>\n<p>"
+     << html(sys::path::filename(res.graphPath)) << "</h1>\n<p>"
      << html(headline(res)) << ".</p>\n";
   if (std::string w = warning(res); !w.empty())
     os << "<p class=\"warn\">" << html(w) << "</p>\n";
@@ -234,7 +242,7 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
 
   // Per-region time chart: two bars per region.
   double maxMs = 0;
-  for (const RegionRecord &r : res.regions)
+  for (const RegionRecord &r : records(res))
     maxMs = std::max({maxMs, r.kernelMs.value_or(0), r.eagerMs.value_or(0)});
   const int rowH = 34, left = 140, width = 520;
   int height = rowH * std::max<size_t>(1, res.regions.size()) + 40;
@@ -244,7 +252,8 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
   } else {
     os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\""
        << left + width + 120 << "\" height=\"" << height << "\">\n";
-    for (auto [i, r] : llvm::enumerate(res.regions)) {
+    for (auto [i, p] : llvm::enumerate(res.regions)) {
+      const RegionRecord &r = p.record;
       int y = 10 + i * rowH;
       os << formatv("<text x=\"0\" y=\"{0}\">{1}</text>\n", y + 14,
                     html(r.name));
@@ -268,7 +277,7 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
   // Bandwidth roofline: x = arithmetic intensity (ops per byte, log), y =
   // achieved GB/s (log); the ceiling is the measured copy bandwidth.
   double copy = 0;
-  for (const RegionRecord &r : res.regions)
+  for (const RegionRecord &r : records(res))
     copy = std::max(copy, r.copyGBs.value_or(0));
   os << "<h2>Roofline (memory side)</h2>\n";
   if (copy <= 0) {
@@ -299,7 +308,7 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
                   "intensity (ops/byte, log)</text><text x=\"4\" y=\"{2}\" "
                   "font-size=\"11\">GB/s (log)</text>\n",
                   x0 + W / 3, y0 + H + 30, y0 + 10);
-    for (const RegionRecord &r : res.regions) {
+    for (const RegionRecord &r : records(res)) {
       auto gbs = achievedGBs(r);
       if (!gbs || r.bytes <= 0)
         continue;
@@ -315,10 +324,11 @@ std::string reportHtml(const RewriteOptions &opts, const RewriteResult &res) {
 
   os << "<h2>Regions</h2>\n<table><tr><th>region</th><th>anchor</th><th>fused "
         "ops</th><th>status</th><th>origin</th><th>detail</th></tr>\n";
-  for (const RegionRecord &r : res.regions)
+  for (const RegionRecord &r : records(res))
     os << "<tr><td>" << html(r.name) << "</td><td>" << html(r.anchor)
-       << "</td><td>" << html(r.ops) << "</td><td>" << html(r.status)
-       << "</td><td>" << html(r.origin) << "</td><td>"
+       << "</td><td>" << html(r.ops) << "</td><td>"
+       << html(statusName(r.status)) << "</td><td>"
+       << html(originName(r.origin)) << "</td><td>"
        << html(StringRef(r.detail).take_front(300)) << "</td></tr>\n";
   os << "</table>\n";
   if (!res.keptOps.empty()) {

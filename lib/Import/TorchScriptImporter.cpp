@@ -436,14 +436,27 @@ llvm::Expected<ImportOptions> kb::loadParamsJson(StringRef path) {
                                        "': " + buf.getError().message());
   auto json = llvm::json::parse((*buf)->getBuffer());
   if (!json)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   path + ": error: invalid JSON: " +
-                                       llvm::toString(json.takeError()));
-  ImportOptions opts;
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        path + ": error: invalid JSON: " + llvm::toString(json.takeError()));
   const llvm::json::Object *root = json->getAsObject();
   if (!root)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    path + ": error: expected a JSON object");
+  return paramsFromJson(*root, path);
+}
+
+std::string kb::defaultParamsPath(StringRef graphPath) {
+  StringRef stem = graphPath.ends_with(".graph.txt")
+                       ? graphPath.drop_back(StringRef(".graph.txt").size())
+                       : graphPath;
+  return stem.str() + ".params.json";
+}
+
+llvm::Expected<ImportOptions>
+kb::paramsFromJson(const llvm::json::Object &params, StringRef path) {
+  const llvm::json::Object *root = &params;
+  ImportOptions opts;
   opts.modulePrefix = root->getString("module_prefix").value_or("").str();
   for (StringRef section : {"parameters", "buffers"}) {
     const llvm::json::Array *arr = root->getArray(section);
@@ -490,8 +503,7 @@ kb::importGraphFile(MLIRContext &ctx, StringRef path, StringRef paramsPath) {
   ImportOptions opts;
   std::string params = paramsPath.str();
   if (params.empty() && path.ends_with(".graph.txt")) {
-    std::string sibling =
-        path.drop_back(StringRef(".graph.txt").size()).str() + ".params.json";
+    std::string sibling = defaultParamsPath(path);
     if (llvm::sys::fs::exists(sibling))
       params = sibling;
   }

@@ -22,6 +22,11 @@ void kb::buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
   pm.addPass(createFormRegions(form));
 }
 
+void kb::buildTracedRegionsPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createClassify());
+  pm.addPass(createFormRegions());
+}
+
 void kb::buildRewritePipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
                               bool reductionsBeforeSteps) {
   buildAnalysisPipeline(pm, normsBeforeTF32, reductionsBeforeSteps);

@@ -5,6 +5,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -76,4 +77,50 @@ kb::verify::runVerifier(StringRef exe, ArrayRef<std::string> args,
       run.lines.push_back(std::move(*o));
   }
   return run;
+}
+
+namespace {
+
+Expected<std::vector<kb::verify::JobVerdict>>
+jobVerdicts(Expected<kb::verify::VerifierRun> run) {
+  if (!run)
+    return run.takeError();
+  std::vector<kb::verify::JobVerdict> out;
+  for (json::Object &line : run->lines) {
+    kb::verify::JobVerdict v;
+    // The line is valid JSON (runVerifier parsed it): parseVerdict reads
+    // the fields it knows, as kb-verify's own tests do.
+    v.verdict = kb::verify::parseVerdict(
+        formatv("{0}", json::Value(json::Object(line))).str());
+    v.arch = line.getString("arch").value_or("").str();
+    v.compileLog = line.getString("log").value_or("").str();
+    v.printed = std::move(line);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+} // namespace
+
+Expected<std::vector<kb::verify::JobVerdict>>
+kb::verify::serveJobs(StringRef exe, StringRef jobsPath, StringRef outPath,
+                      StringRef errPath) {
+  return jobVerdicts(runVerifier(exe, {"--serve"}, jobsPath, outPath, errPath));
+}
+
+Expected<std::vector<kb::verify::JobVerdict>>
+kb::verify::verifyJob(StringRef exe, StringRef jobPath, StringRef outPath,
+                      StringRef errPath) {
+  return jobVerdicts(
+      runVerifier(exe, {"--job", jobPath.str()}, "", outPath, errPath));
+}
+
+Expected<std::vector<kb::verify::JobVerdict>>
+kb::verify::compileJobs(StringRef exe, ArrayRef<std::string> jobPaths,
+                        StringRef archs, StringRef outPath, StringRef errPath) {
+  std::vector<std::string> args{"--compile"};
+  args.insert(args.end(), jobPaths.begin(), jobPaths.end());
+  args.push_back("--arch");
+  args.push_back(archs.str());
+  return jobVerdicts(runVerifier(exe, args, "", outPath, errPath));
 }

@@ -20,9 +20,9 @@
 #include "RewriteCxx.h"
 
 #include "kb/CodeGen/KernelEmitter.h"
+#include "kb/Driver/Coverage.h"
+#include "kb/Driver/Stages.h"
 #include "kb/Emit/AnalysisReport.h"
-#include "kb/Emit/Coverage.h"
-#include "kb/Emit/Rewrite.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Import/CxxFrontend.h"
 #include "kb/Import/CxxImporter.h"
@@ -363,12 +363,10 @@ int runAnalyze() {
     return code;
   int64_t importedOps = kb::countOps(*module);
   mlir::PassManager pm(&ctx);
-  if (noSimplify) {
-    pm.addPass(kb::createClassify());
-    pm.addPass(kb::createFormRegions());
-  } else {
+  if (noSimplify)
+    kb::buildTracedRegionsPipeline(pm);
+  else
     kb::buildAnalysisPipeline(pm);
-  }
   if (mlir::failed(pm.run(*module)))
     return fail(InternalError,
                 "the analysis pipeline failed on '" + analyzeInput + "'");
@@ -498,19 +496,9 @@ std::string findVerifier(const char *argv0) {
 }
 
 int runRewrite(const char *argv0) {
-  mlir::MLIRContext ctx;
-  int code = Ok;
-  auto module = load(ctx, rewriteInput, code);
-  if (!module)
-    return code;
   kb::RewriteOptions opts;
   opts.graphPath = rewriteInput;
   opts.paramsPath = paramsPath;
-  if (opts.paramsPath.empty()) {
-    StringRef g = rewriteInput;
-    opts.paramsPath = (g.ends_with(".graph.txt") ? g.drop_back(10) : g).str() +
-                      ".params.json";
-  }
   opts.outDir = rewriteOut;
   opts.verify = verifyMode;
   opts.kbVerify = findVerifier(argv0);
@@ -547,20 +535,42 @@ int runRewrite(const char *argv0) {
   opts.model.storeDir = storeDir;
   if (samples < 1 || rounds < 0)
     return fail(UsageError, "--samples must be >= 1 and --rounds >= 0");
-  auto result = kb::rewriteGraph(*module, opts, outs());
-  if (!result) {
-    std::string msg = toString(result.takeError());
-    return fail(StringRef(msg).starts_with("cannot") ? UsageError : InputError,
+  // The stages, in order (include/kb/Driver/Stages.h).
+  mlir::MLIRContext ctx;
+  auto run = kb::driver::load(ctx, opts);
+  Error err = run ? Error::success() : run.takeError();
+  if (!err)
+    err = kb::driver::runPipeline(*run);
+  if (!err)
+    err = kb::driver::generateKernels(*run);
+  if (!err)
+    err = kb::driver::verifyKernels(*run, outs());
+  if (!err)
+    err = kb::driver::searchWithModel(*run, outs());
+  if (!err) {
+    kb::driver::selectKernels(*run);
+    err = kb::driver::emitRewrite(*run);
+  }
+  if (err) {
+    std::string msg = toString(std::move(err));
+    StringRef m(msg);
+    return fail(m.starts_with("internal error") ? InternalError
+                : m.starts_with("cannot") || m.contains("error: cannot read")
+                    ? UsageError
+                    : InputError,
                 msg);
   }
+  const kb::RewriteResult *result = &run->result;
   if (!quiet) {
-    for (const kb::RegionRecord &r : result->regions)
-      outs() << formatv("{0,-14} {1,-13} {2}{3}\n", r.name, r.status, r.ops,
-                        r.kernelMs && r.eagerMs
-                            ? formatv("  ({0:F3} ms vs eager {1:F3} ms)",
-                                      *r.kernelMs, *r.eagerMs)
-                                  .str()
-                            : std::string());
+    for (const kb::RegionPlan &plan : result->regions) {
+      const kb::RegionRecord &r = plan.record;
+      outs() << formatv(
+          "{0,-14} {1,-13} {2}{3}\n", r.name, kb::statusName(r.status), r.ops,
+          r.kernelMs && r.eagerMs ? formatv("  ({0:F3} ms vs eager {1:F3} ms)",
+                                            *r.kernelMs, *r.eagerMs)
+                                        .str()
+                                  : std::string());
+    }
     if (!result->gpu)
       outs() << "warning: no GPU: kernels were compiled but NOT verified "
                 "(report.md says so)\n";

@@ -5,6 +5,7 @@
 #include "kb/Import/TorchScriptIR.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/JSON.h"
 
 #include <map>
 
@@ -26,6 +27,13 @@ struct ImportOptions {
 
 /// Reads kb-export's params.json (see docs/graph-format.md).
 llvm::Expected<ImportOptions> loadParamsJson(llvm::StringRef path);
+/// The import options of a parsed params.json read from `path` (named in
+/// errors).
+llvm::Expected<ImportOptions> paramsFromJson(const llvm::json::Object &params,
+                                             llvm::StringRef path);
+/// <stem>.params.json for <stem>.graph.txt (kb-export writes them side by
+/// side), <path>.params.json for any other name.
+std::string defaultParamsPath(llvm::StringRef graphPath);
 
 /// Lowers a parsed graph into `func.func @forward` in a new module.
 /// Errors name the graph file, line and column.

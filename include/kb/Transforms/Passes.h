@@ -24,6 +24,11 @@ namespace kb {
 void buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32 = true,
                            bool reductionsBeforeSteps = true);
 
+/// Classify and form-regions only: the regions of the graph as it was
+/// traced, without decompose or simplify (`kb-rewrite analyze
+/// --no-simplify`).
+void buildTracedRegionsPipeline(mlir::OpPassManager &pm);
+
 /// The analysis pipeline, then outline (a kb.kernel and a kb.launch per
 /// region): what `codegen` and `rewrite` run before generating kernels.
 void buildRewritePipeline(mlir::OpPassManager &pm, bool normsBeforeTF32 = true,

@@ -9,6 +9,7 @@
 #ifndef KB_VERIFY_CLIENT_H
 #define KB_VERIFY_CLIENT_H
 
+#include "kb/Verify/Job.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -45,6 +46,33 @@ llvm::Expected<VerifierRun> runVerifier(llvm::StringRef exe,
                                         llvm::StringRef stdinPath,
                                         llvm::StringRef outPath,
                                         llvm::StringRef errPath);
+
+/// A graph job's verdict: parsed by parseVerdict (Job.h), with the object
+/// kb-verify printed (report.json keeps it whole). --compile prints no
+/// Verdict but a line per architecture: its status ("compiled" or the
+/// failure) and the compiler's log.
+struct JobVerdict {
+  Verdict verdict;
+  llvm::json::Object printed;
+  std::string arch, compileLog; // --compile only
+};
+
+/// kb-verify --serve on the jobs of `jobsPath` (one JSON object a line).
+llvm::Expected<std::vector<JobVerdict>> serveJobs(llvm::StringRef exe,
+                                                  llvm::StringRef jobsPath,
+                                                  llvm::StringRef outPath,
+                                                  llvm::StringRef errPath);
+/// kb-verify --job on one job file.
+llvm::Expected<std::vector<JobVerdict>> verifyJob(llvm::StringRef exe,
+                                                  llvm::StringRef jobPath,
+                                                  llvm::StringRef outPath,
+                                                  llvm::StringRef errPath);
+/// kb-verify --compile on job files for the comma-separated `archs`: a
+/// verdict per job and architecture.
+llvm::Expected<std::vector<JobVerdict>>
+compileJobs(llvm::StringRef exe, llvm::ArrayRef<std::string> jobPaths,
+            llvm::StringRef archs, llvm::StringRef outPath,
+            llvm::StringRef errPath);
 
 } // namespace kb::verify
 

@@ -1,4 +1,4 @@
-//===- RewriteModel.cpp - The code model's candidates for each region -----===//
+//===- ModelSearch.cpp - Stage 5: the code model's candidates per region --===//
 //
 // For every region with a generated kernel: a KernelSpec (the region as
 // PyTorch calls and as kb IR, tensors, signature, launch rule, a kernel of
@@ -8,7 +8,9 @@
 // candidate 0 and stays unless a model kernel is accepted and faster.
 //
 //===----------------------------------------------------------------------===//
-#include "RewriteModel.h"
+#include "kb/Driver/Stages.h"
+#include "kb/Emit/Files.h"
+#include "kb/Emit/PythonEmitter.h"
 #include "kb/Model/Store.h"
 #include "kb/Verify/Client.h"
 
@@ -22,14 +24,21 @@
 using namespace llvm;
 using njson = nlohmann::json;
 
-namespace kb {
+namespace kb::driver {
 namespace {
+
+/// What the model is shown of one region.
+struct ModelRegionInput {
+  RegionPlan *plan;
+  std::string pytorch, kbIR, jobJson, example;
+};
 
 std::string signatureOf(const EmittedKernel &k) {
   std::string s = "extern \"C\" __global__ void " + k.name + "(";
   bool first = true;
   for (const EmittedTensor &t : k.inputs) {
-    s += (first ? "" : ", ") + std::string("const float* __restrict__ ") + t.name;
+    s += (first ? "" : ", ") + std::string("const float* __restrict__ ") +
+         t.name;
     first = false;
   }
   for (const EmittedTensor &t : k.outputs) {
@@ -54,10 +63,10 @@ std::string retrievedText(const std::vector<model::StoreEntry> &entries) {
     std::string src = e.source.size() > 4000
                           ? e.source.substr(0, 4000) + "\n// ... (cut)\n"
                           : e.source;
-    out += formatv("// {0} ({1}), {2:F4} ms on {3}\n```cuda\n{4}", e.ops,
-                   e.kind, e.kernelMs, e.gpu.empty() ? "an unknown GPU" : e.gpu,
-                   src)
-               .str();
+    out +=
+        formatv("// {0} ({1}), {2:F4} ms on {3}\n```cuda\n{4}", e.ops, e.kind,
+                e.kernelMs, e.gpu.empty() ? "an unknown GPU" : e.gpu, src)
+            .str();
     if (!src.empty() && src.back() != '\n')
       out += "\n";
     out += "```\n";
@@ -72,7 +81,7 @@ std::string join(const std::vector<std::string> &v) {
   return s;
 }
 
-/// One kb-verify run on one candidate job; its stdout's JSON line.
+/// One kb-verify run on one candidate job.
 model::VerifyResult runVerifier(const RewriteOptions &opts, bool gpu,
                                 const std::string &jobPath) {
   model::VerifyResult v;
@@ -83,47 +92,43 @@ model::VerifyResult runVerifier(const RewriteOptions &opts, bool gpu,
   }
   std::string out = jobPath + ".verdict.json", err = jobPath + ".log";
   bool onGpu = gpu && opts.verify != VerifyMode::Off;
-  std::vector<std::string> args =
-      onGpu ? std::vector<std::string>{"--job", jobPath}
-            : std::vector<std::string>{"--compile", jobPath, "--arch",
-                                       opts.compileArchs};
-  auto run = verify::runVerifier(opts.kbVerify, args, "", out, err);
+  auto run = onGpu ? verify::verifyJob(opts.kbVerify, jobPath, out, err)
+                   : verify::compileJobs(opts.kbVerify, {jobPath},
+                                         opts.compileArchs, out, err);
   if (!run) {
     v.status = "verifier_failed";
     v.detail = "kb-verify did not run: " + toString(run.takeError());
     return v;
   }
-  if (run->lines.empty()) {
+  if (run->empty()) {
     v.status = "verifier_failed";
     v.detail = "kb-verify printed no verdict (see " + err + ")";
     return v;
   }
-  const json::Object &j = run->lines.front();
-  v.status = j.getString("status").value_or("?").str();
+  const verify::JobVerdict &j = run->front();
+  v.status = j.verdict.status.empty() ? "?" : j.verdict.status;
   if (onGpu) {
-    v.accepted = j.getBoolean("accepted").value_or(false);
-    v.detail = j.getString("detail").value_or("").str();
-    if (const json::Object *t = j.getObject("candidate_timing"))
-      v.kernelMs = t->getNumber("median_ms").value_or(0.0);
+    v.accepted = j.verdict.accepted();
+    v.detail = j.verdict.detail;
+    if (j.verdict.candidateTiming)
+      v.kernelMs = j.verdict.candidateTiming->medianMs;
   } else {
     // Compiled is all a machine without a GPU can say.
     v.detail = v.status == "compiled"
                    ? "compiled for " + opts.compileArchs +
                          "; not verified (no GPU): cannot replace the code "
                          "generator's kernel"
-                   : j.getString("log").value_or("").str();
+                   : j.compileLog;
     if (v.status == "compiled")
       v.status = "compiled_only";
   }
   return v;
 }
 
-} // namespace
-
-Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
-                             StringRef outDir,
-                             std::vector<ModelRegionInput> &regions,
-                             raw_ostream &log) {
+/// Runs the strategy for every region with a generated kernel; updates the
+/// records (origin, time, candidates) and the plans' chosenSource on wins.
+Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
+                    std::vector<ModelRegionInput> &regions, raw_ostream &log) {
   const ModelSearchOptions &mo = opts.model;
   auto templates = model::PromptTemplates::load(mo.promptDir);
   if (!templates)
@@ -160,8 +165,9 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
 
   bool unreachable = false;
   for (ModelRegionInput &in : regions) {
-    RegionRecord &rec = *in.record;
-    if (rec.status != "verified" && rec.status != "unverified")
+    RegionRecord &rec = in.plan->record;
+    const EmittedKernel *kernel = &*in.plan->kernel;
+    if (!runsKernel(rec.status))
       continue;
     if (unreachable) {
       rec.modelChoice = "the model server was unreachable: the code "
@@ -169,28 +175,26 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
       continue;
     }
     model::KernelSpec spec;
-    spec.name = in.kernel->name;
-    spec.kind = in.kernel->kind;
+    spec.name = kernel->name;
+    spec.kind = kernel->kind;
     // model_new.py's call-site objects read as the ATen calls they are.
     static const std::regex site(R"(\b_op[0-9]+_([A-Za-z0-9_]+)\()");
     spec.pytorch = std::regex_replace(in.pytorch, site, "torch.ops.aten.$1(");
     while (!spec.pytorch.empty() && spec.pytorch.back() == '\n')
       spec.pytorch.pop_back();
     spec.kbIR = in.kbIR;
-    for (const EmittedTensor &t : in.kernel->inputs)
+    for (const EmittedTensor &t : kernel->inputs)
       spec.tensors += t.name + ": input, float32 " + shapeText(t.shape) + "\n";
-    for (const EmittedTensor &t : in.kernel->outputs)
+    for (const EmittedTensor &t : kernel->outputs)
       spec.tensors += t.name + ": output, float32 " + shapeText(t.shape) + "\n";
-    spec.signature = signatureOf(*in.kernel);
-    spec.grid = join(in.kernel->grid);
-    spec.block = join(in.kernel->block);
+    spec.signature = signatureOf(*kernel);
+    spec.grid = join(kernel->grid);
+    spec.block = join(kernel->block);
     spec.example = in.example;
-    spec.exampleKind = in.kernel->kind;
-    std::string gpuName;
-    if (auto *o = rec.verdict.getAsObject())
-      gpuName = o->getString("gpu").value_or("").str();
-    model::KernelStore store(mo.storeDir.empty() ? model::KernelStore::defaultDir()
-                                                 : mo.storeDir);
+    spec.exampleKind = kernel->kind;
+    std::string gpuName = rec.gpu;
+    model::KernelStore store(
+        mo.storeDir.empty() ? model::KernelStore::defaultDir() : mo.storeDir);
     std::string sig = model::KernelStore::signature(in.kbIR, gpuName);
     if (mo.strategy.strategy == "agent") {
       if (replay) {
@@ -208,8 +212,10 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
     spec.bytes = rec.bytes;
     model::Candidate baseline;
     baseline.origin = "codegen";
-    baseline.source = in.kernel->source;
-    baseline.status = rec.status == "verified" ? "accepted" : rec.status;
+    baseline.source = kernel->source;
+    baseline.status = rec.status == RegionStatus::Verified
+                          ? std::string("accepted")
+                          : statusName(rec.status).str();
     baseline.kernelMs = rec.kernelMs;
 
     njson job = njson::parse(in.jobJson);
@@ -240,8 +246,8 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
       return runVerifier(opts, gpu, jp.str().str());
     };
     if (!opts.quiet)
-      log << spec.name << ": asking the model (" << mo.strategy.strategy
-          << ", " << mo.strategy.samples << " sample"
+      log << spec.name << ": asking the model (" << mo.strategy.strategy << ", "
+          << mo.strategy.samples << " sample"
           << (mo.strategy.samples == 1 ? "" : "s") << ")\n";
     auto result = model::searchRegion(spec, baseline, *backend, *templates,
                                       mo.strategy, verify, transcript);
@@ -273,9 +279,9 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
     }
     // The store: a kernel verified earlier for this very region (same ops,
     // shapes, dtype and GPU) is verified again and competes too.
-    std::optional<double> bestMs = result->chosen != 0
-                                       ? result->candidates[result->chosen].kernelMs
-                                       : rec.kernelMs;
+    std::optional<double> bestMs =
+        result->chosen != 0 ? result->candidates[result->chosen].kernelMs
+                            : rec.kernelMs;
     if (gpu && !replay && !gpuName.empty())
       if (auto stored = store.get(sig)) {
         model::VerifyResult v = verify(stored->source, spec.name + "#stored");
@@ -285,8 +291,8 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
               << "\n";
         if (v.accepted && v.kernelMs && bestMs &&
             mo.strategy.clearlyFaster(*v.kernelMs, *bestMs)) {
-          in.chosenSource = stored->source;
-          rec.origin = "store";
+          in.plan->chosenSource = stored->source;
+          rec.origin = KernelOrigin::Store;
           rec.kernelMs = v.kernelMs;
           rec.modelChoice = "the stored kernel " + sig.substr(0, 12);
           continue;
@@ -294,8 +300,8 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
       }
     if (result->chosen != 0) {
       const model::Candidate &c = result->candidates[result->chosen];
-      in.chosenSource = c.source;
-      rec.origin = "model";
+      in.plan->chosenSource = c.source;
+      rec.origin = KernelOrigin::Model;
       rec.kernelMs = c.kernelMs;
       if (gpu && !replay && !gpuName.empty() && c.kernelMs) {
         model::StoreEntry e;
@@ -315,4 +321,59 @@ Error searchRegionsWithModel(const RewriteOptions &opts, bool gpu,
   return Error::success();
 }
 
-} // namespace kb
+} // namespace
+
+Error searchWithModel(RewriteRun &run, raw_ostream &log) {
+  if (!run.opts.model.enabled)
+    return Error::success();
+  mlir::ModuleOp module = *run.module;
+  std::vector<RegionPlan> &plans = run.result.regions;
+  auto refs = emitPython(module, run.regionIndex);
+  std::vector<KernelOp> kernelOps(module.getOps<KernelOp>().begin(),
+                                  module.getOps<KernelOp>().end());
+  std::vector<ModelRegionInput> inputs;
+  for (auto [idx, plan] : llvm::enumerate(plans)) {
+    if (!plan.kernel)
+      continue;
+    ModelRegionInput in;
+    in.plan = &plan;
+    if (refs)
+      in.pytorch = refs->referenceOf[plan.record.name];
+    llvm::raw_string_ostream irOs(in.kbIR);
+    kernelOps[idx]->print(irOs);
+    irOs.flush();
+    in.jobJson = verifyJobJson(*plan.kernel);
+    // A verified kernel of the same kind from another region, else this
+    // region's own (the baseline to beat).
+    in.example = plan.kernel->source;
+    for (auto [j, other] : llvm::enumerate(plans))
+      if (j != idx && other.kernel && other.kernel->kind == plan.kernel->kind) {
+        in.example = other.kernel->source;
+        break;
+      }
+    inputs.push_back(std::move(in));
+  }
+  if (!refs)
+    consumeError(refs.takeError());
+  if (auto err =
+          searchRegions(run.opts, run.result.gpu, run.outDir, inputs, log))
+    return err;
+  for (RegionPlan &plan : plans) {
+    if (plan.chosenSource.empty())
+      continue;
+    // The code generator's kernel stays beside it, for comparison.
+    if (auto err =
+            writeFileAtomic(run.kernelDir, plan.kernel->name + ".codegen.cu",
+                            plan.kernel->source))
+      return err;
+    if (auto err = writeFileAtomic(run.kernelDir, plan.kernel->name + ".cu",
+                                   plan.chosenSource))
+      return err;
+    // The channels-last form is the code generator's.
+    plan.channelsLast.reset();
+    plan.record.clStatus.reset();
+  }
+  return Error::success();
+}
+
+} // namespace kb::driver

@@ -8,10 +8,10 @@
 // allocations and library anchors count nothing.
 //
 //===----------------------------------------------------------------------===//
-#include "kb/Emit/Coverage.h"
+#include "kb/Driver/Coverage.h"
 #include "kb/CodeGen/KernelEmitter.h"
+#include "kb/Driver/NumericsPolicy.h"
 #include "kb/Emit/AnalysisReport.h"
-#include "kb/Emit/Rewrite.h"
 #include "kb/IR/KbDialect.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Transforms/OpUtils.h"

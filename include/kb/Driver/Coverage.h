@@ -4,8 +4,8 @@
 // kernels, and why the rest does not (docs/analyze.md, "Coverage").
 //
 //===----------------------------------------------------------------------===//
-#ifndef KB_EMIT_COVERAGE_H
-#define KB_EMIT_COVERAGE_H
+#ifndef KB_DRIVER_COVERAGE_H
+#define KB_DRIVER_COVERAGE_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
@@ -69,4 +69,4 @@ void printCoverage(const std::vector<GraphCoverage> &graphs,
 
 } // namespace kb
 
-#endif // KB_EMIT_COVERAGE_H
+#endif // KB_DRIVER_COVERAGE_H

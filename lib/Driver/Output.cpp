@@ -1,0 +1,111 @@
+//===- Output.cpp - Stage 7: the rewritten model's files ------------------===//
+//
+// Decides the layouts model_new.py's program uses (channels-last kernels,
+// convolutions converted for NCHW kernels) and hands everything to
+// lib/Emit's writers: manifest.json, the runtime, params.json,
+// model_new.py, the reports.
+//
+//===----------------------------------------------------------------------===//
+#include "kb/Driver/Stages.h"
+#include "kb/Emit/Files.h"
+#include "kb/Emit/RewriteOutput.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <set>
+
+using namespace llvm;
+
+namespace kb::driver {
+
+Error emitRewrite(RewriteRun &run) {
+  const RewriteOptions &opts = run.opts;
+  RewriteResult &result = run.result;
+  mlir::ModuleOp module = *run.module;
+  // model_new.py's forward first: it decides which regions have a library
+  // form.
+  std::set<std::string> clKernels, clReads;
+  for (const RegionPlan &plan : result.regions) {
+    const RegionRecord &rec = plan.record;
+    if (plan.channelsLast && rec.clStatus != RegionStatus::Rejected &&
+        rec.clStatus != RegionStatus::CompileError && runsKernel(rec.status)) {
+      clKernels.insert(rec.name);
+      if (plan.channelsLast->readsOnly)
+        clReads.insert(rec.name);
+    }
+  }
+  // A convolution feeding a kernel that reads NCHW only may still run
+  // channels-last, its output made contiguous for the kernel (the runtime
+  // times both layouts): 17 convolution tasks of six seeds without a
+  // channels-last variant ran at 0.68x torch.compile, 13 with one at 1.25x
+  // (bench/NOTES.md, session 24). Not where a step or singular op in the
+  // region would turn the other layout's rounding into a flipped
+  // comparison. Also where the region runs its ATen ops (its kernel was
+  // not faster, not generated or rejected): they read the contiguous copy
+  // as the kernel would (gen-20261212 task 2: a grouped convolution into a
+  // layer norm no faster than ATen's ran NCHW, 0.67x compile). Not where
+  // the numerics policy kept the region: it feeds a TF32 convolution or a
+  // step op, where the other layout's bits would be amplified.
+  std::set<std::string> clConvert;
+  for (const RegionPlan &plan : result.regions)
+    if (!clKernels.count(plan.record.name) &&
+        plan.record.status != RegionStatus::Kept)
+      if (auto kernel = module.lookupSymbol<KernelOp>(plan.record.name);
+          kernel && !hasStepOrSingularOp(kernel))
+        clConvert.insert(plan.record.name);
+  auto prog =
+      emitPython(module, run.regionIndex, clKernels, clReads, clConvert);
+  if (prog)
+    for (RegionPlan &plan : result.regions)
+      if (auto it = prog->library.find(plan.record.name);
+          it != prog->library.end())
+        plan.record.library = it->second.first;
+
+  json::Value manifest = manifestJson(result, prog ? &*prog : nullptr,
+                                      run.params, opts.cudaGraphs);
+  if (auto err = writeFileAtomic(run.outDir, "manifest.json",
+                                 formatv("{0:2}", manifest).str()))
+    return err;
+  for (auto &[name, text] : runtimeFiles())
+    if (auto err = writeFileAtomic(run.outDir, name, text))
+      return err;
+  if (auto err = writeFileAtomic(run.outDir, "params.json", run.paramsText))
+    return err;
+
+  // model_new.py, when the original model's source is at hand.
+  std::string name = run.params.getString("name").value_or("model").str();
+  std::string source = opts.modelSource.empty()
+                           ? run.params.getString("source").value_or("").str()
+                           : opts.modelSource;
+  if (!prog) {
+    result.modelNewNote = toString(prog.takeError());
+  } else if (source.empty() || !StringRef(source).ends_with(".py")) {
+    result.modelNewNote = "params.json names no model file (source '" + source +
+                          "'); model_new.py needs the original Model class";
+  } else if (auto text = readTextFile(source); !text) {
+    result.modelNewNote = toString(text.takeError()) +
+                          " (the model file kb-export traced; pass --source "
+                          "FILE where it has moved)";
+  } else {
+    if (auto err = writeFileAtomic(run.outDir, "original_model.py", *text))
+      return err;
+    if (auto err = writeFileAtomic(
+            run.outDir, "model_new.py",
+            modelNewSource(result, run.outDir, name, *prog, "Model")))
+      return err;
+    result.modelNew = true;
+  }
+  if (!result.modelNew)
+    sys::fs::remove(Twine(run.outDir) + "/model_new.py");
+
+  if (auto err = writeFileAtomic(run.outDir, "report.json",
+                                 formatv("{0:2}", reportJson(result)).str()))
+    return err;
+  if (auto err =
+          writeFileAtomic(run.outDir, "report.md", reportMarkdown(result)))
+    return err;
+  return writeFileAtomic(run.outDir, "report.html", reportHtml(result));
+}
+
+} // namespace kb::driver

@@ -1,0 +1,37 @@
+//===- Pipeline.cpp - Stage 2: the rewrite pipeline -----------------------===//
+#include "kb/Driver/Stages.h"
+#include "kb/Emit/AnalysisReport.h"
+#include "kb/Transforms/OpUtils.h"
+#include "kb/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace llvm;
+
+namespace kb::driver {
+
+Error runPipeline(RewriteRun &run) {
+  mlir::ModuleOp module = *run.module;
+  mlir::PassManager pm(module.getContext());
+  bool relaxed = run.opts.numerics == Numerics::Relaxed;
+  buildRewritePipeline(pm,
+                       /*normsBeforeTF32=*/run.opts.fuseBeforeTF32 || relaxed,
+                       /*reductionsBeforeSteps=*/relaxed);
+  if (mlir::failed(pm.run(module)))
+    return createStringError(inconvertibleErrorCode(),
+                             "the pipeline failed on '" + run.opts.graphPath +
+                                 "'");
+  module.walk([&](mlir::Operation *op) {
+    if (op->hasAttr("kb.numerics"))
+      if (auto why = op->getAttrOfType<mlir::StringAttr>("kb.unfused"))
+        run.result.keptOps.push_back(
+            {displayName(op), describeLocation(op->getLoc()).first, why.str()});
+    if (op->hasAttr("kb.bias_unfused"))
+      run.result.biasFreeGemms.push_back(
+          {displayName(op), describeLocation(op->getLoc()).first, ""});
+  });
+  run.numerics = numericsFacts(module);
+  return Error::success();
+}
+
+} // namespace kb::driver

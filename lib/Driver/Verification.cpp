@@ -1,0 +1,171 @@
+//===- Verification.cpp - Stage 4: kb-verify on every kernel --------------===//
+//
+// On a GPU every kernel (and its channels-last form) goes to one
+// `kb-verify --serve` run; without one, `kb-verify --compile` checks that
+// each compiles for the target architectures and the kernels stay
+// unverified. Verdicts come back through the one client (Verify/Client.h).
+//
+//===----------------------------------------------------------------------===//
+#include "kb/Driver/Stages.h"
+#include "kb/Emit/Files.h"
+#include "kb/Verify/Client.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+using namespace llvm;
+
+namespace kb::driver {
+namespace {
+
+std::string jobPath(const RewriteRun &run, const EmittedKernel &k) {
+  SmallString<256> p(run.kernelDir);
+  sys::path::append(p, k.name + ".job.json");
+  return p.str().str();
+}
+
+/// The kernels to verify, in the order of their regions, each followed by
+/// its channels-last form.
+std::vector<const EmittedKernel *> kernelsToVerify(const RewriteRun &run) {
+  std::vector<const EmittedKernel *> out;
+  for (const RegionPlan &plan : run.result.regions) {
+    if (plan.record.status != RegionStatus::Unverified || !plan.kernel)
+      continue;
+    out.push_back(&*plan.kernel);
+    if (plan.channelsLast)
+      out.push_back(&plan.channelsLast->kernel);
+  }
+  return out;
+}
+
+/// Applies a verdict to (status, detail, time); the region's record takes
+/// the primary kernel's evidence.
+void applyVerdict(const verify::JobVerdict *jv, bool gpu, StringRef archs,
+                  RegionStatus &status, std::string &detail,
+                  std::optional<double> &kernelMs, RegionRecord &rec,
+                  bool primary) {
+  if (!jv) {
+    detail = "kb-verify gave no verdict (see kb-verify.log)";
+    return;
+  }
+  const verify::Verdict &v = jv->verdict;
+  if (gpu) {
+    bool accepted = v.accepted();
+    status = accepted ? RegionStatus::Verified : RegionStatus::Rejected;
+    detail = v.detail;
+    if (v.candidateTiming)
+      kernelMs = v.candidateTiming->medianMs;
+    if (!accepted && detail.empty())
+      detail = v.status.empty() ? "?" : v.status;
+    if (primary) {
+      if (v.candidateTiming)
+        rec.kernelMinMs = v.candidateTiming->minMs;
+      if (v.eagerTiming) {
+        rec.eagerMs = v.eagerTiming->medianMs;
+        rec.eagerMinMs = v.eagerTiming->minMs;
+      }
+      if (v.copyBandwidthGBs > 0)
+        rec.copyGBs = v.copyBandwidthGBs;
+      rec.eagerMismatches = v.eagerMismatches;
+      rec.gpu = v.gpu;
+    }
+  } else {
+    bool compiled = v.status == "compiled";
+    status = compiled ? RegionStatus::Unverified : RegionStatus::CompileError;
+    detail = compiled ? "compiled for " + archs.str() +
+                            "; no GPU here, so not verified"
+             : !jv->compileLog.empty() ? jv->compileLog
+             : v.status.empty()        ? "?"
+                                       : v.status;
+  }
+  if (primary)
+    rec.verdict = json::Value(json::Object(jv->printed));
+}
+
+} // namespace
+
+Error verifyKernels(RewriteRun &run, raw_ostream &log) {
+  const RewriteOptions &opts = run.opts;
+  RewriteResult &result = run.result;
+  result.gpu = verify::gpuPresent();
+  if (opts.verify == VerifyMode::On && (!result.gpu || opts.kbVerify.empty()))
+    return createStringError(
+        inconvertibleErrorCode(),
+        std::string("--verify=on needs ") +
+            (result.gpu ? "kb-verify (pass --kb-verify PATH)"
+                        : "a GPU; none is visible (/dev/nvidiactl)"));
+  std::vector<const EmittedKernel *> kernels = kernelsToVerify(run);
+  if (opts.kbVerify.empty() || kernels.empty() ||
+      opts.verify == VerifyMode::Off) {
+    for (RegionPlan &plan : result.regions)
+      if (plan.record.status == RegionStatus::Unverified)
+        plan.record.detail =
+            opts.verify == VerifyMode::Off
+                ? "verification switched off (--verify=off)"
+                : "kb-verify not found: not compiled, not verified";
+    return Error::success();
+  }
+
+  SmallString<256> out(run.outDir), err(run.outDir);
+  sys::path::append(out, "kb-verify.out.jsonl");
+  sys::path::append(err, "kb-verify.log");
+  std::map<std::string, verify::JobVerdict> byId;
+  if (result.gpu) {
+    std::string lines;
+    for (const EmittedKernel *k : kernels) {
+      auto job = json::parse(verifyJobJson(*k));
+      if (!job)
+        return job.takeError();
+      lines += formatv("{0}", *job).str() + "\n";
+    }
+    if (auto e = writeFileAtomic(run.outDir, "jobs.jsonl", lines))
+      return e;
+    SmallString<256> in(run.outDir);
+    sys::path::append(in, "jobs.jsonl");
+    if (!opts.quiet)
+      log << "verifying " << kernels.size() << " kernels with kb-verify\n";
+    auto verdicts = verify::serveJobs(opts.kbVerify, in, out, err);
+    if (!verdicts)
+      return verdicts.takeError();
+    for (verify::JobVerdict &v : *verdicts)
+      if (!v.verdict.id.empty())
+        byId[v.verdict.id] = std::move(v);
+  } else {
+    std::vector<std::string> paths;
+    for (const EmittedKernel *k : kernels)
+      paths.push_back(jobPath(run, *k));
+    auto verdicts =
+        verify::compileJobs(opts.kbVerify, paths, opts.compileArchs, out, err);
+    if (!verdicts)
+      return verdicts.takeError();
+    for (verify::JobVerdict &v : *verdicts) {
+      const std::string &id = v.verdict.id;
+      if (id.empty() || v.verdict.status.empty())
+        continue;
+      // One line per architecture: the first failure wins.
+      if (!byId.count(id) || v.verdict.status != "compiled")
+        byId[id] = std::move(v);
+    }
+  }
+  auto find = [&](const std::string &id) -> const verify::JobVerdict * {
+    auto it = byId.find(id);
+    return it == byId.end() ? nullptr : &it->second;
+  };
+  for (RegionPlan &plan : result.regions) {
+    RegionRecord &rec = plan.record;
+    if (rec.status == RegionStatus::NotGenerated ||
+        rec.status == RegionStatus::Kept)
+      continue;
+    applyVerdict(find(rec.name), result.gpu, opts.compileArchs, rec.status,
+                 rec.detail, rec.kernelMs, rec, true);
+    if (rec.clStatus) {
+      RegionStatus cl = *rec.clStatus;
+      applyVerdict(find(rec.name + "_cl"), result.gpu, opts.compileArchs, cl,
+                   rec.clDetail, rec.clKernelMs, rec, false);
+      rec.clStatus = cl;
+    }
+  }
+  return Error::success();
+}
+
+} // namespace kb::driver

@@ -1,0 +1,45 @@
+//===- Files.cpp - Files written whole or not at all ----------------------===//
+#include "kb/Emit/Files.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace kb {
+
+Error ioError(const Twine &path, const Twine &verb, const Twine &reason) {
+  std::string r = reason.str();
+  return createStringError(inconvertibleErrorCode(),
+                           "cannot " + verb + " '" + path + "'" +
+                               (r.empty() ? "" : ": " + r));
+}
+
+Error writeFileAtomic(StringRef dir, StringRef name, StringRef text) {
+  SmallString<256> path(dir);
+  sys::path::append(path, name);
+  SmallString<256> tmp(path);
+  tmp += ".tmp";
+  {
+    std::error_code ec;
+    raw_fd_ostream f(tmp, ec);
+    if (ec)
+      return ioError(tmp, "write", ec.message());
+    f << text;
+  }
+  if (auto ec = sys::fs::rename(tmp, path))
+    return ioError(path, "write", ec.message());
+  return Error::success();
+}
+
+Expected<std::string> readTextFile(StringRef path) {
+  auto buf = MemoryBuffer::getFile(path);
+  if (!buf)
+    return ioError(path, "read", buf.getError().message());
+  return (*buf)->getBuffer().str();
+}
+
+} // namespace kb
