@@ -182,8 +182,8 @@ public:
   int threadRowMax = 0;
   /// EmitOptions::divisionStats.
   bool divisionStats = false;
-  /// EmitOptions::shortRowLanes.
-  bool shortRowLanes = false;
+  /// EmitOptions::threadShortRows.
+  bool threadShortRows = false;
   /// EmitOptions::sharedRowMax (0: the default).
   int sharedRowMax = 0;
   /// EmitOptions::atenOrderNorms.

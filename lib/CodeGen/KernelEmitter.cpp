@@ -854,7 +854,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.registerRowMax = options.registerRowMax;
   e.threadRowMax = options.threadRowMax;
   e.divisionStats = options.divisionStats;
-  e.shortRowLanes = options.shortRowLanes;
+  e.threadShortRows = options.threadShortRows;
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
   e.groupUnroll = options.groupUnroll;

@@ -150,10 +150,10 @@ cl::opt<bool> divisionStatsOpt(
     cl::desc("Norm statistics as divisions by the row length and 1 / sqrt "
              "(the form before session 32) (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
-cl::opt<bool> shortRowLanesOpt(
-    "short-row-lanes",
-    cl::desc("Contiguous rows of at most 16 elements read by a group of lanes "
-             "each instead of one thread each (a probe)"),
+cl::opt<bool> threadShortRowsOpt(
+    "thread-short-rows",
+    cl::desc("Contiguous rows of at most 16 elements read by one thread each "
+             "instead of a group of lanes each (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",
@@ -460,7 +460,7 @@ int runCodegen() {
     emitOptions.registerRowMax = registerRowMaxOpt;
     emitOptions.threadRowMax = threadRowMaxOpt;
     emitOptions.divisionStats = divisionStatsOpt;
-    emitOptions.shortRowLanes = shortRowLanesOpt;
+    emitOptions.threadShortRows = threadShortRowsOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

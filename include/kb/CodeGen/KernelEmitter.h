@@ -95,10 +95,10 @@ struct EmitOptions {
   /// rsqrt; for probes (`kb-rewrite codegen --division-stats`), never for
   /// rewrites.
   bool divisionStats = false;
-  /// Contiguous rows of at most 16 elements read by a group of lanes each
-  /// (scalar loads) instead of one thread each; for probes (`kb-rewrite
-  /// codegen --short-row-lanes`), never for rewrites.
-  bool shortRowLanes = false;
+  /// Contiguous rows of at most 16 elements read by one thread each (the
+  /// form before session 33) instead of a group of lanes each; for probes
+  /// (`kb-rewrite codegen --thread-short-rows`), never for rewrites.
+  bool threadShortRows = false;
   /// Longest rows a block-per-row kernel stages in shared memory (each
   /// thread's elements once, the prologue evaluated once) when they are
   /// too long for registers; 0: the default (layer norms up to 11776
