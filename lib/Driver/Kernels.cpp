@@ -10,6 +10,7 @@
 #include "kb/Driver/Stages.h"
 #include "kb/Emit/Files.h"
 #include "kb/Emit/RewriteOutput.h"
+#include "kb/Verify/Checks.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -18,13 +19,6 @@ using namespace llvm;
 
 namespace kb::driver {
 namespace {
-
-int64_t numel(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
 
 std::string opsChain(KernelOp kernel, unsigned &count) {
   std::string s;
@@ -48,8 +42,8 @@ channelsLastKernel(KernelOp kernel, const EmitOptions &options,
     consumeError(cl.takeError());
     return std::nullopt;
   }
-  if (auto job = writeKernelFiles(kernelDir, *cl); !job)
-    return job.takeError();
+  if (auto err = writeKernelFiles(kernelDir, *cl))
+    return std::move(err);
   return ChannelsLastKernel{std::move(*cl), variant->perm,
                             variant->permutedShapes, variant->readsOnly};
 }
@@ -108,12 +102,12 @@ Error generateKernels(RewriteRun &run) {
       continue;
     }
     for (const EmittedTensor &t : k->inputs)
-      rec.bytes += 4 * numel(t.shape);
+      rec.bytes += 4 * verify::numel(t.shape);
     for (const EmittedTensor &t : k->outputs)
-      rec.bytes += (t.dtype == "int64" ? 8 : 4) * numel(t.shape);
-    rec.elements = k->outputs.empty() ? 0 : numel(k->outputs[0].shape);
-    if (auto job = writeKernelFiles(kernelDir, *k); !job)
-      return job.takeError();
+      rec.bytes += (t.dtype == "int64" ? 8 : 4) * verify::numel(t.shape);
+    rec.elements = k->outputs.empty() ? 0 : verify::numel(k->outputs[0].shape);
+    if (auto err = writeKernelFiles(kernelDir, *k))
+      return err;
     rec.status = RegionStatus::Unverified;
     plan.kernel = std::move(*k);
     // A norm in ATen's order was chosen for its bits; its channels-last

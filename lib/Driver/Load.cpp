@@ -4,7 +4,6 @@
 #include "kb/Import/TorchScriptImporter.h"
 
 #include "mlir/IR/Verifier.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 using namespace llvm;
 
@@ -15,12 +14,7 @@ Expected<RewriteRun> load(mlir::MLIRContext &ctx, const RewriteOptions &opts) {
   run.opts = opts;
   if (run.opts.paramsPath.empty())
     run.opts.paramsPath = defaultParamsPath(opts.graphPath);
-  auto buf = MemoryBuffer::getFileOrSTDIN(opts.graphPath);
-  if (!buf)
-    return createStringError(buf.getError(),
-                             "error: cannot read '" + opts.graphPath +
-                                 "': " + buf.getError().message());
-  auto graph = ts::parseGraph((*buf)->getBuffer(), opts.graphPath);
+  auto graph = readGraphFile(opts.graphPath);
   if (!graph)
     return graph.takeError();
 

@@ -53,16 +53,10 @@ json::Object channelsLastEntry(const RegionRecord &rec,
 
 } // namespace
 
-Expected<std::string> writeKernelFiles(StringRef kernelDir,
-                                       const EmittedKernel &k) {
+Error writeKernelFiles(StringRef kernelDir, const EmittedKernel &k) {
   if (auto err = writeFileAtomic(kernelDir, k.name + ".cu", k.source))
-    return std::move(err);
-  if (auto err =
-          writeFileAtomic(kernelDir, k.name + ".job.json", verifyJobJson(k)))
-    return std::move(err);
-  SmallString<256> job(kernelDir);
-  sys::path::append(job, k.name + ".job.json");
-  return job.str().str();
+    return err;
+  return writeFileAtomic(kernelDir, k.name + ".job.json", verifyJobJson(k));
 }
 
 json::Value manifestJson(const RewriteResult &res, const PythonProgram *prog,

@@ -9,12 +9,12 @@
 //===----------------------------------------------------------------------===//
 #include "kb/Emit/RewriteOutput.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 using namespace llvm;
 
@@ -45,12 +45,10 @@ std::string html(StringRef s) {
 }
 
 /// The regions' records, in order.
-std::vector<std::reference_wrapper<const RegionRecord>>
-records(const RewriteResult &res) {
-  std::vector<std::reference_wrapper<const RegionRecord>> out;
-  for (const RegionPlan &p : res.regions)
-    out.push_back(p.record);
-  return out;
+auto records(const RewriteResult &res) {
+  return llvm::map_range(
+      res.regions,
+      [](const RegionPlan &p) -> const RegionRecord & { return p.record; });
 }
 
 std::optional<double> achievedGBs(const RegionRecord &r) {

@@ -490,14 +490,18 @@ kb::importGraph(MLIRContext &ctx, const ts::Graph &graph,
   return Importer(ctx, graph, options).run();
 }
 
-llvm::Expected<OwningOpRef<ModuleOp>>
-kb::importGraphFile(MLIRContext &ctx, StringRef path, StringRef paramsPath) {
+llvm::Expected<ts::Graph> kb::readGraphFile(StringRef path) {
   auto buf = llvm::MemoryBuffer::getFileOrSTDIN(path);
   if (!buf)
     return llvm::createStringError(buf.getError(),
                                    "error: cannot read '" + path +
                                        "': " + buf.getError().message());
-  auto graph = ts::parseGraph((*buf)->getBuffer(), path);
+  return ts::parseGraph((*buf)->getBuffer(), path);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+kb::importGraphFile(MLIRContext &ctx, StringRef path, StringRef paramsPath) {
+  auto graph = readGraphFile(path);
   if (!graph)
     return graph.takeError();
   ImportOptions opts;

@@ -20,9 +20,8 @@
 
 namespace kb {
 
-/// `kernelDir`/<k.name>.cu and <k.name>.job.json; the job's path.
-llvm::Expected<std::string> writeKernelFiles(llvm::StringRef kernelDir,
-                                             const EmittedKernel &k);
+/// `kernelDir`/<k.name>.cu and <k.name>.job.json.
+llvm::Error writeKernelFiles(llvm::StringRef kernelDir, const EmittedKernel &k);
 
 /// manifest.json: what the runtime loads. `prog` (model_new.py's program,
 /// null when it could not be made) says which regions run channels-last or

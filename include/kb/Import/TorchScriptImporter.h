@@ -41,6 +41,9 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importGraph(mlir::MLIRContext &ctx, const ts::Graph &graph,
             const ImportOptions &options = {});
 
+/// Reads and parses a graph file ("-": stdin).
+llvm::Expected<ts::Graph> readGraphFile(llvm::StringRef path);
+
 /// Parses and imports a graph file; picks up `<stem>.params.json` beside a
 /// `<stem>.graph.txt` when `paramsPath` is empty.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
