@@ -18,6 +18,10 @@ and the error of NCHW and channels-last against float64, the time of each
 (CUDA events, median) and the kernels cuDNN ran.
 
   python3 bench/probes/conv_layout.py [--json F] [--runs 20]
+      [--case KIND:N,C,H,W:COUT:K:S:P:OP[:GROUPS] ...]
+
+--case replaces the built-in shapes (a depthwise convolution: GROUPS = C =
+COUT).
 """
 import argparse
 import json
@@ -59,14 +63,24 @@ def rounded(t, mode):
     return torch.where(finite, r, b).view(torch.float32)
 
 
-def conv(kind, x, w, b, stride, pad, opad):
+def parse_case(text):
+    parts = text.split(":")
+    if len(parts) not in (7, 8):
+        raise SystemExit(f"--case wants KIND:SHAPE:COUT:K:S:P:OP[:GROUPS], "
+                         f"not {text!r}")
+    shape = tuple(int(v) for v in parts[1].split(","))
+    rest = [int(v) for v in parts[2:]]
+    return (parts[0], shape, *rest)
+
+
+def conv(kind, x, w, b, stride, pad, opad, groups=1):
     if kind == "conv2d":
-        return F.conv2d(x, w, b, stride, pad)
+        return F.conv2d(x, w, b, stride, pad, 1, groups)
     if kind == "conv3d":
-        return F.conv3d(x, w, b, stride, pad)
+        return F.conv3d(x, w, b, stride, pad, 1, groups)
     if kind == "conv_transpose2d":
-        return F.conv_transpose2d(x, w, b, stride, pad, opad)
-    return F.conv_transpose3d(x, w, b, stride, pad, opad)
+        return F.conv_transpose2d(x, w, b, stride, pad, opad, groups)
+    return F.conv_transpose3d(x, w, b, stride, pad, opad, groups)
 
 
 def elapsed(fn, runs):
@@ -85,24 +99,25 @@ def kernels(fn):
 
 
 def probe(case, runs):
-    kind, shape, cout, k, stride, pad, opad = case
+    kind, shape, cout, k, stride, pad, opad = case[:7]
+    groups = case[7] if len(case) > 7 else 1
     torch.manual_seed(0)
     dims = len(shape) - 2
     cin = shape[1]
     x = torch.randn(shape, device="cuda")
-    wshape = ((cin, cout) if kind.startswith("conv_t") else (cout, cin)) + \
-        (k,) * dims
-    w = torch.randn(wshape, device="cuda") / (cin * k ** dims) ** 0.5
+    wshape = ((cin, cout // groups) if kind.startswith("conv_t")
+              else (cout, cin // groups)) + (k,) * dims
+    w = torch.randn(wshape, device="cuda") / (cin // groups * k ** dims) ** 0.5
     b = torch.randn(cout, device="cuda")
     fmt = torch.channels_last if dims == 2 else torch.channels_last_3d
-    run = lambda xx, ww: conv(kind, xx, ww, b, stride, pad, opad)
+    run = lambda xx, ww: conv(kind, xx, ww, b, stride, pad, opad, groups)
     torch.backends.cudnn.allow_tf32 = True
     ref = run(x, w)
     truth = conv(kind, x.double(), w.double(), b.double(), stride, pad,
-                 opad)
+                 opad, groups)
     xcl, wcl = x.contiguous(memory_format=fmt), w.contiguous(memory_format=fmt)
     out = {"case": f"{kind} {list(shape)} -> {cout} k{k} s{stride} p{pad}"
-           f" op{opad}"}
+           f" op{opad}" + (f" g{groups}" if groups > 1 else "")}
     variants = {
         "cl": lambda: run(xcl, wcl),
         "cl_away": lambda: run(rounded(x, "away").contiguous(memory_format=fmt),
@@ -138,12 +153,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--case", action="append", default=[])
     args = ap.parse_args()
+    cases = [parse_case(c) for c in args.case] or CASES
     rows = []
     print("| case | NCHW err/fp64 | CL err/fp64 | cl | cl_away | cl_even | "
           "cl_trunc | cl_fp32 | nchw_away | ms NCHW / CL / CL fp32 |")
     print("|---" * 10 + "|")
-    for case in CASES:
+    for case in cases:
         r = probe(case, args.runs)
         rows.append(r)
         print(f"| {r['case']} | {r['ref_vs_fp64']:.1e} | {r['cl_vs_fp64']:.1e} | "

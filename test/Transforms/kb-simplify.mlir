@@ -232,9 +232,31 @@ func.func @grouped_conv_bias_into_epilogue(%x: tensor<2x4x8x8xf32>, %w: tensor<4
 
 // -----
 
+// A transposed convolution whose output the epilogue reads twice
+// (`x * sigmoid(x)`): both reads go through the one add (ATen adds a
+// transposed convolution's bias in a pass of its own too).
+// CHECK-LABEL: func.func @conv_transpose_bias_two_uses
+// CHECK:      %[[CONV:.*]] = kb.aten "conv_transpose2d"(%arg0, %arg1, %{{.*}},
+// CHECK:      %[[VIEW:.*]] = kb.aten "view"(%arg2, %{{.*}}) {{.*}} -> tensor<4x1x1xf32>
+// CHECK:      %[[ADD:.*]] = kb.aten "add"(%[[CONV]], %[[VIEW]], %{{.*}})
+// CHECK:      %[[SIG:.*]] = kb.aten "sigmoid"(%[[ADD]])
+// CHECK:      kb.aten "mul"(%[[ADD]], %[[SIG]])
+func.func @conv_transpose_bias_two_uses(%x: tensor<2x3x8x8xf32>, %w: tensor<3x4x3x3xf32>, %b: tensor<4xf32>) -> tensor<2x4x10x10xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %s = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "conv_transpose2d"(%x, %w, %b, %s, %p, %p, %one, %s) {overload = "input"} : (tensor<2x3x8x8xf32>, tensor<3x4x3x3xf32>, tensor<4xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i64, !kb.list<i64>) -> tensor<2x4x10x10xf32>
+  %1 = kb.aten "sigmoid"(%0) : (tensor<2x4x10x10xf32>) -> tensor<2x4x10x10xf32>
+  %2 = kb.aten "mul"(%0, %1) {overload = "Tensor"} : (tensor<2x4x10x10xf32>, tensor<2x4x10x10xf32>) -> tensor<2x4x10x10xf32>
+  return %2 : tensor<2x4x10x10xf32>
+}
+
+// -----
+
 // Left alone: no epilogue (the add would be a pass of its own), depthwise
 // convolutions (groups == input channels: ATen's own kernels start their
-// sums from the bias), and a convolution with another use.
+// sums from the bias), and a convolution with a use outside the epilogue.
 // CHECK-LABEL: func.func @conv_bias_stays
 // CHECK-NOT:  kb.aten "view"
 // CHECK:      return
