@@ -150,7 +150,7 @@ GraphCoverage graphCoverage(mlir::ModuleOp module, StringRef graph,
   g.fromReport = !reported.empty();
 
   mlir::PassManager outline(module.getContext());
-  outline.addPass(createOutline());
+  buildOutliningPipeline(outline);
   if (mlir::failed(outline.run(module))) {
     g.error = "the outline pass failed";
     return g;

@@ -1,4 +1,5 @@
 //===- Load.cpp - Stage 1: the graph and its params.json, read once -------===//
+#include "kb/Driver/Failure.h"
 #include "kb/Driver/Stages.h"
 #include "kb/Emit/Files.h"
 #include "kb/Import/TorchScriptImporter.h"
@@ -16,32 +17,31 @@ Expected<RewriteRun> load(mlir::MLIRContext &ctx, const RewriteOptions &opts) {
     run.opts.paramsPath = defaultParamsPath(opts.graphPath);
   auto graph = readGraphFile(opts.graphPath);
   if (!graph)
-    return graph.takeError();
+    return withKind(graph.takeError(), FailureKind::Usage);
 
   auto text = readTextFile(run.opts.paramsPath);
   if (!text)
-    return createStringError(
-        inconvertibleErrorCode(),
+    return failure(
+        FailureKind::Input,
         "rewrite needs the params.json kb-export wrote beside the graph: " +
             toString(text.takeError()) + " (pass --params FILE)");
   auto params = json::parse(*text);
   if (!params || !params->getAsObject())
-    return createStringError(
-        inconvertibleErrorCode(),
-        run.opts.paramsPath + ": not a JSON object" +
-            (params ? "" : ": " + toString(params.takeError())));
+    return failure(FailureKind::Input,
+                   run.opts.paramsPath + ": not a JSON object" +
+                       (params ? "" : ": " + toString(params.takeError())));
   run.paramsText = std::move(*text);
   run.params = std::move(*params->getAsObject());
   auto importOptions = paramsFromJson(run.params, run.opts.paramsPath);
   if (!importOptions)
-    return importOptions.takeError();
+    return withKind(importOptions.takeError(), FailureKind::Input);
   auto module = importGraph(ctx, *graph, *importOptions);
   if (!module)
-    return module.takeError();
+    return withKind(module.takeError(), FailureKind::Input);
   if (mlir::failed(mlir::verify(**module)))
-    return createStringError(inconvertibleErrorCode(),
-                             "internal error: the imported IR of '" +
-                                 opts.graphPath + "' failed to verify");
+    return failure(FailureKind::Internal,
+                   "internal error: the imported IR of '" + opts.graphPath +
+                       "' failed to verify");
   run.module = std::move(*module);
   run.result.graphPath = opts.graphPath;
   run.result.fastMath = opts.fastMath;

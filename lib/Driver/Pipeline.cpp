@@ -1,4 +1,5 @@
 //===- Pipeline.cpp - Stage 2: the rewrite pipeline -----------------------===//
+#include "kb/Driver/Failure.h"
 #include "kb/Driver/Stages.h"
 #include "kb/Emit/AnalysisReport.h"
 #include "kb/Transforms/OpUtils.h"
@@ -18,9 +19,8 @@ Error runPipeline(RewriteRun &run) {
                        /*normsBeforeTF32=*/run.opts.fuseBeforeTF32 || relaxed,
                        /*reductionsBeforeSteps=*/relaxed);
   if (mlir::failed(pm.run(module)))
-    return createStringError(inconvertibleErrorCode(),
-                             "the pipeline failed on '" + run.opts.graphPath +
-                                 "'");
+    return failure(FailureKind::Internal,
+                   "the pipeline failed on '" + run.opts.graphPath + "'");
   module.walk([&](mlir::Operation *op) {
     if (op->hasAttr("kb.numerics"))
       if (auto why = op->getAttrOfType<mlir::StringAttr>("kb.unfused"))

@@ -6,6 +6,7 @@
 // unverified. Verdicts come back through the one client (Verify/Client.h).
 //
 //===----------------------------------------------------------------------===//
+#include "kb/Driver/Failure.h"
 #include "kb/Driver/Stages.h"
 #include "kb/Emit/Files.h"
 #include "kb/Verify/Client.h"
@@ -89,11 +90,11 @@ Error verifyKernels(RewriteRun &run, raw_ostream &log) {
   RewriteResult &result = run.result;
   result.gpu = verify::gpuPresent();
   if (opts.verify == VerifyMode::On && (!result.gpu || opts.kbVerify.empty()))
-    return createStringError(
-        inconvertibleErrorCode(),
-        std::string("--verify=on needs ") +
-            (result.gpu ? "kb-verify (pass --kb-verify PATH)"
-                        : "a GPU; none is visible (/dev/nvidiactl)"));
+    return failure(FailureKind::Input,
+                   std::string("--verify=on needs ") +
+                       (result.gpu
+                            ? "kb-verify (pass --kb-verify PATH)"
+                            : "a GPU; none is visible (/dev/nvidiactl)"));
   std::vector<const EmittedKernel *> kernels = kernelsToVerify(run);
   if (opts.kbVerify.empty() || kernels.empty() ||
       opts.verify == VerifyMode::Off) {

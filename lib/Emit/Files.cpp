@@ -29,9 +29,19 @@ Error writeFileAtomic(StringRef dir, StringRef name, StringRef text) {
     if (ec)
       return ioError(tmp, "write", ec.message());
     f << text;
+    f.close();
+    // A full disk shows here, not at `<<`: the target stays as it was.
+    if (f.has_error()) {
+      std::string reason = f.error().message();
+      f.clear_error();
+      sys::fs::remove(tmp);
+      return ioError(tmp, "write", reason);
+    }
   }
-  if (auto ec = sys::fs::rename(tmp, path))
+  if (auto ec = sys::fs::rename(tmp, path)) {
+    sys::fs::remove(tmp);
     return ioError(path, "write", ec.message());
+  }
   return Error::success();
 }
 

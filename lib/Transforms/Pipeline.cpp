@@ -27,10 +27,14 @@ void kb::buildTracedRegionsPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createFormRegions());
 }
 
+void kb::buildOutliningPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createOutline());
+}
+
 void kb::buildRewritePipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
                               bool reductionsBeforeSteps) {
   buildAnalysisPipeline(pm, normsBeforeTF32, reductionsBeforeSteps);
-  pm.addPass(createOutline());
+  buildOutliningPipeline(pm);
 }
 
 namespace {

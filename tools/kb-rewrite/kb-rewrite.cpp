@@ -11,16 +11,21 @@
 //   rewrite a.cpp ... (-o DIR | --in-place) [-p BUILD] [--json] [-- FLAGS]
 //                                               fused calls in libtorch C++
 //
+// One cl::SubCommand parser takes both frontends' options; the inputs pick
+// the frontend (C++ sources by their extension), and an option of the
+// other frontend is an error. Everything after `--` is a compiler's command
+// line for the C++ frontend, cut off before cl sees it.
+//
 // Exit codes (docs/cli.md): 0 success; 1 usage or I/O error; 2 malformed or
 // unsupported input (the message names file:line:col); 3 internal failure
 // (a pass or the verifier failed; please report it).
 //
 //===----------------------------------------------------------------------===//
 
-#include "RewriteCxx.h"
-
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Driver/Coverage.h"
+#include "kb/Driver/CxxRewrite.h"
+#include "kb/Driver/Failure.h"
 #include "kb/Driver/Stages.h"
 #include "kb/Emit/AnalysisReport.h"
 #include "kb/IR/OpSemantics.h"
@@ -57,9 +62,11 @@ cl::SubCommand codegenCmd("codegen",
                           "Write a CUDA kernel and a kb-verify job per region");
 cl::SubCommand rewriteCmd("rewrite",
                           "Write ModelNew, verified kernels and a report");
-cl::opt<std::string> rewriteInput(cl::Positional, cl::Required,
-                                  cl::desc("<graph.txt>"), cl::sub(rewriteCmd));
-cl::opt<std::string> rewriteOut("o", cl::desc("Output directory"), cl::Required,
+cl::list<std::string>
+    rewriteInputs(cl::Positional, cl::OneOrMore,
+                  cl::desc("<graph.txt> | <a.cpp ...> [-- FLAGS]"),
+                  cl::sub(rewriteCmd));
+cl::opt<std::string> rewriteOut("o", cl::desc("Output directory"),
                                 cl::sub(rewriteCmd));
 cl::opt<kb::VerifyMode> verifyMode(
     "verify", cl::desc("Run kb-verify on every kernel"),
@@ -252,12 +259,42 @@ cl::opt<std::string> codegenInput(cl::Positional, cl::Required,
 cl::opt<std::string> outDir("o", cl::desc("Output directory"), cl::Required,
                             cl::sub(codegenCmd));
 
-cl::opt<std::string> analyzeInput(cl::Positional, cl::Required,
-                                  cl::desc("<graph.txt>"), cl::sub(analyzeCmd));
+cl::list<std::string>
+    analyzeInputs(cl::Positional, cl::OneOrMore,
+                  cl::desc("<graph.txt> | <dir> | <a.cpp ...> [-- FLAGS]"),
+                  cl::sub(analyzeCmd));
 cl::opt<std::string> importInput(cl::Positional, cl::Required,
                                  cl::desc("<graph.txt>"), cl::sub(importCmd));
 cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"),
-                      cl::sub(analyzeCmd));
+                      cl::sub(analyzeCmd), cl::sub(rewriteCmd));
+cl::OptionCategory cxxCat("C++ sources (docs/cxx.md)");
+cl::opt<std::string>
+    buildDirOpt("p", cl::desc("Build directory with compile_commands.json"),
+                cl::value_desc("BUILD"), cl::sub(analyzeCmd),
+                cl::sub(rewriteCmd), cl::cat(cxxCat));
+enum class EmitKind { Report, Kb };
+cl::opt<EmitKind> emitOpt(
+    "emit", cl::desc("What analyze prints"),
+    cl::values(clEnumValN(EmitKind::Kb, "kb",
+                          "the chains as kb IR, each op at its source line")),
+    cl::init(EmitKind::Report), cl::sub(analyzeCmd), cl::cat(cxxCat));
+cl::opt<bool> inPlaceOpt("in-place",
+                         cl::desc("Rewrite the sources where they are (a "
+                                  "backup <file>.kb-orig is kept)"),
+                         cl::sub(rewriteCmd), cl::cat(cxxCat));
+cl::opt<std::string>
+    lockOpt("lock",
+            cl::desc("Replay this lock file's kernels (with --update-lock: "
+                     "write it; default kb.lock.json)"),
+            cl::value_desc("FILE"), cl::sub(rewriteCmd), cl::cat(cxxCat));
+cl::opt<bool> updateLockOpt("update-lock",
+                            cl::desc("Write the lock file instead of reading "
+                                     "it"),
+                            cl::sub(rewriteCmd), cl::cat(cxxCat));
+cl::opt<bool> verifyHarnessOpt(
+    "verify-harness",
+    cl::desc("Also write kb_verify_harness.cpp (what kb-verify --cxx runs)"),
+    cl::sub(rewriteCmd), cl::cat(cxxCat));
 cl::opt<std::string>
     paramsPath("params",
                cl::desc("kb-export params.json (default: <stem>.params.json "
@@ -290,6 +327,69 @@ int fail(ExitCode code, const Twine &msg) {
   return code;
 }
 
+/// Reports `err`; its kind (Failure.h) is the exit code.
+int fail(Error err, kb::driver::FailureKind fallback) {
+  auto [kind, msg] = kb::driver::takeFailure(std::move(err), fallback);
+  return fail(ExitCode(kind), msg);
+}
+
+/// What main cut off after `--`: a compiler's command line (C++ sources).
+std::vector<std::string> compilerFlags;
+bool haveCompilerFlags = false;
+
+/// The first of `opts` given on the command line, spelled as given.
+std::string firstGiven(ArrayRef<const cl::Option *> opts) {
+  for (const cl::Option *o : opts)
+    if (o->getNumOccurrences())
+      return (o->ArgStr.size() == 1 ? "-" : "--") + o->ArgStr.str();
+  return "";
+}
+
+/// Whether `inputs` are C++ sources (every one) rather than one graph; a
+/// usage error names what is wrong with a mix, several graphs, an option
+/// of the other frontend or flags after `--` with a graph.
+Expected<bool> pickFrontend(StringRef cmd, ArrayRef<std::string> inputs,
+                            ArrayRef<const cl::Option *> graphOnly,
+                            ArrayRef<const cl::Option *> cxxOnly) {
+  using kb::driver::FailureKind;
+  auto usage = [&](const Twine &msg) {
+    return kb::driver::failure(FailureKind::Usage, cmd + ": " + msg);
+  };
+  size_t cxx = llvm::count_if(
+      inputs, [](const std::string &f) { return kb::isCxxSource(f); });
+  if (cxx && cxx != inputs.size())
+    for (const std::string &f : inputs)
+      if (!kb::isCxxSource(f))
+        return usage("'" + f +
+                     "' is not a C++ source (.cpp, .cc, .cxx, .cu, .h, ...): "
+                     "give one graph or only C++ sources");
+  if (cxx) {
+    if (std::string o = firstGiven(graphOnly); !o.empty())
+      return usage(o + " applies to graphs, not to C++ sources (see " +
+                   "kb-rewrite " + cmd + " --help)");
+    return true;
+  }
+  if (inputs.size() != 1)
+    return usage("one graph at a time (" + Twine(inputs.size()) +
+                 " inputs given); C++ sources end in .cpp, .cc, .cxx or .cu");
+  if (std::string o = firstGiven(cxxOnly); !o.empty())
+    return usage(o + " applies to C++ sources, not to the graph '" + inputs[0] +
+                 "'");
+  if (haveCompilerFlags)
+    return usage("flags after -- apply to C++ sources, not to the graph '" +
+                 inputs[0] + "'");
+  return false;
+}
+
+kb::CxxInputs cxxInputsFrom(ArrayRef<std::string> files) {
+  kb::CxxInputs in;
+  in.files.assign(files.begin(), files.end());
+  in.buildDir = buildDirOpt;
+  in.flags = compilerFlags;
+  in.haveFlags = haveCompilerFlags;
+  return in;
+}
+
 /// Imports and verifies `input`; on failure reports and sets `code`.
 mlir::OwningOpRef<mlir::ModuleOp> load(mlir::MLIRContext &ctx, StringRef input,
                                        int &code) {
@@ -307,7 +407,7 @@ mlir::OwningOpRef<mlir::ModuleOp> load(mlir::MLIRContext &ctx, StringRef input,
   return std::move(*module);
 }
 
-int runCoverage() {
+int runCoverage(StringRef analyzeInput) {
   if (!sys::fs::is_directory(analyzeInput))
     return fail(UsageError, "--coverage needs a directory of *.graph.txt "
                             "files; '" +
@@ -353,9 +453,19 @@ int runCoverage() {
   return Ok;
 }
 
+int runAnalyzeCxx(ArrayRef<std::string> files);
+
 int runAnalyze() {
+  auto isCxx = pickFrontend("analyze", analyzeInputs,
+                            {&paramsPath, &coverage, &noSimplify},
+                            {&buildDirOpt, &emitOpt});
+  if (!isCxx)
+    return fail(isCxx.takeError(), kb::driver::FailureKind::Usage);
+  if (*isCxx)
+    return runAnalyzeCxx(analyzeInputs);
+  const std::string &analyzeInput = analyzeInputs.front();
   if (coverage)
-    return runCoverage();
+    return runCoverage(analyzeInput);
   mlir::MLIRContext ctx;
   int code = Ok;
   auto module = load(ctx, analyzeInput, code);
@@ -495,9 +605,59 @@ std::string findVerifier(const char *argv0) {
   return kb::verify::findVerifier(argv0, (void *)&findVerifier, kbVerifyPath);
 }
 
+int runRewriteCxx(const char *argv0) {
+  kb::driver::CxxRewriteOptions opts;
+  opts.inputs = cxxInputsFrom(rewriteInputs);
+  opts.outDir = rewriteOut;
+  opts.inPlace = inPlaceOpt;
+  opts.lockPath = lockOpt;
+  opts.updateLock = updateLockOpt;
+  opts.writeHarness = verifyHarnessOpt;
+  opts.json = jsonOut;
+  opts.verify = verifyMode;
+  opts.kbVerify = findVerifier(argv0);
+  if (Error err = kb::driver::rewriteCxxSources(opts, outs()))
+    return fail(std::move(err), kb::driver::FailureKind::Internal);
+  return Ok;
+}
+
 int runRewrite(const char *argv0) {
+  auto isCxx = pickFrontend("rewrite", rewriteInputs,
+                            {&paramsPath,
+                             &modelFile,
+                             &noCudaGraphs,
+                             &fuseBeforeTF32,
+                             &numericsOpt,
+                             &fastMath,
+                             &quiet,
+                             &storeDir,
+                             &noModel,
+                             &modelUrl,
+                             &modelName,
+                             &strategy,
+                             &samples,
+                             &rounds,
+                             &draftTemperature,
+                             &repairTemperature,
+                             &analyzeTemperature,
+                             &modelSeed,
+                             &maxTokens,
+                             &modelTimeout,
+                             &modelConcurrency,
+                             &transcriptPath,
+                             &replayPath,
+                             &promptDir},
+                            {&buildDirOpt, &inPlaceOpt, &lockOpt,
+                             &updateLockOpt, &verifyHarnessOpt, &jsonOut});
+  if (!isCxx)
+    return fail(isCxx.takeError(), kb::driver::FailureKind::Usage);
+  if (*isCxx)
+    return runRewriteCxx(argv0);
+  if (rewriteOut.empty())
+    return fail(UsageError, "rewrite: -o DIR is required (the directory "
+                            "for ModelNew, kernels and reports)");
   kb::RewriteOptions opts;
-  opts.graphPath = rewriteInput;
+  opts.graphPath = rewriteInputs.front();
   opts.paramsPath = paramsPath;
   opts.outDir = rewriteOut;
   opts.verify = verifyMode;
@@ -535,31 +695,30 @@ int runRewrite(const char *argv0) {
   opts.model.storeDir = storeDir;
   if (samples < 1 || rounds < 0)
     return fail(UsageError, "--samples must be >= 1 and --rounds >= 0");
-  // The stages, in order (include/kb/Driver/Stages.h).
+  // The stages, in order (include/kb/Driver/Stages.h). What a callee's
+  // failure means in each: the pipeline's and kb-verify's are internal,
+  // the rest files that could not be written (or a model server's setup).
+  using kb::driver::FailureKind;
+  using kb::driver::withKind;
   mlir::MLIRContext ctx;
   auto run = kb::driver::load(ctx, opts);
   Error err = run ? Error::success() : run.takeError();
   if (!err)
-    err = kb::driver::runPipeline(*run);
+    err = withKind(kb::driver::runPipeline(*run), FailureKind::Internal);
   if (!err)
-    err = kb::driver::generateKernels(*run);
+    err = withKind(kb::driver::generateKernels(*run), FailureKind::Usage);
   if (!err)
-    err = kb::driver::verifyKernels(*run, outs());
+    err = withKind(kb::driver::verifyKernels(*run, outs()),
+                   FailureKind::Internal);
   if (!err)
-    err = kb::driver::searchWithModel(*run, outs());
+    err =
+        withKind(kb::driver::searchWithModel(*run, outs()), FailureKind::Usage);
   if (!err) {
     kb::driver::selectKernels(*run);
-    err = kb::driver::emitRewrite(*run);
+    err = withKind(kb::driver::emitRewrite(*run), FailureKind::Usage);
   }
-  if (err) {
-    std::string msg = toString(std::move(err));
-    StringRef m(msg);
-    return fail(m.starts_with("internal error") ? InternalError
-                : m.starts_with("cannot") || m.contains("error: cannot read")
-                    ? UsageError
-                    : InputError,
-                msg);
-  }
+  if (err)
+    return fail(std::move(err), FailureKind::Input);
   const kb::RewriteResult *result = &run->result;
   if (!quiet) {
     for (const kb::RegionPlan &plan : result->regions) {
@@ -648,38 +807,12 @@ int runOps() {
   return Ok;
 }
 
-/// `analyze` over C++ sources: its arguments are read here, not by
-/// cl::opt, because everything after `--` is a compiler's command line.
-int runAnalyzeCxx(int argc, char **argv) {
-  kb::CxxInputs in;
-  bool json = false, ir = false;
-  for (int i = 2; i < argc; ++i) {
-    StringRef a = argv[i];
-    if (in.haveFlags) {
-      in.flags.push_back(a.str());
-    } else if (a == "--") {
-      in.haveFlags = true;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--emit=kb") {
-      ir = true;
-    } else if (a == "-p" && i + 1 < argc) {
-      in.buildDir = argv[++i];
-    } else if (a.starts_with("-p=")) {
-      in.buildDir = a.drop_front(3).str();
-    } else if (a.starts_with("-")) {
-      return fail(UsageError,
-                  "analyze (C++ sources): unknown option '" + a +
-                      "' (expected -p BUILD_DIR, --json, --emit=kb, -- "
-                      "FLAGS)");
-    } else {
-      in.files.push_back(a.str());
-    }
-  }
-  auto result = kb::analyzeCxxSources(in);
+/// `analyze` over C++ sources.
+int runAnalyzeCxx(ArrayRef<std::string> files) {
+  auto result = kb::analyzeCxxSources(cxxInputsFrom(files));
   if (!result)
     return fail(InputError, toString(result.takeError()));
-  if (ir) {
+  if (emitOpt == EmitKind::Kb) {
     // The chains as kb IR, each op at its C++ source (kb-opt reads it back).
     mlir::MLIRContext ctx;
     auto module = kb::importCxxChains(ctx, *result);
@@ -687,29 +820,25 @@ int runAnalyzeCxx(int argc, char **argv) {
     outs() << "\n";
     return Ok;
   }
-  outs() << (json ? kb::cxxAnalysisJson(*result)
-                  : kb::cxxAnalysisText(*result));
+  outs() << (jsonOut ? kb::cxxAnalysisJson(*result)
+                     : kb::cxxAnalysisText(*result));
   return Ok;
-}
-
-/// `analyze` or `rewrite` with C++ sources (chosen by the input).
-bool cxxCommand(int argc, char **argv) {
-  if (argc < 3 ||
-      (StringRef(argv[1]) != "analyze" && StringRef(argv[1]) != "rewrite"))
-    return false;
-  for (int i = 2; i < argc && StringRef(argv[i]) != "--"; ++i)
-    if (kb::isCxxSource(argv[i]))
-      return true;
-  return false;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  if (cxxCommand(argc, argv))
-    return StringRef(argv[1]) == "rewrite" ? runRewriteCxx(argc, argv)
-                                           : runAnalyzeCxx(argc, argv);
+  // analyze and rewrite pass what follows `--` to Clang (C++ sources).
+  if (argc > 1 &&
+      (StringRef(argv[1]) == "analyze" || StringRef(argv[1]) == "rewrite"))
+    for (int i = 2; i < argc; ++i)
+      if (StringRef(argv[i]) == "--") {
+        haveCompilerFlags = true;
+        compilerFlags.assign(argv + i + 1, argv + argc);
+        argc = i;
+        break;
+      }
   cl::SetVersionPrinter(
       [](raw_ostream &os) { os << "kb-rewrite 0.1.0 (LLVM/MLIR 22)\n"; });
   if (!cl::ParseCommandLineOptions(argc, argv,

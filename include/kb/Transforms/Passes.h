@@ -29,8 +29,13 @@ void buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32 = true,
 /// --no-simplify`).
 void buildTracedRegionsPipeline(mlir::OpPassManager &pm);
 
-/// The analysis pipeline, then outline (a kb.kernel and a kb.launch per
-/// region): what `codegen` and `rewrite` run before generating kernels.
+/// What the rewrite pipeline runs after the analysis pipeline: outline (a
+/// kb.kernel and a kb.launch per region). `analyze --coverage` runs it
+/// after reporting on the regions.
+void buildOutliningPipeline(mlir::OpPassManager &pm);
+
+/// The analysis pipeline, then the outlining one: what `codegen` and
+/// `rewrite` run before generating kernels.
 void buildRewritePipeline(mlir::OpPassManager &pm, bool normsBeforeTF32 = true,
                           bool reductionsBeforeSteps = true);
 

@@ -1,0 +1,286 @@
+//===- CxxRewrite.cpp - `kb-rewrite rewrite` over libtorch C++ ------------===//
+#include "kb/Driver/CxxRewrite.h"
+#include "kb/Driver/Failure.h"
+
+#include "kb/Emit/CxxRewrite.h"
+#include "kb/Emit/CxxVerifyHarness.h"
+#include "kb/Emit/Files.h"
+#include "kb/Verify/Client.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+
+#include <map>
+
+using namespace llvm;
+
+namespace kb::driver {
+namespace {
+
+/// `path` written through a temporary file beside it.
+Error writeBeside(StringRef path, StringRef text) {
+  if (Error err = writeFileAtomic(sys::path::parent_path(path),
+                                  sys::path::filename(path), text))
+    return failure(FailureKind::Usage, toString(std::move(err)));
+  return Error::success();
+}
+
+/// kb-verify --cxx over the generated files in a scratch directory: the
+/// verdict of every fused function, by name.
+Expected<std::map<std::string, json::Object>>
+verifyFunctions(StringRef kbVerify, const CxxAnalysis &analysis,
+                const CxxRewriteOutput &out) {
+  SmallString<256> dir;
+  if (std::error_code ec = sys::fs::createUniqueDirectory("kb-cxx-verify", dir))
+    return failure(FailureKind::Usage,
+                   "cannot create a scratch directory: " + ec.message());
+  for (auto [name, text] :
+       {std::pair<const char *, std::string>("kb_kernels.h", out.header),
+        {"kb_kernels.cu", out.source},
+        {"kb_verify_harness.cpp", cxxVerifyHarness(analysis, out)}})
+    if (Error err = writeFileAtomic(dir, name, text))
+      return failure(FailureKind::Usage, toString(std::move(err)));
+  SmallString<256> outPath(dir), errPath(dir);
+  sys::path::append(outPath, "verdicts.jsonl");
+  sys::path::append(errPath, "kb-verify.log");
+  auto run = verify::runVerifier(kbVerify, {"--cxx", dir.str().str()}, "",
+                                 outPath, errPath);
+  if (!run)
+    return failure(FailureKind::Internal, toString(run.takeError()));
+  std::map<std::string, json::Object> verdicts;
+  for (json::Object &line : run->lines) {
+    if (auto e = line.getString("error"))
+      return failure(FailureKind::Internal,
+                     "kb-verify --cxx " + dir + ": " + *e);
+    if (auto f = line.getString("function"))
+      verdicts[f->str()] = std::move(line);
+  }
+  sys::fs::remove_directories(dir);
+  return verdicts;
+}
+
+/// Where each input lands, and how it spells the generated header.
+struct Layout {
+  std::string kernelsDir;
+  std::string header; // <kernelsDir>/kb_kernels.h
+  std::map<std::string, std::string> includeFor;
+  std::string target(const CxxRewriteOptions &opts, StringRef file) const {
+    if (opts.inPlace)
+      return file.str();
+    SmallString<256> p(opts.outDir);
+    sys::path::append(p, sys::path::filename(file));
+    return p.str().str();
+  }
+};
+
+Layout layoutFor(const CxxRewriteOptions &opts, const CxxAnalysis &analysis) {
+  Layout l;
+  l.kernelsDir = opts.outDir;
+  if (opts.inPlace) {
+    SmallString<256> d(opts.inputs.files.front());
+    sys::fs::make_absolute(d);
+    l.kernelsDir = sys::path::parent_path(d).str();
+  }
+  SmallString<256> header(l.kernelsDir);
+  sys::path::append(header, "kb_kernels.h");
+  l.header = header.str().str();
+  for (const CxxChain &c : analysis.chains) {
+    SmallString<256> dir(c.file);
+    sys::fs::make_absolute(dir);
+    sys::path::remove_filename(dir);
+    l.includeFor[c.file] =
+        (!opts.inPlace || dir == l.kernelsDir) ? "kb_kernels.h" : l.header;
+  }
+  return l;
+}
+
+/// Runs kb-verify where it can and takes out every function it rejected
+/// (regenerating `out`); the verdicts by function name.
+Expected<std::map<std::string, json::Object>>
+verifyAndDrop(const CxxRewriteOptions &opts, VerifyMode verify,
+              CxxAnalysis &analysis, const Layout &layout,
+              Expected<CxxRewriteOutput> &out) {
+  const bool gpu = verify::gpuPresent();
+  if (verify == VerifyMode::On && (!gpu || opts.kbVerify.empty()))
+    return failure(FailureKind::Input,
+                   std::string("--verify on needs ") +
+                       (gpu ? "kb-verify (pass --kb-verify PATH)"
+                            : "a GPU; none is visible (/dev/nvidiactl)"));
+  std::map<std::string, json::Object> verdicts;
+  if (verify == VerifyMode::Off || !gpu || opts.kbVerify.empty() ||
+      out->rewritten == 0)
+    return verdicts;
+  auto v = verifyFunctions(opts.kbVerify, analysis, *out);
+  if (!v)
+    return v.takeError();
+  verdicts = std::move(*v);
+  bool rejected = false;
+  for (CxxChain &c : analysis.chains) {
+    if (!c.plan.whyNot.empty())
+      continue;
+    auto it = verdicts.find(cxxFusedName(c.plan));
+    if (it == verdicts.end() ||
+        it->second.getString("verdict").value_or("") != "rejected")
+      continue;
+    c.plan.whyNot = "kb-verify rejected its kernel: " +
+                    it->second.getString("detail").value_or("").str();
+    rejected = true;
+  }
+  if (rejected) {
+    out = rewriteCxx(analysis, layout.includeFor);
+    if (!out)
+      return failure(FailureKind::Input, toString(out.takeError()));
+  }
+  return verdicts;
+}
+
+/// Every output, inputs without a chain included (copied to -o DIR
+/// unchanged so that it holds a complete set; untouched with --in-place).
+Expected<std::vector<std::string>> writeOutputs(const CxxRewriteOptions &opts,
+                                                const CxxAnalysis &analysis,
+                                                const CxxRewriteOutput &out,
+                                                const Layout &layout,
+                                                StringRef lockPath) {
+  if (!opts.outDir.empty())
+    if (std::error_code ec = sys::fs::create_directories(opts.outDir))
+      return failure(FailureKind::Usage,
+                     "cannot create '" + opts.outDir + "': " + ec.message());
+  std::vector<std::string> written;
+  for (const std::string &f : opts.inputs.files) {
+    auto changed = out.files.find(f);
+    if (changed == out.files.end())
+      for (auto it = out.files.begin(); it != out.files.end(); ++it)
+        if (sys::fs::equivalent(it->first, f)) {
+          changed = it;
+          break;
+        }
+    if (changed == out.files.end() && opts.inPlace)
+      continue;
+    std::string text;
+    if (changed != out.files.end()) {
+      text = changed->second;
+    } else {
+      auto read = readTextFile(f);
+      if (!read)
+        return failure(FailureKind::Usage, toString(read.takeError()));
+      text = std::move(*read);
+    }
+    if (opts.inPlace) {
+      std::string backup = f + ".kb-orig";
+      if (std::error_code ec = sys::fs::copy_file(f, backup))
+        return failure(FailureKind::Usage, "cannot back up '" + f + "' to '" +
+                                               backup + "': " + ec.message() +
+                                               "; nothing was changed");
+    }
+    std::string target = layout.target(opts, f);
+    if (Error err = writeBeside(target, text))
+      return std::move(err);
+    written.push_back(target);
+  }
+  SmallString<256> source(layout.kernelsDir);
+  sys::path::append(source, "kb_kernels.cu");
+  SmallVector<std::pair<std::string, std::string>, 4> extra = {
+      {layout.header, out.header}, {source.str().str(), out.source}};
+  if (opts.writeHarness) {
+    SmallString<256> p(layout.kernelsDir);
+    sys::path::append(p, "kb_verify_harness.cpp");
+    extra.push_back({p.str().str(), cxxVerifyHarness(analysis, out)});
+  }
+  if (opts.updateLock)
+    extra.push_back({lockPath.str(), cxxLockJson(out)});
+  for (auto &[path, text] : extra) {
+    if (Error err = writeBeside(path, text))
+      return std::move(err);
+    written.push_back(path);
+  }
+  return written;
+}
+
+void printLog(const CxxAnalysis &analysis, const CxxRewriteOutput &out,
+              ArrayRef<std::string> written, raw_ostream &os) {
+  for (auto [i, c] : llvm::enumerate(analysis.chains)) {
+    os << c.file << ":" << c.anchor.line << ": " << c.summary() << "\n  ";
+    if (out.functions[i].empty()) {
+      os << "left as is: " << c.plan.whyNot << "\n";
+      continue;
+    }
+    auto lock = out.lock.find(out.functions[i]);
+    os << "rewritten: kb_rewrite::" << out.functions[i]
+       << (c.plan.partial.empty() ? "" : " (" + c.plan.partial + ")") << " ["
+       << (lock == out.lock.end() ? "" : lock->second.verdict) << "]\n";
+  }
+  for (const CxxSkip &s : analysis.skipped)
+    os << s.file << ":" << s.line << ": skipped: " << s.reason << "\n";
+  os << out.rewritten << " of " << analysis.chains.size()
+     << " chains rewritten; wrote";
+  for (const std::string &w : written)
+    os << " " << w;
+  os << "\n";
+}
+
+} // namespace
+
+Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
+  if (opts.inPlace == !opts.outDir.empty())
+    return failure(FailureKind::Usage,
+                   "rewrite (C++ sources): give exactly one of -o DIR and "
+                   "--in-place");
+  StringSet<> names;
+  for (const std::string &f : opts.inputs.files)
+    if (!names.insert(sys::path::filename(f)).second && !opts.inPlace)
+      return failure(FailureKind::Usage,
+                     "two inputs are called '" + sys::path::filename(f) +
+                         "': -o DIR would write both to one file");
+
+  auto analysis = analyzeCxxSources(opts.inputs);
+  if (!analysis)
+    return failure(FailureKind::Input, toString(analysis.takeError()));
+  Layout layout = layoutFor(opts, *analysis);
+  auto out = rewriteCxx(*analysis, layout.includeFor);
+  if (!out)
+    return failure(FailureKind::Input, toString(out.takeError()));
+
+  // Verification on a GPU host: every fused function against its own ATen
+  // fallback (kb-verify --cxx); a rejected one is not used. Replaying a
+  // lock (builds) takes the lock's verdicts instead, unless --verify on.
+  const bool replay = !opts.lockPath.empty() && !opts.updateLock;
+  VerifyMode verify = opts.verify;
+  if (verify == VerifyMode::Auto && replay)
+    verify = VerifyMode::Off;
+  auto verdicts = verifyAndDrop(opts, verify, *analysis, layout, out);
+  if (!verdicts)
+    return verdicts.takeError();
+  for (auto &[name, entry] : out->lock)
+    if (auto it = verdicts->find(name); it != verdicts->end()) {
+      entry.verdict = it->second.getString("verdict").value_or("").str();
+      entry.evidence = it->second;
+    }
+  std::string lockPath = opts.lockPath;
+  if (opts.updateLock && lockPath.empty())
+    lockPath = "kb.lock.json";
+  // A lock replays: the generated kernels must be the locked ones.
+  if (replay) {
+    auto text = readTextFile(lockPath);
+    if (!text) {
+      consumeError(text.takeError());
+      return failure(FailureKind::Usage,
+                     "cannot read the lock file '" + lockPath +
+                         "' (create it with --update-lock)");
+    }
+    if (Error err = checkCxxLock(lockPath, *text, *out))
+      return failure(FailureKind::Input, toString(std::move(err)));
+  }
+
+  auto written = writeOutputs(opts, *analysis, *out, layout, lockPath);
+  if (!written)
+    return written.takeError();
+  if (opts.json)
+    os << cxxRewriteJson(*analysis, *out, *written);
+  else
+    printLog(*analysis, *out, *written, os);
+  return Error::success();
+}
+
+} // namespace kb::driver
