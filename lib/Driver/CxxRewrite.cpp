@@ -29,7 +29,7 @@ Error writeBeside(StringRef path, StringRef text) {
 
 /// kb-verify --cxx over the generated files in a scratch directory: the
 /// verdict of every fused function, by name.
-Expected<std::map<std::string, json::Object>>
+Expected<std::map<std::string, verify::CxxVerdict>>
 verifyFunctions(StringRef kbVerify, const CxxAnalysis &analysis,
                 const CxxRewriteOutput &out) {
   SmallString<256> dir;
@@ -45,20 +45,14 @@ verifyFunctions(StringRef kbVerify, const CxxAnalysis &analysis,
   SmallString<256> outPath(dir), errPath(dir);
   sys::path::append(outPath, "verdicts.jsonl");
   sys::path::append(errPath, "kb-verify.log");
-  auto run = verify::runVerifier(kbVerify, {"--cxx", dir.str().str()}, "",
-                                 outPath, errPath);
-  if (!run)
-    return failure(FailureKind::Internal, toString(run.takeError()));
-  std::map<std::string, json::Object> verdicts;
-  for (json::Object &line : run->lines) {
-    if (auto e = line.getString("error"))
-      return failure(FailureKind::Internal,
-                     "kb-verify --cxx " + dir + ": " + *e);
-    if (auto f = line.getString("function"))
-      verdicts[f->str()] = std::move(line);
-  }
+  auto verdicts = verify::verifyCxxSources(kbVerify, dir, outPath, errPath);
+  if (!verdicts)
+    return failure(FailureKind::Internal, toString(verdicts.takeError()));
+  std::map<std::string, verify::CxxVerdict> byName;
+  for (verify::CxxVerdict &v : *verdicts)
+    byName[v.function] = std::move(v);
   sys::fs::remove_directories(dir);
-  return verdicts;
+  return byName;
 }
 
 /// Where each input lands, and how it spells the generated header.
@@ -98,7 +92,7 @@ Layout layoutFor(const CxxRewriteOptions &opts, const CxxAnalysis &analysis) {
 
 /// Runs kb-verify where it can and takes out every function it rejected
 /// (regenerating `out`); the verdicts by function name.
-Expected<std::map<std::string, json::Object>>
+Expected<std::map<std::string, verify::CxxVerdict>>
 verifyAndDrop(const CxxRewriteOptions &opts, VerifyMode verify,
               CxxAnalysis &analysis, const Layout &layout,
               Expected<CxxRewriteOutput> &out) {
@@ -108,7 +102,7 @@ verifyAndDrop(const CxxRewriteOptions &opts, VerifyMode verify,
                    std::string("--verify on needs ") +
                        (gpu ? "kb-verify (pass --kb-verify PATH)"
                             : "a GPU; none is visible (/dev/nvidiactl)"));
-  std::map<std::string, json::Object> verdicts;
+  std::map<std::string, verify::CxxVerdict> verdicts;
   if (verify == VerifyMode::Off || !gpu || opts.kbVerify.empty() ||
       out->rewritten == 0)
     return verdicts;
@@ -122,10 +116,9 @@ verifyAndDrop(const CxxRewriteOptions &opts, VerifyMode verify,
       continue;
     auto it = verdicts.find(cxxFusedName(c.plan));
     if (it == verdicts.end() ||
-        it->second.getString("verdict").value_or("") != "rejected")
+        it->second.state != verify::CxxVerdict::State::Rejected)
       continue;
-    c.plan.whyNot = "kb-verify rejected its kernel: " +
-                    it->second.getString("detail").value_or("").str();
+    c.plan.whyNot = "kb-verify rejected its kernel: " + it->second.detail;
     rejected = true;
   }
   if (rejected) {
@@ -254,8 +247,8 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
     return verdicts.takeError();
   for (auto &[name, entry] : out->lock)
     if (auto it = verdicts->find(name); it != verdicts->end()) {
-      entry.verdict = it->second.getString("verdict").value_or("").str();
-      entry.evidence = it->second;
+      entry.verdict = it->second.verdict;
+      entry.evidence = it->second.printed;
     }
   std::string lockPath = opts.lockPath;
   if (opts.updateLock && lockPath.empty())

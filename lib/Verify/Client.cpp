@@ -124,3 +124,32 @@ kb::verify::compileJobs(StringRef exe, ArrayRef<std::string> jobPaths,
   args.push_back(archs.str());
   return jobVerdicts(runVerifier(exe, args, "", outPath, errPath));
 }
+
+Expected<std::vector<kb::verify::CxxVerdict>>
+kb::verify::verifyCxxSources(StringRef exe, StringRef dir, StringRef outPath,
+                             StringRef errPath) {
+  auto run = runVerifier(exe, {"--cxx", dir.str()}, "", outPath, errPath);
+  if (!run)
+    return run.takeError();
+  std::vector<CxxVerdict> out;
+  for (json::Object &line : run->lines) {
+    if (auto e = line.getString("error"))
+      return createStringError(inconvertibleErrorCode(),
+                               "kb-verify --cxx " + dir + ": " + *e);
+    auto function = line.getString("function");
+    if (!function)
+      continue;
+    CxxVerdict v;
+    v.function = function->str();
+    v.verdict = line.getString("verdict").value_or("").str();
+    // The harness prints verified, unverified or rejected (anything else
+    // is a harness newer than this client: its function is not used).
+    v.state = v.verdict == "verified"     ? CxxVerdict::State::Verified
+              : v.verdict == "unverified" ? CxxVerdict::State::Unverified
+                                          : CxxVerdict::State::Rejected;
+    v.detail = line.getString("detail").value_or("").str();
+    v.printed = std::move(line);
+    out.push_back(std::move(v));
+  }
+  return out;
+}

@@ -74,6 +74,24 @@ compileJobs(llvm::StringRef exe, llvm::ArrayRef<std::string> jobPaths,
             llvm::StringRef archs, llvm::StringRef outPath,
             llvm::StringRef errPath);
 
+/// A fused C++ function's verdict from kb-verify --cxx (its harness
+/// compares every function against the function's own ATen fallback).
+struct CxxVerdict {
+  /// Unverified: no input shape ran the fused kernel (it stays, marked).
+  enum class State { Verified, Unverified, Rejected };
+  std::string function;
+  State state = State::Rejected;
+  std::string verdict; // as printed ("verified", "rejected")
+  std::string detail;
+  llvm::json::Object printed; // the lock keeps it as evidence
+};
+
+/// kb-verify --cxx over the generated sources in `dir`: one verdict per
+/// function; an error line (the harness did not build or run) is an error.
+llvm::Expected<std::vector<CxxVerdict>>
+verifyCxxSources(llvm::StringRef exe, llvm::StringRef dir,
+                 llvm::StringRef outPath, llvm::StringRef errPath);
+
 } // namespace kb::verify
 
 #endif
