@@ -441,6 +441,8 @@ class Program:
         self.forward_choice = None
         # Program.const's values.
         self.consts = {}
+        # zero_mask's decisions: site -> True when its mask is no mask.
+        self.zero_masks = {}
 
     # ---- guards -----------------------------------------------------------
     def _mismatch(self, module, args, kwargs):
@@ -643,6 +645,27 @@ class Program:
         if i not in self.consts:
             self.consts[i] = make()
         return self.consts[i]
+
+    def zero_mask(self, i, mask):
+        """An attention mask that kb-rewrite proved the same on every call
+        (made from constants and guarded shapes only: transformers' traced
+        `ones(...)` masks), or None where it is all zeros (float, -0 too:
+        x + -0.0 == x) or all True (bool): SDPA then picks the fused kernels
+        eager picks when transformers skips the mask outside a trace,
+        instead of its math path with the mask. Decided once, on the first
+        call outside a CUDA graph capture (it reads the mask on the host)."""
+        if mask is None or not isinstance(mask, torch.Tensor):
+            return mask
+        none = self.zero_masks.get(i)
+        if none is None:
+            if mask.is_cuda and torch.cuda.is_current_stream_capturing():
+                return mask
+            with torch.no_grad():
+                none = bool(mask.all()) if mask.dtype == torch.bool \
+                    else not bool(mask.any())
+            self.zero_masks[i] = none
+            _log(f"attention mask {i}: {'none (all zeros)' if none else 'kept'}")
+        return None if none else mask
 
     def lib(self, i, lib_fn, anchor_fn, operands):
         """Region i over anchor_fn(*operands), or lib_fn: one library call

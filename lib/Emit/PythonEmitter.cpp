@@ -271,6 +271,21 @@ private:
     return out;
   }
 
+  /// The operand index of an attention op's mask when the mask is a
+  /// tensor the same on every call (OpUtils' isGuardedConstant).
+  std::optional<unsigned> constantMaskOperand(AtenOp a) {
+    const OpInfo *info = a.getInfo();
+    if (!info || info->style != OpStyle::Attention)
+      return std::nullopt;
+    std::optional<unsigned> idx = info->argIndex("attn_mask");
+    if (!idx || *idx >= a.getArgs().size())
+      return std::nullopt;
+    Value mask = a.getArgs()[*idx];
+    if (!isa<RankedTensorType>(mask.getType()) || !isGuardedConstant(mask))
+      return std::nullopt;
+    return idx;
+  }
+
   bool fromConstantsOnly(AtenOp a) {
     bool tensorConstant = false;
     for (Value v : a.getArgs()) {
@@ -355,6 +370,18 @@ private:
             u = "K.cl(" + std::to_string(cl->second) + ", " + u + tf32 + ")";
           argText += (i ? ", " : "") + u;
         }
+      }
+      if (std::optional<unsigned> m = constantMaskOperand(a)) {
+        // An additive mask that is the same on every call (transformers'
+        // traced `ones(...)` masks): the runtime drops it once it has seen
+        // it all zeros, so that SDPA takes the fused kernels eager takes
+        // when transformers skips the mask outside a trace.
+        argText.clear();
+        for (auto [i, v] : llvm::enumerate(a.getArgs()))
+          argText += (i ? ", " : "") +
+                     (i == *m ? "K.zero_mask(" + std::to_string(zeroMasks++) +
+                                    ", " + use(v) + ")"
+                              : use(v));
       }
       if (fromConstantsOnly(a)) {
         os << ind << assign(&op) << "K.const(" << consts++
@@ -460,6 +487,7 @@ private:
   unsigned counter = 0;
   /// Program.const's keys.
   unsigned consts = 0;
+  unsigned zeroMasks = 0;
 };
 
 } // namespace

@@ -107,6 +107,67 @@ bool kb::isEpilogueOp(Operation *op) {
          kind == OpKind::Reduction;
 }
 
+namespace {
+/// Ops that read only a tensor's metadata, which the runtime's guards fix.
+bool readsShapeOnly(StringRef name) {
+  return llvm::is_contained(
+      {"size", "dim", "numel", "len", "device", "dtype", "layout", "is_cuda"},
+      name);
+}
+
+/// Factories that read their first operand's metadata only (ids.new_ones,
+/// zeros_like): their other operands count.
+bool readsFirstOperandShape(StringRef name) {
+  return llvm::is_contained({"new_ones", "new_zeros", "new_full", "ones_like",
+                             "zeros_like", "full_like"},
+                            name);
+}
+
+/// Ops whose result is not a function of their operands.
+bool isNondeterministic(StringRef name) {
+  for (StringRef word : {"rand", "bernoulli", "normal", "uniform", "dropout",
+                         "multinomial", "exponential", "poisson", "empty"})
+    if (name.contains(word))
+      return true;
+  return false;
+}
+} // namespace
+
+bool kb::isGuardedConstant(Value v) {
+  SmallVector<Value> work{v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    Operation *def = x.getDefiningOp();
+    if (!def || isa<ParameterOp>(def))
+      return false; // a graph input or a parameter
+    if (isa<ConstantOp>(def))
+      continue;
+    StringRef name;
+    if (auto a = dyn_cast<AtenOp>(def)) {
+      if (a.getInplace())
+        return false;
+      name = a.getName();
+    } else if (auto o = dyn_cast<OpaqueOp>(def)) {
+      name = o.getName().rsplit("::").second;
+      if (name.empty())
+        name = o.getName();
+    } else if (!isa<ListOp, LaunchOp>(def)) {
+      return false; // a launch computes from its operands alone
+    }
+    if (isNondeterministic(name))
+      return false;
+    if (readsShapeOnly(name))
+      continue;
+    for (auto [i, operand] : llvm::enumerate(def->getOperands()))
+      if (i > 0 || !readsFirstOperandShape(name))
+        work.push_back(operand);
+  }
+  return true;
+}
+
 bool kb::isConstantLike(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def)

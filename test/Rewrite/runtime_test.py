@@ -474,5 +474,38 @@ class RoundTf32Test(unittest.TestCase):
         self.assertTrue(torch.allclose(y, x, rtol=2 ** -11, atol=0))
 
 
+class ZeroMaskTest(unittest.TestCase):
+    """Program.zero_mask: a constant attention mask that is all zeros
+    (float) or all True (bool) is dropped, decided once per site."""
+
+    def program(self):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "manifest.json"), "w") as f:
+            json.dump({"training": False, "regions": [], "inputs": []}, f)
+        return kb_runtime.Program(d, None, [], None)
+
+    def test_all_zero_masks_become_none(self):
+        p = self.program()
+        zero = -torch.zeros(2, 1, 4, 4)  # -0.0 everywhere: 1 - 1 times min
+        self.assertIsNone(p.zero_mask(0, zero))
+        self.assertIsNone(p.zero_mask(1, torch.ones(2, 1, 4, 4, dtype=torch.bool)))
+        self.assertIsNone(p.zero_mask(2, None))
+
+    def test_a_real_mask_is_kept_and_the_decision_reused(self):
+        p = self.program()
+        m = torch.zeros(2, 1, 4, 4)
+        m[0, 0, 0, 3] = torch.finfo(torch.float32).min
+        self.assertIs(p.zero_mask(0, m), m)
+        nan = torch.zeros(1, 4)
+        nan[0, 1] = float("nan")
+        self.assertIs(p.zero_mask(1, nan), nan)
+        # Once decided, the site is not read again: the same mask object
+        # comes back for a kept site, None for a dropped one.
+        self.assertEqual(p.zero_masks, {0: False, 1: False})
+        self.assertIs(p.zero_mask(0, m), m)
+        self.assertIsNone(p.zero_mask(3, torch.zeros(3)))
+        self.assertIsNone(p.zero_mask(3, torch.ones(3)))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

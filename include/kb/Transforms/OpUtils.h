@@ -30,6 +30,14 @@ mlir::Value makeBroadcastAdd(mlir::OpBuilder &b, mlir::Location loc,
 /// can rebuild instead of taking as an input.
 bool isConstantLike(mlir::Value v);
 
+/// Whether `v` is the same on every call of a rewritten forward whose
+/// input shapes the runtime guards: its ops read no graph input or
+/// parameter except through its shape (size, dim, device, dtype), and none
+/// is random, uninitialised (empty) or in place. transformers' traced
+/// attention masks (`ones(input.size())` then expand, 1 - m, masked_fill)
+/// are such values.
+bool isGuardedConstant(mlir::Value v);
+
 /// The pattern kind of an op: the `kind` attribute written by --kb-classify
 /// when present, otherwise computed from the op-semantics table.
 OpKind getKind(mlir::Operation *op);
