@@ -400,6 +400,23 @@ def round_tf32(t):
 CONVERT = "convert"
 
 
+def _mask_form(mask):
+    """"none", "causal" or "kept" for an SDPA mask (Program.attn_mask)."""
+    if mask.dtype == torch.bool:
+        attend, blocked = mask, ~mask
+    else:
+        attend, blocked = mask == 0, mask <= -1e30
+    if bool(attend.all()):
+        return "none"
+    if mask.dim() < 2 or mask.shape[-1] != mask.shape[-2]:
+        return "kept"
+    n = mask.shape[-1]
+    lower = torch.ones(n, n, dtype=torch.bool, device=mask.device).tril()
+    if bool((attend == lower).all()) and bool((blocked == ~lower).all()):
+        return "causal"
+    return "kept"
+
+
 class Program:
     """The runtime half of one rewritten model."""
 
@@ -441,8 +458,8 @@ class Program:
         self.forward_choice = None
         # Program.const's values.
         self.consts = {}
-        # zero_mask's decisions: site -> True when its mask is no mask.
-        self.zero_masks = {}
+        # attn_mask's decisions: site -> "none", "causal" or "kept".
+        self.attn_masks = {}
 
     # ---- guards -----------------------------------------------------------
     def _mismatch(self, module, args, kwargs):
@@ -646,26 +663,32 @@ class Program:
             self.consts[i] = make()
         return self.consts[i]
 
-    def zero_mask(self, i, mask):
-        """An attention mask that kb-rewrite proved the same on every call
-        (made from constants and guarded shapes only: transformers' traced
-        `ones(...)` masks), or None where it is all zeros (float, -0 too:
-        x + -0.0 == x) or all True (bool): SDPA then picks the fused kernels
-        eager picks when transformers skips the mask outside a trace,
-        instead of its math path with the mask. Decided once, on the first
-        call outside a CUDA graph capture (it reads the mask on the host)."""
+    def attn_mask(self, i, mask, causal):
+        """SDPA's (attn_mask, is_causal) for a mask that kb-rewrite proved
+        the same on every call (made from constants and guarded shapes
+        only: transformers' traced masks, which eager transformers replaces
+        by None, or by is_causal, outside a trace). On the first call
+        outside a CUDA graph capture the runtime reads it once: all zeros
+        (float; -0.0 too: x + -0.0 == x) or all True (bool) is no mask; the
+        causal pattern over a square score matrix (attend where key <=
+        query: 0 or True there, at most -1e30 or False elsewhere, whose
+        weights softmax makes exactly 0) is is_causal. SDPA then takes the
+        fused kernel eager takes instead of its math path with the mask."""
         if mask is None or not isinstance(mask, torch.Tensor):
-            return mask
-        none = self.zero_masks.get(i)
-        if none is None:
+            return mask, causal
+        form = self.attn_masks.get(i)
+        if form is None:
             if mask.is_cuda and torch.cuda.is_current_stream_capturing():
-                return mask
+                return mask, causal
             with torch.no_grad():
-                none = bool(mask.all()) if mask.dtype == torch.bool \
-                    else not bool(mask.any())
-            self.zero_masks[i] = none
-            _log(f"attention mask {i}: {'none (all zeros)' if none else 'kept'}")
-        return None if none else mask
+                form = _mask_form(mask)
+            self.attn_masks[i] = form
+            _log(f"attention mask {i}: {form}")
+        if form == "none":
+            return None, causal
+        if form == "causal" and not causal:
+            return None, True
+        return mask, causal
 
     def lib(self, i, lib_fn, anchor_fn, operands):
         """Region i over anchor_fn(*operands), or lib_fn: one library call

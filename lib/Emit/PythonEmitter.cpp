@@ -372,16 +372,22 @@ private:
         }
       }
       if (std::optional<unsigned> m = constantMaskOperand(a)) {
-        // An additive mask that is the same on every call (transformers'
-        // traced `ones(...)` masks): the runtime drops it once it has seen
-        // it all zeros, so that SDPA takes the fused kernels eager takes
-        // when transformers skips the mask outside a trace.
+        // A mask that is the same on every call (transformers' traced
+        // masks): the runtime drops it once it has seen it all zeros, or
+        // makes it is_causal once it has seen the causal pattern, as eager
+        // transformers does outside a trace, so SDPA takes eager's fused
+        // kernel instead of its math path.
+        std::optional<unsigned> c = a.getInfo()->argIndex("is_causal");
+        std::string n = std::to_string(attnMasks++);
+        os << ind << "_m" << n << ", _c" << n << " = K.attn_mask(" << n << ", "
+           << use(a.getArgs()[*m]) << ", "
+           << (c && *c < a.getArgs().size() ? use(a.getArgs()[*c]) : "False")
+           << ")\n";
         argText.clear();
         for (auto [i, v] : llvm::enumerate(a.getArgs()))
-          argText += (i ? ", " : "") +
-                     (i == *m ? "K.zero_mask(" + std::to_string(zeroMasks++) +
-                                    ", " + use(v) + ")"
-                              : use(v));
+          argText += (i ? ", " : "") + (i == *m   ? "_m" + n
+                                        : i == *c ? "_c" + n
+                                                  : use(v));
       }
       if (fromConstantsOnly(a)) {
         os << ind << assign(&op) << "K.const(" << consts++
@@ -487,7 +493,7 @@ private:
   unsigned counter = 0;
   /// Program.const's keys.
   unsigned consts = 0;
-  unsigned zeroMasks = 0;
+  unsigned attnMasks = 0;
 };
 
 } // namespace

@@ -474,9 +474,10 @@ class RoundTf32Test(unittest.TestCase):
         self.assertTrue(torch.allclose(y, x, rtol=2 ** -11, atol=0))
 
 
-class ZeroMaskTest(unittest.TestCase):
-    """Program.zero_mask: a constant attention mask that is all zeros
-    (float) or all True (bool) is dropped, decided once per site."""
+class AttentionMaskTest(unittest.TestCase):
+    """Program.attn_mask: a constant attention mask that is all zeros
+    (float) or all True (bool) is dropped, the causal pattern becomes
+    is_causal, anything else stays; decided once per site."""
 
     def program(self):
         d = tempfile.mkdtemp()
@@ -486,26 +487,44 @@ class ZeroMaskTest(unittest.TestCase):
 
     def test_all_zero_masks_become_none(self):
         p = self.program()
-        zero = -torch.zeros(2, 1, 4, 4)  # -0.0 everywhere: 1 - 1 times min
-        self.assertIsNone(p.zero_mask(0, zero))
-        self.assertIsNone(p.zero_mask(1, torch.ones(2, 1, 4, 4, dtype=torch.bool)))
-        self.assertIsNone(p.zero_mask(2, None))
+        zero = -torch.zeros(2, 1, 4, 4)  # -0.0 everywhere: (1 - 1) * min
+        self.assertEqual(p.attn_mask(0, zero, False), (None, False))
+        everything = torch.ones(2, 1, 4, 4, dtype=torch.bool)
+        self.assertEqual(p.attn_mask(1, everything, False), (None, False))
+        self.assertEqual(p.attn_mask(2, None, True), (None, True))
 
-    def test_a_real_mask_is_kept_and_the_decision_reused(self):
+    def test_causal_masks_become_is_causal(self):
+        p = self.program()
+        lower = torch.ones(6, 6, dtype=torch.bool).tril()
+        self.assertEqual(p.attn_mask(0, lower[None, None].expand(2, 1, 6, 6),
+                                     False), (None, True))
+        for blocked in (torch.finfo(torch.float32).min, float("-inf")):
+            additive = torch.zeros(6, 6).masked_fill(~lower, blocked)
+            self.assertEqual(p.attn_mask(1 + int(blocked < -3.5e38),
+                                         additive, False), (None, True))
+        self.assertEqual(p.attn_masks, {0: "causal", 1: "causal", 2: "causal"})
+
+    def test_other_masks_are_kept_and_the_decision_reused(self):
         p = self.program()
         m = torch.zeros(2, 1, 4, 4)
         m[0, 0, 0, 3] = torch.finfo(torch.float32).min
-        self.assertIs(p.zero_mask(0, m), m)
+        self.assertIs(p.attn_mask(0, m, False)[0], m)
         nan = torch.zeros(1, 4)
         nan[0, 1] = float("nan")
-        self.assertIs(p.zero_mask(1, nan), nan)
-        # Once decided, the site is not read again: the same mask object
-        # comes back for a kept site, None for a dropped one.
-        self.assertEqual(p.zero_masks, {0: False, 1: False})
-        self.assertIs(p.zero_mask(0, m), m)
-        self.assertIsNone(p.zero_mask(3, torch.zeros(3)))
-        self.assertIsNone(p.zero_mask(3, torch.ones(3)))
-
+        self.assertIs(p.attn_mask(1, nan, False)[0], nan)
+        # Causal but for one pair; causal with a finite penalty (-1e4, not
+        # exactly 0 after softmax); causal over a non-square mask.
+        lower = torch.ones(5, 5, dtype=torch.bool).tril()
+        almost = lower.clone()
+        almost[4, 0] = False
+        soft = torch.zeros(5, 5).masked_fill(~lower, -1e4)
+        wide = torch.ones(5, 6, dtype=torch.bool).tril()
+        for site, mask in ((2, almost), (3, soft), (4, wide)):
+            self.assertIs(p.attn_mask(site, mask, False)[0], mask)
+        self.assertEqual(set(p.attn_masks.values()), {"kept"})
+        # Once decided, the site is not read again.
+        self.assertEqual(p.attn_mask(5, torch.zeros(3), False), (None, False))
+        self.assertEqual(p.attn_mask(5, torch.ones(3), False), (None, False))
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
