@@ -400,6 +400,22 @@ def round_tf32(t):
 CONVERT = "convert"
 
 
+def _same_bits(want, got):
+    """Whether two probes (region -> its input tensors) hold the same sites
+    and bit-identical tensors."""
+    if want.keys() != got.keys():
+        return False
+    for i, ts in want.items():
+        if len(ts) != len(got[i]):
+            return False
+        for a, b in zip(ts, got[i]):
+            if a.shape != b.shape or a.dtype != b.dtype or \
+                    not torch.equal(a.reshape(-1).view(torch.uint8),
+                                    b.reshape(-1).view(torch.uint8)):
+                return False
+    return True
+
+
 def _mask_form(mask):
     """"none", "causal" or "kept" for an SDPA mask (Program.attn_mask)."""
     if mask.dtype == torch.bool:
@@ -438,6 +454,13 @@ class Program:
                             for r in self.manifest["regions"]]
         self.fallbacks = [0] * len(references)
         self.cl_regions = [None] * len(references)
+        # Regions with a step or singular op (manifest "exact_layout"): a layout
+        # other than the traced one must give them bit-identical inputs.
+        # _choose_layout fills _probe with their inputs (made contiguous)
+        # on one run of each layout.
+        self.exact_sites = {i for i, r in enumerate(self.manifest["regions"])
+                            if r.get("exact_layout")}
+        self._probe = None
         self.use_cl = False
         # Channels-last inputs of TF32 forward convolutions rounded as
         # cuDNN's NCHW path rounds them (Program.cl), and whether the
@@ -621,7 +644,7 @@ class Program:
             self.use_cl = forced not in ("", "0")
             self.cl_tf32 = forced == "tf32"
             return
-        times, outputs = {}, {}
+        times, outputs, probes = {}, {}, {}
         layouts = {"nchw": (False, False), "channels_last": (True, False),
                    "channels_last_tf32": (True, True)}
         order = ["nchw", "channels_last", "channels_last_tf32"] * 2
@@ -631,7 +654,10 @@ class Program:
                 if name == "channels_last_tf32" and not self.tf32_sites:
                     continue  # no TF32 forward convolution: same as plain
                 self.use_cl, self.cl_tf32 = layouts[name]
+                if self.exact_sites and name not in probes:
+                    self._probe = probes[name] = {}
                 out = self._run(module, *tensors)  # warm-up (cuDNN plans)
+                self._probe = None
                 outputs[name] = [o.float() for o in (
                     out if isinstance(out, (tuple, list)) else (out,))
                     if isinstance(o, torch.Tensor)]
@@ -640,10 +666,14 @@ class Program:
         self.layout_ms = {name: min(t) for name, t in times.items()}
         # cuDNN may pick another algorithm for channels-last data, and with
         # TF32 convolutions that changes results by ~1e-4: keep a layout
-        # change only when the outputs stay within 1e-5 of the traced layout.
+        # change only when the outputs stay within 1e-5 of the traced layout,
+        # and, where a step or singular op reads a region's inputs, only
+        # when those inputs are bit-identical (a flipped comparison on other
+        # inputs would be an error of a whole unit).
         same = {name: all(torch.allclose(a, b, rtol=1e-5, atol=1e-5,
                                          equal_nan=True)
-                          for a, b in zip(outputs["nchw"], outputs[name]))
+                          for a, b in zip(outputs["nchw"], outputs[name])) and
+                _same_bits(probes.get("nchw", {}), probes.get(name, {}))
                 for name in times if name != "nchw"}
         self.layout_ms["same_results"] = same
         candidates = [n for n in same if same[n] and
@@ -742,6 +772,10 @@ class Program:
 
     # ---- execution ----------------------------------------------------------
     def call(self, i, inputs):
+        if self._probe is not None and i in self.exact_sites and \
+                i not in self._probe:
+            self._probe[i] = [t.contiguous().clone() for t in inputs
+                              if isinstance(t, torch.Tensor)]
         if self.use_cl and self.cl_regions[i] is CONVERT:
             # The convolution ran channels-last; the kernel reads NCHW.
             inputs = tuple(t.contiguous() if isinstance(t, torch.Tensor) else t

@@ -39,21 +39,27 @@ Error emitRewrite(RewriteRun &run) {
   // channels-last, its output made contiguous for the kernel (the runtime
   // times both layouts): 17 convolution tasks of six seeds without a
   // channels-last variant ran at 0.68x torch.compile, 13 with one at 1.25x
-  // (bench/NOTES.md, session 24). Not where a step or singular op in the
-  // region would turn the other layout's rounding into a flipped
-  // comparison. Also where the region runs its ATen ops (its kernel was
-  // not faster, not generated or rejected): they read the contiguous copy
-  // as the kernel would (gen-20261212 task 2: a grouped convolution into a
-  // layer norm no faster than ATen's ran NCHW, 0.67x compile). Not where
-  // the numerics policy kept the region: it feeds a TF32 convolution or a
-  // step op, where the other layout's bits would be amplified.
+  // (bench/NOTES.md, session 24). Also where the region runs its ATen ops
+  // (its kernel was not faster, not generated or rejected): they read the
+  // contiguous copy as the kernel would (gen-20261212 task 2: a grouped
+  // convolution into a layer norm no faster than ATen's ran NCHW, 0.67x
+  // compile). Not where the numerics policy kept the region: it feeds a
+  // TF32 convolution or a step op, where the other layout's bits would be
+  // amplified. Where a step or singular op in the region would turn the
+  // other layout's rounding into a flipped comparison, the layout must
+  // leave the region's inputs bit-identical (exactLayout): cuDNN's
+  // channels-last dgrad gave ConvTranspose2d's NCHW bits exactly and ran
+  // 0.429 -> 0.344 ms (bench/NOTES.md, session 34).
   std::set<std::string> clConvert;
-  for (const RegionPlan &plan : result.regions)
+  for (RegionPlan &plan : result.regions) {
+    auto kernel = module.lookupSymbol<KernelOp>(plan.record.name);
+    if (!kernel)
+      continue;
+    plan.record.exactLayout = hasStepOrSingularOp(kernel);
     if (!clKernels.count(plan.record.name) &&
         plan.record.status != RegionStatus::Kept)
-      if (auto kernel = module.lookupSymbol<KernelOp>(plan.record.name);
-          kernel && !hasStepOrSingularOp(kernel))
-        clConvert.insert(plan.record.name);
+      clConvert.insert(plan.record.name);
+  }
   auto prog =
       emitPython(module, run.regionIndex, clKernels, clReads, clConvert);
   if (prog)

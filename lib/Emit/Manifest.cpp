@@ -93,6 +93,8 @@ json::Value manifestJson(const RewriteResult &res, const PythonProgram *prog,
       r["channels_last"] = channelsLastEntry(rec, *plan.channelsLast);
     else if (prog && prog->convert.count(rec.name))
       r["channels_last"] = json::Object{{"convert", true}};
+    if (rec.exactLayout)
+      r["exact_layout"] = true;
     if (prog)
       if (auto it = prog->library.find(rec.name); it != prog->library.end())
         r["library"] = json::Object{{"library", it->second.first},

@@ -371,9 +371,8 @@ class FakeEvent:
         return other.t - self.t
 
 
-class TimedForwardTest(unittest.TestCase):
-    """The first call's timing (Program._time_forward, _GraphRunner._pays_off)
-    with CUDA events replaced by a clock the forwards advance."""
+class FakeClockTest(unittest.TestCase):
+    """CUDA events replaced by FakeEvent's clock for the test's duration."""
 
     def setUp(self):
         self.saved_event = torch.cuda.Event
@@ -382,6 +381,12 @@ class TimedForwardTest(unittest.TestCase):
 
     def tearDown(self):
         torch.cuda.Event = self.saved_event
+
+
+class TimedForwardTest(FakeClockTest):
+    """The first call's timing (Program._time_forward, _GraphRunner._pays_off)
+    with CUDA events replaced by a clock the forwards advance."""
+
 
     def program(self, original_ms, new_ms):
         d = tempfile.mkdtemp()
@@ -472,6 +477,45 @@ class RoundTf32Test(unittest.TestCase):
         self.assertEqual(y.stride(), x.stride())
         self.assertTrue(torch.all((y.view(torch.int32) & 0x1fff) == 0))
         self.assertTrue(torch.allclose(y, x, rtol=2 ** -11, atol=0))
+
+
+class ExactLayoutTest(FakeClockTest):
+    """_choose_layout with a region that holds a step op (manifest
+    "exact_layout"): channels-last, though faster and within 1e-5 at the
+    outputs, is kept only when the region's inputs are bit-identical."""
+
+
+    def choose(self, cl_offset):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "manifest.json"), "w") as f:
+            json.dump({"training": False, "inputs": [], "regions": [
+                {"name": "r0", "status": "unverified", "exact_layout": True,
+                 "channels_last": {"convert": True}}]}, f)
+        x = torch.linspace(-1, 1, 64)
+        def forward(module, program, *tensors):
+            # The "convolution": its channels-last form moves one element
+            # by `cl_offset` (an ulp: far below 1e-5, enough to flip x > 0).
+            y = x.clone()
+            if program.use_cl:
+                y[31] += cl_offset
+                FakeEvent.clock[0] += 0.5
+            else:
+                FakeEvent.clock[0] += 1.0
+            return program.call(0, (y,))[0] * 0 + y
+        p = kb_runtime.Program(d, forward, [lambda t: ((t > 0).float(),)], None)
+        p.regions = [None]
+        p.cl_regions = [kb_runtime.CONVERT]
+        p._choose_layout(torch.nn.Module(), [])
+        return p
+
+    def test_bit_identical_inputs_take_the_faster_layout(self):
+        p = self.choose(0.0)
+        self.assertEqual(p.layout_ms["chosen"], "channels_last")
+
+    def test_an_ulp_at_a_step_keeps_the_traced_layout(self):
+        p = self.choose(1e-7)
+        self.assertEqual(p.layout_ms["chosen"], "nchw")
+        self.assertEqual(p.layout_ms["same_results"], {"channels_last": False})
 
 
 class AttentionMaskTest(unittest.TestCase):

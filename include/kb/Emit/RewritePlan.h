@@ -50,6 +50,11 @@ struct RegionRecord {
   /// The channels-last variant's status (none: no variant) and time.
   std::optional<RegionStatus> clStatus;
   std::string clDetail;
+  /// It holds a step or singular op: the runtime keeps a layout other than
+  /// the traced one only where this region's inputs come out bit-identical
+  /// (manifest "exact_layout"), since one flipped comparison is an error of
+  /// a whole unit.
+  bool exactLayout = false;
   std::optional<double> clKernelMs;
   /// The library form that competes with anchor + kernel at run time
   /// ("" = none; LibraryEpilogue.h).
