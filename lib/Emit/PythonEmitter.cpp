@@ -271,19 +271,23 @@ private:
     return out;
   }
 
-  /// The operand index of an attention op's mask when the mask is a
-  /// tensor the same on every call (OpUtils' isGuardedConstant).
-  std::optional<unsigned> constantMaskOperand(AtenOp a) {
+  /// The operand indices of an attention op's mask and is_causal flag when
+  /// the mask is a tensor the same on every call (OpUtils'
+  /// isGuardedConstant); the runtime may trade one for the other, so both
+  /// must be there.
+  std::optional<std::pair<unsigned, unsigned>> constantMaskOperands(AtenOp a) {
     const OpInfo *info = a.getInfo();
     if (!info || info->style != OpStyle::Attention)
       return std::nullopt;
-    std::optional<unsigned> idx = info->argIndex("attn_mask");
-    if (!idx || *idx >= a.getArgs().size())
+    std::optional<unsigned> mask = info->argIndex("attn_mask");
+    std::optional<unsigned> causal = info->argIndex("is_causal");
+    unsigned n = a.getArgs().size();
+    if (!mask || !causal || *mask >= n || *causal >= n)
       return std::nullopt;
-    Value mask = a.getArgs()[*idx];
-    if (!isa<RankedTensorType>(mask.getType()) || !isGuardedConstant(mask))
+    Value m = a.getArgs()[*mask];
+    if (!isa<RankedTensorType>(m.getType()) || !isGuardedConstant(m))
       return std::nullopt;
-    return idx;
+    return std::make_pair(*mask, *causal);
   }
 
   bool fromConstantsOnly(AtenOp a) {
@@ -371,23 +375,21 @@ private:
           argText += (i ? ", " : "") + u;
         }
       }
-      if (std::optional<unsigned> m = constantMaskOperand(a)) {
+      if (auto mc = constantMaskOperands(a)) {
         // A mask that is the same on every call (transformers' traced
         // masks): the runtime drops it once it has seen it all zeros, or
         // makes it is_causal once it has seen the causal pattern, as eager
         // transformers does outside a trace, so SDPA takes eager's fused
         // kernel instead of its math path.
-        std::optional<unsigned> c = a.getInfo()->argIndex("is_causal");
+        auto [m, c] = *mc;
         std::string n = std::to_string(attnMasks++);
         os << ind << "_m" << n << ", _c" << n << " = K.attn_mask(" << n << ", "
-           << use(a.getArgs()[*m]) << ", "
-           << (c && *c < a.getArgs().size() ? use(a.getArgs()[*c]) : "False")
-           << ")\n";
+           << use(a.getArgs()[m]) << ", " << use(a.getArgs()[c]) << ")\n";
         argText.clear();
         for (auto [i, v] : llvm::enumerate(a.getArgs()))
-          argText += (i ? ", " : "") + (i == *m   ? "_m" + n
-                                        : i == *c ? "_c" + n
-                                                  : use(v));
+          argText += (i ? ", " : "") + (i == m   ? "_m" + n
+                                        : i == c ? "_c" + n
+                                                 : use(v));
       }
       if (fromConstantsOnly(a)) {
         os << ind << assign(&op) << "K.const(" << consts++
