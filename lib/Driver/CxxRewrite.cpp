@@ -21,10 +21,9 @@ namespace {
 
 /// `path` written through a temporary file beside it.
 Error writeBeside(StringRef path, StringRef text) {
-  if (Error err = writeFileAtomic(sys::path::parent_path(path),
-                                  sys::path::filename(path), text))
-    return failure(FailureKind::Usage, toString(std::move(err)));
-  return Error::success();
+  return withKind(writeFileAtomic(sys::path::parent_path(path),
+                                  sys::path::filename(path), text),
+                  FailureKind::Usage);
 }
 
 /// kb-verify --cxx over the generated files in a scratch directory: the
@@ -41,13 +40,13 @@ verifyFunctions(StringRef kbVerify, const CxxAnalysis &analysis,
         {"kb_kernels.cu", out.source},
         {"kb_verify_harness.cpp", cxxVerifyHarness(analysis, out)}})
     if (Error err = writeFileAtomic(dir, name, text))
-      return failure(FailureKind::Usage, toString(std::move(err)));
+      return withKind(std::move(err), FailureKind::Usage);
   SmallString<256> outPath(dir), errPath(dir);
   sys::path::append(outPath, "verdicts.jsonl");
   sys::path::append(errPath, "kb-verify.log");
   auto verdicts = verify::verifyCxxSources(kbVerify, dir, outPath, errPath);
   if (!verdicts)
-    return failure(FailureKind::Internal, toString(verdicts.takeError()));
+    return withKind(verdicts.takeError(), FailureKind::Internal);
   std::map<std::string, verify::CxxVerdict> byName;
   for (verify::CxxVerdict &v : *verdicts)
     byName[v.function] = std::move(v);
@@ -157,7 +156,7 @@ Expected<std::vector<std::string>> writeOutputs(const CxxRewriteOptions &opts,
     } else {
       auto read = readTextFile(f);
       if (!read)
-        return failure(FailureKind::Usage, toString(read.takeError()));
+        return withKind(read.takeError(), FailureKind::Usage);
       text = std::move(*read);
     }
     if (opts.inPlace) {

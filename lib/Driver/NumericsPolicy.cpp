@@ -20,25 +20,35 @@ std::string singularOpName(mlir::Operation *op) {
   return isSingularOperation(op) ? displayName(op) : "";
 }
 
-/// The first singular op of `kernel` that reads a value derived from a
-/// centring norm of the kernel, or from the kernel's inputs when `centred`
-/// (they come from a norm outside it).
-std::string singularAfterNorm(KernelOp kernel, bool centred) {
+/// The name `named` gives the first op of `kernel` that reads a value
+/// derived from an op `source` accepts (or from the kernel's inputs, when
+/// `fromInputs`); "" when there is none.
+std::string
+firstDerived(KernelOp kernel, bool fromInputs,
+             llvm::function_ref<bool(mlir::Operation *)> source,
+             llvm::function_ref<std::string(mlir::Operation *)> named) {
   llvm::DenseSet<mlir::Value> derived;
-  if (centred)
+  if (fromInputs)
     for (mlir::Value a : kernel.getBody().front().getArguments())
       derived.insert(a);
   for (mlir::Operation &op : kernel.getBody().front()) {
-    bool fromNorm = llvm::any_of(
+    bool reads = llvm::any_of(
         op.getOperands(), [&](mlir::Value v) { return derived.contains(v); });
-    if (fromNorm)
-      if (std::string s = singularOpName(&op); !s.empty())
+    if (reads)
+      if (std::string s = named(&op); !s.empty())
         return s;
-    if (fromNorm || isCentringNorm(&op))
+    if (reads || source(&op))
       for (mlir::Value r : op.getResults())
         derived.insert(r);
   }
   return "";
+}
+
+/// The first singular op of `kernel` that reads a value derived from a
+/// centring norm of the kernel, or from the kernel's inputs when `centred`
+/// (they come from a norm outside it).
+std::string singularAfterNorm(KernelOp kernel, bool centred) {
+  return firstDerived(kernel, centred, isCentringNorm, singularOpName);
 }
 
 /// Whether an op of `kernel`'s body satisfies `pred`.
@@ -100,18 +110,7 @@ std::string firstStepOp(KernelOp kernel) {
 /// The first step op of `kernel` whose operands depend on an inexact op of
 /// the kernel.
 std::string stepAfterInexact(KernelOp kernel) {
-  llvm::DenseSet<mlir::Value> inexact;
-  for (mlir::Operation &op : kernel.getBody().front()) {
-    bool fromInexact = llvm::any_of(
-        op.getOperands(), [&](mlir::Value v) { return inexact.contains(v); });
-    if (fromInexact)
-      if (std::string step = stepOpName(&op); !step.empty())
-        return step;
-    if (fromInexact || isInexactReduction(&op))
-      for (mlir::Value r : op.getResults())
-        inexact.insert(r);
-  }
-  return "";
+  return firstDerived(kernel, false, isInexactReduction, stepOpName);
 }
 
 } // namespace
