@@ -14,7 +14,9 @@ few fixture graphs: rewrite with kb-verify, then on the GPU
   * library forms (cuBLASLt / cuDNN epilogues) give the same outputs,
     forced (KB_LIBRARY_EPILOGUES=1, with replay forced) or measured;
   * channels-last variants (pointwise and "reads") give the same outputs,
-    forced (KB_CHANNELS_LAST=1, with replay forced) or measured;
+    measured, or forced with replay forced (KB_CHANNELS_LAST=1, or =tf32
+    where only the TF32-rounded form agreed in the measured pass; NCHW where
+    neither did: TF32 convolutions round otherwise channels-last);
   * kernels reading and writing strided views (strided_views) all run, and
     every output keeps eager's strides; cross-row kernels (cross_row_norms:
     a batch norm's statistics, a grid barrier, a layer norm or softmax)
@@ -70,7 +72,22 @@ def inputs_for(manifest_inputs, seed):
     return out
 
 
-def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
+def agreeing_layout(layout):
+    """The KB_CHANNELS_LAST value the forced pass uses: channels-last in the
+    form the timed pass measured as agreeing with NCHW (within 1e-5, step
+    regions' inputs bit-identical). Where neither form agrees (a TF32
+    convolution whose channels-last algorithm rounds otherwise, feeding a
+    training batch norm that scales the difference to ~1e-3), forcing it
+    would check cuDNN's rounding, not the kernels: NCHW then, as the runtime
+    itself would choose; kb-verify checked those regions' channels-last
+    variants against float64."""
+    same = (layout or {}).get("same_results", {})
+    if layout is None or same.get("channels_last", True):
+        return "1"
+    return "tf32" if same.get("channels_last_tf32") else "0"
+
+
+def check(kb_rewrite, kb_verify, fixtures, case, work, graphs, forced_layout="1"):
     graph = os.path.join(fixtures, "graphs", "torch-1.13", case + ".graph.txt")
     model = os.path.join(fixtures, "models", case + ".py")
     out = os.path.join(work, case)
@@ -80,7 +97,7 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
     os.environ["KB_CUDA_GRAPHS"] = graphs  # read when a ModelNew first runs
     if graphs == "1":
         os.environ["KB_LIBRARY_EPILOGUES"] = "1"  # read at each site's first use
-        os.environ["KB_CHANNELS_LAST"] = "1"  # read at the first run
+        os.environ["KB_CHANNELS_LAST"] = forced_layout  # read at the first run
         os.environ["KB_FORWARD_CHECK"] = "0"  # the kernels' path, whatever its speed
     else:
         os.environ.pop("KB_LIBRARY_EPILOGUES", None)
@@ -118,7 +135,7 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
             # Strided operands pass their guards: every region's kernel ran.
             assert all(launched) and not any(got._kb.fallbacks), \
                 f"{case}: fallbacks {got._kb.fallbacks}"
-        if graphs == "1" and cl_kernels and \
+        if graphs == "1" and forced_layout != "0" and cl_kernels and \
                 "K.cl(" in open(os.path.join(out, "model_new.py")).read():
             assert any(r.launches for r in cl_kernels), \
                 f"{case}: KB_CHANNELS_LAST=1 ran no channels-last kernel"
@@ -179,7 +196,9 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs):
     assert "autograd needs gradients" in got._kb.reasons, got._kb.reasons
     print(f"{case} (KB_CUDA_GRAPHS={graphs!r}): ok ({sum(launched)} kernel launches, "
           f"layout {got._kb.layout_ms}, graph {timing}, fallbacks {got._kb.fallbacks}, "
-          f"library {got._kb.library_ms})")
+          f"library {got._kb.library_ms}" +
+          (f", channels-last forced as {forced_layout!r})" if graphs == "1" else ")"))
+    return got._kb.layout_ms
 
 
 def check_transpose():
@@ -254,8 +273,8 @@ def main():
     assert not unknown, f"unknown cases {unknown}; known: {CASES}"
     work = tempfile.mkdtemp(prefix="kb-gpu-rewrite-")
     for case in cases:
-        check(kb_rewrite, kb_verify, fixtures, case, work, "")
-        check(kb_rewrite, kb_verify, fixtures, case, work, "1")
+        layout = check(kb_rewrite, kb_verify, fixtures, case, work, "")
+        check(kb_rewrite, kb_verify, fixtures, case, work, "1", agreeing_layout(layout))
     return 0
 
 
