@@ -11,16 +11,24 @@ using namespace llvm;
 
 namespace kb::driver {
 
-Error runPipeline(RewriteRun &run) {
-  mlir::ModuleOp module = *run.module;
+Error runRewritePipeline(mlir::ModuleOp module, StringRef inputName,
+                         bool normsBeforeTF32, bool reductionsBeforeSteps) {
   mlir::PassManager pm(module.getContext());
-  bool relaxed = run.opts.numerics == Numerics::Relaxed;
-  buildRewritePipeline(pm,
-                       /*normsBeforeTF32=*/run.opts.fuseBeforeTF32 || relaxed,
-                       /*reductionsBeforeSteps=*/relaxed);
+  buildRewritePipeline(pm, normsBeforeTF32, reductionsBeforeSteps);
   if (mlir::failed(pm.run(module)))
     return failure(FailureKind::Internal,
-                   "the pipeline failed on '" + run.opts.graphPath + "'");
+                   "the pipeline failed on '" + inputName + "'");
+  return Error::success();
+}
+
+Error runPipeline(RewriteRun &run) {
+  mlir::ModuleOp module = *run.module;
+  bool relaxed = run.opts.numerics == Numerics::Relaxed;
+  if (Error err = runRewritePipeline(
+          module, run.opts.graphPath,
+          /*normsBeforeTF32=*/run.opts.fuseBeforeTF32 || relaxed,
+          /*reductionsBeforeSteps=*/relaxed))
+    return err;
   module.walk([&](mlir::Operation *op) {
     if (op->hasAttr("kb.numerics"))
       if (auto why = op->getAttrOfType<mlir::StringAttr>("kb.unfused"))

@@ -506,10 +506,12 @@ int runCodegen() {
   auto module = load(ctx, codegenInput, code);
   if (!module)
     return code;
-  mlir::PassManager pm(&ctx);
-  kb::buildRewritePipeline(pm);
-  if (mlir::failed(pm.run(*module)))
-    return fail(InternalError, "the pipeline failed on '" + codegenInput + "'");
+  // codegen emits a kernel for every region the pipeline can form: the
+  // numerics policy (rewrite's --numerics) does not narrow them here.
+  if (Error err = kb::driver::runRewritePipeline(
+          *module, codegenInput, /*normsBeforeTF32=*/true,
+          /*reductionsBeforeSteps=*/true))
+    return fail(InternalError, toString(std::move(err)));
   if (auto ec = sys::fs::create_directories(outDir))
     return fail(UsageError, "cannot create '" + outDir + "': " + ec.message());
   int splitShape[3] = {0, 0, 0};

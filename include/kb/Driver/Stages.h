@@ -50,6 +50,12 @@ struct RewriteRun {
 llvm::Expected<RewriteRun> load(mlir::MLIRContext &ctx,
                                 const RewriteOptions &opts);
 
+/// The rewrite pipeline (buildRewritePipeline) over a module: the one place
+/// a command runs it (rewrite through runPipeline, codegen directly).
+llvm::Error runRewritePipeline(mlir::ModuleOp module, llvm::StringRef inputName,
+                               bool normsBeforeTF32,
+                               bool reductionsBeforeSteps);
+
 /// 2. The rewrite pipeline (buildRewritePipeline) under the numerics
 /// options; records the ops the policy kept in ATen and the GEMMs that run
 /// without their bias.
