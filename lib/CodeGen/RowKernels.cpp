@@ -555,7 +555,9 @@ public:
 
   /// Columns mode: rows whose elements are strided by the row count's
   /// fastest dim (channels of channels-last data). A block takes 32
-  /// consecutive rows, one per lane, and its W warps split each row's
+  /// rows neighbouring in channel, one per lane (rows (n, c, m) of a
+  /// reduction over the last spatial dims are taken in (n, m, c) order),
+  /// and its W warps split each row's
   /// elements, so every warp load reads 32 neighbouring channels. Per pass,
   /// each lane's W partials meet in shared memory and are combined in warp
   /// order by every thread (the same result in all of them).
@@ -574,9 +576,21 @@ public:
       }
     // r0 is uniform in the block: every thread reaches every barrier.
     os << "  for (long long r0 = (long long)blockIdx.x * 32; r0 < " << R
-       << "; r0 += (long long)gridDim.x * 32) {\n"
-       << "    const long long r = r0 + lane;\n"
-       << "    const bool live = r < " << R << ";\n";
+       << "; r0 += (long long)gridDim.x * 32) {\n";
+    if (p.colM > 1) {
+      // Lane l takes the l-th row in channel-fastest order, (n, m, c), and
+      // reduces NCHW's row (n, c, m); its result lands at that row.
+      std::string M = std::to_string(p.colM) + "LL",
+                  Cs = std::to_string(p.colC) + "LL";
+      os << "    const long long cq = r0 + lane;\n"
+         << "    const long long r = ((cq / (" << M << " * " << Cs << ")) * "
+         << Cs << " + cq % " << Cs << ") * " << M << " + (cq / " << Cs << ") % "
+         << M << ";\n"
+         << "    const bool live = cq < " << R << ";\n";
+    } else {
+      os << "    const long long r = r0 + lane;\n"
+         << "    const bool live = r < " << R << ";\n";
+    }
     for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
       for (const Accumulator &a : pass.accs)
         os << "    " << declareAcc(a) << "\n";

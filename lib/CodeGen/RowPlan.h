@@ -44,6 +44,11 @@ struct RowPlan {
   // Tile mode: the input is [N, C, M..., W] read channels-last; rows are
   // (n, c, m) and each block stages the [W, C] slab of one (n, m).
   int64_t tileN = 0, tileC = 0, tileM = 0, tileW = 0;
+  // Columns mode: rows are (n, c, m) of an [N, C, M..., W...] input read
+  // channels-last; lanes take neighbouring channels (row (n, c, m) is
+  // enumerated as ((n * M + m) * C + c)), so a warp load reads 32
+  // neighbouring floats. colM = 1: rows (n, c), already channel-fastest.
+  int64_t colC = 0, colM = 1;
   // Split mode: rows per block item (1: the block walks one row; 32: lane
   // l takes row r0 + l and the warps split the elements, for rows whose
   // elements are strided by the row count) and chunks per row.

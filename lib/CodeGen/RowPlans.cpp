@@ -257,11 +257,15 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // Length of the runs of consecutive input elements along a row.
   int64_t run = 0;
   bool reduce = !isPerElementRecipe(recipe);
-  if (e.channelsLastRead && recipe != "layer_norm" &&
-      (!reduce || rank - (int64_t)f.reduced.size() != 2))
+  // Channels-last reads: reductions over trailing spatial dims (all of
+  // them, or the last ones: a var over W keeps rows (n, c, h)) and
+  // layer_norm over the last dim.
+  bool trailingSpatial = reduce && !f.reduced.empty() &&
+                         f.reduced.front() >= 2 && f.reduced.back() == rank - 1;
+  if (e.channelsLastRead && recipe != "layer_norm" && !trailingSpatial)
     return e.unsupported("channels-last reads are generated for reductions "
-                         "over all spatial dims and layer_norm over the last "
-                         "dim only");
+                         "over trailing spatial dims and layer_norm over the "
+                         "last dim only");
   if (recipe == "softmax" || recipe == "log_softmax") {
     int64_t d = f.reduced.empty() ? 0 : f.reduced[0];
     int64_t R = rank ? in[d] : 1, inner = product(in.drop_front(d + 1));
@@ -573,6 +577,10 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     p.mode = e.channelsLastRead
                  ? Mode::Columns
                  : chooseMode(p.cols, !manyStrided, e.threadShortRows);
+    if (e.channelsLastRead) {
+      p.colC = in[1];
+      p.colM = product(in.slice(2, first - 2));
+    }
     p.index = f.window.empty() ? overMiddleDim(p.cols, inner)
                                : gatherIndex(f.poolIn, f.window, f.rowDims);
     p.prog = reduceProgram(f, p.cols);
