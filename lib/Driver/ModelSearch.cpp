@@ -106,7 +106,9 @@ model::VerifyResult runVerifier(const RewriteOptions &opts, bool gpu,
     return v;
   }
   const verify::JobVerdict &j = run->front();
-  v.status = j.verdict.status.empty() ? "?" : j.verdict.status;
+  // The model search keeps the wire word (its candidates also carry states
+  // of their own: no_reply, check_failed, compiled_only ...).
+  v.status = verify::statusName(j.verdict.status);
   if (onGpu) {
     v.accepted = j.verdict.accepted();
     v.detail = j.verdict.detail;

@@ -57,7 +57,7 @@ void applyVerdict(const verify::JobVerdict *jv, bool gpu, StringRef archs,
     if (v.candidateTiming)
       kernelMs = v.candidateTiming->medianMs;
     if (!accepted && detail.empty())
-      detail = v.status.empty() ? "?" : v.status;
+      detail = verify::statusName(v.status);
     if (primary) {
       if (v.candidateTiming)
         rec.kernelMinMs = v.candidateTiming->minMs;
@@ -71,13 +71,12 @@ void applyVerdict(const verify::JobVerdict *jv, bool gpu, StringRef archs,
       rec.gpu = v.gpu;
     }
   } else {
-    bool compiled = v.status == "compiled";
+    bool compiled = v.status == verify::VerdictStatus::Compiled;
     status = compiled ? RegionStatus::Unverified : RegionStatus::CompileError;
     detail = compiled ? "compiled for " + archs.str() +
                             "; no GPU here, so not verified"
              : !jv->compileLog.empty() ? jv->compileLog
-             : v.status.empty()        ? "?"
-                                       : v.status;
+                                       : verify::statusName(v.status);
   }
   if (primary)
     rec.verdict = json::Value(json::Object(jv->printed));
@@ -141,10 +140,11 @@ Error verifyKernels(RewriteRun &run, raw_ostream &log) {
       return verdicts.takeError();
     for (verify::JobVerdict &v : *verdicts) {
       const std::string &id = v.verdict.id;
-      if (id.empty() || v.verdict.status.empty())
+      if (id.empty() || v.verdict.status == verify::VerdictStatus::Unknown)
         continue;
       // One line per architecture: the first failure wins.
-      if (!byId.count(id) || v.verdict.status != "compiled")
+      if (!byId.count(id) ||
+          v.verdict.status != verify::VerdictStatus::Compiled)
         byId[id] = std::move(v);
     }
   }

@@ -163,7 +163,8 @@ Expected<std::string> extractKernel(StringRef reply, StringRef entry) {
   for (const std::string &b : blocks)
     if (std::regex_search(b, defines)) {
       if (auto rej = verify::staticCheck(b, entry.str()))
-        return err("static check: " + rej->status + ": " + rej->detail);
+        return err(std::string("static check: ") +
+                   kb::verify::statusName(rej->status) + ": " + rej->detail);
       return b;
     }
   return err(formatv("no code block defines __global__ {0}(...) (the "

@@ -182,26 +182,26 @@ Comparison kb::verify::judgeComparison(const ComparisonStats &s,
        << " output elements still hold the poison pattern (never written); "
           "first at index "
        << s.firstUnwritten;
-    c.status = "unwritten_output";
+    c.status = VerdictStatus::UnwrittenOutput;
   } else if (s.nanBad) {
     os.precision(6);
     os << s.nanBad << " elements differ in NaN/Inf from eager fp32; first at "
        << "index " << s.firstNanBad << " (candidate " << s.nanBadCand
        << ", eager " << s.nanBadEager << ", float64 " << s.nanBadRef << ")";
-    c.status = "nan_mismatch";
+    c.status = VerdictStatus::NanMismatch;
   } else if (s.hugeBad) {
     os << s.hugeBad << " elements of magnitude > 1e30 are off by more than "
        << factor << " x eager fp32's relative error; first at index "
        << s.firstHugeBad << ": candidate " << s.hugeBadCand << ", reference "
        << s.hugeBadRef;
-    c.status = "wrong_result";
+    c.status = VerdictStatus::WrongResult;
   } else if (s.candErr > c.bound) {
     os << "max |candidate - float64 reference| = " << s.candErr
        << " exceeds the bound " << c.bound << " (" << factor
        << " x eager fp32 error " << s.eagerErr << "); worst at index "
        << s.worst << ": candidate " << s.worstCand << ", reference "
        << s.worstRef << "; relative L2 error " << c.relL2;
-    c.status = "wrong_result";
+    c.status = VerdictStatus::WrongResult;
   }
   c.detail = os.str();
   return c;

@@ -343,11 +343,57 @@ std::string kb::verify::canonicalJob(const Job &job) {
   return j.dump();
 }
 
+namespace {
+struct StatusWord {
+  kb::verify::VerdictStatus status;
+  const char *word;
+};
+using S = kb::verify::VerdictStatus;
+constexpr StatusWord kStatusWords[] = {
+    {S::Unknown, "unknown"},
+    {S::Accepted, "accepted"},
+    {S::Compiled, "compiled"},
+    {S::CompileError, "compile_error"},
+    {S::ForbiddenConstruct, "forbidden_construct"},
+    {S::EntryPointMissing, "entry_point_missing"},
+    {S::LaunchError, "launch_error"},
+    {S::UnwrittenOutput, "unwritten_output"},
+    {S::OutOfBoundsWrite, "out_of_bounds_write"},
+    {S::InputMutated, "input_mutated"},
+    {S::NanMismatch, "nan_mismatch"},
+    {S::WrongResult, "wrong_result"},
+    {S::ShapeSpecific, "shape_specific"},
+    {S::TimingRecheckFailed, "timing_recheck_failed"},
+    {S::ImplausibleSpeed, "implausible_speed"},
+    {S::Crashed, "crashed"},
+    {S::SanitizerError, "sanitizer_error"},
+    {S::Timeout, "timeout"},
+    {S::Oom, "oom"},
+    {S::InvalidJob, "invalid_job"},
+    {S::InternalError, "internal_error"},
+};
+} // namespace
+
+const char *kb::verify::statusName(VerdictStatus s) {
+  for (const StatusWord &w : kStatusWords)
+    if (w.status == s)
+      return w.word;
+  return "unknown";
+}
+
+kb::verify::VerdictStatus
+kb::verify::parseVerdictStatus(const std::string &word) {
+  for (const StatusWord &w : kStatusWords)
+    if (word == w.word)
+      return w.status;
+  return VerdictStatus::Unknown;
+}
+
 std::string kb::verify::toJson(const Verdict &v) {
   json shapes = v.shapesChecked;
   return json{{"schema_version", v.schemaVersion},
               {"id", v.id},
-              {"status", v.status},
+              {"status", statusName(v.status)},
               {"accepted", v.accepted()},
               {"detail", v.detail},
               {"cached", v.cached},
@@ -378,7 +424,7 @@ Verdict kb::verify::parseVerdict(const std::string &text) {
   Verdict v;
   v.schemaVersion = j.value("schema_version", kSchemaVersion);
   v.id = j.value("id", "");
-  v.status = j.value("status", "");
+  v.status = parseVerdictStatus(j.value("status", ""));
   v.detail = j.value("detail", "");
   v.cached = j.value("cached", false);
   v.maxAbsError = j.value("max_abs_error", 0.0);

@@ -81,7 +81,7 @@ std::optional<Rejection> kb::verify::staticCheck(const std::string &source,
   for (std::sregex_iterator it(source.begin(), source.end(), include), end;
        it != end; ++it)
     if (!allowed.count((*it)[1].str()))
-      return Rejection{"forbidden_construct",
+      return Rejection{VerdictStatus::ForbiddenConstruct,
                        "include <" + (*it)[1].str() +
                            "> is outside the allow-list (cuda_fp16.h, "
                            "cuda_bf16.h, cuda/std/{cstdint,limits,cmath,"
@@ -89,10 +89,10 @@ std::optional<Rejection> kb::verify::staticCheck(const std::string &source,
   std::string code = stripCommentsAndStrings(source);
   for (const Rule &r : kRules)
     if (std::regex_search(code, std::regex(r.pattern)))
-      return Rejection{"forbidden_construct", r.why};
+      return Rejection{VerdictStatus::ForbiddenConstruct, r.why};
   static const std::regex ident(R"(^[A-Za-z_][A-Za-z0-9_]*$)");
   if (!std::regex_match(entry, ident))
-    return Rejection{"entry_point_missing",
+    return Rejection{VerdictStatus::EntryPointMissing,
                      "entry point '" + entry + "' is not an identifier"};
   // The declarator between __global__ and the body may hold attributes
   // such as __launch_bounds__(256) before the name.
@@ -104,8 +104,8 @@ std::optional<Rejection> kb::verify::staticCheck(const std::string &source,
     if (std::regex_search(decl, name))
       return std::nullopt;
   }
-  return Rejection{"entry_point_missing",
-                   "the source defines no __global__ function named '" +
-                       entry + "'"};
+  return Rejection{VerdictStatus::EntryPointMissing,
+                   "the source defines no __global__ function named '" + entry +
+                       "'"};
   return std::nullopt;
 }

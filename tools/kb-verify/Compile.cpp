@@ -22,7 +22,7 @@ CompileResult kb::verify::compileCandidate(const std::string &source,
   nvrtcProgram prog;
   if (nvrtcCreateProgram(&prog, source.c_str(), "candidate.cu", 0, nullptr,
                          nullptr) != NVRTC_SUCCESS) {
-    r.status = "compile_error";
+    r.status = VerdictStatus::CompileError;
     r.log = "nvrtcCreateProgram failed";
     return r;
   }
@@ -47,7 +47,7 @@ CompileResult kb::verify::compileCandidate(const std::string &source,
     log.pop_back();
   r.log = truncateMiddle(log, 2000);
   if (res != NVRTC_SUCCESS) {
-    r.status = "compile_error";
+    r.status = VerdictStatus::CompileError;
     if (r.log.empty())
       r.log = nvrtcGetErrorString(res);
     nvrtcDestroyProgram(&prog);
@@ -56,7 +56,7 @@ CompileResult kb::verify::compileCandidate(const std::string &source,
   const char *lowered = nullptr;
   if (nvrtcGetLoweredName(prog, nameExpr.c_str(), &lowered) != NVRTC_SUCCESS ||
       !lowered) {
-    r.status = "entry_point_missing";
+    r.status = VerdictStatus::EntryPointMissing;
     r.log = "no __global__ function '" + entry + "' in the compiled program";
     nvrtcDestroyProgram(&prog);
     return r;

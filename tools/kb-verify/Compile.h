@@ -2,14 +2,16 @@
 #ifndef KB_VERIFY_COMPILE_H
 #define KB_VERIFY_COMPILE_H
 
+#include "kb/Verify/Job.h"
+
 #include <string>
 
 namespace kb::verify {
 
 struct CompileResult {
   bool ok = false;
-  std::string status; // on failure: compile_error | forbidden_construct |
-                      // entry_point_missing
+  // On failure: CompileError | ForbiddenConstruct | EntryPointMissing.
+  VerdictStatus status = VerdictStatus::Unknown;
   std::string log;    // truncated NVRTC log or the static-check reason
   std::string cubin;  // machine code for `arch`
   std::string loweredEntry;

@@ -197,14 +197,14 @@ Verdict Supervisor::verify(const std::string &jobText) {
   try {
     job = parseJob(jobText);
   } catch (const JobError &e) {
-    v.status = "invalid_job";
+    v.status = VerdictStatus::InvalidJob;
     v.detail = e.what();
     return v;
   }
   v.id = job.id;
   std::string error;
   if (!ensureWorker(job.checks.sanitizer, error)) {
-    v.status = "internal_error";
+    v.status = VerdictStatus::InternalError;
     v.detail = error;
     return v;
   }
@@ -230,7 +230,7 @@ Verdict Supervisor::verify(const std::string &jobText) {
     stopWorker();
     if (!ensureWorker(job.checks.sanitizer, error) ||
         write(toWorker, line.data(), line.size()) != (ssize_t)line.size()) {
-      v.status = "internal_error";
+      v.status = VerdictStatus::InternalError;
       v.detail = "cannot reach the worker: " + error;
       return v;
     }
@@ -247,19 +247,19 @@ Verdict Supervisor::verify(const std::string &jobText) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       pid = -1;
-      v.status = "timeout";
+      v.status = VerdictStatus::Timeout;
       v.detail = "no verdict within the watchdog limit of " +
                  std::to_string(job.timeoutSeconds) +
                  " s (timeout_s): the kernel hangs or is far too slow";
     } else {
       waitpid(pid, &status, 0);
       pid = -1;
-      v.status = "crashed";
+      v.status = VerdictStatus::Crashed;
       std::string how = WIFSIGNALED(status)
                             ? "signal " + std::to_string(WTERMSIG(status))
                             : "exit code " + std::to_string(WEXITSTATUS(status));
       if (WIFEXITED(status) && WEXITSTATUS(status) == 97)
-        v.status = "sanitizer_error";
+        v.status = VerdictStatus::SanitizerError;
       v.detail = "the worker died (" + how + "): " + workerLogTail();
     }
     stopWorker();
@@ -267,7 +267,7 @@ Verdict Supervisor::verify(const std::string &jobText) {
     try {
       v = parseVerdict(reply);
     } catch (const std::exception &e) {
-      v.status = "internal_error";
+      v.status = VerdictStatus::InternalError;
       v.detail = std::string("unreadable verdict: ") + e.what();
     }
     // A sanitizer worker serves one job: its report comes at exit (also
@@ -279,8 +279,8 @@ Verdict Supervisor::verify(const std::string &jobText) {
       waitpid(pid, &status, 0);
       pid = -1;
       if (WIFEXITED(status) && WEXITSTATUS(status) == 97 &&
-          (v.accepted() || v.status == "crashed")) {
-        v.status = "sanitizer_error";
+          (v.accepted() || v.status == VerdictStatus::Crashed)) {
+        v.status = VerdictStatus::SanitizerError;
         v.detail = "compute-sanitizer (" + job.checks.sanitizer +
                    ") reported errors: " + workerLogTail();
       }
@@ -288,12 +288,13 @@ Verdict Supervisor::verify(const std::string &jobText) {
     }
     // A worker that reports a crash exits right after: wait for it, so the
     // next job cannot be written to a dying process.
-    if (v.status == "crashed")
+    if (v.status == VerdictStatus::Crashed)
       stopWorker();
   }
   v.id = job.id;
-  bool environmental = v.status == "timeout" || v.status == "oom" ||
-                       v.status == "internal_error";
+  bool environmental = v.status == VerdictStatus::Timeout ||
+                       v.status == VerdictStatus::Oom ||
+                       v.status == VerdictStatus::InternalError;
   if (!cachePath.empty() && !environmental) {
     for (size_t p = cacheDir.find('/', 1); ; p = cacheDir.find('/', p + 1)) {
       mkdir(cacheDir.substr(0, p).c_str(), 0755); // parents first

@@ -195,7 +195,7 @@ Comparison kb::verify::indexComparison(const at::Tensor &cand,
                           .sum()
                           .item<int64_t>();
   if (unwritten) {
-    c.status = "unwritten_output";
+    c.status = VerdictStatus::UnwrittenOutput;
     c.detail = std::to_string(unwritten) + " of " + std::to_string(x.numel()) +
                " indices still hold the poison pattern";
     c.allclose1e4 = c.allclose1e2 = false;
@@ -205,7 +205,7 @@ Comparison kb::verify::indexComparison(const at::Tensor &cand,
   int64_t bad = differ.sum().item<int64_t>();
   if (bad) {
     int64_t first = differ.nonzero().view(-1)[0].item<int64_t>();
-    c.status = "wrong_result";
+    c.status = VerdictStatus::WrongResult;
     c.detail = std::to_string(bad) + " of " + std::to_string(x.numel()) +
                " indices differ from eager's (first at element " +
                std::to_string(first) + ": " +

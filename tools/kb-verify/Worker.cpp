@@ -32,9 +32,10 @@ void check(cudaError_t e, const char *what) {
   std::string msg = std::string(what) + ": " + cudaGetErrorName(e) + " (" +
                     cudaGetErrorString(e) + ")";
   if (e == cudaErrorMemoryAllocation)
-    throw CudaFailure("oom", msg, false);
-  throw CudaFailure(compat::isStickyError(e) ? "crashed" : "launch_error", msg,
-                    compat::isStickyError(e));
+    throw CudaFailure(VerdictStatus::Oom, msg, false);
+  throw CudaFailure(compat::isStickyError(e) ? VerdictStatus::Crashed
+                                             : VerdictStatus::LaunchError,
+                    msg, compat::isStickyError(e));
 }
 
 /// A device buffer with guard bytes on both sides.
@@ -73,7 +74,8 @@ struct GuardedBuffer {
 };
 
 struct Failure {
-  std::string status, detail;
+  VerdictStatus status;
+  std::string detail;
 };
 
 std::string shapeStr(const std::vector<int64_t> &s) {
@@ -200,7 +202,7 @@ struct GpuWorker::Impl {
     }
     int64_t wsBytes = evalExpr(c.launch.workspaceBytes, vars);
     if (wsBytes < 0 || wsBytes > (int64_t(1) << 32))
-      throw CudaFailure("launch_error",
+      throw CudaFailure(VerdictStatus::LaunchError,
                         "workspace_bytes gives " + std::to_string(wsBytes) +
                             " (0 to 4 GiB)",
                         false);
@@ -209,7 +211,7 @@ struct GpuWorker::Impl {
       g[k] = evalExpr(c.launch.grid[k], vars);
       b[k] = evalExpr(c.launch.block[k], vars);
       if (g[k] < 1 || b[k] < 1 || g[k] > 0x7fffffff || b[k] > 1024)
-        throw CudaFailure("launch_error",
+        throw CudaFailure(VerdictStatus::LaunchError,
                           "launch rule gives grid/block dimension " +
                               std::to_string(k) + " = " + std::to_string(g[k]) +
                               "/" + std::to_string(b[k]),
@@ -317,18 +319,18 @@ struct GpuWorker::Impl {
     const Job &job = *l.job;
     size_t nIn = job.inputs.size();
     if (expect.truth64.size() != job.outputs.size())
-      return Failure{"invalid_job", "the reference returns " +
-                                        std::to_string(expect.truth64.size()) +
-                                        " outputs, the job names " +
-                                        std::to_string(job.outputs.size())};
+      return Failure{
+          VerdictStatus::InvalidJob,
+          "the reference returns " + std::to_string(expect.truth64.size()) +
+              " outputs, the job names " + std::to_string(job.outputs.size())};
     for (size_t o = 0; o < job.outputs.size(); ++o) {
       std::vector<int64_t> got(expect.truth64[o].sizes().begin(),
                                expect.truth64[o].sizes().end());
       if (got != l.tensors[nIn + o].shape)
-        return Failure{"invalid_job", "the reference output " +
-                                          job.outputs[o].name + " has shape " +
-                                          shapeStr(got) + ", the job says " +
-                                          shapeStr(l.tensors[nIn + o].shape)};
+        return Failure{VerdictStatus::InvalidJob,
+                       "the reference output " + job.outputs[o].name +
+                           " has shape " + shapeStr(got) + ", the job says " +
+                           shapeStr(l.tensors[nIn + o].shape)};
     }
     return std::nullopt;
   }
@@ -364,14 +366,15 @@ struct GpuWorker::Impl {
       check(cudaDeviceSynchronize(), "candidate kernel (device)");
       for (size_t o = 0; o < outs.size(); ++o)
         if (!outs[o].guardsIntact())
-          return Failure{"out_of_bounds_write",
+          return Failure{VerdictStatus::OutOfBoundsWrite,
                          "the guard bytes around output " +
                              job.outputs[o].name + " were overwritten"};
       for (size_t i = 0; i < nIn; ++i)
         if (!liveInputs[i].guardsIntact() ||
             !sameBits(specView(liveInputs[i], l.tensors[i]), pristine[i]))
-          return Failure{"input_mutated", "input " + job.inputs[i].name +
-                                              " changed during the launch"};
+          return Failure{VerdictStatus::InputMutated,
+                         "input " + job.inputs[i].name +
+                             " changed during the launch"};
       std::vector<at::Tensor> got;
       for (size_t o = 0; o < outs.size(); ++o) {
         got.push_back(specView(outs[o], l.tensors[nIn + o],
@@ -384,7 +387,7 @@ struct GpuWorker::Impl {
         v.relL2Error = std::max(v.relL2Error, c.relL2);
         v.allclose1e4 = v.allclose1e4 && c.allclose1e4;
         v.allclose1e2 = v.allclose1e2 && c.allclose1e2;
-        if (c.status != "accepted")
+        if (c.status != VerdictStatus::Accepted)
           return Failure{c.status,
                          "output " + job.outputs[o].name + ": " + c.detail};
       }
@@ -448,7 +451,7 @@ struct GpuWorker::Impl {
       for (size_t o = 0; o < outIdx.size(); ++o) {
         int64_t left = countPattern(words(bufs[outIdx[o]]), 0xFFFFFFFFu);
         if (left)
-          return Failure{"timing_recheck_failed",
+          return Failure{VerdictStatus::TimingRecheckFailed,
                          "timed launch " + std::to_string(i) + " left " +
                              std::to_string(left) + " elements of output " +
                              job.outputs[o].name + " unwritten"};
@@ -463,8 +466,8 @@ struct GpuWorker::Impl {
           compareOutput(specView(bufs[outIdx[o]], l.tensors[nIn + o],
                                  expect.eager32[o].scalar_type()),
                         expect, o, job, 0xFFFFFFFFu, /*withSensitivity=*/false);
-      if (c.status != "accepted")
-        return Failure{"timing_recheck_failed",
+      if (c.status != VerdictStatus::Accepted)
+        return Failure{VerdictStatus::TimingRecheckFailed,
                        "after the timing loop, output " + job.outputs[o].name +
                            ": " + c.detail};
     }
@@ -489,7 +492,7 @@ struct GpuWorker::Impl {
     // Below half the time the bytes need at copy bandwidth is not a fast
     // kernel, it is skipped work (tiny problems are launch-bound, exempt).
     if (bytes >= (int64_t(8) << 20) && t.medianMs < 0.5 * v.rooflineMs)
-      return Failure{"implausible_speed",
+      return Failure{VerdictStatus::ImplausibleSpeed,
                      "median " + std::to_string(t.medianMs) +
                          " ms is below half the roofline time " +
                          std::to_string(v.rooflineMs) + " ms for " +
@@ -536,7 +539,7 @@ Verdict GpuWorker::run(const Job &job) {
   v.cuda = impl->info.cuda;
   v.torch = impl->info.torch;
   v.allclose1e4 = v.allclose1e2 = true;
-  auto fail = [&](const std::string &status, const std::string &detail) {
+  auto fail = [&](VerdictStatus status, const std::string &detail) {
     v.status = status;
     v.detail = truncateMiddle(detail, 2000);
     return v;
@@ -545,7 +548,8 @@ Verdict GpuWorker::run(const Job &job) {
   try {
     ref = std::make_unique<Reference>(job.reference);
   } catch (const std::exception &e) {
-    return fail("invalid_job", std::string("reference IR: ") + e.what());
+    return fail(VerdictStatus::InvalidJob,
+                std::string("reference IR: ") + e.what());
   }
   std::string arch =
       job.arch == "native" ? "sm_" + std::to_string(impl->info.cc) : job.arch;
@@ -565,7 +569,7 @@ Verdict GpuWorker::run(const Job &job) {
         cudaSuccess) {
       cudaGetLastError();
       cudaLibraryUnload(module);
-      return fail("entry_point_missing",
+      return fail(VerdictStatus::EntryPointMissing,
                   "no kernel '" + job.candidate.entry + "' in the module");
     }
     std::vector<ShapeSet> extras = job.extraShapes;
@@ -592,11 +596,11 @@ Verdict GpuWorker::run(const Job &job) {
         if (!failure)
           ++v.trialsRun;
       }
-      if (failure && si > 0 && failure->status != "invalid_job") {
+      if (failure && si > 0 && failure->status != VerdictStatus::InvalidJob) {
         failure->detail = "passes at the job's shapes but fails at " +
                           shapeStr(l.tensors[job.inputs.size()].shape) + " (" +
-                          failure->status + "): " + failure->detail;
-        failure->status = "shape_specific";
+                          statusName(failure->status) + "): " + failure->detail;
+        failure->status = VerdictStatus::ShapeSpecific;
       }
       if (!failure)
         v.shapesChecked.push_back(l.tensors[job.inputs.size()].shape);
@@ -621,13 +625,14 @@ Verdict GpuWorker::run(const Job &job) {
   } catch (const JobError &e) {
     if (module)
       cudaLibraryUnload(module);
-    return fail("invalid_job", e.what());
+    return fail(VerdictStatus::InvalidJob, e.what());
   } catch (const std::exception &e) {
     if (module)
       cudaLibraryUnload(module);
-    return fail("invalid_job", std::string("reference failed: ") + e.what());
+    return fail(VerdictStatus::InvalidJob,
+                std::string("reference failed: ") + e.what());
   }
-  v.status = "accepted";
+  v.status = VerdictStatus::Accepted;
   return v;
 }
 
@@ -656,10 +661,10 @@ int kb::verify::workerMain() {
       Job job = parseJob(line);
       v = worker->run(job);
     } catch (const JobError &e) {
-      v.status = "invalid_job";
+      v.status = VerdictStatus::InvalidJob;
       v.detail = e.what();
     } catch (const CudaFailure &e) {
-      v.status = "crashed";
+      v.status = VerdictStatus::Crashed;
       v.detail = e.what();
       std::cout << toJson(v) << std::endl;
       return 3; // the context is poisoned: the supervisor starts a new worker

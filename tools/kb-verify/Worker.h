@@ -19,9 +19,9 @@ struct WorkerInfo {
 /// A CUDA failure while running a job. `sticky` failures poison the context:
 /// the worker reports and exits, and the supervisor starts a new one.
 struct CudaFailure : std::runtime_error {
-  CudaFailure(std::string status, const std::string &msg, bool sticky)
-      : std::runtime_error(msg), status(std::move(status)), sticky(sticky) {}
-  std::string status;
+  CudaFailure(VerdictStatus status, const std::string &msg, bool sticky)
+      : std::runtime_error(msg), status(status), sticky(sticky) {}
+  VerdictStatus status;
   bool sticky;
 };
 

@@ -74,7 +74,9 @@ int compileOnly(const std::vector<std::string> &paths,
       std::cout << nlohmann::json{{"id", job.id},
                                   {"file", path},
                                   {"arch", arch},
-                                  {"status", r.ok ? "compiled" : r.status},
+                                  {"status",
+                                   statusName(r.ok ? VerdictStatus::Compiled
+                                                   : r.status)},
                                   {"cubin_bytes", r.cubin.size()},
                                   {"log", r.log}}
                        .dump()
@@ -162,9 +164,9 @@ int main(int argc, char **argv) {
   }
   Verdict v = sup.verify(text);
   std::cout << toJson(v) << std::endl;
-  if (v.status == "invalid_job")
+  if (v.status == VerdictStatus::InvalidJob)
     return 2;
-  if (v.status == "internal_error")
+  if (v.status == VerdictStatus::InternalError)
     return 3;
   return v.accepted() ? 0 : 1;
 }

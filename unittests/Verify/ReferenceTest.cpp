@@ -58,7 +58,7 @@ TEST(Compile, NvrtcCompilesForSeveralArchitecturesWithoutAGpu) {
     EXPECT_EQ(r.loweredEntry, "k");
   }
   CompileResult bad = compileCandidate("__global__ void k( {", "k", "sm_90");
-  EXPECT_EQ(bad.status, "compile_error");
+  EXPECT_EQ(bad.status, VerdictStatus::CompileError);
   EXPECT_NE(bad.log.find("error"), std::string::npos);
 }
 

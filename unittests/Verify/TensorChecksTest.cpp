@@ -91,7 +91,7 @@ TEST(TensorStats, CleanOutputMatchesHost) {
   EXPECT_EQ(
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
           .status,
-      "accepted");
+      VerdictStatus::Accepted);
 }
 
 TEST(TensorStats, PlantedErrorsMatchHost) {
@@ -102,7 +102,7 @@ TEST(TensorStats, PlantedErrorsMatchHost) {
   p.tensors();
   Comparison c =
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
-  EXPECT_EQ(c.status, "wrong_result");
+  EXPECT_EQ(c.status, VerdictStatus::WrongResult);
   EXPECT_NE(c.detail.find("index 613"), std::string::npos) << c.detail;
 }
 
@@ -119,7 +119,7 @@ TEST(TensorStats, UnwrittenNanAndHugeMatchHost) {
   p.tensors();
   Comparison c =
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonB), 8);
-  EXPECT_EQ(c.status, "unwritten_output");
+  EXPECT_EQ(c.status, VerdictStatus::UnwrittenOutput);
   EXPECT_NE(c.detail.find("2 of 500"), std::string::npos) << c.detail;
   EXPECT_NE(c.detail.find("index 450"), std::string::npos) << c.detail;
   p.c[450] = p.e[450];
@@ -134,7 +134,7 @@ TEST(TensorStats, UnwrittenNanAndHugeMatchHost) {
   EXPECT_EQ(
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonB), 8)
           .status,
-      "wrong_result");
+      VerdictStatus::WrongResult);
 }
 
 // "nonfinite": "any": where eager and the truth are NaN/Inf (an Inf in a
@@ -156,7 +156,7 @@ TEST(TensorStats, AnyNonfiniteKindMatchesHost) {
     EXPECT_EQ(judgeComparison(
                   tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, any), 8)
                   .status,
-              any ? "accepted" : "nan_mismatch");
+              any ? VerdictStatus::Accepted : VerdictStatus::NanMismatch);
   }
   p.c[5] = 1.0f; // finite where the truth is NaN: wrong either way
   checkAgainstHost(p, kPoisonA, true);
@@ -164,7 +164,7 @@ TEST(TensorStats, AnyNonfiniteKindMatchesHost) {
   EXPECT_EQ(judgeComparison(
                 tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
                 .status,
-            "nan_mismatch");
+            VerdictStatus::NanMismatch);
   p.c[5] = -inf;
   p.c[200] = inf; // Inf where eager and the truth are finite
   checkAgainstHost(p, kPoisonA, true);
@@ -172,7 +172,7 @@ TEST(TensorStats, AnyNonfiniteKindMatchesHost) {
   EXPECT_EQ(judgeComparison(
                 tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
                 .status,
-            "nan_mismatch");
+            VerdictStatus::NanMismatch);
 }
 
 // Special-value trials: an element whose truth moves by `sens` when the
@@ -190,7 +190,7 @@ TEST(TensorStats, IllConditionedElementsAreExcused) {
                                   int64_t(1) << 26, at::tensor(sens)),
                       8)
           .status,
-      "accepted");
+      VerdictStatus::Accepted);
   sens[50] = 0.01; // 0.3 > 8 x 0.01
   checkAgainstHost(p, kPoisonA, false, sens);
   EXPECT_EQ(
@@ -198,7 +198,7 @@ TEST(TensorStats, IllConditionedElementsAreExcused) {
                                   int64_t(1) << 26, at::tensor(sens)),
                       8)
           .status,
-      "wrong_result");
+      VerdictStatus::WrongResult);
 }
 
 TEST(TensorInputs, SeededDistributionsAndSpecialValues) {
@@ -277,7 +277,7 @@ TEST(TensorStats, EagerOverflowIsHeldToTheTruth) {
   p.tensors();
   Comparison c =
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
-  EXPECT_EQ(c.status, "accepted") << c.detail;
+  EXPECT_EQ(c.status, VerdictStatus::Accepted) << c.detail;
   EXPECT_FALSE(c.allclose1e4);
   p.c[40] = p.e[40];
   checkAgainstHost(p, kPoisonA);
@@ -287,7 +287,7 @@ TEST(TensorStats, EagerOverflowIsHeldToTheTruth) {
   EXPECT_EQ(
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
           .status,
-      "wrong_result");
+      VerdictStatus::WrongResult);
   p.r[40] = std::numeric_limits<double>::quiet_NaN();
   p.c[40] = 1.f;
   checkAgainstHost(p, kPoisonA);
@@ -295,7 +295,7 @@ TEST(TensorStats, EagerOverflowIsHeldToTheTruth) {
   EXPECT_EQ(
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
           .status,
-      "nan_mismatch");
+      VerdictStatus::NanMismatch);
 }
 
 TEST(TensorStats, TruthInfAcceptedWhereEagerIsNan) {
@@ -308,13 +308,13 @@ TEST(TensorStats, TruthInfAcceptedWhereEagerIsNan) {
   EXPECT_EQ(
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
           .status,
-      "accepted");
+      VerdictStatus::Accepted);
   p.c[7] = std::numeric_limits<float>::infinity(); // wrong sign
   checkAgainstHost(p, kPoisonA);
   p.tensors();
   Comparison c =
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
-  EXPECT_EQ(c.status, "nan_mismatch");
+  EXPECT_EQ(c.status, VerdictStatus::NanMismatch);
   EXPECT_NE(c.detail.find("float64 -inf"), std::string::npos) << c.detail;
 }
 
@@ -331,7 +331,7 @@ TEST(TensorStats, InfAcceptedWhereTheTruthOverflowsFloat32) {
   p.tensors();
   Comparison c =
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
-  EXPECT_EQ(c.status, "accepted") << c.detail;
+  EXPECT_EQ(c.status, VerdictStatus::Accepted) << c.detail;
   EXPECT_FALSE(c.allclose1e4);
   p.c[40] = std::numeric_limits<float>::infinity();
   checkAgainstHost(p, kPoisonA);
@@ -339,7 +339,7 @@ TEST(TensorStats, InfAcceptedWhereTheTruthOverflowsFloat32) {
   EXPECT_EQ(
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
           .status,
-      "nan_mismatch");
+      VerdictStatus::NanMismatch);
   p.r[40] = -3.0e38;
   p.c[40] = -std::numeric_limits<float>::infinity();
   checkAgainstHost(p, kPoisonA);
@@ -347,7 +347,7 @@ TEST(TensorStats, InfAcceptedWhereTheTruthOverflowsFloat32) {
   EXPECT_EQ(
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
           .status,
-      "nan_mismatch");
+      VerdictStatus::NanMismatch);
 }
 
 TEST(TensorStats, InfAcceptedWhereEagerMetBothInfinities) {
@@ -362,7 +362,7 @@ TEST(TensorStats, InfAcceptedWhereEagerMetBothInfinities) {
   p.tensors();
   Comparison c =
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
-  EXPECT_EQ(c.status, "accepted") << c.detail;
+  EXPECT_EQ(c.status, VerdictStatus::Accepted) << c.detail;
   EXPECT_FALSE(c.allclose1e4);
   p.c[41] = -std::numeric_limits<float>::infinity();
   checkAgainstHost(p, kPoisonA);
@@ -370,7 +370,7 @@ TEST(TensorStats, InfAcceptedWhereEagerMetBothInfinities) {
   EXPECT_EQ(
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
           .status,
-      "nan_mismatch");
+      VerdictStatus::NanMismatch);
 }
 
 TEST(IndexComparison, ExactOrRejectedWithTheFirstDifference) {
@@ -379,14 +379,14 @@ TEST(IndexComparison, ExactOrRejectedWithTheFirstDifference) {
   // was never written.
   at::Tensor eager = at::arange(0, 1000, at::kLong).remainder(37);
   Comparison same = indexComparison(eager.clone(), eager, kPoisonA);
-  EXPECT_EQ(same.status, "accepted") << same.detail;
+  EXPECT_EQ(same.status, VerdictStatus::Accepted) << same.detail;
   EXPECT_TRUE(same.allclose1e4);
 
   at::Tensor off = eager.clone();
   off[612] = off[612].item<int64_t>() + 1;
   off[900] = 0;
   Comparison wrong = indexComparison(off, eager, kPoisonA);
-  EXPECT_EQ(wrong.status, "wrong_result");
+  EXPECT_EQ(wrong.status, VerdictStatus::WrongResult);
   EXPECT_NE(wrong.detail.find("2 of 1000"), std::string::npos) << wrong.detail;
   EXPECT_NE(wrong.detail.find("element 612: 21, eager 20"), std::string::npos)
       << wrong.detail;
@@ -396,7 +396,7 @@ TEST(IndexComparison, ExactOrRejectedWithTheFirstDifference) {
   unwritten.view(at::kInt).narrow(0, 10, 2).fill_(
       static_cast<int32_t>(kPoisonA));
   Comparison u = indexComparison(unwritten, eager, kPoisonA);
-  EXPECT_EQ(u.status, "unwritten_output") << u.detail;
+  EXPECT_EQ(u.status, VerdictStatus::UnwrittenOutput) << u.detail;
   EXPECT_NE(u.detail.find("1 of 1000"), std::string::npos) << u.detail;
 }
 

@@ -27,8 +27,8 @@ constexpr uint8_t kCanaryByte = 0xA5;
 constexpr size_t kCanaryBytes = 256;
 
 struct Comparison {
-  std::string status = "accepted"; // or unwritten_output / nan_mismatch /
-                                   // wrong_result
+  // Accepted, or UnwrittenOutput / NanMismatch / WrongResult.
+  VerdictStatus status = VerdictStatus::Accepted;
   std::string detail;
   double maxAbsError = 0, eagerMaxAbsError = 0, bound = 0, relL2 = 0;
   bool allclose1e4 = true, allclose1e2 = true;
@@ -107,7 +107,7 @@ bool canaryIntact(const uint8_t *guard, size_t n);
 /// parallelism, side streams), device heap allocation, includes outside the
 /// allow-list, inline PTX traps are allowed (they crash, and are caught).
 struct Rejection {
-  std::string status; // forbidden_construct | entry_point_missing
+  VerdictStatus status; // ForbiddenConstruct | EntryPointMissing
   std::string detail;
 };
 /// Returns the rejection, or nullopt when the source is acceptable.

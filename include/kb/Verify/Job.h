@@ -108,14 +108,42 @@ struct Timing {
   int runs = 0;
 };
 
+/// A verdict's status. On the wire (JSON) each is the snake_case word
+/// statusName gives (docs/verify.md); Unknown is a word this build does not
+/// know (a newer kb-verify), or none.
+enum class VerdictStatus {
+  Unknown,
+  Accepted,
+  Compiled, // kb-verify --compile: NVRTC accepted it, nothing ran
+  CompileError,
+  ForbiddenConstruct,
+  EntryPointMissing,
+  LaunchError,
+  UnwrittenOutput,
+  OutOfBoundsWrite,
+  InputMutated,
+  NanMismatch,
+  WrongResult,
+  ShapeSpecific,
+  TimingRecheckFailed,
+  ImplausibleSpeed,
+  Crashed,
+  SanitizerError,
+  Timeout,
+  Oom,
+  InvalidJob,
+  InternalError,
+};
+
+/// The wire word of `s` ("unknown" for Unknown).
+const char *statusName(VerdictStatus s);
+/// The status a wire word names; Unknown for any other word.
+VerdictStatus parseVerdictStatus(const std::string &word);
+
 struct Verdict {
   int schemaVersion = kSchemaVersion;
   std::string id;
-  /// accepted | compile_error | forbidden_construct | entry_point_missing |
-  /// launch_error | unwritten_output | out_of_bounds_write | input_mutated |
-  /// nan_mismatch | wrong_result | shape_specific | timing_recheck_failed |
-  /// implausible_speed | crashed | timeout | oom | invalid_job
-  std::string status;
+  VerdictStatus status = VerdictStatus::Unknown;
   std::string detail; // human-readable evidence, truncated
   bool cached = false;
   // Evidence.
@@ -133,7 +161,7 @@ struct Verdict {
   std::string gpu, driver, cuda, torch;
   std::string compileLog;
 
-  bool accepted() const { return status == "accepted"; }
+  bool accepted() const { return status == VerdictStatus::Accepted; }
 };
 
 Job parseJob(const std::string &json);
