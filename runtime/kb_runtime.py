@@ -774,8 +774,8 @@ class Program:
     def call(self, i, inputs):
         if self._probe is not None and i in self.exact_sites and \
                 i not in self._probe:
-            self._probe[i] = [t.contiguous().clone() for t in inputs
-                              if isinstance(t, torch.Tensor)]
+            self._probe[i] = [t.clone(memory_format=torch.contiguous_format)
+                              for t in inputs if isinstance(t, torch.Tensor)]
         if self.use_cl and self.cl_regions[i] is CONVERT:
             # The convolution ran channels-last; the kernel reads NCHW.
             inputs = tuple(t.contiguous() if isinstance(t, torch.Tensor) else t

@@ -156,10 +156,14 @@ private:
     return it == names.end() ? "None" : it->second;
   }
 
-  std::string args(ValueRange operands) {
+  /// The operands' names, comma-separated; `wrap(i, name)`, when given,
+  /// renders operand i instead (K.cl around a convolution's inputs).
+  std::string
+  args(ValueRange operands,
+       llvm::function_ref<std::string(size_t, std::string)> wrap = nullptr) {
     std::string s;
     for (auto [i, v] : llvm::enumerate(operands))
-      s += (i ? ", " : "") + use(v);
+      s += (i ? ", " : "") + (wrap ? wrap(i, use(v)) : use(v));
     return s;
   }
 
@@ -367,13 +371,11 @@ private:
              << site("aten", name) << ", " << argText << tf32 << ")\n";
           return llvm::Error::success();
         }
-        argText.clear();
-        for (auto [i, v] : llvm::enumerate(a.getArgs())) {
-          std::string u = use(v);
-          if (i < 2)
-            u = "K.cl(" + std::to_string(cl->second) + ", " + u + tf32 + ")";
-          argText += (i ? ", " : "") + u;
-        }
+        argText = args(a.getArgs(), [&](size_t i, std::string u) {
+          return i < 2 ? "K.cl(" + std::to_string(cl->second) + ", " + u +
+                             tf32 + ")"
+                       : u;
+        });
       }
       if (auto mc = constantMaskOperands(a)) {
         // A mask that is the same on every call (transformers' traced
@@ -385,11 +387,9 @@ private:
         std::string n = std::to_string(attnMasks++);
         os << ind << "_m" << n << ", _c" << n << " = K.attn_mask(" << n << ", "
            << use(a.getArgs()[m]) << ", " << use(a.getArgs()[c]) << ")\n";
-        argText.clear();
-        for (auto [i, v] : llvm::enumerate(a.getArgs()))
-          argText += (i ? ", " : "") + (i == m   ? "_m" + n
-                                        : i == c ? "_c" + n
-                                                 : use(v));
+        argText = args(a.getArgs(), [&](size_t i, std::string u) {
+          return i == m ? "_m" + n : i == c ? "_c" + n : u;
+        });
       }
       if (fromConstantsOnly(a)) {
         os << ind << assign(&op) << "K.const(" << consts++

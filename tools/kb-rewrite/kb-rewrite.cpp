@@ -511,7 +511,7 @@ int runCodegen() {
   if (Error err = kb::driver::runRewritePipeline(
           *module, codegenInput, /*normsBeforeTF32=*/true,
           /*reductionsBeforeSteps=*/true))
-    return fail(InternalError, toString(std::move(err)));
+    return fail(std::move(err), kb::driver::FailureKind::Internal);
   if (auto ec = sys::fs::create_directories(outDir))
     return fail(UsageError, "cannot create '" + outDir + "': " + ec.message());
   int splitShape[3] = {0, 0, 0};
