@@ -3,7 +3,12 @@
 # against the host's libtorch. Sets KB_REWRITE, KBV and t0.
 export PATH=/opt/torch/.venv/bin:$PATH
 t0=$(date +%s)
-[[ -x /tmp/kb-rewrite-0.1.0/bin/kb-rewrite ]] || tar xzf dist/kb-rewrite-0.1.0-linux-x86_64.tar.gz -C /tmp
+# Unpacked again whenever the carried tarball changed (a warm host keeps
+# /tmp between calls).
+sum="$(sha256sum dist/kb-rewrite-0.1.0-linux-x86_64.tar.gz | cut -c1-16)"
+if [[ "$(cat /tmp/kb-rewrite-0.1.0/.sum 2>/dev/null)" != "$sum" ]]; then
+  rm -rf /tmp/kb-rewrite-0.1.0 && tar xzf dist/kb-rewrite-0.1.0-linux-x86_64.tar.gz -C /tmp && echo "$sum" > /tmp/kb-rewrite-0.1.0/.sum
+fi
 export KB_REWRITE=/tmp/kb-rewrite-0.1.0/bin/kb-rewrite
 KBV=/tmp/kb-verify-build/bin/kb-verify
 tp="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"

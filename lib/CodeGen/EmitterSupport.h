@@ -184,6 +184,8 @@ public:
   bool divisionStats = false;
   /// EmitOptions::threadShortRows.
   bool threadShortRows = false;
+  /// EmitOptions::laneShortRows.
+  bool laneShortRows = false;
   /// EmitOptions::sharedRowMax (0: the default).
   int sharedRowMax = 0;
   /// EmitOptions::atenOrderNorms.
@@ -308,6 +310,11 @@ struct ReducePass {
   // together with kb::online_merge (split rows with lanes; one thread per
   // row needs no combine).
   bool online = false;
+  // An expression of {x} the step reads as {h}. Rows held in registers
+  // keep its value per slot (hs[k]) for the output pass
+  // (RowPlan::heldElement): softmax's exp(x - max) is computed once per
+  // element instead of twice. Elsewhere {h} is the expression itself.
+  std::string hold = {};
 };
 struct ReduceProgram {
   llvm::SmallVector<ReducePass, 2> passes;

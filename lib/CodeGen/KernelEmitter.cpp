@@ -229,6 +229,17 @@ public:
     if (!allAfter(yield, *last, *stage))
       return unsupported("the region also writes a value from before its "
                          "last reduction");
+    // A softmax or norm reads each element of its rows on every pass, so an
+    // earlier reduction of 256 elements or more evaluated per element runs
+    // once per pass per element (gen-20261229 task 2: a global average pool
+    // of 19008 elements into a softmax over 451 of them, three threads
+    // looping over 17M loads each: no verdict within kb-verify's 20 s). A
+    // phase computing the earlier reduction first would fuse it; not built.
+    if (isPerElementRecipe(stage->recipe) && largeEarlierReduction(*last, *stage))
+      return unsupported("a softmax or norm after an earlier reduction of 256 "
+                         "elements or more is not generated yet (the earlier "
+                         "reduction would be re-evaluated per element on "
+                         "every pass)");
     return emitRowKernel(*this, *stage, yield);
   }
 
@@ -855,6 +866,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.threadRowMax = options.threadRowMax;
   e.divisionStats = options.divisionStats;
   e.threadShortRows = options.threadShortRows;
+  e.laneShortRows = options.laneShortRows;
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
   e.groupUnroll = options.groupUnroll;

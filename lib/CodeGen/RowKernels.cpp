@@ -176,7 +176,9 @@ public:
     if (p.mode == Mode::AtenStrided)
       return emitAtenStridedRows(e, f, yield, p, os);
     if (p.mode == Mode::Warp)
-      return p.vec4 ? emitVectorRows(p, os) : emitRegisterRows(p, os);
+      return p.stagedTile ? emitStagedRows(p, os)
+             : p.vec4     ? emitVectorRows(p, os)
+                          : emitRegisterRows(p, os);
     if (blockRegisterSlots(p))
       return emitBlockRegisterRows(p, os);
     if (threadRegisterRow(p))
@@ -281,7 +283,8 @@ public:
                        "; ++k) {\n      const long long c = lane + k * " + Ls +
                        ";\n      if (live && c < " + C + ") {\n";
     return emitRegisterPasses(p, each, "xs[k]", L,
-                              "    if (live && lane == 0) {\n", os);
+                              "    if (live && lane == 0) {\n", os,
+                              /*vectorSlots=*/0, K);
   }
 
   /// Thread mode for short rows read more than once: the thread loads its
@@ -302,7 +305,8 @@ public:
     std::string each =
         "#pragma unroll\n    for (int k = 0; k < " + K +
         "; ++k) {\n      const long long c = k;\n      if (c < " + C + ") {\n";
-    return emitRegisterPasses(p, each, "xs[k]", 1, "    {\n", os);
+    return emitRegisterPasses(p, each, "xs[k]", 1, "    {\n", os,
+                              /*vectorSlots=*/0, p.cols);
   }
 
   /// `float xs[K]`: slot k holds element c = `col` of row r where `cond`
@@ -361,12 +365,30 @@ public:
   llvm::Error emitRegisterPasses(const RowPlan &p, llvm::StringRef each,
                                  llvm::StringRef x, int64_t lanes,
                                  llvm::StringRef leader, llvm::raw_ostream &os,
-                                 int64_t vectorSlots = 0) {
+                                 int64_t vectorSlots = 0,
+                                 int64_t holdSlots = 0) {
+    // A pass's held value (ReducePass::hold) kept per slot in hs[] for the
+    // output pass, where the plan reads it (RowPlan::heldElement).
+    const ReducePass *held = nullptr;
+    if (holdSlots > 0 && p.heldElement)
+      for (const ReducePass &pass : p.prog.passes)
+        if (!pass.hold.empty())
+          held = &pass;
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         os << "    " << declareAcc(a) << "\n";
-      os << each << "        " << stepText(f, pass, x, "ys[k]")
-         << "\n      }\n    }\n";
+      if (&pass == held) {
+        ReducePass q = pass;
+        q.step = replaceAll(q.step, "{h}", "hs[k]");
+        q.hold.clear();
+        os << "    float hs[" << holdSlots << "];\n"
+           << each << "        hs[k] = " << replaceAll(pass.hold, "{x}", x)
+           << ";\n        " << stepText(f, q, x, "ys[k]")
+           << "\n      }\n    }\n";
+      } else {
+        os << each << "        " << stepText(f, pass, x, "ys[k]")
+           << "\n      }\n    }\n";
+      }
       // One thread a row (lanes 1) has nothing to combine.
       for (const Accumulator &a : pass.accs)
         if (lanes != 1)
@@ -377,31 +399,114 @@ public:
     if (!p.element) {
       if (auto err = writeRowResult(p, leader, os))
         return err;
-      os << "  }\n";
+      os << tripTail << "  }\n";
       return llvm::Error::success();
     }
     if (vectorSlots) {
-      if (auto err = emitVectorElements(p, vectorSlots, os))
+      if (auto err = emitVectorElements(p, vectorSlots, os, held != nullptr))
         return err;
     } else {
       os << each << "        const long long i = " << p.index("r", "c")
          << ";\n";
+      // Staged outputs (emitStagedRows): slot j of ov<k> is the element's
+      // place in output k's tile row.
+      if (!tripTail.empty())
+        os << "        const int j = k;\n        (void)i;\n";
       e.newScope();
-      if (auto err = writeElement(p, x, os, "        "))
+      if (auto err =
+              writeElement(p, x, os, "        ",
+                           /*toSlots=*/!tripTail.empty(), held ? "hs[k]" : ""))
         return err;
       os << "      }\n    }\n";
       e.newScope();
     }
     if (!p.leaderExtra.empty())
       os << leader << p.leaderExtra << "    }\n";
-    os << "  }\n";
+    os << tripTail << "  }\n";
     return llvm::Error::success();
   }
+
+  /// Warp-mode rows of at most kStagedRowMax contiguous scalars
+  /// (RowPlan::stagedTile): each trip of the block takes 256 rows, their
+  /// elements one contiguous run of the input. The block computes the run
+  /// into shared memory with coalesced loads (the pointwise prologue
+  /// evaluated once per element), each thread then takes one row from it
+  /// into registers, and per-element outputs go back into the tiles (the
+  /// input's own, the first output's) for coalesced stores. Rows sit in the
+  /// tiles at an odd pitch, so that the 32 rows of a warp fall in 32 banks.
+  /// Loads and stores stay scalar: float4s (each scattered into the pitched
+  /// tile) measured slower on the H200 (session 36, codegen_knobs.py):
+  /// log_softmax over rows of 7 0.227 -> 0.252 ms, softmax over 14 0.228 ->
+  /// 0.234.
+  llvm::Error emitStagedRows(const RowPlan &p, llvm::raw_ostream &os) {
+    int64_t C = p.cols, P = C % 2 ? C : C + 1;
+    size_t outs = p.element ? yield.getValues().size() : 0;
+    std::string Cs = std::to_string(C), Ps = std::to_string(P),
+                R = std::to_string(p.rows) + "LL";
+    auto at = [&](llvm::StringRef t) {
+      return "(unsigned)(" + t.str() + ") / " + Cs + "u * " + Ps +
+             "u + (unsigned)(" + t.str() + ") % " + Cs + "u";
+    };
+    auto tile = [](size_t k) {
+      return k == 0 ? std::string("kb_tile") : "kb_tile" + std::to_string(k);
+    };
+    for (size_t k = 0; k < std::max<size_t>(outs, 1); ++k)
+      os << "  __shared__ float " << tile(k) << "[" << 256 * P << "];\n";
+    os << "  for (long long r0 = (long long)blockIdx.x * 256; r0 < " << R
+       << "; r0 += (long long)gridDim.x * 256) {\n"
+       << "    const int n = (int)(" << R << " - r0 < 256LL ? " << R
+       << " - r0 : 256LL) * " << Cs << ";\n";
+    os << "    for (int t = threadIdx.x; t < n; t += 256) {\n"
+       << "      const long long i = r0 * " << Cs << "LL + t;\n";
+    e.newScope();
+    auto x = e.valueAt(f.input, "i", os, "      ");
+    if (!x)
+      return x.takeError();
+    os << "      kb_tile[" << at("t") << "] = " << *x << ";\n    }\n";
+    e.newScope();
+    os << "    __syncthreads();\n"
+       << "    const long long r = r0 + threadIdx.x;\n"
+       << "    const bool live = r < " << R << ";\n"
+       << "    float xs[" << Cs << "];\n"
+       << "#pragma unroll\n    for (int k = 0; k < " << Cs << "; ++k)\n"
+       << "      xs[k] = live ? kb_tile[threadIdx.x * " << Ps
+       << " + k] : 0.f;\n";
+    // The thread has its row: its outputs may overwrite it in place.
+    for (size_t k = 0; k < outs; ++k)
+      os << "    float* const ov" << k << " = " << tile(k)
+         << " + threadIdx.x * " << Ps << ";\n";
+    if (p.shiftFirst)
+      emitGroupShift(1, os);
+    // Every thread is done with this trip's tiles before the next fills
+    // them.
+    std::string tail = "    __syncthreads();\n";
+    if (outs) {
+      llvm::raw_string_ostream t(tail);
+      t << "    for (int t = threadIdx.x; t < n; t += 256) {\n"
+        << "      const unsigned q = " << at("t") << ";\n";
+      for (size_t k = 0; k < outs; ++k)
+        t << "      " << e.outputAt(k, "r0 * " + Cs + "LL + t") << " = "
+          << tile(k) << "[q];\n";
+      t << "    }\n    __syncthreads();\n";
+    }
+    std::string each = "#pragma unroll\n    for (int k = 0; k < " + Cs +
+                       "; ++k) {\n      const long long c = k;\n      "
+                       "(void)c;\n      if (live) {\n";
+    tripTail = tail;
+    auto err = emitRegisterPasses(p, each, "xs[k]", 1, "    if (live) {\n", os,
+                                  /*vectorSlots=*/0, C);
+    tripTail.clear();
+    return err;
+  }
+
+  /// Statements closing each trip of the row loop before its brace
+  /// (emitStagedRows: the barrier and the staged outputs' stores).
+  std::string tripTail;
 
   /// The output pass of emitVectorRows: four elements per slot, each
   /// output stored as one float4 (outputs are indexed as the input is).
   llvm::Error emitVectorElements(const RowPlan &p, int64_t slots,
-                                 llvm::raw_ostream &os) {
+                                 llvm::raw_ostream &os, bool held) {
     size_t n = yield.getValues().size();
     std::string Ls = std::to_string(rowLanes(p)),
                 C = std::to_string(p.cols) + "LL";
@@ -416,7 +521,7 @@ public:
        << "          (void)c;\n";
     e.newScope();
     if (auto err = writeElement(p, "xs[4 * k4 + j]", os, "          ",
-                                /*toSlots=*/true))
+                                /*toSlots=*/true, held ? "hs[4 * k4 + j]" : ""))
       return err;
     os << "        }\n";
     e.newScope();
@@ -460,7 +565,8 @@ public:
         "; ++k) {\n      const long long c = threadIdx.x + k * " + Bs +
         ";\n      if (c < " + C + ") {\n";
     return emitRegisterPasses(p, each, "xs[k]", 0,
-                              "    if (threadIdx.x == 0) {\n", os);
+                              "    if (threadIdx.x == 0) {\n", os,
+                              /*vectorSlots=*/0, K);
   }
 
   /// Block mode for rows too long for registers: each thread stages its
@@ -546,7 +652,8 @@ public:
         "2) * " +
         Ls + ") + (k & 3);\n      if (live && c < " + C + ") {\n";
     if (auto err = emitRegisterPasses(p, each, "xs[k]", L,
-                                      "    if (live && lane == 0) {\n", os, K4))
+                                      "    if (live && lane == 0) {\n", os, K4,
+                                      4 * K4))
       return err;
     if (U > 1)
       os << "  }\n"; // the loop over row groups
@@ -812,12 +919,13 @@ llvm::Error codegen::RowWriter::writeStepPass(const RowPlan &p,
 }
 
 /// Per-element outputs at index `i`, the input's element being `x`.
-llvm::Error codegen::RowWriter::writeElement(const RowPlan &p,
-                                             llvm::StringRef x,
-                                             llvm::raw_ostream &os,
-                                             llvm::StringRef indent,
-                                             bool toSlots) {
-  auto red = p.element(x, os, indent);
+llvm::Error
+codegen::RowWriter::writeElement(const RowPlan &p, llvm::StringRef x,
+                                 llvm::raw_ostream &os, llvm::StringRef indent,
+                                 bool toSlots, llvm::StringRef held) {
+  auto red = !held.empty() && p.heldElement
+                 ? llvm::Expected<std::string>(p.heldElement(held))
+                 : p.element(x, os, indent);
   if (!red)
     return red.takeError();
   os << indent << "const float red = " << *red << "; // " << displayName(f.op)

@@ -90,6 +90,15 @@ struct RowPlan {
   /// evaluated per element of the four. Empty where vec4 applies or the
   /// prologue holds anything but pointwise ops.
   llvm::SmallVector<unsigned, 4> vecArgs;
+  /// Warp mode, rows of at most kStagedRowMax contiguous scalars: each
+  /// block's 256 rows are one contiguous tile, computed into shared memory
+  /// by coalesced loads (the pointwise prologue evaluated once per
+  /// element), then one thread a row; per-element outputs go back through
+  /// the tile to coalesced stores.
+  bool stagedTile = false;
+  /// Softmax: the output from a register slot's held exp(x - max)
+  /// (ReducePass::hold), where the rows are held in registers.
+  std::function<std::string(llvm::StringRef held)> heldElement;
   /// Warp mode: row groups a warp takes per unrolled trip (the grid divided
   /// as much); 1 unless a probe sets it.
   int groupUnroll = 1;
@@ -119,9 +128,11 @@ protected:
   /// Per-element outputs at index `i`, the input's element being `x`. With
   /// `toSlots`, output k's value goes to slot j of `ov<k>` (the caller
   /// stores the slots as a float4) instead of out<k>[i].
+  /// `held`: the register slot holding the plan's held value for this
+  /// element (RowPlan::heldElement), if any.
   llvm::Error writeElement(const RowPlan &p, llvm::StringRef x,
                            llvm::raw_ostream &os, llvm::StringRef indent,
-                           bool toSlots = false);
+                           bool toSlots = false, llvm::StringRef held = "");
   llvm::Error writeOutputs(llvm::StringRef idx, llvm::raw_ostream &os,
                            llvm::StringRef indent, bool toSlots = false);
   /// The output pass re-reading row r: `head` opens the loop over its
@@ -179,6 +190,22 @@ bool blockSharedRow(const RowPlan &p);
 /// The longest row a block can stage in its 48 KB of static shared memory
 /// beside the combines' scratch.
 constexpr int64_t kSharedRowMax = 11776;
+/// Layer norms' longest rows a block of 256 holds in registers (RowPlans.cpp).
+constexpr int64_t kLayerNormRegisterRowMax = 3584;
+/// Softmax rows staged as a block's tile (RowPlan::stagedTile). Measured
+/// on the H200 (bench/probes/short_rows.cu, session 36; softmax over 352
+/// MB, ms): rows of 14 0.473 by lane groups from global memory, 0.214
+/// staged one thread a row (a copy 0.188); rows of 10 0.415 / 0.245; 7
+/// 0.361 / 0.258; 5 0.306 / 0.291. In the code generator
+/// (codegen_knobs.py, `--lane-short-rows` the old form): softmax over 14
+/// 0.467 -> 0.228, over 5 after a scale 0.291 -> 0.239, log_softmax over 7
+/// 0.237 -> 0.227; a layer norm over 10 0.033 -> 0.040 and over 14 0.065 ->
+/// 0.083 and a sum over 14 (one thread per output) 0.102 -> 0.107 lost, so
+/// only softmax and log_softmax stage.
+constexpr int64_t kStagedRowMax = 16;
+/// Fewer rows keep lane groups: one thread a row would leave fewer than
+/// four blocks of 256 per SM (and such inputs stay in the L2).
+constexpr int64_t kStagedMinRows = 132 * 4 * 256;
 int64_t columnWarps(int64_t cols);
 int64_t tileFloats(int64_t C, int64_t W);
 

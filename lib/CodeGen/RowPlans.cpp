@@ -283,13 +283,19 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                              "m = kb::nanmax(m, {x});",
                              ""});
     p.prog.passes.push_back({{{"acc", "float", "0.f", "Sum"}},
-                             "acc += expf(__fsub_rn({x}, m));",
-                             ""});
+                             "acc += {h};",
+                             "",
+                             /*online=*/false,
+                             "expf(__fsub_rn({x}, m))"});
     bool log = recipe == "log_softmax";
     p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
                       llvm::StringRef) -> llvm::Expected<std::string> {
       return softmaxElement(x, "m", "acc", log);
     };
+    // The same bits as softmaxElement's expf(x - m) / acc: expf of the
+    // same operand, computed once.
+    if (!log)
+      p.heldElement = [](llvm::StringRef h) { return h.str() + " / acc"; };
     p.what = recipe + " over dim " + std::to_string(d);
     if (e.atenOrderNorms && !e.channelsLastRead && inner == 1 && R <= 1024 &&
         onlyReduction(e.kernel, f.op)) {
@@ -334,6 +340,11 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
         return log ? "__fsub_rn(__fsub_rn(" + x.str() + ", m), logf(acc))"
                    : "__fdiv_rn(expf(__fsub_rn(" + x.str() + ", m)), acc)";
       };
+      p.heldElement = nullptr;
+      if (!log)
+        p.heldElement = [](llvm::StringRef h) {
+          return "__fdiv_rn(" + h.str() + ", acc)";
+        };
       out.atenOrder = true;
     }
   } else if (recipe == "layer_norm" || recipe == "group_norm" ||
@@ -774,7 +785,17 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                   : p.mode == Mode::Warp && p.vec4 ? vectorGroupUnroll(p)
                                                    : 1;
   p.momentsBatch = e.momentsBatch > 0 ? e.momentsBatch : kMomentsBatch;
-  p.registerRowMax = e.registerRowMax;
+  // Layer norms of a kernel argument hold rows of up to 3584 in registers
+  // (14 a thread) rather than staging them in shared memory: measured on
+  // the H200 (codegen_knobs.py, session 36), rows of 3584 0.0513 ms in
+  // registers, 0.0608 staged; 2080 0.389 vs 0.453. After a pointwise
+  // prologue (an add, then a relu: rows of 3072) registers took 0.068
+  // where staging took 0.063, so those stage. Rows of 4096 (16 a thread)
+  // were slower in registers (0.226 vs 0.164 streamed, session 22).
+  p.registerRowMax = e.registerRowMax > 0 ? e.registerRowMax
+                     : recipe == "layer_norm" && isa<BlockArgument>(f.input)
+                         ? int(kLayerNormRegisterRowMax)
+                         : 0;
   // Layer norms over rows too long for registers stage them in shared
   // memory. Measured on the H200 (codegen_knobs.py, session 22): rows of
   // 2080, 3072, 4096 and 4096 after a pointwise prologue 2.5-7% faster
@@ -787,6 +808,26 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                    : recipe == "layer_norm" || expensivePrologue(prologue)
                        ? int(kSharedRowMax)
                        : 0;
+  // Softmax over short contiguous rows of scalars as one tile per block:
+  // lane groups reading them straight from global memory spent their time
+  // on the scattered accesses beside the exps (kStagedRowMax). Layer norms
+  // and sums over such rows measured faster without (kStagedRowMax's
+  // note). Per-element outputs go back
+  // through the tile, so each must be a plain float32 tensor indexed as
+  // the input, at most two of them (32 KB of tiles).
+  size_t tiles = 1;
+  bool plainOutputs = true;
+  if (p.element) {
+    tiles = std::max<size_t>(1, yield.getValues().size());
+    for (auto [k, v] : llvm::enumerate(yield.getValues()))
+      plainOutputs &= !isArgIndex(v) && (k >= e.outputStrides.size() ||
+                                         e.outputStrides[k].empty());
+  }
+  p.stagedTile = (recipe == "softmax" || recipe == "log_softmax") &&
+                 p.mode == Mode::Warp && !p.vec4 && p.cols <= kStagedRowMax &&
+                 p.rows >= kStagedMinRows && run == p.cols && !f.input2 &&
+                 !e.channelsLastRead && !e.laneShortRows && !forceSplit &&
+                 plainOutputs && tiles * 256 * (p.cols + 1) * 4 <= 32 * 1024;
   return llvm::Error::success();
 }
 
@@ -815,6 +856,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   std::string body;
   llvm::raw_string_ostream os(body);
   if (stats) {
+    p.stagedTile = false; // the statistics phase's grid, not the tile's
     if (p.mode == Mode::Split && p.chunks > 1)
       p.wsBase = stats->workspaceBytes;
     p.sharedRowMax = crossRowSharedRowMax(p.sharedRowMax);
@@ -865,8 +907,11 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           std::to_string(kAtenStridedWarps) + " warps share)"};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
-      std::to_string(p.cols) + " elements, one " + modeName[(int)p.mode] +
-      (p.mode == Mode::Split ? "; " : " per row; ") +
+      std::to_string(p.cols) + " elements, one " +
+      (p.stagedTile ? "thread per row, each block's 256 rows staged as one "
+                      "tile in shared memory; "
+                    : modeName[(int)p.mode] +
+                          (p.mode == Mode::Split ? "; " : " per row; ")) +
       (p.mode == Mode::AtenSoftmax
            ? std::string("the row is held in registers (the pointwise "
                          "prologue evaluated once per element).")
@@ -900,10 +945,12 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // iteration (a grid capped at a multiple of the SM count measured 8% below
   // copy bandwidth on pointwise kernels; the loops stay for safety).
   std::string grid =
-      p.mode == Mode::Warp ? "ceil_div(" + R + ", " +
-                                 std::to_string(256 / rowLanes(p) *
-                                                (p.vec4 ? p.groupUnroll : 1)) +
-                                 ")"
+      p.stagedTile ? "ceil_div(" + R + ", 256)"
+      : p.mode == Mode::Warp
+          ? "ceil_div(" + R + ", " +
+                std::to_string(256 / rowLanes(p) *
+                               (p.vec4 ? p.groupUnroll : 1)) +
+                ")"
       : p.mode == Mode::Columns ? "ceil_div(" + R + ", 32)"
       : p.mode == Mode::AtenSoftmax
           ? "ceil_div(" + R + ", " +

@@ -427,7 +427,10 @@ std::string codegen::combineWarpsInOrder(const Accumulator &a,
 std::string codegen::stepText(const StageInfo &s, const ReducePass &pass,
                               llvm::StringRef x, llvm::StringRef y,
                               llvm::StringRef c) {
-  std::string step = replaceAll(replaceAll(pass.step, "{x}", x), "{c}", c);
+  std::string step = pass.step;
+  if (!pass.hold.empty())
+    step = replaceAll(step, "{h}", "(" + pass.hold + ")");
+  step = replaceAll(replaceAll(step, "{x}", x), "{c}", c);
   return s.input2 ? replaceAll(step, "{y}", y) : step;
 }
 

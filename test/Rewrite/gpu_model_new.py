@@ -46,7 +46,8 @@ CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
          "sweep_pointwise_b", "library_epilogues", "conv_pool_mean", "pool_chain",
          "convt3d_layernorm", "conv_reductions_cl", "conv_tf32_cl",
          "strided_views", "cross_row_norms", "pools_into_rows",
-         "order_free_step", "grouped_conv_bias", "conv_row_reductions_cl"]
+         "order_free_step", "grouped_conv_bias", "conv_row_reductions_cl",
+         "rows_staged"]
 
 
 def load(path, name):

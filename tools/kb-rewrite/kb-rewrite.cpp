@@ -162,6 +162,12 @@ cl::opt<bool> threadShortRowsOpt(
     cl::desc("Contiguous rows of at most 16 elements read by one thread each "
              "instead of a group of lanes each (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
+cl::opt<bool> laneShortRowsOpt(
+    "lane-short-rows",
+    cl::desc("Contiguous rows of at most 16 scalars read by lane groups from "
+             "global memory instead of staged through shared memory, one "
+             "thread a row (a probe)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",
     cl::desc("Longest rows a block stages in shared memory when too long "
@@ -573,6 +579,7 @@ int runCodegen() {
     emitOptions.threadRowMax = threadRowMaxOpt;
     emitOptions.divisionStats = divisionStatsOpt;
     emitOptions.threadShortRows = threadShortRowsOpt;
+    emitOptions.laneShortRows = laneShortRowsOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

@@ -99,6 +99,11 @@ struct EmitOptions {
   /// form before session 33) instead of a group of lanes each; for probes
   /// (`kb-rewrite codegen --thread-short-rows`), never for rewrites.
   bool threadShortRows = false;
+  /// Contiguous rows of at most 16 scalars read by lane groups straight
+  /// from global memory (the form before session 36) instead of staged
+  /// through shared memory one thread a row; for probes (`kb-rewrite
+  /// codegen --lane-short-rows`), never for rewrites.
+  bool laneShortRows = false;
   /// Longest rows a block-per-row kernel stages in shared memory (each
   /// thread's elements once, the prologue evaluated once) when they are
   /// too long for registers; 0: the default (layer norms up to 11776
