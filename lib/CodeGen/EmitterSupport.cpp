@@ -617,12 +617,18 @@ std::string codegen::normElement(llvm::StringRef x, llvm::StringRef mean,
   return y;
 }
 
+std::string codegen::softmaxExp(llvm::StringRef arg, bool fast) {
+  return (fast ? "kb::softmax_exp(" : "expf(") + arg.str() + ")";
+}
+
 std::string codegen::softmaxElement(llvm::StringRef x, llvm::StringRef m,
-                                    llvm::StringRef acc, bool log) {
-  return log ? "__fsub_rn(" + x.str() + ", " + m.str() + ") - logf(" +
-                   acc.str() + ")"
-             : "expf(__fsub_rn(" + x.str() + ", " + m.str() + ")) / " +
-                   acc.str();
+                                    llvm::StringRef acc, bool log, bool fast) {
+  if (log)
+    return "__fsub_rn(" + x.str() + ", " + m.str() + ") - logf(" + acc.str() +
+           ")";
+  std::string ex = softmaxExp("__fsub_rn(" + x.str() + ", " + m.str() + ")", fast);
+  return fast ? "kb::softmax_div(" + ex + ", " + acc.str() + ")"
+              : ex + " / " + acc.str();
 }
 
 // A softmax whose rows' max and sum of exponentials a cross-row kernel's

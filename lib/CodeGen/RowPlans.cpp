@@ -282,20 +282,26 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     p.prog.passes.push_back({{{"m", "float", "(-kb::inf())", "Max"}},
                              "m = kb::nanmax(m, {x});",
                              ""});
+    // --fast-math: the exp and the division approximate (kb::softmax_exp,
+    // kb::softmax_div), as torch.compile's softmax computes them.
+    bool fast = e.fastMath;
     p.prog.passes.push_back({{{"acc", "float", "0.f", "Sum"}},
                              "acc += {h};",
                              "",
                              /*online=*/false,
-                             "expf(__fsub_rn({x}, m))"});
+                             softmaxExp("__fsub_rn({x}, m)", fast)});
     bool log = recipe == "log_softmax";
-    p.element = [log](llvm::StringRef x, llvm::raw_ostream &,
-                      llvm::StringRef) -> llvm::Expected<std::string> {
-      return softmaxElement(x, "m", "acc", log);
+    p.element = [log, fast](llvm::StringRef x, llvm::raw_ostream &,
+                            llvm::StringRef) -> llvm::Expected<std::string> {
+      return softmaxElement(x, "m", "acc", log, fast);
     };
-    // The same bits as softmaxElement's expf(x - m) / acc: expf of the
-    // same operand, computed once.
+    // The same bits as softmaxElement's: the exp of the same operand,
+    // computed once.
     if (!log)
-      p.heldElement = [](llvm::StringRef h) { return h.str() + " / acc"; };
+      p.heldElement = [fast](llvm::StringRef h) {
+        return fast ? "kb::softmax_div(" + h.str() + ", acc)"
+                    : h.str() + " / acc";
+      };
     p.what = recipe + " over dim " + std::to_string(d);
     if (e.atenOrderNorms && !e.channelsLastRead && inner == 1 && R <= 1024 &&
         onlyReduction(e.kernel, f.op)) {

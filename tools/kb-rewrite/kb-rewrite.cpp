@@ -106,8 +106,8 @@ cl::opt<kb::Numerics> numericsOpt(
     cl::init(kb::Numerics::Exact), cl::sub(rewriteCmd));
 cl::opt<bool> fastMath(
     "fast-math",
-    cl::desc("Approximate exp and division in sigmoid, silu and mish, as "
-             "torch.compile does (2 ulp; default: ATen-exact)"),
+    cl::desc("Approximate exp and division in sigmoid, silu, mish and "
+             "softmax, as torch.compile does (2 ulp; default: ATen-exact)"),
     cl::sub(rewriteCmd), cl::sub(codegenCmd));
 cl::opt<unsigned> splitChunksOpt(
     "split-chunks",

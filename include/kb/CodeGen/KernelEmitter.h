@@ -54,7 +54,8 @@ struct EmittedKernel {
 };
 
 struct EmitOptions {
-  /// Approximate exp and division (2 ulp) in sigmoid, silu and mish, as
+  /// Approximate exp and division (2 ulp) in sigmoid, silu, mish and
+  /// softmax (not in ATen's order, nor its cross-row or online forms), as
   /// torch.compile's Triton code computes them, instead of ATen's exact
   /// expf and IEEE division (docs/codegen.md, "Exact and fast math").
   bool fastMath = false;
