@@ -626,7 +626,8 @@ std::string codegen::softmaxElement(llvm::StringRef x, llvm::StringRef m,
   if (log)
     return "__fsub_rn(" + x.str() + ", " + m.str() + ") - logf(" + acc.str() +
            ")";
-  std::string ex = softmaxExp("__fsub_rn(" + x.str() + ", " + m.str() + ")", fast);
+  std::string ex =
+      softmaxExp("__fsub_rn(" + x.str() + ", " + m.str() + ")", fast);
   return fast ? "kb::softmax_div(" + ex + ", " + acc.str() + ")"
               : ex + " / " + acc.str();
 }

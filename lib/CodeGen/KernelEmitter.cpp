@@ -235,7 +235,8 @@ public:
     // of 19008 elements into a softmax over 451 of them, three threads
     // looping over 17M loads each: no verdict within kb-verify's 20 s). A
     // phase computing the earlier reduction first would fuse it; not built.
-    if (isPerElementRecipe(stage->recipe) && largeEarlierReduction(*last, *stage))
+    if (isPerElementRecipe(stage->recipe) &&
+        largeEarlierReduction(*last, *stage))
       return unsupported("a softmax or norm after an earlier reduction of 256 "
                          "elements or more is not generated yet (the earlier "
                          "reduction would be re-evaluated per element on "
