@@ -196,6 +196,8 @@ public:
   bool atenOrderNorms = false;
   /// EmitOptions::groupUnroll (0: the default, one).
   int groupUnroll = 0;
+  /// EmitOptions::vectorLanes (0: the default).
+  int vectorLanes = 0;
   /// EmitOptions::momentsBatch (0: the default).
   int momentsBatch = 0;
   /// The region reads input 0 channels-last through a permute back to

@@ -871,6 +871,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
   e.groupUnroll = options.groupUnroll;
+  e.vectorLanes = options.vectorLanes;
   e.momentsBatch = options.momentsBatch;
   auto k = e.run();
   if (!k)

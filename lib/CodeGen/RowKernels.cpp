@@ -104,6 +104,8 @@ bool codegen::blockSharedRow(const RowPlan &p) {
 int64_t codegen::rowLanes(const RowPlan &p) {
   if (!p.vec4)
     return lanesPerRow(p.cols);
+  if (p.vectorLanes > 0)
+    return p.vectorLanes;
   int64_t n4 = (p.cols + 3) / 4, l = 1;
   while (l < 32 && l < n4)
     l *= 2;

@@ -625,6 +625,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   }
   p.vec4 = run > 0 && run % 4 == 0 && isa<BlockArgument>(f.input) &&
            isContiguousArg(f.input) && !e.channelsLastRead;
+  p.vectorLanes = e.vectorLanes;
   // ATen's order reads the arguments of a pointwise prologue as float4s.
   if (p.mode == Mode::AtenOrder && !p.vec4)
     prologueArgs(f.input, p.vecArgs);

@@ -188,6 +188,12 @@ cl::opt<unsigned> groupUnrollOpt(
              "float4 rows of inputs of 2^24 elements or more, else 1) "
              "(a probe)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<unsigned> vectorLanesOpt(
+    "vector-lanes",
+    cl::desc("Lanes per row of lane-group row kernels reading float4 (1, 2, "
+             "4, 8, 16 or 32; default: one float4 a lane, up to 32) "
+             "(a probe)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::opt<unsigned> momentsBatchOpt(
     "moments-batch",
     cl::desc("Elements a thread of the 512-thread layer norm in ATen's "
@@ -544,6 +550,9 @@ int runCodegen() {
   if (groupUnrollOpt > 8)
     return fail(UsageError, "--group-unroll wants 1 to 8, not " +
                                 std::to_string(groupUnrollOpt));
+  if (vectorLanesOpt > 32 || (vectorLanesOpt & (vectorLanesOpt - 1)))
+    return fail(UsageError, "--vector-lanes wants 1, 2, 4, 8, 16 or 32, not " +
+                                std::to_string(vectorLanesOpt));
   if (momentsBatchOpt > 16)
     return fail(UsageError, "--moments-batch wants 1 to 16, not " +
                                 std::to_string(momentsBatchOpt));
@@ -583,6 +592,7 @@ int runCodegen() {
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;
+    emitOptions.vectorLanes = vectorLanesOpt;
     emitOptions.momentsBatch = momentsBatchOpt;
     auto emitted = kb::emitKernel(kernel, emitOptions);
     if (!emitted) {

@@ -126,6 +126,10 @@ struct EmitOptions {
   /// row's shuffles (0 or 1: one, the default). For probes (`kb-rewrite
   /// codegen --group-unroll`).
   int groupUnroll = 0;
+  /// Lanes per row of lane-group row kernels reading float4 (a power of two
+  /// up to 32) instead of one float4 a lane up to 32 lanes; for probes
+  /// (`kb-rewrite codegen --vector-lanes`), never for rewrites.
+  int vectorLanes = 0;
   /// Elements each thread of ATen's 512-thread RowwiseMoments block (layer
   /// norms over odd rows longer than 8192) loads before folding them in
   /// order, and outputs it computes before storing them (0: the default;
