@@ -1,7 +1,11 @@
 //===- TorchScriptParserTest.cpp - Parser unit tests ----------------------===//
 
 #include "kb/Import/TorchScriptIR.h"
+#include "kb/Import/TorchScriptImporter.h"
 
+#include "llvm/Support/JSON.h"
+
+#include <cmath>
 #include <gtest/gtest.h>
 #include <random>
 
@@ -74,7 +78,40 @@ TEST(TorchScriptParser, EmptyTensorConstants) {
       "graph():\n  %c : Float(3) = prim::Constant[value=[ CPUFloatType{3} "
       "]]()\n  return (%c)\n");
   EXPECT_NE(err.find("t.graph.txt:2:"), std::string::npos) << err;
-  EXPECT_NE(err.find("only empty ones are read from the text"),
+  EXPECT_NE(err.find("a tensor constant with elements but no values"),
+            std::string::npos)
+      << err;
+}
+
+TEST(TorchScriptParser, TensorConstantsPrintedWithValues) {
+  // torch prints up to 10 elements with 4 decimals, newlines made spaces,
+  // a common scale factor first where the magnitudes differ: only the
+  // trailer's type and sizes are kept (the values come from params.json).
+  Graph g = parseOk(
+      "graph():\n  %a : Float(3, 2, strides=[2, 1]) = prim::Constant[value= "
+      "1.0000  2.5000  3.0000  4.1250  5.0000  6.0000 [ CPUFloatType{3,2} "
+      "]]()\n  %b : Long(2, strides=[1]) = prim::Constant[value= 1  2 [ "
+      "CPULongType{2} ]]()\n  %c : Float(3, strides=[1]) = "
+      "prim::Constant[value= 1.0e-05 *  1.0000 -inf nan [ CPUFloatType{3} "
+      "]]()\n  %d : Float(2, strides=[1]) = prim::Constant[value=-inf  "
+      "1.0000 [ CUDAFloatType{2} ]]()\n  return (%a, %b, %c, %d)\n");
+  std::vector<std::vector<int64_t>> sizes = {{3, 2}, {2}, {3}, {2}};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    auto *lit = std::get_if<TensorLiteral>(&g.body.nodes[i].attrs[0].value.v);
+    ASSERT_NE(lit, nullptr) << i;
+    EXPECT_FALSE(lit->scalar) << i;
+    EXPECT_FALSE(lit->emptySizes) << i;
+    ASSERT_TRUE(lit->printedSizes) << i;
+    EXPECT_EQ(*lit->printedSizes, sizes[i]) << i;
+  }
+  auto *a = std::get_if<TensorLiteral>(&g.body.nodes[0].attrs[0].value.v);
+  EXPECT_EQ(a->text, "[ CPUFloatType{3,2} ]");
+  // Values without the trailer are an error at the token that breaks off.
+  std::string err = parseError("graph():\n  %a : Float(2) = "
+                               "prim::Constant[value= 1.0000  2.0000]()\n"
+                               "  return (%a)\n");
+  EXPECT_NE(err.find("t.graph.txt:2:"), std::string::npos) << err;
+  EXPECT_NE(err.find("'[' before the tensor constant's type"),
             std::string::npos)
       << err;
 }
@@ -191,4 +228,34 @@ TEST(TorchScriptParser, RandomMutationsNeverCrash) {
                 std::string::npos);
   }
   EXPECT_GT(parsed, 0);
+}
+
+// params.json's "constants" (kb-export): exact values by value name; a
+// malformed record is an error naming the file and the constant.
+TEST(TorchScriptParser, ParamsConstants) {
+  auto parse = [](llvm::StringRef text) {
+    auto json = llvm::json::parse(text);
+    EXPECT_TRUE(bool(json));
+    return kb::paramsFromJson(*json->getAsObject(), "p.params.json");
+  };
+  auto ok = parse(R"({"constants": [{"value": "11", "dtype": "float32",
+      "shape": [2], "values": [0.3333333432674408, "-inf"]}]})");
+  ASSERT_TRUE(bool(ok)) << llvm::toString(ok.takeError());
+  const kb::ConstantData &c = ok->constants.at("11");
+  EXPECT_EQ(c.shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(c.values[0], 0.3333333432674408);
+  EXPECT_TRUE(std::isinf(c.values[1]) && c.values[1] < 0);
+  auto count = parse(R"({"constants": [{"value": "7", "shape": [3],
+      "values": [1, 2]}]})");
+  ASSERT_FALSE(bool(count));
+  std::string err = llvm::toString(count.takeError());
+  EXPECT_NE(err.find("p.params.json: error: 'constants': constant %7 has 2 "
+                     "values for 3 elements"),
+            std::string::npos)
+      << err;
+  auto word = parse(R"({"constants": [{"value": "7", "shape": [1],
+      "values": ["x"]}]})");
+  ASSERT_FALSE(bool(word));
+  EXPECT_NE(llvm::toString(word.takeError()).find("not a number"),
+            std::string::npos);
 }

@@ -207,10 +207,55 @@ private:
         dims += std::to_string(d) + ", ";
       return "torch.empty((" + dims + "), dtype=" + dt + ")";
     }
+    // A tensor constant whose exact values kb-export recorded (params.json
+    // "constants"): a literal list, every float printed with 17 digits
+    // (a float32 widened to a double round-trips), so ModelNew's source
+    // holds it exactly and loads no data file.
+    if (auto dense = dyn_cast<DenseElementsAttr>(a)) {
+      auto ranked = cast<RankedTensorType>(dense.getType());
+      Type elem = ranked.getElementType();
+      std::string dt = torchDtype(elem);
+      if (dt.empty())
+        return fail(op, "a tensor constant of an unsupported dtype");
+      std::string values;
+      llvm::raw_string_ostream vs(values);
+      bool first = true;
+      auto sep = [&] {
+        vs << (first ? "" : ", ");
+        first = false;
+      };
+      if (isa<FloatType>(elem)) {
+        for (const APFloat &f : dense.getValues<APFloat>()) {
+          bool lost;
+          APFloat d = f;
+          d.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+          sep();
+          vs << pyFloat(d.convertToDouble());
+        }
+      } else if (elem.isInteger(1)) {
+        for (bool b : dense.getValues<bool>()) {
+          sep();
+          vs << (b ? "True" : "False");
+        }
+      } else if (isa<IntegerType>(elem)) {
+        for (const APInt &i : dense.getValues<APInt>()) {
+          sep();
+          vs << i.getSExtValue();
+        }
+      } else {
+        return fail(op, "a tensor constant of an unsupported dtype");
+      }
+      std::string dims;
+      for (int64_t d : ranked.getShape())
+        dims += std::to_string(d) + ", ";
+      return "torch.tensor([" + values + "], dtype=" + dt + ").reshape((" +
+             dims + "))";
+    }
     if (auto s = dyn_cast<StringAttr>(a))
       return fail(op, "a non-scalar tensor constant (" + s.getValue() +
-                          ") has no Python form; re-export without "
-                          "constant tensors");
+                          ") has no Python form: its exact values come from "
+                          "kb-export's params.json (\"constants\"); "
+                          "re-export the graph with this kb-export");
     return fail(op, "a constant kb-rewrite cannot print as Python");
   }
 
@@ -331,6 +376,15 @@ private:
       // Scalars are inlined; tensors get a name.
       if (!isa<TensorType>(c.getType())) {
         names[c.getResult()] = *lit;
+        return llvm::Error::success();
+      }
+      // A recorded tensor constant is built once, at import, as the trace
+      // holds one tensor for every call (a mask of 512 x 512 is 262144
+      // numbers: never per forward).
+      if (isa<DenseElementsAttr>(c.getValue())) {
+        std::string n = "_kb_const" + std::to_string(constants++);
+        sites.push_back(n + " = " + *lit);
+        os << ind << fresh(c.getResult()) << " = " << n << "\n";
         return llvm::Error::success();
       }
       os << ind << fresh(c.getResult()) << " = " << *lit << "\n";
@@ -479,6 +533,8 @@ private:
                     opName.str() + "\")");
     return n;
   }
+
+  unsigned constants = 0;
 
 public:
   std::vector<std::string> sites;

@@ -238,6 +238,36 @@ private:
     return b.getUnitAttr(); // None
   }
 
+  /// The exact value of tensor constant %name from params.json: a 0-d one
+  /// as the number (the text has 6 digits), others as dense elements (the
+  /// text has 4 decimals, or `<Tensor>`). Null without a record, or where
+  /// the record's shape or dtype disagree with the printed type.
+  Attribute exactConstant(StringRef name, Type type) {
+    auto it = opts.constants.find(name.str());
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (it == opts.constants.end() || !ranked || !ranked.hasStaticShape() ||
+        ranked.getShape() != ArrayRef<int64_t>(it->second.shape) ||
+        elementTypeFor(&ctx, it->second.dtype) != ranked.getElementType())
+      return {};
+    const ConstantData &c = it->second;
+    Type elem = ranked.getElementType();
+    if (ranked.getRank() == 0)
+      return builder.getF64FloatAttr(c.values.front());
+    SmallVector<Attribute> elems;
+    elems.reserve(c.values.size());
+    for (double v : c.values) {
+      if (auto f = dyn_cast<FloatType>(elem))
+        elems.push_back(builder.getFloatAttr(f, v));
+      else if (elem.isInteger(1))
+        elems.push_back(builder.getBoolAttr(v != 0));
+      else if (auto i = dyn_cast<IntegerType>(elem))
+        elems.push_back(builder.getIntegerAttr(i, (int64_t)v));
+      else
+        return {};
+    }
+    return DenseElementsAttr::get(ranked, elems);
+  }
+
   static ValueClass classify(Type t) {
     if (isa<TensorType>(t))
       return ValueClass::Tensor;
@@ -323,6 +353,9 @@ private:
         type = convertType(out.type);
       Attribute attr =
           value ? convertAttr(value->value, type) : builder.getUnitAttr();
+      if (value && std::holds_alternative<ts::TensorLiteral>(value->value.v))
+        if (Attribute exact = exactConstant(out.name, type))
+          attr = exact;
       auto c = ConstantOp::create(builder, l, type, attr);
       return define(out.name, c, out.loc);
     }
@@ -478,6 +511,53 @@ kb::paramsFromJson(const llvm::json::Object &params, StringRef path) {
         info.shape.push_back(d.getAsInteger().value_or(ShapedType::kDynamic));
       info.dtype = o->getString("dtype").value_or("float32").str();
       opts.params[name->str()] = std::move(info);
+    }
+  }
+  if (const llvm::json::Array *arr = root->getArray("constants")) {
+    for (const llvm::json::Value &v : *arr) {
+      const llvm::json::Object *o = v.getAsObject();
+      auto name = o ? o->getString("value") : std::nullopt;
+      const llvm::json::Array *shape = o ? o->getArray("shape") : nullptr;
+      const llvm::json::Array *values = o ? o->getArray("values") : nullptr;
+      auto bad = [&](const llvm::Twine &what) {
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       path + ": error: 'constants': " + what +
+                                           "; re-export with kb-export");
+      };
+      if (!name || !shape || !values)
+        return bad("every entry needs 'value', 'shape' and 'values'");
+      ConstantData c;
+      c.dtype = o->getString("dtype").value_or("float32").str();
+      int64_t n = 1;
+      for (const llvm::json::Value &d : *shape) {
+        auto size = d.getAsInteger();
+        if (!size || *size < 0)
+          return bad("constant %" + *name +
+                     " has a size that is not a "
+                     "non-negative integer");
+        c.shape.push_back(*size);
+        n *= *size;
+      }
+      for (const llvm::json::Value &x : *values) {
+        if (auto b = x.getAsBoolean())
+          c.values.push_back(*b ? 1.0 : 0.0);
+        else if (auto d = x.getAsNumber())
+          c.values.push_back(*d);
+        else if (auto s = x.getAsString();
+                 s && (*s == "nan" || *s == "inf" || *s == "-inf"))
+          c.values.push_back(*s == "nan"   ? std::nan("")
+                             : *s == "inf" ? HUGE_VAL
+                                           : -HUGE_VAL);
+        else
+          return bad("constant %" + *name +
+                     " holds a value that is not a "
+                     "number");
+      }
+      if ((int64_t)c.values.size() != n)
+        return bad("constant %" + *name + " has " +
+                   llvm::Twine(c.values.size()) + " values for " +
+                   llvm::Twine(n) + " elements");
+      opts.constants[name->str()] = std::move(c);
     }
   }
   return opts;

@@ -532,7 +532,8 @@ private:
         return error(cur.loc, "integer '" + cur.text + "' out of range");
       out.v = v;
       consume();
-      return llvm::Error::success();
+      return continuesPrintedTensor() ? parsePrintedTensor(out)
+                                      : llvm::Error::success();
     }
     case Tok::Float: {
       double d;
@@ -540,7 +541,8 @@ private:
         return error(cur.loc, "invalid number '" + cur.text + "'");
       out.v = d;
       consume();
-      return llvm::Error::success();
+      return continuesPrintedTensor() ? parsePrintedTensor(out)
+                                      : llvm::Error::success();
     }
     case Tok::Minus: { // "-inf"
       Location loc = cur.loc;
@@ -548,7 +550,8 @@ private:
       if (isIdent("inf")) {
         out.v = -HUGE_VAL;
         consume();
-        return llvm::Error::success();
+        return continuesPrintedTensor() ? parsePrintedTensor(out)
+                                        : llvm::Error::success();
       }
       return error(loc, "expected a number after '-'");
     }
@@ -561,6 +564,9 @@ private:
     case Tok::Ident:
       if (cur.text == "inf" || cur.text == "nan") {
         out.v = cur.text == "inf" ? HUGE_VAL : std::nan("");
+        consume();
+        return continuesPrintedTensor() ? parsePrintedTensor(out)
+                                        : llvm::Error::success();
       } else if (cur.text == "True" || cur.text == "False") {
         out.v = cur.text == "True";
       } else if (cur.text == "None") {
@@ -667,9 +673,38 @@ private:
     return llvm::Error::success();
   }
 
+  /// After a number of an attribute value: another value, a scale factor's
+  /// '*', or the "[ CPUFloatType{...} ]" trailer mean a tensor constant
+  /// printed with its values (torch prints up to 10 elements so, newlines
+  /// made spaces: " 1.0000  2.5000 [ CPUFloatType{2} ]").
+  bool continuesPrintedTensor() {
+    const Token &t = cur;
+    return t.kind == Tok::Int || t.kind == Tok::Float || t.kind == Tok::Star ||
+           t.kind == Tok::Minus || t.kind == Tok::LBracket ||
+           (t.kind == Tok::Ident && (t.text == "inf" || t.text == "nan"));
+  }
+
+  /// The rest of a tensor constant printed with its values, up to its
+  /// "[ XType{sizes} ]" trailer. The printed values have 4 decimals: only
+  /// the type and sizes are kept, the values come from kb-export's
+  /// params.json ("constants").
+  llvm::Error parsePrintedTensor(AttrValue &out) {
+    while (cur.kind == Tok::Int || cur.kind == Tok::Float ||
+           cur.kind == Tok::Star || cur.kind == Tok::Minus ||
+           (cur.kind == Tok::Ident && (cur.text == "inf" || cur.text == "nan")))
+      consume();
+    if (auto err = expect(Tok::LBracket, "'[' before the tensor constant's "
+                                         "type"))
+      return err;
+    if (cur.kind != Tok::Ident || !cur.text.ends_with("Type"))
+      return unexpected("the tensor constant's type (CPUFloatType, ...)");
+    return parseEmptyTensor(out, /*printed=*/true);
+  }
+
   /// After "[": "CPUFloatType{0}" or "CUDALongType{0,3}", then "]". Only
-  /// empty tensors print this way with no values before the type.
-  llvm::Error parseEmptyTensor(AttrValue &out) {
+  /// empty tensors print this way with no values before the type; with
+  /// `printed`, the trailer of a tensor printed with its values.
+  llvm::Error parseEmptyTensor(AttrValue &out, bool printed = false) {
     Location loc = cur.loc;
     TensorLiteral t;
     t.text = "[ " + cur.text.str() + "{";
@@ -682,14 +717,16 @@ private:
       return err;
     if (auto err = expect(Tok::RBracket, "']' closing the tensor constant"))
       return err;
-    if (!llvm::is_contained(sizes, 0))
-      return error(loc, "a tensor constant printed with its values; only "
-                        "empty ones are read from the text (re-export it as "
-                        "a parameter)");
+    if (!printed && !llvm::is_contained(sizes, 0))
+      return error(loc, "a tensor constant with elements but no values "
+                        "before its type");
     for (auto [i, d] : llvm::enumerate(sizes))
       t.text += (i ? "," : "") + std::to_string(d);
     t.text += "} ]";
-    t.emptySizes = std::move(sizes);
+    if (printed)
+      t.printedSizes = std::move(sizes);
+    else
+      t.emptySizes = std::move(sizes);
     out.v = std::move(t);
     return llvm::Error::success();
   }

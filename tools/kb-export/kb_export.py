@@ -74,6 +74,30 @@ def describe_tensor(t):
             "strides": list(t.stride())}
 
 
+def tensor_constants(graph):
+    """The exact values of the graph's tensor constants (masks, position ids,
+    torch.tensor(...) in forward), keyed by the value's name in the graph
+    text: torch prints one-element tensors with 6 digits, up to 10 elements
+    with 4 decimals and larger ones as <Tensor>. Plain JSON numbers (a
+    float32 widened to a double prints exactly), never a pickle."""
+    out = []
+    for node in graph.nodes():
+        if node.kind() != "prim::Constant" or not node.hasAttribute("value"):
+            continue
+        if node.kindOf("value") != "t":
+            continue
+        t = node.t("value").detach().cpu().contiguous()
+        dtype = str(t.dtype).replace("torch.", "")
+        if t.is_complex():
+            continue
+        values = t.flatten().tolist()
+        if t.is_floating_point():  # JSON has no NaN or Inf: "nan", "inf", "-inf"
+            values = [v if v == v and abs(v) != float("inf") else repr(v) for v in values]
+        out.append({"value": node.output().debugName(), "dtype": dtype,
+                    "shape": list(t.shape), "values": values})
+    return out
+
+
 def jsonable(value):
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
@@ -253,6 +277,7 @@ def main(argv=None):
         "parameters": [dict(name=n, requires_grad=p.requires_grad, **describe_tensor(p))
                        for n, p in model.named_parameters()],
         "buffers": [dict(name=n, **describe_tensor(b)) for n, b in model.named_buffers()],
+        "constants": tensor_constants(graph),
     }
 
     os.makedirs(args.output_dir, exist_ok=True)

@@ -49,6 +49,10 @@ struct TensorLiteral {
   /// An empty tensor printed with its type and sizes (a GPT-2 trace's
   /// `[ CPUFloatType{0} ]`): no values, so the text is all of it.
   std::optional<std::vector<int64_t>> emptySizes;
+  /// A tensor printed with its values (up to 10 elements, 4 decimals): the
+  /// sizes of its "[ CPUFloatType{3,2} ]" trailer; the text keeps only the
+  /// trailer, the exact values come from kb-export (params.json).
+  std::optional<std::vector<int64_t>> printedSizes;
 };
 
 struct AttrValue;

@@ -18,8 +18,18 @@ struct ParamInfo {
   std::string dtype; // "float32", ...
 };
 
+/// A tensor constant's exact values as kb-export recorded them (the graph
+/// text prints at most 6 digits, or `<Tensor>`), row-major.
+struct ConstantData {
+  std::vector<int64_t> shape;
+  std::string dtype; // "float32", "int64", "bool", ...
+  std::vector<double> values;
+};
+
 struct ImportOptions {
   std::map<std::string, ParamInfo> params;
+  /// params.json's "constants", by the name of the value in the graph.
+  std::map<std::string, ConstantData> constants;
   /// Stripped from parameter paths: kb-export wraps models whose forward
   /// takes non-tensor arguments in a module holding the model as "model".
   std::string modulePrefix;
