@@ -86,10 +86,12 @@ def tensor_constants(graph):
             continue
         if node.kindOf("value") != "t":
             continue
-        t = node.t("value").detach().cpu().contiguous()
-        dtype = str(t.dtype).replace("torch.", "")
-        if t.is_complex():
+        t = node.t("value").detach()
+        # A constant made on the meta device has no values to record.
+        if t.device.type == "meta" or t.is_complex():
             continue
+        t = t.cpu().contiguous()
+        dtype = str(t.dtype).replace("torch.", "")
         values = t.flatten().tolist()
         if t.is_floating_point():  # JSON has no NaN or Inf: "nan", "inf", "-inf"
             values = [v if v == v and abs(v) != float("inf") else repr(v) for v in values]
@@ -251,6 +253,16 @@ def main(argv=None):
         fail(2, f"tracing '{source}' on {device} failed: {type(exc).__name__}: {exc}")
 
     graph = traced.inlined_graph
+    try:
+        # torch prints a one-element tensor constant by reading its value,
+        # which a constant made on the meta device does not have.
+        graph_text = str(graph)
+    except (NotImplementedError, RuntimeError) as exc:
+        why = str(exc).split(". ")[0]
+        fail(2, f"tracing '{source}' on {device}: the graph cannot be printed "
+                f"({type(exc).__name__}: {why}); a tensor "
+                f"constant made on the meta device has no values: export with "
+                f"--device cpu or --device cuda")
     check_meta_trace(graph, device, source)
     annotate_parameter_types(torch, graph, traced_root, prefix)
 
