@@ -254,8 +254,9 @@ private:
     if (auto s = dyn_cast<StringAttr>(a))
       return fail(op, "a non-scalar tensor constant (" + s.getValue() +
                           ") has no Python form: its exact values come from "
-                          "kb-export's params.json (\"constants\"); "
-                          "re-export the graph with this kb-export");
+                          "kb-export's params.json (\"constants\", up to "
+                          "262144 elements); re-export the graph with this "
+                          "kb-export, or register a larger one as a buffer");
     return fail(op, "a constant kb-rewrite cannot print as Python");
   }
 

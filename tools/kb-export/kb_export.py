@@ -74,6 +74,9 @@ def describe_tensor(t):
             "strides": list(t.stride())}
 
 
+MAX_CONSTANT_ELEMENTS = 1 << 18
+
+
 def tensor_constants(graph):
     """The exact values of the graph's tensor constants (masks, position ids,
     torch.tensor(...) in forward), keyed by the value's name in the graph
@@ -87,8 +90,12 @@ def tensor_constants(graph):
         if node.kindOf("value") != "t":
             continue
         t = node.t("value").detach()
-        # A constant made on the meta device has no values to record.
-        if t.device.type == "meta" or t.is_complex():
+        # A constant made on the meta device has no values to record; one of
+        # more than MAX_CONSTANT_ELEMENTS (a captured weight, not a mask or
+        # position ids) would swell params.json and ModelNew's source:
+        # rewrite then names it (register it as a parameter or buffer).
+        if (t.device.type == "meta" or t.is_complex()
+                or t.numel() > MAX_CONSTANT_ELEMENTS):
             continue
         t = t.cpu().contiguous()
         dtype = str(t.dtype).replace("torch.", "")
