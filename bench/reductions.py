@@ -113,6 +113,15 @@ CASES = [
     ("adaptive_avg_pool2d", "global (per channel)",
      "return self.pool(x)", [64, 512, 48, 48],
      "self.pool = nn.AdaptiveAvgPool2d(1)", "reduce"),
+    # Short contiguous rows of scalars (session 36; appended, so earlier
+    # runs' case numbers stay): softmax staged as a block's tile, layer
+    # norms over rows not a multiple of 4 by lane groups.
+    ("softmax_short", "many short rows (14)",
+     "return torch.softmax(x, dim=-1)", [1024, 48, 128, 14], "", "row"),
+    ("log_softmax_short", "many short rows (7)",
+     "return torch.log_softmax(x, dim=-1)", [4096, 3072, 7], "", "row"),
+    ("layer_norm_short_odd", "many short rows (10, not float4)",
+     "return self.ln(x)", [8388608, 10], "self.ln = nn.LayerNorm(10)", "norm"),
 ]
 
 TEMPLATE = '''"""bench/reductions.py case {name}: {cls}."""
