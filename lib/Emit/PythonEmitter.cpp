@@ -107,6 +107,12 @@ std::string torchDtype(Type t) {
     return "torch.int64";
   if (t.isInteger(32))
     return "torch.int32";
+  if (t.isInteger(16))
+    return "torch.int16";
+  if (t.isUnsignedInteger(8))
+    return "torch.uint8";
+  if (t.isInteger(8))
+    return "torch.int8";
   return "";
 }
 
@@ -237,10 +243,13 @@ private:
           sep();
           vs << (b ? "True" : "False");
         }
-      } else if (isa<IntegerType>(elem)) {
+      } else if (auto it = dyn_cast<IntegerType>(elem)) {
         for (const APInt &i : dense.getValues<APInt>()) {
           sep();
-          vs << i.getSExtValue();
+          if (it.isUnsigned()) // uint8
+            vs << i.getZExtValue();
+          else
+            vs << i.getSExtValue();
         }
       } else {
         return fail(op, "a tensor constant of an unsupported dtype");
