@@ -84,7 +84,9 @@ static bool rereadsRow(const RowPlan &p) {
 }
 
 int64_t codegen::blockRegisterSlots(const RowPlan &p) {
-  int64_t most = p.registerRowMax > 0 ? p.registerRowMax : kRegisterRowMax;
+  int64_t most = p.registerRowMax > 0       ? p.registerRowMax
+                 : p.registerRowDefault > 0 ? p.registerRowDefault
+                                            : kRegisterRowMax;
   if (p.mode != RowMode::Block || p.cols > most || !rereadsRow(p))
     return 0;
   int64_t b = registerRowThreads(p);
@@ -364,11 +366,14 @@ public:
   /// `x` is the slot's value, `lanes` the group width combines run over
   /// (0: the block), `leader` opens the row leader's block; with
   /// `vectorSlots` > 0 the output pass stores float4s (emitVectorElements).
+  /// `holdSlots`: the thread's register slots, for a pass's held values;
+  /// `tripTail`: statements closing each trip of the row loop (a staged
+  /// tile's barrier and stores, emitStagedRows).
   llvm::Error emitRegisterPasses(const RowPlan &p, llvm::StringRef each,
                                  llvm::StringRef x, int64_t lanes,
                                  llvm::StringRef leader, llvm::raw_ostream &os,
-                                 int64_t vectorSlots = 0,
-                                 int64_t holdSlots = 0) {
+                                 int64_t vectorSlots = 0, int64_t holdSlots = 0,
+                                 llvm::StringRef tripTail = "") {
     // A pass's held value (ReducePass::hold) kept per slot in hs[] for the
     // output pass, where the plan reads it (RowPlan::heldElement).
     const ReducePass *held = nullptr;
@@ -379,18 +384,15 @@ public:
     for (const ReducePass &pass : p.prog.passes) {
       for (const Accumulator &a : pass.accs)
         os << "    " << declareAcc(a) << "\n";
+      ReducePass step = pass;
       if (&pass == held) {
-        ReducePass q = pass;
-        q.step = replaceAll(q.step, "{h}", "hs[k]");
-        q.hold.clear();
-        os << "    float hs[" << holdSlots << "];\n"
-           << each << "        hs[k] = " << replaceAll(pass.hold, "{x}", x)
-           << ";\n        " << stepText(f, q, x, "ys[k]")
-           << "\n      }\n    }\n";
-      } else {
-        os << each << "        " << stepText(f, pass, x, "ys[k]")
-           << "\n      }\n    }\n";
+        os << "    float hs[" << holdSlots << "];\n";
+        step.step = "hs[k] = " + pass.hold + ";\n        " +
+                    replaceAll(pass.step, "{h}", "hs[k]");
+        step.hold.clear();
       }
+      os << each << "        " << stepText(f, step, x, "ys[k]")
+         << "\n      }\n    }\n";
       // One thread a row (lanes 1) has nothing to combine.
       for (const Accumulator &a : pass.accs)
         if (lanes != 1)
@@ -412,12 +414,12 @@ public:
          << ";\n";
       // Staged outputs (emitStagedRows): slot j of ov<k> is the element's
       // place in output k's tile row.
-      if (!tripTail.empty())
+      if (p.stagedTile)
         os << "        const int j = k;\n        (void)i;\n";
       e.newScope();
       if (auto err =
               writeElement(p, x, os, "        ",
-                           /*toSlots=*/!tripTail.empty(), held ? "hs[k]" : ""))
+                           /*toSlots=*/p.stagedTile, held ? "hs[k]" : ""))
         return err;
       os << "      }\n    }\n";
       e.newScope();
@@ -494,16 +496,9 @@ public:
     std::string each = "#pragma unroll\n    for (int k = 0; k < " + Cs +
                        "; ++k) {\n      const long long c = k;\n      "
                        "(void)c;\n      if (live) {\n";
-    tripTail = tail;
-    auto err = emitRegisterPasses(p, each, "xs[k]", 1, "    if (live) {\n", os,
-                                  /*vectorSlots=*/0, C);
-    tripTail.clear();
-    return err;
+    return emitRegisterPasses(p, each, "xs[k]", 1, "    if (live) {\n", os,
+                              /*vectorSlots=*/0, C, tail);
   }
-
-  /// Statements closing each trip of the row loop before its brace
-  /// (emitStagedRows: the barrier and the staged outputs' stores).
-  std::string tripTail;
 
   /// The output pass of emitVectorRows: four elements per slot, each
   /// output stored as one float4 (outputs are indexed as the input is).

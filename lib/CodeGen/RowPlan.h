@@ -62,9 +62,12 @@ struct RowPlan {
   /// Block mode's threads per block for rows not held in registers (0: the
   /// default, rowBlockSize); set only by probes.
   int rowBlock = 0;
-  /// Block mode's longest rows held in registers (0: the default, 2048;
+  /// Block mode's longest rows held in registers (0: registerRowDefault;
   /// rowBlock threads hold them when set); set only by probes.
   int registerRowMax = 0;
+  /// The plan's own limit for rows held in registers (0: 2048;
+  /// kLayerNormRegisterRowMax for layer norms of a kernel argument).
+  int64_t registerRowDefault = 0;
   /// Thread mode's longest rows held in registers (0: the default,
   /// kThreadRegisterRowMax); set only by probes.
   int threadRowMax = 0;

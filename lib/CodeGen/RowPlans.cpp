@@ -799,10 +799,9 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // prologue (an add, then a relu: rows of 3072) registers took 0.068
   // where staging took 0.063, so those stage. Rows of 4096 (16 a thread)
   // were slower in registers (0.226 vs 0.164 streamed, session 22).
-  p.registerRowMax = e.registerRowMax > 0 ? e.registerRowMax
-                     : recipe == "layer_norm" && isa<BlockArgument>(f.input)
-                         ? int(kLayerNormRegisterRowMax)
-                         : 0;
+  p.registerRowMax = e.registerRowMax;
+  if (recipe == "layer_norm" && isa<BlockArgument>(f.input))
+    p.registerRowDefault = kLayerNormRegisterRowMax;
   // Layer norms over rows too long for registers stage them in shared
   // memory. Measured on the H200 (codegen_knobs.py, session 22): rows of
   // 2080, 3072, 4096 and 4096 after a pointwise prologue 2.5-7% faster

@@ -183,6 +183,14 @@ private:
     return s + (op->getNumResults() == 1 ? " = " : " = ");
   }
 
+  /// "(3, 2, )": a Python tuple of the tensor's sizes.
+  static std::string shapeTuple(RankedTensorType t) {
+    std::string dims;
+    for (int64_t d : t.getShape())
+      dims += std::to_string(d) + ", ";
+    return "(" + dims + ")";
+  }
+
   llvm::Expected<std::string> literal(Operation *op, Attribute a, Type t) {
     if (auto scalar = pythonScalarLiteral(a, t))
       return *scalar;
@@ -208,10 +216,7 @@ private:
       std::string dt = torchDtype(ranked.getElementType());
       if (dt.empty())
         return fail(op, "a tensor constant of an unsupported dtype");
-      std::string dims;
-      for (int64_t d : ranked.getShape())
-        dims += std::to_string(d) + ", ";
-      return "torch.empty((" + dims + "), dtype=" + dt + ")";
+      return "torch.empty(" + shapeTuple(ranked) + ", dtype=" + dt + ")";
     }
     // A tensor constant whose exact values kb-export recorded (params.json
     // "constants"): a literal list, every float printed with 17 digits
@@ -254,11 +259,8 @@ private:
       } else {
         return fail(op, "a tensor constant of an unsupported dtype");
       }
-      std::string dims;
-      for (int64_t d : ranked.getShape())
-        dims += std::to_string(d) + ", ";
-      return "torch.tensor([" + values + "], dtype=" + dt + ").reshape((" +
-             dims + "))";
+      return "torch.tensor([" + values + "], dtype=" + dt + ").reshape(" +
+             shapeTuple(ranked) + ")";
     }
     if (auto s = dyn_cast<StringAttr>(a))
       return fail(op, "a non-scalar tensor constant (" + s.getValue() +

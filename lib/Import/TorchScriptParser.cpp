@@ -532,8 +532,7 @@ private:
         return error(cur.loc, "integer '" + cur.text + "' out of range");
       out.v = v;
       consume();
-      return continuesPrintedTensor() ? parsePrintedTensor(out)
-                                      : llvm::Error::success();
+      return afterNumber(out);
     }
     case Tok::Float: {
       double d;
@@ -541,8 +540,7 @@ private:
         return error(cur.loc, "invalid number '" + cur.text + "'");
       out.v = d;
       consume();
-      return continuesPrintedTensor() ? parsePrintedTensor(out)
-                                      : llvm::Error::success();
+      return afterNumber(out);
     }
     case Tok::Minus: { // "-inf"
       Location loc = cur.loc;
@@ -550,8 +548,7 @@ private:
       if (isIdent("inf")) {
         out.v = -HUGE_VAL;
         consume();
-        return continuesPrintedTensor() ? parsePrintedTensor(out)
-                                        : llvm::Error::success();
+        return afterNumber(out);
       }
       return error(loc, "expected a number after '-'");
     }
@@ -565,8 +562,7 @@ private:
       if (cur.text == "inf" || cur.text == "nan") {
         out.v = cur.text == "inf" ? HUGE_VAL : std::nan("");
         consume();
-        return continuesPrintedTensor() ? parsePrintedTensor(out)
-                                        : llvm::Error::success();
+        return afterNumber(out);
       } else if (cur.text == "True" || cur.text == "False") {
         out.v = cur.text == "True";
       } else if (cur.text == "None") {
@@ -673,15 +669,22 @@ private:
     return llvm::Error::success();
   }
 
-  /// After a number of an attribute value: another value, a scale factor's
-  /// '*', or the "[ CPUFloatType{...} ]" trailer mean a tensor constant
+  /// A token of a tensor's printed values: a number, `inf`, `nan`, the
+  /// '-' of `-inf`, or a scale factor's '*'.
+  bool isPrintedValue() const {
+    return cur.kind == Tok::Int || cur.kind == Tok::Float ||
+           cur.kind == Tok::Star || cur.kind == Tok::Minus ||
+           (cur.kind == Tok::Ident && (cur.text == "inf" || cur.text == "nan"));
+  }
+
+  /// After a number of an attribute value (already in `out`): another
+  /// value or the "[ CPUFloatType{...} ]" trailer mean a tensor constant
   /// printed with its values (torch prints up to 10 elements so, newlines
   /// made spaces: " 1.0000  2.5000 [ CPUFloatType{2} ]").
-  bool continuesPrintedTensor() {
-    const Token &t = cur;
-    return t.kind == Tok::Int || t.kind == Tok::Float || t.kind == Tok::Star ||
-           t.kind == Tok::Minus || t.kind == Tok::LBracket ||
-           (t.kind == Tok::Ident && (t.text == "inf" || t.text == "nan"));
+  llvm::Error afterNumber(AttrValue &out) {
+    if (!isPrintedValue() && cur.kind != Tok::LBracket)
+      return llvm::Error::success();
+    return parsePrintedTensor(out);
   }
 
   /// The rest of a tensor constant printed with its values, up to its
@@ -689,9 +692,7 @@ private:
   /// the type and sizes are kept, the values come from kb-export's
   /// params.json ("constants").
   llvm::Error parsePrintedTensor(AttrValue &out) {
-    while (cur.kind == Tok::Int || cur.kind == Tok::Float ||
-           cur.kind == Tok::Star || cur.kind == Tok::Minus ||
-           (cur.kind == Tok::Ident && (cur.text == "inf" || cur.text == "nan")))
+    while (isPrintedValue())
       consume();
     if (auto err = expect(Tok::LBracket, "'[' before the tensor constant's "
                                          "type"))

@@ -69,8 +69,12 @@ def move(torch, value, device):
     return value
 
 
+def dtype_name(t):
+    return str(t.dtype).replace("torch.", "")
+
+
 def describe_tensor(t):
-    return {"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", ""),
+    return {"shape": list(t.shape), "dtype": dtype_name(t),
             "strides": list(t.stride())}
 
 
@@ -98,11 +102,10 @@ def tensor_constants(graph):
                 or t.numel() > MAX_CONSTANT_ELEMENTS):
             continue
         t = t.cpu().contiguous()
-        dtype = str(t.dtype).replace("torch.", "")
         values = t.flatten().tolist()
         if t.is_floating_point():  # JSON has no NaN or Inf: "nan", "inf", "-inf"
             values = [v if v == v and abs(v) != float("inf") else repr(v) for v in values]
-        out.append({"value": node.output().debugName(), "dtype": dtype,
+        out.append({"value": node.output().debugName(), "dtype": dtype_name(t),
                     "shape": list(t.shape), "values": values})
     return out
 
