@@ -105,8 +105,9 @@ struct RowPlan {
   /// Warp mode: row groups a warp takes per unrolled trip (the grid divided
   /// as much); 1 unless a probe sets it.
   int groupUnroll = 1;
-  /// Warp mode with float4 loads: lanes per row (0: one float4 a lane, up
-  /// to 32); set only by probes.
+  /// Warp mode with float4 loads: lanes per row (0: rowLanes' default, one
+  /// float4 a lane up to 32, up to four over many rows of 65-256); set only
+  /// by probes.
   int vectorLanes = 0;
   /// AtenOrder's RowwiseMoments block: elements a thread loads before
   /// folding them, and outputs it computes before storing (AtenRows.cpp).

@@ -192,7 +192,8 @@ cl::opt<unsigned> groupUnrollOpt(
 cl::opt<unsigned> vectorLanesOpt(
     "vector-lanes",
     cl::desc("Lanes per row of lane-group row kernels reading float4 (1, 2, "
-             "4, 8, 16 or 32; default: one float4 a lane, up to 32) "
+             "4, 8, 16 or 32; default: one float4 a lane, up to 32; up to "
+             "four a lane over many rows of 65-256) "
              "(a probe)"),
     cl::init(0), cl::sub(codegenCmd));
 cl::opt<unsigned> momentsBatchOpt(

@@ -60,15 +60,32 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
     r.truth64.push_back(t.to(torch::kFloat64).contiguous());
   out64.clear(); // the float64 temporaries go before the float32 run
   if (sensitivity) {
-    std::vector<at::Tensor> shaken = copies(torch::kFloat64);
-    for (at::Tensor &t : shaken)
-      t.mul_(at::rand_like(t).mul_(2).sub_(1).mul_(std::ldexp(1.0, -23)).add_(1));
-    std::vector<at::Tensor> outs = impl->runWith(shaken);
-    for (size_t o = 0; o < outs.size() && o < r.truth64.size(); ++o)
-      r.sens64.push_back(
-          (outs[o].to(torch::kFloat64).contiguous() - r.truth64[o])
-              .abs()
-              .nan_to_num(0.0, 0.0, 0.0));
+    // The perturbation and its mirror image: a clamp after an
+    // ill-conditioned value (a mean over +-3e38 and ordinary values, then
+    // clamp_min) hides the move on one side, so one draw can report a
+    // sensitivity of the clamp's bound alone (gen-20261231 task 1).
+    std::vector<at::Tensor> draws;
+    for (const at::Tensor &t : inputs)
+      draws.push_back(at::rand_like(t, t.options().dtype(torch::kFloat64))
+                          .mul_(2)
+                          .sub_(1)
+                          .mul_(std::ldexp(1.0, -23)));
+    for (double sign : {1.0, -1.0}) {
+      std::vector<at::Tensor> shaken = copies(torch::kFloat64);
+      for (size_t i = 0; i < shaken.size(); ++i)
+        shaken[i].mul_(draws[i].mul(sign).add_(1));
+      std::vector<at::Tensor> outs = impl->runWith(shaken);
+      for (size_t o = 0; o < outs.size() && o < r.truth64.size(); ++o) {
+        at::Tensor moved =
+            (outs[o].to(torch::kFloat64).contiguous() - r.truth64[o])
+                .abs()
+                .nan_to_num(0.0, 0.0, 0.0);
+        if (r.sens64.size() <= o)
+          r.sens64.push_back(moved);
+        else
+          r.sens64[o] = at::maximum(r.sens64[o], moved);
+      }
+    }
   }
   // Indices (argmax / argmin) stay int64: as float32 they would be exact
   // only below 2^24.

@@ -50,6 +50,9 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   // So is the truth's own Inf where eager stayed finite (Compare.cpp).
   rightInf = rightInf | (xInf & r.isinf() & (x.signbit() == r.signbit()) &
                          eSpecial.logical_not());
+  // NaN where the truth lies beyond float32's range: an intermediate's
+  // overflow met by an op that makes Inf a NaN (Compare.cpp).
+  rightInf = rightInf | (xNan & r.isfinite() & ar.gt(kFloatMax));
   same = same | rightInf;
   at::Tensor bad = at::where(
       eSpecial, same.logical_not() & (overflowed.logical_not() | xSpecial),

@@ -82,3 +82,28 @@ TEST(Reference, SensitivityFlagsIllConditionedRows) {
   EXPECT_GT(s[0].item<double>(), 1e6);
   EXPECT_LE(s[1].item<double>(), 6.0 * std::ldexp(1.0, -23));
 }
+
+// A clamp after an ill-conditioned sum: a perturbation that moves the sum
+// below the bound moves the result by nothing, so the sensitivity is the
+// larger of a perturbation and its mirror image, for every draw.
+TEST(Reference, SensitivitySeesPastAClamp) {
+  Reference ref("graph(%x : Tensor):\n"
+                "  %d : int[] = prim::Constant[value=[1]]()\n"
+                "  %k : bool = prim::Constant[value=0]()\n"
+                "  %n : NoneType = prim::Constant()\n"
+                "  %lo : float = prim::Constant[value=-0.025]()\n"
+                "  %s : Tensor = aten::sum(%x, %d, %k, %n)\n"
+                "  %c : Tensor = aten::clamp_min(%s, %lo)\n"
+                "  return (%c)\n");
+  at::Tensor x =
+      at::tensor(std::vector<float>{1e20f, -1e20f, -1.f, 1.f, 2.f, 3.f})
+          .view({2, 3});
+  for (int seed = 0; seed < 16; ++seed) {
+    at::manual_seed(seed);
+    ReferenceOutputs out = ref.run({x}, /*sensitivity=*/true);
+    ASSERT_EQ(out.sens64.size(), 1u);
+    at::Tensor s = out.sens64[0].view(-1);
+    EXPECT_GT(s[0].item<double>(), 1e6) << "seed " << seed;
+    EXPECT_LE(s[1].item<double>(), 12.0 * std::ldexp(1.0, -23));
+  }
+}

@@ -44,8 +44,10 @@ void expectSame(const ComparisonStats &a, const ComparisonStats &b) {
   EXPECT_EQ(a.firstUnwritten, b.firstUnwritten);
   EXPECT_EQ(a.nanBad, b.nanBad);
   EXPECT_EQ(a.firstNanBad, b.firstNanBad);
-  if (a.nanBad) {
-    EXPECT_EQ(a.nanBadCand, b.nanBadCand);
+  if (a.nanBad) { // a NaN candidate is the same NaN, not an equal one
+    EXPECT_EQ(std::isnan(a.nanBadCand), std::isnan(b.nanBadCand));
+    if (!std::isnan(a.nanBadCand))
+      EXPECT_EQ(a.nanBadCand, b.nanBadCand);
   }
   EXPECT_EQ(a.hugeBad, b.hugeBad);
   EXPECT_EQ(a.firstHugeBad, b.firstHugeBad);
@@ -348,6 +350,42 @@ TEST(TensorStats, InfAcceptedWhereTheTruthOverflowsFloat32) {
       judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
           .status,
       VerdictStatus::NanMismatch);
+}
+
+TEST(TensorStats, NanAcceptedWhereTheTruthOverflowsFloat32) {
+  // A layer norm whose float64 output (-2.4e39) overflows float32, then
+  // floor_divide: fp32's -Inf meets fmod(-Inf, b), a NaN, as in ATen; eager's
+  // float statistics overflowed (rstd 0) and gave -1 (gen-20261228 task 1).
+  // Accepted, not close to eager; a NaN where the truth fits is rejected,
+  // and so is one where the truth is itself an Inf.
+  Planted p(300);
+  p.r[40] = -1.6e39;
+  p.e[40] = -1.0f;
+  p.c[40] = std::numeric_limits<float>::quiet_NaN();
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  Comparison c =
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8);
+  EXPECT_EQ(c.status, VerdictStatus::Accepted) << c.detail;
+  EXPECT_FALSE(c.allclose1e4);
+  p.e[40] = -std::numeric_limits<float>::infinity(); // eager overflowed too
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      VerdictStatus::Accepted);
+  p.e[40] = -1.0f;
+  for (double truth : {-3.0e38, -std::numeric_limits<double>::infinity()}) {
+    p.r[40] = truth;
+    checkAgainstHost(p, kPoisonA);
+    p.tensors();
+    EXPECT_EQ(
+        judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+            .status,
+        VerdictStatus::NanMismatch)
+        << truth;
+  }
 }
 
 TEST(TensorStats, InfAcceptedWhereEagerMetBothInfinities) {

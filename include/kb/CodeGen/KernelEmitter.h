@@ -127,7 +127,8 @@ struct EmitOptions {
   /// codegen --group-unroll`).
   int groupUnroll = 0;
   /// Lanes per row of lane-group row kernels reading float4 (a power of two
-  /// up to 32) instead of one float4 a lane up to 32 lanes; for probes
+  /// up to 32) instead of the default (one float4 a lane up to 32 lanes, up
+  /// to four a lane over many rows of 65-256 scalars); for probes
   /// (`kb-rewrite codegen --vector-lanes`), never for rewrites.
   int vectorLanes = 0;
   /// Elements each thread of ATen's 512-thread RowwiseMoments block (layer
