@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "kb/Emit/PythonEmitter.h"
 #include "kb/Emit/LibraryEpilogue.h"
+#include "kb/Emit/PythonLiteral.h"
 #include "kb/IR/KbDialect.h"
 #include "kb/Transforms/OpUtils.h"
 
@@ -64,19 +65,6 @@ bool isPythonIdentifier(llvm::StringRef s) {
   return true;
 }
 
-std::string pyString(llvm::StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '\\' || c == '"')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string pyFloat(double d) {
   if (std::isnan(d))
@@ -277,7 +265,7 @@ private:
     for (llvm::StringRef p : parts)
       base = isPythonIdentifier(p)
                  ? base + "." + p.str()
-                 : "getattr(" + base + ", " + pyString(p) + ")";
+                 : "getattr(" + base + ", " + pyStringLiteral(p) + ")";
     return base;
   }
 
