@@ -3,6 +3,7 @@
 #include "kb/Model/Client.h"
 #include "CurlShim.h"
 
+#include "llvm/Support/JSON.h"
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -30,6 +31,18 @@ size_t readHeader(char *data, size_t size, size_t n, void *user) {
   return size * n;
 }
 
+/// A server's words as one printable line of valid UTF-8: a body cut inside
+/// a character, a Latin-1 or binary body, or terminal escape sequences must
+/// neither end the run (the transcript's JSON needs UTF-8) nor reach the
+/// user's terminal as control codes.
+std::string printable(const std::string &text) {
+  std::string s = llvm::json::fixUTF8(text);
+  for (char &c : s)
+    if ((unsigned char)c < 0x20 || c == 0x7f)
+      c = ' ';
+  return s;
+}
+
 /// The server's own words: OpenAI and llama-server send
 /// {"error": {"message": ...}}, Ollama {"error": "..."}.
 std::string serverMessage(const std::string &body) {
@@ -37,13 +50,11 @@ std::string serverMessage(const std::string &body) {
   if (j.is_object() && j.contains("error")) {
     const json &e = j["error"];
     if (e.is_string())
-      return e.get<std::string>();
+      return printable(e.get<std::string>());
     if (e.is_object() && e.contains("message") && e["message"].is_string())
-      return e["message"].get<std::string>();
+      return printable(e["message"].get<std::string>());
   }
-  std::string s = body.substr(0, 300);
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  return s;
+  return printable(body.substr(0, 300));
 }
 
 std::string trimSlash(std::string s) {
@@ -119,7 +130,8 @@ std::string Client::requestBody(const std::vector<Message> &messages,
   return body.dump();
 }
 
-Reply Client::post(const std::string &body, int expectedChoices) {
+Reply Client::post(const std::string &body, int expectedChoices,
+                   int maxRetries) {
   Reply r;
   std::string loadError;
   const CurlApi *api = curlApi(loadError);
@@ -128,7 +140,7 @@ Reply Client::post(const std::string &body, int expectedChoices) {
     return r;
   }
   double wait = cfg.backoffS;
-  for (int attempt = 0; attempt <= cfg.maxRetries; ++attempt) {
+  for (int attempt = 0; attempt <= maxRetries; ++attempt) {
     r.attempts = attempt + 1;
     std::string response;
     double retryAfter = -1;
@@ -213,7 +225,7 @@ Reply Client::post(const std::string &body, int expectedChoices) {
       r.error.clear();
       return r;
     }
-    if (!retryable || attempt == cfg.maxRetries)
+    if (!retryable || attempt == maxRetries)
       break;
     double delay = retryAfter >= 0 ? std::min(retryAfter, 30.0) : wait;
     std::this_thread::sleep_for(std::chrono::duration<double>(delay));
@@ -233,7 +245,7 @@ std::vector<Reply> Client::concurrent(const std::vector<Message> &messages,
       Sampling s = sampling;
       if (s.seed)
         s.seed = *s.seed + i; // distinct samples from seeded servers
-      replies[i] = post(requestBody(messages, s, 1), 1);
+      replies[i] = post(requestBody(messages, s, 1), 1, cfg.maxRetries);
     });
   for (std::thread &t : threads)
     t.join();
@@ -243,19 +255,24 @@ std::vector<Reply> Client::concurrent(const std::vector<Message> &messages,
 std::vector<Reply> Client::sample(const std::vector<Message> &messages,
                                   const Sampling &sampling, int n) {
   if (n <= 1)
-    return {post(requestBody(messages, sampling, 1), 1)};
+    return {post(requestBody(messages, sampling, 1), 1, cfg.maxRetries)};
   NSupport mode = nMode.load();
   if (mode == NSupport::Rejected || mode == NSupport::Ignored)
     return concurrent(messages, sampling, n);
-  Reply r = post(requestBody(messages, sampling, n), n);
+  // One request for n samples, never retried: servers refuse n > 1 in their
+  // own ways (llama-server throws, which its handler answers with HTTP 500
+  // "Only one completion choice is allowed"; others send a 4xx), and a
+  // retried refusal only repeats it. Any HTTP failure falls back at once to
+  // n requests of one sample, which retry as usual; a server that never
+  // accepted n > 1 is not asked again. No HTTP answer at all (unreachable,
+  // timed out) says nothing about n: that error is every sample's.
+  Reply r = post(requestBody(messages, sampling, n), n, /*maxRetries=*/0);
   if (!r.error.empty()) {
-    // llama-server answers n > 1 with a 4xx: ask n times instead.
-    if (mode == NSupport::Unknown && r.httpStatus >= 400 && r.httpStatus < 500 &&
-        r.httpStatus != 429) {
+    if (r.httpStatus == 0)
+      return std::vector<Reply>(n, r);
+    if (mode == NSupport::Unknown)
       nMode = NSupport::Rejected;
-      return concurrent(messages, sampling, n);
-    }
-    return std::vector<Reply>(n, r);
+    return concurrent(messages, sampling, n);
   }
   std::vector<Reply> out;
   for (Completion &c : r.completions) {

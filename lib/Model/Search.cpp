@@ -295,7 +295,10 @@ Transcript::Transcript(const std::string &path) {
 void Transcript::write(json record) {
   std::lock_guard<std::mutex> lock(mutex);
   if (out) {
-    *out << record.dump() << "\n";
+    // Replies are UTF-8 (their JSON was parsed), but a log line must never
+    // end a run: anything else is written as U+FFFD.
+    *out << record.dump(-1, ' ', false, json::error_handler_t::replace)
+         << "\n";
     out->flush(); // a killed run keeps what it did
   }
   kept.push_back(std::move(record));

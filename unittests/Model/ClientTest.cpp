@@ -8,6 +8,7 @@
 #include "ScriptedServer.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -161,13 +162,72 @@ TEST(ModelClient, ServerRejectingNFallsBackToConcurrentRequests) {
     EXPECT_EQ(x.error, "");
   EXPECT_EQ(c.nSupport(), NSupport::Rejected);
   auto reqs = s.requests();
-  ASSERT_EQ(reqs.size(), 5u); // the rejected n=4, then four n=1
+  // The rejected n=4 once (llama-server's HTTP 500 is not retried although
+  // 5xx are), then four n=1.
+  ASSERT_EQ(reqs.size(), 5u);
   EXPECT_EQ(reqs[0]["n"], 4);
   for (size_t i = 1; i < reqs.size(); ++i)
     EXPECT_EQ(reqs[i]["n"], 1);
   // Known now: no second rejected request.
   c.sample(ask("x"), Sampling(), 2);
   EXPECT_EQ(s.requests().size(), 7u);
+}
+
+TEST(ModelClient, ServerErrorBodiesBecomePrintableUtf8) {
+  // A 300-byte cut inside a two-byte character, a Latin-1 body with an
+  // escape sequence: the error is one line of valid UTF-8 without control
+  // codes, and a transcript of it is written.
+  std::string cut(299, 'a');
+  json script = {{"cases",
+                  {{"cut", {{{"raw", cut + "\u00e9\u00e9 tail"}, {"status", 500}}}},
+                   {"latin", {{{"raw_latin1", "caf\u00e9 \u001b[31mred\u00ff"},
+                               {"status", 400}}}}}},
+                 {"default", {{{"reply", "a"}}}}};
+  ScriptedServer s(script.dump());
+  ClientConfig cfg = config(s);
+  cfg.maxRetries = 0;
+  Client c(cfg);
+  for (const char *tag : {"cut", "latin"}) {
+    auto r = c.sample(ask(tag), Sampling(), 1);
+    ASSERT_FALSE(r[0].error.empty()) << tag;
+    EXPECT_TRUE(llvm::json::isUTF8(r[0].error)) << tag << ": " << r[0].error;
+    for (char ch : r[0].error)
+      EXPECT_FALSE((unsigned char)ch < 0x20 || ch == 0x7f) << tag;
+    EXPECT_NO_THROW(json({{"error", r[0].error}}).dump()) << tag;
+  }
+  auto latin = c.sample(ask("latin"), Sampling(), 1);
+  EXPECT_NE(latin[0].error.find("[31mred"), std::string::npos) << latin[0].error;
+}
+
+TEST(ModelClient, AFailedRequestForNSamplesIsNotRetried) {
+  // llama-server's HTTP 500 for n > 1 with three retries configured: the
+  // n > 1 request is sent once, then n requests of one sample each.
+  ScriptedServer s(R"({"n_mode": "reject", "default": [{"reply": "b"}]})");
+  ClientConfig cfg = config(s);
+  cfg.maxRetries = 3;
+  Client c(cfg);
+  auto r = c.sample(ask("x"), Sampling(), 3);
+  ASSERT_EQ(r.size(), 3u);
+  for (const Reply &x : r) {
+    EXPECT_EQ(x.error, "");
+    EXPECT_EQ(x.attempts, 1);
+  }
+  EXPECT_EQ(s.requests().size(), 4u);
+  EXPECT_EQ(c.nSupport(), NSupport::Rejected);
+}
+
+TEST(ModelClient, NoAnswerForNSamplesIsEverySamplesError) {
+  ClientConfig cfg;
+  cfg.baseUrl = "http://127.0.0.1:1"; // nothing listens
+  cfg.maxRetries = 0;
+  cfg.timeoutS = 2;
+  Client c(cfg);
+  auto r = c.sample(ask("x"), Sampling(), 3);
+  ASSERT_EQ(r.size(), 3u);
+  for (const Reply &x : r)
+    EXPECT_NE(x.error.find("cannot reach"), std::string::npos) << x.error;
+  EXPECT_EQ(c.nSupport(), NSupport::Unknown);
+  EXPECT_EQ(c.requestsSent(), 1);
 }
 
 TEST(ModelClient, ServerIgnoringNIsDetected) {

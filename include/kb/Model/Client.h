@@ -86,7 +86,7 @@ public:
   int64_t requestsSent() const { return sent.load(); }
 
 private:
-  Reply post(const std::string &body, int expectedChoices);
+  Reply post(const std::string &body, int expectedChoices, int maxRetries);
   std::vector<Reply> concurrent(const std::vector<Message> &messages,
                                 const Sampling &sampling, int n);
 
