@@ -3,6 +3,7 @@
 #include "kb/Emit/CxxRewrite.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/IR/OpSemantics.h"
+#include "kb/Support/InputFile.h"
 
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/StringExtras.h"
@@ -632,10 +633,9 @@ rewriteCxx(const CxxAnalysis &analysis,
   }
 
   for (auto &[file, fileReps] : reps) {
-    auto buf = llvm::MemoryBuffer::getFile(file);
+    auto buf = readInputFile(file);
     if (!buf)
-      return llvm::createStringError(buf.getError(),
-                                     "cannot read '" + file + "'");
+      return buf.takeError();
     StringRef code = (*buf)->getBuffer();
     // The include goes after the last #include before the first edit.
     size_t insertAt = 0;

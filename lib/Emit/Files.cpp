@@ -1,5 +1,6 @@
 //===- Files.cpp - Files written whole or not at all ----------------------===//
 #include "kb/Emit/Files.h"
+#include "kb/Support/InputFile.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -46,10 +47,7 @@ Error writeFileAtomic(StringRef dir, StringRef name, StringRef text) {
 }
 
 Expected<std::string> readTextFile(StringRef path) {
-  auto buf = MemoryBuffer::getFile(path);
-  if (!buf)
-    return ioError(path, "read", buf.getError().message());
-  return (*buf)->getBuffer().str();
+  return readInputText(path);
 }
 
 } // namespace kb

@@ -1,6 +1,7 @@
 //===- CxxFrontend.cpp - libTooling driver over libtorch sources ----------===//
 
 #include "kb/Import/CxxFrontend.h"
+#include "kb/Support/InputFile.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
@@ -39,10 +40,13 @@ bool isCxxSource(StringRef path) {
 }
 
 Expected<CxxAnalysis> analyzeCxxSources(const CxxInputs &in) {
-  for (const std::string &f : in.files)
+  for (const std::string &f : in.files) {
     if (!sys::fs::exists(f))
       return createStringError(inconvertibleErrorCode(),
                                "no such file '" + f + "'");
+    if (Error e = checkInputFile(f)) // Clang would block on a FIFO
+      return std::move(e);
+  }
   std::unique_ptr<tooling::CompilationDatabase> db;
   std::string err;
   if (in.haveFlags) {

@@ -9,6 +9,7 @@
 
 #include "kb/Import/TorchScriptImporter.h"
 #include "kb/IR/KbDialect.h"
+#include "kb/Support/InputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -147,6 +148,47 @@ private:
                                    graph.bufferName + ":" +
                                        llvm::Twine(l.line) + ":" +
                                        llvm::Twine(l.col) + ": error: " + msg);
+  }
+
+  /// An elementwise op's tensor operands broadcast (NumPy's rules, as
+  /// ATen's) to its result's static shape. A graph that says otherwise
+  /// (mul of Float(4) and Float(7) giving Float(4)) was edited or corrupted,
+  /// and a kernel generated from it would read past its operands.
+  llvm::Error checkBroadcast(const OpInfo &info, StringRef kind,
+                             ArrayRef<Value> operands, ArrayRef<Type> results,
+                             ts::Location l) {
+    if (info.kind != OpKind::Elementwise || results.size() != 1)
+      return llvm::Error::success();
+    auto out = dyn_cast<RankedTensorType>(results[0]);
+    if (!out || !out.hasStaticShape())
+      return llvm::Error::success();
+    ArrayRef<int64_t> to = out.getShape();
+    for (auto [arg, v] : llvm::zip(info.args, operands)) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (arg.type != ArgType::Tensor || !t || !t.hasStaticShape())
+        continue;
+      ArrayRef<int64_t> from = t.getShape();
+      bool fits = from.size() <= to.size();
+      for (size_t i = 0; fits && i < from.size(); ++i) {
+        int64_t d = from[from.size() - 1 - i];
+        fits = d == 1 || d == to[to.size() - 1 - i];
+      }
+      if (!fits)
+        return error(l, kind + " operand '" + arg.name + "' of shape " +
+                            shapeText(from) +
+                            " does not broadcast to its result's shape " +
+                            shapeText(to) +
+                            "; the graph is inconsistent (edited or "
+                            "corrupted): export it again");
+    }
+    return llvm::Error::success();
+  }
+
+  static std::string shapeText(ArrayRef<int64_t> shape) {
+    std::string s = "[";
+    for (auto [i, d] : llvm::enumerate(shape))
+      s += (i ? ", " : "") + std::to_string(d);
+    return s + "]";
   }
 
   llvm::Error define(const std::string &name, Value v, ts::Location l) {
@@ -405,6 +447,9 @@ private:
       for (Value v : operands)
         classes.push_back(classify(v.getType()));
       if (const OpInfo *info = resolveOverload(base, classes)) {
+        if (auto err =
+                checkBroadcast(*info, kind, operands, resultTypes, node.loc))
+          return err;
         auto aten = AtenOp::create(builder, l, resultTypes,
                                    builder.getStringAttr(info->name),
                                    builder.getStringAttr(info->overload),
@@ -462,11 +507,9 @@ private:
 } // namespace
 
 llvm::Expected<ImportOptions> kb::loadParamsJson(StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
+  auto buf = readInputFile(path);
   if (!buf)
-    return llvm::createStringError(buf.getError(),
-                                   "cannot read '" + path +
-                                       "': " + buf.getError().message());
+    return buf.takeError();
   auto json = llvm::json::parse((*buf)->getBuffer());
   if (!json)
     return llvm::createStringError(
@@ -571,11 +614,10 @@ kb::importGraph(MLIRContext &ctx, const ts::Graph &graph,
 }
 
 llvm::Expected<ts::Graph> kb::readGraphFile(StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  auto buf = readInputFile(path, /*allowStdin=*/true);
   if (!buf)
-    return llvm::createStringError(buf.getError(),
-                                   "error: cannot read '" + path +
-                                       "': " + buf.getError().message());
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "error: " + toString(buf.takeError()));
   return ts::parseGraph((*buf)->getBuffer(), path);
 }
 

@@ -224,6 +224,9 @@ private:
   std::vector<std::pair<unsigned, StringRef>> comments;
 };
 
+/// The most elements a tensor type may have (2^48: 1 PB of float32).
+constexpr uint64_t kMaxTensorElements = uint64_t(1) << 48;
+
 class Parser {
 public:
   Parser(StringRef text, StringRef bufferName) : lex(text) {
@@ -450,6 +453,7 @@ private:
   }
 
   llvm::Error parseTensorDetails(Type &type) {
+    Location start = cur.loc;
     consume(); // '('
     type.hasSizes = true;
     while (cur.kind != Tok::RParen) {
@@ -518,6 +522,16 @@ private:
       return error(cur.loc, "tensor type has " +
                                 llvm::Twine(type.sizes.size()) + " sizes but " +
                                 llvm::Twine(type.strides.size()) + " strides");
+    // Element counts and byte offsets are int64 everywhere after this (and
+    // a product that wrapped made a kernel over 0 elements): no tensor may
+    // hold more than any GPU could.
+    uint64_t elements = 1;
+    for (const std::optional<int64_t> &d : type.sizes)
+      if (d && *d != 0 &&
+          (elements > kMaxTensorElements / uint64_t(*d) ||
+           (elements *= uint64_t(*d)) > kMaxTensorElements))
+        return error(start, "tensor type of more than 2^48 elements; no GPU "
+                            "holds it (a corrupted or hand-edited graph?)");
     return llvm::Error::success();
   }
 

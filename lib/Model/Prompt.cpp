@@ -1,8 +1,10 @@
 //===- Prompt.cpp - Prompts from kernel specs, kernels from replies -------===//
 
 #include "kb/Model/Prompt.h"
+#include "kb/Support/InputFile.h"
 #include "kb/Verify/Checks.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -40,12 +42,12 @@ Expected<PromptTemplates> PromptTemplates::load(StringRef dir) {
   for (auto &[name, text] : t.texts) {
     SmallString<256> path(dir);
     sys::path::append(path, name + ".txt");
-    auto buf = MemoryBuffer::getFile(path);
-    if (buf)
-      text = (*buf)->getBuffer().str();
-    else if (buf.getError() != std::errc::no_such_file_or_directory)
-      return err("cannot read prompt template '" + path +
-                 "': " + buf.getError().message());
+    if (!sys::fs::exists(path))
+      continue; // the built-in template stays
+    auto buf = readInputText(path);
+    if (!buf)
+      return err("prompt template: " + toString(buf.takeError()));
+    text = std::move(*buf);
   }
   return t;
 }

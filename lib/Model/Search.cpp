@@ -1,8 +1,11 @@
 //===- Search.cpp - Strategies that ask the model for kernels -------------===//
 
 #include "kb/Model/Search.h"
+#include "kb/Support/InputFile.h"
 
 #include "llvm/Support/FormatVariadic.h"
+
+#include <sstream>
 
 using json = nlohmann::json;
 using namespace llvm;
@@ -311,10 +314,11 @@ std::vector<json> Transcript::records() const {
 
 Expected<std::unique_ptr<ReplayBackend>>
 ReplayBackend::load(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
+  auto text = readInputText(path);
+  if (!text)
     return createStringError(inconvertibleErrorCode(),
-                             "cannot read transcript '" + path + "'");
+                             "transcript: " + toString(text.takeError()));
+  std::istringstream in(*text);
   auto r = std::make_unique<ReplayBackend>();
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {

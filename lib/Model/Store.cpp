@@ -1,6 +1,7 @@
 //===- Store.cpp - Verified kernels, by region signature ------------------===//
 
 #include "kb/Model/Store.h"
+#include "kb/Support/InputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -29,9 +30,11 @@ njson toJson(const StoreEntry &e) {
 }
 
 std::optional<StoreEntry> fromFile(StringRef path) {
-  auto buf = MemoryBuffer::getFile(path);
-  if (!buf)
+  auto buf = readInputFile(path);
+  if (!buf) {
+    consumeError(buf.takeError());
     return std::nullopt;
+  }
   njson j = njson::parse((*buf)->getBuffer().str(), nullptr, false);
   if (!j.is_object() || !j.contains("signature") || !j.contains("source"))
     return std::nullopt;

@@ -33,6 +33,7 @@
 #include "kb/Import/CxxImporter.h"
 #include "kb/Import/TorchScriptImporter.h"
 #include "kb/Model/Store.h"
+#include "kb/Support/InputFile.h"
 #include "kb/Transforms/Passes.h"
 #include "kb/Verify/Client.h"
 
@@ -451,7 +452,7 @@ int runCoverage(StringRef analyzeInput) {
     SmallString<256> report(sys::path::parent_path(path));
     sys::path::append(report, "rewritten", "report.json");
     std::optional<json::Value> parsed;
-    if (auto buf = MemoryBuffer::getFile(report)) {
+    if (auto buf = kb::readInputFile(report)) {
       if (auto v = json::parse((*buf)->getBuffer()))
         parsed = std::move(*v);
       else
