@@ -241,18 +241,10 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
   VerifyMode verify = opts.verify;
   if (verify == VerifyMode::Auto && replay)
     verify = VerifyMode::Off;
-  auto verdicts = verifyAndDrop(opts, verify, *analysis, layout, out);
-  if (!verdicts)
-    return verdicts.takeError();
-  for (auto &[name, entry] : out->lock)
-    if (auto it = verdicts->find(name); it != verdicts->end()) {
-      entry.verdict = it->second.verdict;
-      entry.evidence = it->second.printed;
-    }
   std::string lockPath = opts.lockPath;
   if (opts.updateLock && lockPath.empty())
     lockPath = "kb.lock.json";
-  // A lock replays: the generated kernels must be the locked ones.
+  std::string lockText;
   if (replay) {
     auto text = readTextFile(lockPath);
     if (!text) {
@@ -261,9 +253,37 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
                      "cannot read the lock file '" + lockPath +
                          "' (create it with --update-lock)");
     }
-    if (Error err = checkCxxLock(lockPath, *text, *out))
-      return failure(FailureKind::Input, toString(std::move(err)));
+    lockText = std::move(*text);
+    // What kb-verify rejected when the lock was written stays rejected: a
+    // replay does not verify, so it must not bring a rejected kernel back.
+    if (verify == VerifyMode::Off) {
+      std::set<std::string> rejected = lockedRejections(lockText);
+      bool dropped = false;
+      for (CxxChain &c : analysis->chains)
+        if (c.plan.whyNot.empty() && rejected.count(cxxFusedName(c.plan))) {
+          c.plan.whyNot = "the lock file records kb-verify's rejection of its "
+                          "kernel (--verify on checks it again)";
+          dropped = true;
+        }
+      if (dropped) {
+        out = rewriteCxx(*analysis, layout.includeFor);
+        if (!out)
+          return failure(FailureKind::Input, toString(out.takeError()));
+      }
+    }
   }
+  auto verdicts = verifyAndDrop(opts, verify, *analysis, layout, out);
+  if (!verdicts)
+    return verdicts.takeError();
+  for (auto &[name, entry] : out->lock)
+    if (auto it = verdicts->find(name); it != verdicts->end()) {
+      entry.verdict = it->second.verdict;
+      entry.evidence = it->second.printed;
+    }
+  // A lock replays: the generated kernels must be the locked ones.
+  if (replay)
+    if (Error err = checkCxxLock(lockPath, lockText, *out))
+      return failure(FailureKind::Input, toString(std::move(err)));
 
   auto written = writeOutputs(opts, *analysis, *out, layout, lockPath);
   if (!written)

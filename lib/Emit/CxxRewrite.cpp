@@ -725,6 +725,25 @@ std::string cxxLockJson(const CxxRewriteOutput &out) {
   return text + "\n";
 }
 
+std::set<std::string> lockedRejections(StringRef lockText) {
+  std::set<std::string> out;
+  auto parsed = llvm::json::parse(lockText);
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return out; // checkCxxLock reports it
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Object *kernels =
+      root ? root->getObject("kernels") : nullptr;
+  if (!kernels)
+    return out;
+  for (const auto &[name, e] : *kernels)
+    if (const llvm::json::Object *k = e.getAsObject())
+      if (k->getString("verdict").value_or("") == "rejected")
+        out.insert(name.str());
+  return out;
+}
+
 llvm::Error checkCxxLock(StringRef lockPath, StringRef lockText,
                          const CxxRewriteOutput &out) {
   auto parsed = llvm::json::parse(lockText);

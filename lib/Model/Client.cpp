@@ -2,8 +2,8 @@
 
 #include "kb/Model/Client.h"
 #include "CurlShim.h"
+#include "kb/Support/Printable.h"
 
-#include "llvm/Support/JSON.h"
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -31,19 +31,10 @@ size_t readHeader(char *data, size_t size, size_t n, void *user) {
   return size * n;
 }
 
-/// A server's words as one printable line of valid UTF-8: a body cut inside
-/// a character, a Latin-1 or binary body, or terminal escape sequences must
-/// neither end the run (the transcript's JSON needs UTF-8) nor reach the
-/// user's terminal as control codes.
-std::string printable(const std::string &text) {
-  std::string s = llvm::json::fixUTF8(text);
-  for (char &c : s)
-    if ((unsigned char)c < 0x20 || c == 0x7f)
-      c = ' ';
-  return s;
-}
-
-/// The server's own words: OpenAI and llama-server send
+/// The server's own words, as one printable line of valid UTF-8 (a body
+/// cut inside a character, a Latin-1 or binary body and terminal escape
+/// codes must neither end the run in the transcript's JSON nor reach the
+/// user's terminal). OpenAI and llama-server send
 /// {"error": {"message": ...}}, Ollama {"error": "..."}.
 std::string serverMessage(const std::string &body) {
   json j = json::parse(body, nullptr, false);

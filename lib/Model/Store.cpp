@@ -29,6 +29,12 @@ njson toJson(const StoreEntry &e) {
           {"stored_at", e.storedAt}};
 }
 
+bool isSignature(StringRef s) {
+  return s.size() == 64 && llvm::all_of(s, [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
 std::optional<StoreEntry> fromFile(StringRef path) {
   auto buf = readInputFile(path);
   if (!buf) {
@@ -36,10 +42,16 @@ std::optional<StoreEntry> fromFile(StringRef path) {
     return std::nullopt;
   }
   njson j = njson::parse((*buf)->getBuffer().str(), nullptr, false);
-  if (!j.is_object() || !j.contains("signature") || !j.contains("source"))
+  if (!j.is_object() || !j.contains("signature") || !j.contains("source") ||
+      !j["signature"].is_string())
     return std::nullopt;
   StoreEntry e;
   e.signature = j.value("signature", "");
+  // The store's files are anyone's to edit: an entry is its own file's
+  // (<signature>.json, a SHA-256 in hex), so paths built from it (get,
+  // prune) never leave the store.
+  if (!isSignature(e.signature) || sys::path::stem(path) != e.signature)
+    return std::nullopt;
   e.region = j.value("region", "");
   e.kind = j.value("kind", "");
   e.ops = j.value("ops", "");
@@ -105,6 +117,8 @@ Error KernelStore::put(const StoreEntry &e) {
 }
 
 std::optional<StoreEntry> KernelStore::get(const std::string &sig) const {
+  if (!isSignature(sig))
+    return std::nullopt;
   SmallString<256> path(dir);
   sys::path::append(path, sig + ".json");
   return fromFile(path);

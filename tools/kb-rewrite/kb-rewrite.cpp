@@ -34,6 +34,7 @@
 #include "kb/Import/TorchScriptImporter.h"
 #include "kb/Model/Store.h"
 #include "kb/Support/InputFile.h"
+#include "kb/Support/Printable.h"
 #include "kb/Transforms/Passes.h"
 #include "kb/Verify/Client.h"
 
@@ -777,9 +778,12 @@ int runStore() {
     outs() << entries->size() << " verified kernels in " << store.path()
            << "\n";
     for (const auto &e : *entries)
+      // Entries are files anyone could edit: nothing of them reaches the
+      // terminal as a control sequence.
       outs() << formatv("{0}  {1,-9} {2,-8} {3,9:F4} ms  {4}  ({5})\n",
-                        e.signature.substr(0, 16), e.kind, e.origin, e.kernelMs,
-                        e.ops, e.gpu);
+                        e.signature.substr(0, 16), kb::printable(e.kind),
+                        kb::printable(e.origin), e.kernelMs,
+                        kb::printable(e.ops), kb::printable(e.gpu));
     return Ok;
   }
   if (verb == "show") {
@@ -791,10 +795,12 @@ int runStore() {
       return fail(UsageError, toString(entries.takeError()));
     for (const auto &e : *entries)
       if (StringRef(e.signature).starts_with(storeArgs[1])) {
-        outs() << "// " << e.signature << "\n// " << e.ops << " (" << e.kind
-               << "), " << e.origin << ", " << formatv("{0:F4}", e.kernelMs)
-               << " ms on " << e.gpu << "\n"
-               << e.source;
+        outs() << "// " << e.signature << "\n// " << kb::printable(e.ops)
+               << " (" << kb::printable(e.kind) << "), "
+               << kb::printable(e.origin) << ", "
+               << formatv("{0:F4}", e.kernelMs) << " ms on "
+               << kb::printable(e.gpu) << "\n"
+               << kb::printable(e.source, /*keepLines=*/true);
         return Ok;
       }
     return fail(UsageError,

@@ -3,6 +3,7 @@
 #include "kb/Model/Store.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -46,6 +47,42 @@ TEST(KernelStore, PutGetListPrune) {
   EXPECT_EQ(*n, 1);
   EXPECT_FALSE(store.get(old.signature).has_value());
   EXPECT_TRUE(store.get(fresh.signature).has_value());
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(KernelStore, EditedEntriesNeverReachOutsideTheStore) {
+  // Entry files are anyone's to edit: one whose signature is a path, or
+  // not its own file's name, is no entry, and prune deletes only entries.
+  llvm::SmallString<128> dir;
+  llvm::sys::fs::createUniqueDirectory("kb-store", dir);
+  std::string storeDir = (dir + "/store").str(),
+              victim = (dir + "/victim.json").str();
+  KernelStore store(storeDir);
+  StoreEntry e;
+  e.signature = std::string(64, 'c');
+  e.source = "__global__ void k() {}";
+  e.storedAt = 1000;
+  ASSERT_FALSE(bool(store.put(e)));
+  auto write = [](const std::string &path, const std::string &text) {
+    std::error_code ec;
+    llvm::raw_fd_ostream f(path, ec);
+    f << text;
+  };
+  write(victim, "{}");
+  write(storeDir + "/" + std::string(64, 'd') + ".json",
+        R"({"signature": "../victim", "source": "x", "stored_at": 1})");
+  write(storeDir + "/" + std::string(64, 'e') + ".json",
+        R"({"signature": ")" + std::string(64, 'f') +
+            R"(", "source": "x", "stored_at": 1})");
+  auto all = store.list();
+  ASSERT_TRUE(bool(all));
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].signature, e.signature);
+  EXPECT_FALSE(store.get("../victim").has_value());
+  auto n = store.prune(/*olderThan=*/0);
+  ASSERT_TRUE(bool(n));
+  EXPECT_EQ(*n, 1);
+  EXPECT_TRUE(llvm::sys::fs::exists(victim));
   llvm::sys::fs::remove_directories(dir);
 }
 

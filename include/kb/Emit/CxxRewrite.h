@@ -19,6 +19,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,10 @@ rewriteCxx(const CxxAnalysis &analysis,
 /// kb.lock.json for C++ rewrites: function -> signature, source hash, origin
 /// (the code generator), verdict and the toolchain that produced it.
 std::string cxxLockJson(const CxxRewriteOutput &out);
+/// The functions a lock file records as rejected by kb-verify: a replay
+/// must not use them (their chains keep the original code).
+std::set<std::string> lockedRejections(llvm::StringRef lockText);
+
 /// Checks that every function of `out` is in the lock with the same source;
 /// the error names each difference and says how to refresh the lock.
 llvm::Error checkCxxLock(llvm::StringRef lockPath, llvm::StringRef lockText,
