@@ -16,8 +16,21 @@ using json = nlohmann::json;
 namespace kb::model {
 namespace {
 
+/// A response body up to a cap: past it the transfer is abandoned (libcurl
+/// ends it when fewer bytes are taken than given).
+struct Body {
+  std::string text;
+  size_t cap;
+  bool over = false;
+};
+
 size_t appendBody(char *data, size_t size, size_t n, void *user) {
-  static_cast<std::string *>(user)->append(data, size * n);
+  Body &b = *static_cast<Body *>(user);
+  if (b.text.size() + size * n > b.cap) {
+    b.over = true;
+    return 0;
+  }
+  b.text.append(data, size * n);
   return size * n;
 }
 
@@ -78,11 +91,21 @@ llvm::Expected<ClientConfig> ClientConfig::resolve(ClientConfig c) {
         llvm::inconvertibleErrorCode(),
         "no model name: pass --model NAME or set KB_MODEL (e.g. "
         "Qwen/Qwen2.5-Coder-7B-Instruct)");
-  if (c.concurrency < 1 || c.maxRetries < 0 || c.timeoutS <= 0)
+  if (c.concurrency < 1 || c.maxRetries < 0 || c.timeoutS <= 0 ||
+      c.deadlineS < 0)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "model client: concurrency must be >= 1, "
-                                   "retries >= 0 and the timeout positive");
+                                   "retries >= 0, the timeout positive and "
+                                   "the deadline >= 0");
   return c;
+}
+
+double Client::secondsLeft() const {
+  if (cfg.deadlineS <= 0)
+    return 1e9;
+  return cfg.deadlineS -
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+             .count();
 }
 
 Client::Client(ClientConfig config) : cfg(std::move(config)) {
@@ -132,8 +155,16 @@ Reply Client::post(const std::string &body, int expectedChoices,
   }
   double wait = cfg.backoffS;
   for (int attempt = 0; attempt <= maxRetries; ++attempt) {
+    double left = secondsLeft();
+    if (left <= 0) {
+      r.error = "the model deadline (--model-deadline " +
+                std::to_string((int)cfg.deadlineS) +
+                " s) has passed; no further requests";
+      return r;
+    }
     r.attempts = attempt + 1;
-    std::string response;
+    Body received{{}, cfg.maxReplyBytes};
+    std::string &response = received.text;
     double retryAfter = -1;
     long status = 0;
     CURLcode rc;
@@ -158,10 +189,11 @@ Reply Client::post(const std::string &body, int expectedChoices,
       api->easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
       api->easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)body.size());
       api->easy_setopt(curl, CURLOPT_WRITEFUNCTION, appendBody);
-      api->easy_setopt(curl, CURLOPT_WRITEDATA, &response);
+      api->easy_setopt(curl, CURLOPT_WRITEDATA, &received);
       api->easy_setopt(curl, CURLOPT_HEADERFUNCTION, readHeader);
       api->easy_setopt(curl, CURLOPT_HEADERDATA, &retryAfter);
-      api->easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(cfg.timeoutS * 1000));
+      api->easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                       (long)(std::min(cfg.timeoutS, left) * 1000) + 1);
       api->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); // threads
       ++sent;
       rc = api->easy_perform(curl);
@@ -171,7 +203,12 @@ Reply Client::post(const std::string &body, int expectedChoices,
     }
     r.httpStatus = (int)status;
     bool retryable = false;
-    if (rc == CURLE_OPERATION_TIMEDOUT) {
+    if (received.over) {
+      // A reply this large is no kernel: not retried (it would be again).
+      r.error = "the reply from " + endpoint + " exceeded " +
+                std::to_string(cfg.maxReplyBytes) + " bytes; abandoned";
+      return r;
+    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
       // A slow server stays slow: report rather than retry.
       r.error = "no reply from " + endpoint + " within " +
                 std::to_string((int)cfg.timeoutS) + " s (raise --model-timeout)";
@@ -219,6 +256,8 @@ Reply Client::post(const std::string &body, int expectedChoices,
     if (!retryable || attempt == maxRetries)
       break;
     double delay = retryAfter >= 0 ? std::min(retryAfter, 30.0) : wait;
+    if (delay >= secondsLeft())
+      break; // the deadline comes first: report what failed
     std::this_thread::sleep_for(std::chrono::duration<double>(delay));
     wait *= 2;
   }

@@ -241,6 +241,10 @@ cl::opt<int> maxTokens("max-tokens", cl::init(4096),
 cl::opt<double> modelTimeout("model-timeout", cl::init(180),
                              cl::desc("Seconds per request"),
                              cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<double> modelDeadline(
+    "model-deadline", cl::init(1800),
+    cl::desc("Seconds for all model requests of the run (0 = no limit)"),
+    cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::opt<int> modelConcurrency("model-concurrency", cl::init(4),
                               cl::desc("Requests in flight at once"),
                               cl::sub(rewriteCmd), cl::cat(modelCat));
@@ -666,6 +670,7 @@ int runRewrite(const char *argv0) {
                              &modelSeed,
                              &maxTokens,
                              &modelTimeout,
+                             &modelDeadline,
                              &modelConcurrency,
                              &transcriptPath,
                              &replayPath,
@@ -697,6 +702,7 @@ int runRewrite(const char *argv0) {
   opts.model.client.baseUrl = modelUrl;
   opts.model.client.model = modelName;
   opts.model.client.timeoutS = modelTimeout;
+  opts.model.client.deadlineS = modelDeadline;
   opts.model.client.concurrency = modelConcurrency;
   opts.model.strategy.strategy =
       strategy.empty() ? std::string("zero-shot") : strategy.getValue();

@@ -230,6 +230,42 @@ TEST(ModelClient, NoAnswerForNSamplesIsEverySamplesError) {
   EXPECT_EQ(c.requestsSent(), 1);
 }
 
+TEST(ModelClient, TheDeadlineEndsRequestsInFlightAndStopsNewOnes) {
+  // A server that answers after 5 s, a 30 s request timeout and a 1 s
+  // deadline: the request ends at the deadline, and the next call sends
+  // nothing.
+  ScriptedServer s(R"({"default": [{"sleep": 5, "reply": "late"}]})");
+  ClientConfig cfg = config(s);
+  cfg.timeoutS = 30;
+  cfg.deadlineS = 1;
+  Client c(cfg);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = c.sample(ask("x"), Sampling(), 1);
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  EXPECT_NE(r[0].error, "");
+  EXPECT_LT(took, 4.0);
+  auto again = c.sample(ask("y"), Sampling(), 2);
+  ASSERT_EQ(again.size(), 2u);
+  for (const Reply &x : again)
+    EXPECT_NE(x.error.find("model deadline"), std::string::npos) << x.error;
+  EXPECT_EQ(c.requestsSent(), 1);
+}
+
+TEST(ModelClient, OversizedRepliesAreAbandonedNotRetried) {
+  ScriptedServer s(R"({"default": [{"reply": ")" + std::string(5000, 'x') +
+                   R"("}]})");
+  ClientConfig cfg = config(s);
+  cfg.maxReplyBytes = 1000;
+  Client c(cfg);
+  auto r = c.sample(ask("x"), Sampling(), 1);
+  EXPECT_NE(r[0].error.find("exceeded 1000 bytes"), std::string::npos)
+      << r[0].error;
+  EXPECT_EQ(r[0].attempts, 1);
+  EXPECT_TRUE(r[0].completions.empty());
+}
+
 TEST(ModelClient, ServerIgnoringNIsDetected) {
   ScriptedServer s(R"({"n_mode": "ignore", "default": [{"reply": "a"}]})");
   Client c(config(s));

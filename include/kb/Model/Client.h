@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -32,6 +33,12 @@ struct ClientConfig {
   int maxRetries = 3;         // on 429, 5xx and connection errors
   double backoffS = 0.5;      // first wait; doubles, Retry-After wins
   int concurrency = 4;        // requests in flight at once
+  /// Seconds from the client's creation after which no request starts and
+  /// requests in flight end (0: none): a server that never answers costs
+  /// this, not timeoutS per request of every region.
+  double deadlineS = 0;
+  /// The most bytes a response body may have; a larger one is abandoned.
+  size_t maxReplyBytes = size_t(8) << 20;
 
   /// Fills unset fields from KB_MODEL_URL, KB_MODEL and OPENAI_API_KEY.
   /// Fails (naming the variable to set) when no URL or model is known.
@@ -87,6 +94,8 @@ public:
 
 private:
   Reply post(const std::string &body, int expectedChoices, int maxRetries);
+  /// Seconds until cfg.deadlineS (a large number without one).
+  double secondsLeft() const;
   std::vector<Reply> concurrent(const std::vector<Message> &messages,
                                 const Sampling &sampling, int n);
 
@@ -106,6 +115,8 @@ private:
   std::condition_variable slotFree;
   int inFlight = 0;
   std::atomic<NSupport> nMode{NSupport::Unknown};
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
   std::atomic<int64_t> sent{0};
 };
 
