@@ -10,6 +10,8 @@
 
 #include "kb/Verify/Checks.h"
 
+#include <cctype>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -48,6 +50,103 @@ std::string stripCommentsAndStrings(const std::string &s) {
   return out;
 }
 
+/// The source as the preprocessor sees its directives: lines spliced at
+/// backslash-newlines, comments replaced by a space, string and character
+/// literals kept (an include names its file in one).
+std::string directiveView(const std::string &src) {
+  std::string s;
+  s.reserve(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (src[i] == '\\' && i + 1 < src.size() &&
+        (src[i + 1] == '\n' ||
+         (src[i + 1] == '\r' && i + 2 < src.size() && src[i + 2] == '\n'))) {
+      i += src[i + 1] == '\r' ? 2 : 1;
+      continue;
+    }
+    s += src[i];
+  }
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      while (i < s.size() && s[i] != '\n')
+        ++i;
+      out += '\n';
+    } else if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      for (i += 2; i + 1 < s.size() && !(s[i] == '*' && s[i + 1] == '/'); ++i)
+        if (s[i] == '\n')
+          out += '\n'; // keep lines: a directive ends at its line's end
+      ++i;
+      out += ' ';
+    } else if (s[i] == '"' || s[i] == '\'') {
+      char q = s[i];
+      out += s[i++];
+      for (; i < s.size() && s[i] != q && s[i] != '\n'; ++i) {
+        if (s[i] == '\\' && i + 1 < s.size())
+          out += s[i++];
+        out += s[i];
+      }
+      if (i < s.size())
+        out += s[i];
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+/// The first include-like directive outside the allow-list, if any. Every
+/// directive is read after line splicing and comments, with `%:` (the
+/// digraph of `#`): #include, #include_next, #import and #embed must name
+/// an allowed header literally (`#include P` with P a macro, or a path that
+/// only a comment separates from the directive, got through the pattern
+/// this replaces), and __has_include may not probe the host's files.
+std::optional<std::string> forbiddenInclude(const std::string &source) {
+  static const std::set<std::string> allowed = {
+      "cuda_fp16.h",     "cuda_bf16.h",    "cuda/std/cstdint",
+      "cuda/std/limits", "cuda/std/cmath", "cuda/std/type_traits"};
+  std::string view = directiveView(source);
+  if (view.find("__has_include") != std::string::npos)
+    return std::string("__has_include");
+  size_t pos = 0;
+  while (pos < view.size()) {
+    size_t eol = view.find('\n', pos);
+    if (eol == std::string::npos)
+      eol = view.size();
+    std::string line = view.substr(pos, eol - pos);
+    pos = eol + 1;
+    size_t i = line.find_first_not_of(" \t\f\v\r");
+    if (i == std::string::npos)
+      continue;
+    if (line[i] == '#')
+      i += 1;
+    else if (line.compare(i, 2, "%:") == 0)
+      i += 2;
+    else
+      continue;
+    i = line.find_first_not_of(" \t\f\v\r", i);
+    if (i == std::string::npos)
+      continue;
+    size_t e = i;
+    while (e < line.size() &&
+           (std::isalnum((unsigned char)line[e]) || line[e] == '_'))
+      ++e;
+    std::string name = line.substr(i, e - i);
+    if (name != "include" && name != "include_next" && name != "import" &&
+        name != "embed")
+      continue;
+    size_t a = line.find_first_not_of(" \t\f\v\r", e);
+    size_t b = line.find_last_not_of(" \t\f\v\r");
+    std::string arg = a == std::string::npos ? "" : line.substr(a, b - a + 1);
+    bool literal = name == "include" && arg.size() > 2 &&
+                   ((arg.front() == '<' && arg.back() == '>') ||
+                    (arg.front() == '"' && arg.back() == '"'));
+    if (!literal || !allowed.count(arg.substr(1, arg.size() - 2)))
+      return "#" + name + " " + arg;
+  }
+  return std::nullopt;
+}
+
 struct Rule {
   const char *pattern;
   const char *why;
@@ -74,18 +173,11 @@ const Rule kRules[] = {
 std::optional<Rejection> kb::verify::staticCheck(const std::string &source,
                                                  const std::string &entry) {
   // Includes: only the CUDA headers NVRTC provides without a host toolchain.
-  static const std::regex include(R"(#\s*include\s*[<"]([^>"]+)[>"])");
-  static const std::set<std::string> allowed = {
-      "cuda_fp16.h", "cuda_bf16.h", "cuda/std/cstdint", "cuda/std/limits",
-      "cuda/std/cmath", "cuda/std/type_traits"};
-  for (std::sregex_iterator it(source.begin(), source.end(), include), end;
-       it != end; ++it)
-    if (!allowed.count((*it)[1].str()))
-      return Rejection{VerdictStatus::ForbiddenConstruct,
-                       "include <" + (*it)[1].str() +
-                           "> is outside the allow-list (cuda_fp16.h, "
-                           "cuda_bf16.h, cuda/std/{cstdint,limits,cmath,"
-                           "type_traits})"};
+  if (auto bad = forbiddenInclude(source))
+    return Rejection{VerdictStatus::ForbiddenConstruct,
+                     *bad + " is outside the include allow-list (cuda_fp16.h, "
+                            "cuda_bf16.h, cuda/std/{cstdint,limits,cmath,"
+                            "type_traits}, named literally)"};
   std::string code = stripCommentsAndStrings(source);
   for (const Rule &r : kRules)
     if (std::regex_search(code, std::regex(r.pattern)))
@@ -107,5 +199,24 @@ std::optional<Rejection> kb::verify::staticCheck(const std::string &source,
   return Rejection{VerdictStatus::EntryPointMissing,
                    "the source defines no __global__ function named '" + entry +
                        "'"};
+  return std::nullopt;
+}
+
+std::optional<Rejection> kb::verify::ptxCheck(const std::string &ptx) {
+  static const std::regex timer(R"(%(globaltimer(_lo|_hi)?|clock(64|_hi)?)\b)");
+  static const std::regex calls(
+      R"(\.extern\s+\.func[^;]*?\b(malloc|free|vprintf|cudaLaunchDevice\w*|)"
+      R"(cudaGetParameterBuffer\w*|cudaMalloc\w*|cudaFree\w*|)"
+      R"(cudaDeviceSynchronize\w*|cudaStream\w*|cudaGraph\w*)\b)");
+  std::smatch m;
+  if (std::regex_search(ptx, m, timer))
+    return Rejection{VerdictStatus::ForbiddenConstruct,
+                     "the compiled kernel reads " + m[0].str() +
+                         " (clocks and timers are not allowed)"};
+  if (std::regex_search(ptx, m, calls))
+    return Rejection{VerdictStatus::ForbiddenConstruct,
+                     "the compiled kernel calls " + m[1].str() +
+                         " (device heap, printf and device-side launches are "
+                         "not allowed)"};
   return std::nullopt;
 }

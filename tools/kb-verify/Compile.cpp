@@ -61,6 +61,26 @@ CompileResult kb::verify::compileCandidate(const std::string &source,
     nvrtcDestroyProgram(&prog);
     return r;
   }
+  // The rules again on what NVRTC produced: inline PTX inside a string,
+  // macros and token pasting hide from the source check.
+  size_t ptxSize = 0;
+  std::string ptx;
+  if (nvrtcGetPTXSize(prog, &ptxSize) == NVRTC_SUCCESS && ptxSize) {
+    ptx.assign(ptxSize, '\0');
+    if (nvrtcGetPTX(prog, ptx.data()) != NVRTC_SUCCESS)
+      ptx.clear();
+  }
+  std::optional<Rejection> rej =
+      ptx.empty() ? std::optional<Rejection>(Rejection{
+                        VerdictStatus::CompileError,
+                        "NVRTC gave no PTX to check; the kernel is not used"})
+                  : ptxCheck(ptx);
+  if (rej) {
+    r.status = rej->status;
+    r.log = rej->detail;
+    nvrtcDestroyProgram(&prog);
+    return r;
+  }
   r.loweredEntry = lowered;
   size_t cubinSize = 0;
   nvrtcGetCUBINSize(prog, &cubinSize);

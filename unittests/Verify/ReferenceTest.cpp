@@ -62,6 +62,26 @@ TEST(Compile, NvrtcCompilesForSeveralArchitecturesWithoutAGpu) {
   EXPECT_NE(bad.log.find("error"), std::string::npos);
 }
 
+// The compiled program is checked too: a timer read in inline PTX (inside
+// a string, where the source rules cannot see it), device malloc spelled by
+// token pasting, printf.
+TEST(Compile, WhatNvrtcProducedIsChecked) {
+  const std::string head = "extern \"C\" __global__ void k(float* y) {";
+  for (const std::string &body :
+       {std::string("unsigned long long t; asm volatile(\"mov.u64 %0, "
+                    "%%globaltimer;\" : \"=l\"(t)); y[0] = (float)t; }"),
+        std::string("y[0] = (float)(unsigned long long)CAT(mal, loc)(4); }"),
+        std::string("printf(\"%f\", y[0]); }")}) {
+    std::string src = "#define CAT(a, b) a##b\n" + head + body;
+    CompileResult r = compileCandidate(src, "k", "sm_90");
+    EXPECT_EQ(r.status, VerdictStatus::ForbiddenConstruct)
+        << body << ": " << r.log;
+    EXPECT_FALSE(r.ok);
+  }
+  CompileResult fine = compileCandidate(head + "y[0] = 1.f; }", "k", "sm_90");
+  EXPECT_TRUE(fine.ok) << fine.log;
+}
+
 // Sensitivity: rows whose result cancels huge terms move by far more than
 // one fp32 ulp of the result when the inputs move by one fp32 ulp; ordinary
 // rows move by about that ulp.

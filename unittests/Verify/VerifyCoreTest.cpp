@@ -336,8 +336,51 @@ TEST(StaticCheck, AcceptsPlainKernelsRejectsEscapes) {
             "forbidden_construct");
   EXPECT_EQ(status("#include <cstdio>\n" + ok), "forbidden_construct");
   EXPECT_EQ(status("#include <cuda_fp16.h>\n" + ok), "ok");
+  // Includes are read as the preprocessor reads them: a macro, a digraph,
+  // a comment or a line splice does not get a host file past the list.
+  for (const char *escape :
+       {"#define P \"/etc/passwd\"\n#include P\n",
+        "%:include \"/etc/passwd\"\n", "#include /* x */ \"/etc/passwd\"\n",
+        "#\\\ninclude \"/etc/passwd\"\n", "  # include_next <cstdio>\n",
+        "#embed \"/etc/passwd\"\n",
+        "#if __has_include(\"/etc/hosts\")\n#endif\n",
+        "#include <cuda_fp16.h> <cstdio>\n"})
+    EXPECT_EQ(status(escape + ok), "forbidden_construct") << escape;
+  EXPECT_EQ(status(" %: include <cuda_bf16.h> // fp16 too\n" + ok), "ok");
+  EXPECT_EQ(status("const char* s = \"#include <cstdio>\";\n" + ok), "ok");
   EXPECT_EQ(status(ok + "\nint main() { return 0; }"), "forbidden_construct");
   EXPECT_EQ(status(ok, "other"), "entry_point_missing");
+}
+
+TEST(StaticCheck, PtxChecksWhatTheSourceCouldHide) {
+  std::string body =
+      ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
+  EXPECT_FALSE(ptxCheck(body).has_value());
+  auto status = [](const std::string &ptx) {
+    auto r = ptxCheck(ptx);
+    return r ? std::string(statusName(r->status)) + ": " + r->detail : "ok";
+  };
+  EXPECT_NE(status("mov.u64 %rd1, %globaltimer;\n" + body).find("%globaltimer"),
+            std::string::npos);
+  EXPECT_NE(status("mov.u32 %r1, %clock;\n" + body).find("%clock"),
+            std::string::npos);
+  EXPECT_NE(status("mov.u64 %rd1, %clock64;\n" + body).find("%clock64"),
+            std::string::npos);
+  EXPECT_NE(
+      status(".extern .func  (.param .b64 func_retval0) malloc\n(\n.param .b64 "
+             "malloc_param_0\n)\n;\n" +
+             body)
+          .find("calls malloc"),
+      std::string::npos);
+  EXPECT_NE(
+      status(".extern .func  (.param .b32 func_retval0) vprintf\n(\n);\n" +
+             body)
+          .find("calls vprintf"),
+      std::string::npos);
+  // Names that merely contain the words are fine.
+  EXPECT_EQ(status(".visible .func my_malloc_free()\n{\nret;\n}\n%clockwise\n" +
+                   body),
+            "ok");
 }
 
 TEST(Expr, EvaluatesLaunchRules) {

@@ -114,6 +114,12 @@ struct Rejection {
 std::optional<Rejection> staticCheck(const std::string &source,
                                      const std::string &entry);
 
+/// What NVRTC produced, checked where the source's spelling cannot hide it
+/// (inline PTX in a string, macros, token pasting): reads of the clock and
+/// timer registers, and calls to the device heap, printf or device-side
+/// launches.
+std::optional<Rejection> ptxCheck(const std::string &ptx);
+
 // ---- launch expressions -------------------------------------------------------
 
 /// Evaluates an integer expression over named sizes: + - * / % ( ),
