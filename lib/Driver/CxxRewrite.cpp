@@ -4,6 +4,7 @@
 
 #include "kb/Emit/CxxRewrite.h"
 #include "kb/Emit/CxxVerifyHarness.h"
+#include "kb/Emit/FileTransaction.h"
 #include "kb/Emit/Files.h"
 #include "kb/Verify/Client.h"
 
@@ -18,13 +19,6 @@ using namespace llvm;
 
 namespace kb::driver {
 namespace {
-
-/// `path` written through a temporary file beside it.
-Error writeBeside(StringRef path, StringRef text) {
-  return withKind(writeFileAtomic(sys::path::parent_path(path),
-                                  sys::path::filename(path), text),
-                  FailureKind::Usage);
-}
 
 /// kb-verify --cxx over the generated files in a scratch directory: the
 /// verdict of every fused function, by name.
@@ -128,8 +122,17 @@ verifyAndDrop(const CxxRewriteOptions &opts, VerifyMode verify,
   return verdicts;
 }
 
+/// The journal of the outputs' transaction (FileTransaction), beside the
+/// kernels.
+std::string journalPath(const Layout &layout) {
+  SmallString<256> p(layout.kernelsDir);
+  sys::path::append(p, ".kb-rewrite-journal");
+  return p.str().str();
+}
+
 /// Every output, inputs without a chain included (copied to -o DIR
-/// unchanged so that it holds a complete set; untouched with --in-place).
+/// unchanged so that it holds a complete set; untouched with --in-place),
+/// written together or not at all.
 Expected<std::vector<std::string>> writeOutputs(const CxxRewriteOptions &opts,
                                                 const CxxAnalysis &analysis,
                                                 const CxxRewriteOutput &out,
@@ -139,7 +142,8 @@ Expected<std::vector<std::string>> writeOutputs(const CxxRewriteOptions &opts,
     if (std::error_code ec = sys::fs::create_directories(opts.outDir))
       return failure(FailureKind::Usage,
                      "cannot create '" + opts.outDir + "': " + ec.message());
-  std::vector<std::string> written;
+  FileTransaction tx(journalPath(layout));
+  std::vector<std::string> written, backups;
   for (const std::string &f : opts.inputs.files) {
     auto changed = out.files.find(f);
     if (changed == out.files.end())
@@ -160,21 +164,54 @@ Expected<std::vector<std::string>> writeOutputs(const CxxRewriteOptions &opts,
       text = std::move(*read);
     }
     if (opts.inPlace) {
+      // A read-only source is the user's decision: refused, not replaced.
+      // Its mode says so, not access(): root may write any file.
+      sys::fs::file_status st;
+      if (sys::fs::status(f, st) ||
+          !(st.permissions() & sys::fs::owner_write) ||
+          sys::fs::access(f, sys::fs::AccessMode::Write))
+        return failure(FailureKind::Usage,
+                       "'" + f +
+                           "' is read-only: --in-place does not replace it "
+                           "(make it writable, or write to -o DIR); nothing "
+                           "was changed");
+      // The first original stays: a second run must not back up a file
+      // that is already rewritten.
       std::string backup = f + ".kb-orig";
-      if (std::error_code ec = sys::fs::copy_file(f, backup))
-        return failure(FailureKind::Usage, "cannot back up '" + f + "' to '" +
-                                               backup + "': " + ec.message() +
-                                               "; nothing was changed");
+      if (!sys::fs::exists(backup)) {
+        if (std::error_code ec = sys::fs::copy_file(f, backup))
+          return failure(FailureKind::Usage, "cannot back up '" + f + "' to '" +
+                                                 backup + "': " + ec.message() +
+                                                 "; nothing was changed");
+        backups.push_back(backup);
+      }
     }
     std::string target = layout.target(opts, f);
-    if (Error err = writeBeside(target, text))
-      return std::move(err);
+    if (Error err = tx.stage(target, text))
+      return withKind(std::move(err), FailureKind::Usage);
     written.push_back(target);
   }
   SmallString<256> source(layout.kernelsDir);
   sys::path::append(source, "kb_kernels.cu");
+  // Sources rewritten by earlier runs into these files call functions this
+  // run may not generate: they stay.
+  CxxRewriteOutput merged = out;
+  if (sys::fs::exists(layout.header) && sys::fs::exists(source)) {
+    auto header = readTextFile(layout.header);
+    auto cu = readTextFile(source);
+    if (!header || !cu) {
+      consumeError(header ? Error::success() : header.takeError());
+      consumeError(cu ? Error::success() : cu.takeError());
+      return failure(FailureKind::Usage,
+                     "cannot read the existing '" + layout.header + "' and '" +
+                         source +
+                         "' to keep their functions; nothing was "
+                         "changed");
+    }
+    keepEarlierKernels(merged, *header, *cu);
+  }
   SmallVector<std::pair<std::string, std::string>, 4> extra = {
-      {layout.header, out.header}, {source.str().str(), out.source}};
+      {layout.header, merged.header}, {source.str().str(), merged.source}};
   if (opts.writeHarness) {
     SmallString<256> p(layout.kernelsDir);
     sys::path::append(p, "kb_verify_harness.cpp");
@@ -183,9 +220,14 @@ Expected<std::vector<std::string>> writeOutputs(const CxxRewriteOptions &opts,
   if (opts.updateLock)
     extra.push_back({lockPath.str(), cxxLockJson(out)});
   for (auto &[path, text] : extra) {
-    if (Error err = writeBeside(path, text))
-      return std::move(err);
+    if (Error err = tx.stage(path, text))
+      return withKind(std::move(err), FailureKind::Usage);
     written.push_back(path);
+  }
+  if (Error err = tx.commit()) {
+    for (const std::string &b : backups)
+      sys::fs::remove(b);
+    return withKind(std::move(err), FailureKind::Usage);
   }
   return written;
 }
@@ -226,6 +268,16 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
                      "two inputs are called '" + sys::path::filename(f) +
                          "': -o DIR would write both to one file");
 
+  // A run killed between its renames left a journal beside the kernels:
+  // its files go back to what they were before it, then this run reads
+  // them. (The kernels' directory does not depend on the sources' chains.)
+  std::string journal = journalPath(layoutFor(opts, CxxAnalysis()));
+  auto recovered = FileTransaction::recover(journal);
+  if (!recovered)
+    return withKind(recovered.takeError(), FailureKind::Usage);
+  if (*recovered)
+    os << "note: an interrupted kb-rewrite run was rolled back (" << journal
+       << ")\n";
   auto analysis = analyzeCxxSources(opts.inputs);
   if (!analysis)
     return failure(FailureKind::Input, toString(analysis.takeError()));

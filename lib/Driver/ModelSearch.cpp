@@ -240,10 +240,12 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
       j["id"] = file;
       j["candidate"]["source"] = source;
       j["candidate"]["origin"] = "model";
-      {
-        std::error_code ec;
-        raw_fd_ostream f(jp, ec);
-        f << j.dump(1);
+      if (Error err = writeFileAtomic(sys::path::parent_path(jp),
+                                      sys::path::filename(jp), j.dump(1))) {
+        model::VerifyResult v;
+        v.status = "internal_error";
+        v.detail = toString(std::move(err));
+        return v;
       }
       return runVerifier(opts, gpu, jp.str().str());
     };

@@ -28,6 +28,7 @@
 #include "kb/Driver/Failure.h"
 #include "kb/Driver/Stages.h"
 #include "kb/Emit/AnalysisReport.h"
+#include "kb/Emit/Files.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Import/CxxFrontend.h"
 #include "kb/Import/CxxImporter.h"
@@ -611,13 +612,11 @@ int runCodegen() {
     for (auto [ext, text] :
          {std::pair<StringRef, std::string>{".cu", emitted->source},
           {".job.json", kb::verifyJobJson(*emitted)}}) {
-      SmallString<256> path(outDir);
-      sys::path::append(path, emitted->name + ext.str());
-      std::error_code ec;
-      raw_fd_ostream f(path, ec);
-      if (ec)
-        return fail(UsageError, "cannot write '" + path + "': " + ec.message());
-      f << text;
+      // Whole or not at all: a full disk left a truncated kernel under its
+      // final name.
+      if (Error err =
+              kb::writeFileAtomic(outDir, emitted->name + ext.str(), text))
+        return fail(UsageError, toString(std::move(err)));
     }
     outs() << "wrote " << emitted->name << ".cu and " << emitted->name
            << ".job.json (" << emitted->kind << ")\n";

@@ -44,7 +44,20 @@ struct CxxRewriteOutput {
   std::vector<std::string> functions;
   unsigned rewritten = 0;
   std::map<std::string, CxxLockEntry> lock; // by function name
+  /// The functions' declarations and definitions, each between
+  /// "// kb-rewrite: begin/end NAME" lines (assembleCxxKernels).
+  std::string decls, defs;
+  bool usesModules = false; // the header includes torch::nn's classes
 };
+
+/// header and source from decls, defs and usesModules.
+void assembleCxxKernels(CxxRewriteOutput &out);
+
+/// Adds the functions of earlier kb_kernels.h/.cu (text of both) that this
+/// run does not generate again, so that sources rewritten by earlier runs
+/// into the same files still find theirs; returns how many.
+unsigned keepEarlierKernels(CxxRewriteOutput &out, llvm::StringRef header,
+                            llvm::StringRef source);
 
 /// The name a plan's fused function gets: a hash of what it computes, so
 /// identical chains share one kernel and names are stable across edits.
