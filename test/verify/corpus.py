@@ -370,6 +370,21 @@ int main() { return 0; }''', {}),
      "#include <cstdio>\n" + ew(RELU_OK), {}),
     ("bad_reads_clock", "forbidden_construct", RELU, ew(
         "y[i] = (clock64() & 1) ? v : ((v > 0.f || v != v) ? v : 0.f);"), {}),
+    # Session 37: what the source's spelling hid from the source rules. An
+    # include through a macro path (it would read a host file and NVRTC's
+    # error would quote it back to a model), one behind a comment, a timer
+    # read inside an inline-asm string, device malloc by token pasting.
+    ("bad_include_through_macro", "forbidden_construct", RELU,
+     '#define KB_P "/etc/hostname"\n#include KB_P\n' + ew(RELU_OK), {}),
+    ("bad_include_behind_comment", "forbidden_construct", RELU,
+     '%:include /* cuda_fp16.h */ "/etc/hostname"\n' + ew(RELU_OK), {}),
+    ("bad_timer_in_asm_string", "forbidden_construct", RELU, ew(
+        'unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));'
+        " y[i] = (t & 1) ? v : ((v > 0.f || v != v) ? v : 0.f);"), {}),
+    ("bad_malloc_token_pasted", "forbidden_construct", RELU,
+     "#define KB_CAT(a, b) a##b\n" + ew(
+         "float* p = (float*)KB_CAT(mal, loc)(4); p[0] = v;"
+         " y[i] = (v > 0.f || v != v) ? v : 0.f;"), {}),
 ]
 
 
