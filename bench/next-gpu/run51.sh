@@ -12,6 +12,11 @@
 # many as the time left allows timed end to end, in id order.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
+# kb-verify's checks changed in session 37 (includes read as directives,
+# the PTX checked for timers, malloc, printf and device launches): the
+# whole corpus on the GPU first (13 good kernels must stay accepted).
+timeout 240 python3 test/verify/corpus.py run $KBV > $OUT/corpus51.log 2>&1
+echo "corpus rc $? $(( $(date +%s)-t0 ))s"; tail -3 $OUT/corpus51.log | cut -c1-200
 rm -rf /tmp/m37 && mkdir -p /tmp/m37
 ls bench/models/{1[3-9],2[0-9],3[0-7]}_*.py | xargs -P 6 -I{} bash -c 'n=$(basename {} .py); timeout 300 python3 tools/kb-export/kb_export.py {} -o /tmp/m37 --name $n --device cuda > /tmp/m37/$n.log 2>&1 || echo "export FAIL $n: $(tail -c 400 /tmp/m37/$n.log | tr "\n" " ")"'
 echo "export $(ls /tmp/m37/*.graph.txt | wc -l) graphs $(( $(date +%s)-t0 ))s"
@@ -21,7 +26,7 @@ for g in /tmp/m37/*.graph.txt; do n=$(basename $g .graph.txt)
 done
 echo "rewrites $(( $(date +%s)-t0 ))s"
 tar czf $OUT/models37.tar.gz -C /tmp/m37 $(cd /tmp/m37 && ls *.graph.txt *.params.json) && ls -la $OUT/models37.tar.gz
-left=$(( 575 - ($(date +%s)-t0) ))
+left=$(( 575 - ($(date +%s)-t0) ))  # after the corpus, exports and rewrites
 timeout $left bash scripts/gpu-bench-slice --seed 20261232 --gen 0 --models 13,14,15,16,17,18,19,20,21,22 \
   --json /tmp/slice51.json --runs 20 --fast-math \
   --budget-s $(( left - 15 )) --task-timeout 150 > $OUT/slice51.log 2>&1
