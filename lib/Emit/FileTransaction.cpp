@@ -40,20 +40,8 @@ Error FileTransaction::stage(StringRef path, StringRef text) {
     return ioError(path, "replace",
                    "not a regular file; nothing was changed");
   std::string staged = (path + ".kb-new").str();
-  {
-    std::error_code ec;
-    raw_fd_ostream f(staged, ec);
-    if (ec)
-      return ioError(staged, "write", ec.message());
-    f << text;
-    f.close();
-    if (f.has_error()) { // a full disk shows here
-      std::string reason = f.error().message();
-      f.clear_error();
-      sys::fs::remove(staged);
-      return ioError(staged, "write", reason);
-    }
-  }
+  if (Error err = writeWholeFile(staged, text))
+    return err;
   Entry e{path.str(), staged, ""};
   if (exists) {
     e.saved = (path + ".kb-prev").str();

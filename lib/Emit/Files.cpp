@@ -19,26 +19,30 @@ Error ioError(const Twine &path, const Twine &verb, const Twine &reason) {
                                (r.empty() ? "" : ": " + r));
 }
 
+Error writeWholeFile(StringRef path, StringRef text) {
+  std::error_code ec;
+  raw_fd_ostream f(path, ec);
+  if (ec)
+    return ioError(path, "write", ec.message());
+  f << text;
+  f.close();
+  // A full disk shows here, not at `<<`.
+  if (f.has_error()) {
+    std::string reason = f.error().message();
+    f.clear_error();
+    sys::fs::remove(path);
+    return ioError(path, "write", reason);
+  }
+  return Error::success();
+}
+
 Error writeFileAtomic(StringRef dir, StringRef name, StringRef text) {
   SmallString<256> path(dir);
   sys::path::append(path, name);
   SmallString<256> tmp(path);
   tmp += ".tmp";
-  {
-    std::error_code ec;
-    raw_fd_ostream f(tmp, ec);
-    if (ec)
-      return ioError(tmp, "write", ec.message());
-    f << text;
-    f.close();
-    // A full disk shows here, not at `<<`: the target stays as it was.
-    if (f.has_error()) {
-      std::string reason = f.error().message();
-      f.clear_error();
-      sys::fs::remove(tmp);
-      return ioError(tmp, "write", reason);
-    }
-  }
+  if (Error err = writeWholeFile(tmp, text)) // the target stays as it was
+    return err;
   if (auto ec = sys::fs::rename(tmp, path)) {
     sys::fs::remove(tmp);
     return ioError(path, "write", ec.message());

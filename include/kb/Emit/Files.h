@@ -14,6 +14,10 @@ namespace kb {
 llvm::Error ioError(const llvm::Twine &path, const llvm::Twine &verb,
                     const llvm::Twine &reason = "");
 
+/// Writes `path` and checks that every byte reached the file (a full disk
+/// shows at close); on failure the partial file is removed.
+llvm::Error writeWholeFile(llvm::StringRef path, llvm::StringRef text);
+
 /// Writes `dir`/`name` through a temporary file and a rename: a failed run
 /// never leaves a half-written file behind.
 llvm::Error writeFileAtomic(llvm::StringRef dir, llvm::StringRef name,
