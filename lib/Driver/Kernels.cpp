@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kb/CodeGen/ChannelsLast.h"
 #include "kb/Driver/Stages.h"
+#include "kb/Emit/FileTransaction.h"
 #include "kb/Emit/Files.h"
 #include "kb/Emit/RewriteOutput.h"
 #include "kb/Verify/Checks.h"
@@ -61,6 +62,16 @@ Error generateKernels(RewriteRun &run) {
     return ioError(kernelDir, "create", ec.message());
   run.outDir = absDir.str().str();
   run.kernelDir = kernelDir.str().str();
+  // A run killed while renaming its package's files (Output.cpp) left a
+  // journal: the package goes back to what it was before that run.
+  SmallString<256> journal(absDir);
+  sys::path::append(journal, ".kb-rewrite-journal");
+  auto recovered = FileTransaction::recover(journal);
+  if (!recovered)
+    return recovered.takeError();
+  if (*recovered && !opts.quiet)
+    errs() << "note: an interrupted kb-rewrite run was rolled back (" << journal
+           << ")\n";
 
   bool relaxed = opts.numerics == Numerics::Relaxed;
   mlir::OwningOpRef<mlir::ModuleOp> scratch =

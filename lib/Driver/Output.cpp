@@ -7,11 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kb/Driver/Stages.h"
+#include "kb/Emit/FileTransaction.h"
 #include "kb/Emit/Files.h"
 #include "kb/Emit/RewriteOutput.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 
 #include <set>
 
@@ -68,15 +70,25 @@ Error emitRewrite(RewriteRun &run) {
           it != prog->library.end())
         plan.record.library = it->second.first;
 
+  // The package's files change together (FileTransaction): a failure
+  // half-way must not leave this run's manifest beside an earlier run's
+  // model_new.py, and a run killed between renames is undone by the next.
+  SmallString<256> journal(run.outDir);
+  sys::path::append(journal, ".kb-rewrite-journal");
+  FileTransaction tx(journal.str().str());
+  auto stage = [&](StringRef name, StringRef text) {
+    SmallString<256> path(run.outDir);
+    sys::path::append(path, name);
+    return tx.stage(path, text);
+  };
   json::Value manifest = manifestJson(result, prog ? &*prog : nullptr,
                                       run.params, opts.cudaGraphs);
-  if (auto err = writeFileAtomic(run.outDir, "manifest.json",
-                                 formatv("{0:2}", manifest).str()))
+  if (auto err = stage("manifest.json", formatv("{0:2}", manifest).str()))
     return err;
   for (auto &[name, text] : runtimeFiles())
-    if (auto err = writeFileAtomic(run.outDir, name, text))
+    if (auto err = stage(name, text))
       return err;
-  if (auto err = writeFileAtomic(run.outDir, "params.json", run.paramsText))
+  if (auto err = stage("params.json", run.paramsText))
     return err;
 
   // model_new.py, when the original model's source is at hand.
@@ -94,24 +106,25 @@ Error emitRewrite(RewriteRun &run) {
                           " (the model file kb-export traced; pass --source "
                           "FILE where it has moved)";
   } else {
-    if (auto err = writeFileAtomic(run.outDir, "original_model.py", *text))
+    if (auto err = stage("original_model.py", *text))
       return err;
-    if (auto err = writeFileAtomic(
-            run.outDir, "model_new.py",
-            modelNewSource(result, run.outDir, name, *prog, "Model")))
+    if (auto err = stage("model_new.py", modelNewSource(result, run.outDir,
+                                                        name, *prog, "Model")))
       return err;
     result.modelNew = true;
   }
-  if (!result.modelNew)
-    sys::fs::remove(Twine(run.outDir) + "/model_new.py");
-
-  if (auto err = writeFileAtomic(run.outDir, "report.json",
-                                 formatv("{0:2}", reportJson(result)).str()))
-    return err;
   if (auto err =
-          writeFileAtomic(run.outDir, "report.md", reportMarkdown(result)))
+          stage("report.json", formatv("{0:2}", reportJson(result)).str()))
     return err;
-  return writeFileAtomic(run.outDir, "report.html", reportHtml(result));
+  if (auto err = stage("report.md", reportMarkdown(result)))
+    return err;
+  if (auto err = stage("report.html", reportHtml(result)))
+    return err;
+  if (auto err = tx.commit())
+    return err;
+  if (!result.modelNew) // an earlier run's would not match this package
+    sys::fs::remove(Twine(run.outDir) + "/model_new.py");
+  return Error::success();
 }
 
 } // namespace kb::driver
