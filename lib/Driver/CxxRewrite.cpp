@@ -122,14 +122,6 @@ verifyAndDrop(const CxxRewriteOptions &opts, VerifyMode verify,
   return verdicts;
 }
 
-/// The journal of the outputs' transaction (FileTransaction), beside the
-/// kernels.
-std::string journalPath(const Layout &layout) {
-  SmallString<256> p(layout.kernelsDir);
-  sys::path::append(p, ".kb-rewrite-journal");
-  return p.str().str();
-}
-
 /// Every output, inputs without a chain included (copied to -o DIR
 /// unchanged so that it holds a complete set; untouched with --in-place),
 /// written together or not at all.
@@ -142,7 +134,7 @@ Expected<std::vector<std::string>> writeOutputs(const CxxRewriteOptions &opts,
     if (std::error_code ec = sys::fs::create_directories(opts.outDir))
       return failure(FailureKind::Usage,
                      "cannot create '" + opts.outDir + "': " + ec.message());
-  FileTransaction tx(journalPath(layout));
+  FileTransaction tx(FileTransaction::journalIn(layout.kernelsDir));
   std::vector<std::string> written, backups;
   for (const std::string &f : opts.inputs.files) {
     auto changed = out.files.find(f);
@@ -198,16 +190,11 @@ Expected<std::vector<std::string>> writeOutputs(const CxxRewriteOptions &opts,
   CxxRewriteOutput merged = out;
   if (sys::fs::exists(layout.header) && sys::fs::exists(source)) {
     auto header = readTextFile(layout.header);
+    if (!header)
+      return withKind(header.takeError(), FailureKind::Usage);
     auto cu = readTextFile(source);
-    if (!header || !cu) {
-      consumeError(header ? Error::success() : header.takeError());
-      consumeError(cu ? Error::success() : cu.takeError());
-      return failure(FailureKind::Usage,
-                     "cannot read the existing '" + layout.header + "' and '" +
-                         source +
-                         "' to keep their functions; nothing was "
-                         "changed");
-    }
+    if (!cu)
+      return withKind(cu.takeError(), FailureKind::Usage);
     keepEarlierKernels(merged, *header, *cu);
   }
   SmallVector<std::pair<std::string, std::string>, 4> extra = {
@@ -271,7 +258,8 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
   // A run killed between its renames left a journal beside the kernels:
   // its files go back to what they were before it, then this run reads
   // them. (The kernels' directory does not depend on the sources' chains.)
-  std::string journal = journalPath(layoutFor(opts, CxxAnalysis()));
+  std::string journal =
+      FileTransaction::journalIn(layoutFor(opts, CxxAnalysis()).kernelsDir);
   auto recovered = FileTransaction::recover(journal);
   if (!recovered)
     return withKind(recovered.takeError(), FailureKind::Usage);

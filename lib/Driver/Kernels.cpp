@@ -64,8 +64,7 @@ Error generateKernels(RewriteRun &run) {
   run.kernelDir = kernelDir.str().str();
   // A run killed while renaming its package's files (Output.cpp) left a
   // journal: the package goes back to what it was before that run.
-  SmallString<256> journal(absDir);
-  sys::path::append(journal, ".kb-rewrite-journal");
+  std::string journal = FileTransaction::journalIn(absDir);
   auto recovered = FileTransaction::recover(journal);
   if (!recovered)
     return recovered.takeError();

@@ -12,6 +12,7 @@
 #include "kb/Emit/Files.h"
 #include "kb/Emit/PythonEmitter.h"
 #include "kb/Model/Store.h"
+#include "kb/Support/ShapeText.h"
 #include "kb/Verify/Client.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -46,13 +47,6 @@ std::string signatureOf(const EmittedKernel &k) {
     first = false;
   }
   return s + ")";
-}
-
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 // Stored kernels as prompt text; long sources are cut (a 7B model's context

@@ -73,9 +73,7 @@ Error emitRewrite(RewriteRun &run) {
   // The package's files change together (FileTransaction): a failure
   // half-way must not leave this run's manifest beside an earlier run's
   // model_new.py, and a run killed between renames is undone by the next.
-  SmallString<256> journal(run.outDir);
-  sys::path::append(journal, ".kb-rewrite-journal");
-  FileTransaction tx(journal.str().str());
+  FileTransaction tx(FileTransaction::journalIn(run.outDir));
   auto stage = [&](StringRef name, StringRef text) {
     SmallString<256> path(run.outDir);
     sys::path::append(path, name);

@@ -27,6 +27,12 @@ void rollBack(const std::vector<std::pair<std::string, std::string>> &done) {
 
 } // namespace
 
+std::string FileTransaction::journalIn(StringRef dir) {
+  SmallString<256> p(dir);
+  sys::path::append(p, ".kb-rewrite-journal");
+  return p.str().str();
+}
+
 FileTransaction::~FileTransaction() {
   if (!committed)
     for (const Entry &e : entries)

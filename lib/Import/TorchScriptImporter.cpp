@@ -10,6 +10,7 @@
 #include "kb/Import/TorchScriptImporter.h"
 #include "kb/IR/KbDialect.h"
 #include "kb/Support/InputFile.h"
+#include "kb/Support/ShapeText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -182,13 +183,6 @@ private:
                             "corrupted): export it again");
     }
     return llvm::Error::success();
-  }
-
-  static std::string shapeText(ArrayRef<int64_t> shape) {
-    std::string s = "[";
-    for (auto [i, d] : llvm::enumerate(shape))
-      s += (i ? ", " : "") + std::to_string(d);
-    return s + "]";
   }
 
   llvm::Error define(const std::string &name, Value v, ts::Location l) {

@@ -23,6 +23,9 @@ public:
   /// `journal`: where commit() records its renames (a file beside the
   /// outputs, the same path every run).
   explicit FileTransaction(std::string journal) : journal(std::move(journal)) {}
+  /// The journal of the outputs written into `dir` (every writer of a
+  /// directory uses this one, so a later run finds it).
+  static std::string journalIn(llvm::StringRef dir);
   ~FileTransaction(); // an uncommitted transaction leaves nothing behind
   FileTransaction(const FileTransaction &) = delete;
   FileTransaction &operator=(const FileTransaction &) = delete;
