@@ -10,7 +10,7 @@ import torchvision
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = torchvision.models.swin_t(weights=None, stochastic_depth_prob=0.0)
+        self.net = torchvision.models.swin_t(weights=None)
         # Dropout and stochastic depth are random in training mode: off.
         for m in self.net.modules():
             if isinstance(m, nn.modules.dropout._DropoutNd):

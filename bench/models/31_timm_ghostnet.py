@@ -10,7 +10,8 @@ import timm
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = timm.create_model('ghostnet_100', pretrained=False)
+        self.net = timm.create_model('ghostnet_100', pretrained=False, drop_rate=0.0)
+        # (its head's dropout is functional, F.dropout(p=drop_rate): no module to turn off)
         # Dropout and stochastic depth are random in training mode: off.
         for m in self.net.modules():
             if isinstance(m, nn.modules.dropout._DropoutNd):

@@ -12,6 +12,8 @@ class Model(nn.Module):
         super().__init__()
         config = transformers.WhisperConfig(
             d_model=512, encoder_layers=6, encoder_attention_heads=8, encoder_ffn_dim=2048,
+            # The decoder is built too (then unused): its heads must divide d_model.
+            decoder_layers=1, decoder_attention_heads=8, decoder_ffn_dim=2048,
             num_mel_bins=80, max_source_positions=1500, dropout=0.0, attention_dropout=0.0,
             activation_dropout=0.0, use_cache=False, torchscript=True)
         self.net = transformers.WhisperModel(config).get_encoder()

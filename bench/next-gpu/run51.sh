@@ -17,7 +17,7 @@ source bench/next-gpu/prepare.sh
 # whole corpus on the GPU first (13 good kernels must stay accepted).
 timeout 240 python3 test/verify/corpus.py run $KBV > $OUT/corpus51.log 2>&1
 echo "corpus rc $? $(( $(date +%s)-t0 ))s"; tail -3 $OUT/corpus51.log | cut -c1-200
-rm -rf /tmp/m37 && mkdir -p /tmp/m37
+rm -rf /tmp/m37 /tmp/m37rw && mkdir -p /tmp/m37 /tmp/m37rw
 ls bench/models/{1[3-9],2[0-9],3[0-7]}_*.py | xargs -P 6 -I{} bash -c 'n=$(basename {} .py); timeout 300 python3 tools/kb-export/kb_export.py {} -o /tmp/m37 --name $n --device cuda > /tmp/m37/$n.log 2>&1 || echo "export FAIL $n: $(tail -c 400 /tmp/m37/$n.log | tr "\n" " ")"'
 echo "export $(ls /tmp/m37/*.graph.txt | wc -l) graphs $(( $(date +%s)-t0 ))s"
 $KB_REWRITE analyze --coverage /tmp/m37 > $OUT/cov51.txt 2>&1; head -45 $OUT/cov51.txt | cut -c1-200

@@ -887,6 +887,23 @@ private:
     }
     if (unitOfGroup.empty())
       return annotateUnfused();
+    // The outline hoists a region's first op as its anchor. A sibling chain
+    // absorbed into an anchored group (another convolution's bias add that
+    // meets this one's output, as in NF-ResNet's shortcut) may come earlier
+    // in the block; it never feeds the anchor (absorbSiblings keeps the
+    // groups independent), so the anchor goes first.
+    for (auto [gid, u] : unitOfGroup) {
+      Operation *anchor = groups[gid].anchor;
+      SmallVector<Operation *> &ops = units[u];
+      auto at = llvm::find(ops, anchor);
+      if (!anchor || at == ops.begin() || at == ops.end())
+        continue;
+      llvm::SmallPtrSet<Operation *, 8> before(ops.begin(), at);
+      if (llvm::none_of(anchor->getOperands(), [&](Value v) {
+            return before.count(v.getDefiningOp());
+          }))
+        std::rotate(ops.begin(), at, std::next(at));
+    }
 
     SmallVector<unsigned> indegree(units.size(), 0);
     SmallVector<SmallVector<unsigned>> succ(units.size());

@@ -544,3 +544,36 @@ func.func @cross_row(%x: tensor<64x32xf32>, %w: tensor<32xf32>, %y: tensor<64x8x
   %8 = kb.aten "sum"(%7, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<64x8xf32>, !kb.list<i64>, i1, none) -> tensor<64xf32>
   return %2, %4, %6, %8 : tensor<64x32xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64xf32>
 }
+
+// -----
+
+// Two convolutions meet in one epilogue (NF-ResNet's shortcut: the first
+// convolution's bias add is an anchorless group the second's chain takes
+// along): the region's anchor goes first, ahead of the earlier sibling, so
+// the outline hoists the convolution and not the add.
+// CHECK-LABEL: func.func @two_convolutions
+// CHECK:       %[[A:.*]] = kb.aten "_convolution"(%arg0, %arg1{{.*}}kb.unfused = "anchor without a fusable consumer
+// CHECK:       kb.region attributes {anchor = "aten::_convolution", id = 0 : i64} -> (tensor<2x8x8x8xf32>) {
+// CHECK-NEXT:    %[[B:.*]] = kb.aten "_convolution"(%arg0, %arg3
+// CHECK-NEXT:    %[[BA:.*]] = kb.aten "add"(%[[A]], %arg2
+// CHECK-NEXT:    %[[BB:.*]] = kb.aten "add"(%[[B]], %arg4
+// CHECK-NEXT:    %[[M:.*]] = kb.aten "mul"(%[[BB]], %arg5)
+// CHECK-NEXT:    %[[S:.*]] = kb.aten "add"(%[[M]], %[[BA]]
+// CHECK-NEXT:    %[[R:.*]] = kb.aten "relu"(%[[S]])
+// CHECK-NEXT:    kb.yield %[[R]]
+func.func @two_convolutions(%x: tensor<2x4x8x8xf32>, %wa: tensor<8x4x1x1xf32>, %ba: tensor<8x1x1xf32>, %wb: tensor<8x4x1x1xf32>, %bb: tensor<8x1x1xf32>, %alpha: tensor<f64>) -> tensor<2x8x8x8xf32> {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %s = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "_convolution"(%x, %wa, %none, %s, %p, %s, %f, %p, %one, %f, %f, %f, %f) : (tensor<2x4x8x8xf32>, tensor<8x4x1x1xf32>, none, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, !kb.list<i64>, i64, i1, i1, i1, i1) -> tensor<2x8x8x8xf32>
+  %1 = kb.aten "add"(%0, %ba, %one) {overload = "Tensor"} : (tensor<2x8x8x8xf32>, tensor<8x1x1xf32>, i64) -> tensor<2x8x8x8xf32>
+  %2 = kb.aten "_convolution"(%x, %wb, %none, %s, %p, %s, %f, %p, %one, %f, %f, %f, %f) : (tensor<2x4x8x8xf32>, tensor<8x4x1x1xf32>, none, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, !kb.list<i64>, i64, i1, i1, i1, i1) -> tensor<2x8x8x8xf32>
+  %3 = kb.aten "add"(%2, %bb, %one) {overload = "Tensor"} : (tensor<2x8x8x8xf32>, tensor<8x1x1xf32>, i64) -> tensor<2x8x8x8xf32>
+  %4 = kb.aten "mul"(%3, %alpha) {overload = "Tensor"} : (tensor<2x8x8x8xf32>, tensor<f64>) -> tensor<2x8x8x8xf32>
+  %5 = kb.aten "add"(%4, %1, %one) {overload = "Tensor"} : (tensor<2x8x8x8xf32>, tensor<2x8x8x8xf32>, i64) -> tensor<2x8x8x8xf32>
+  %6 = kb.aten "relu"(%5) : (tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
+  return %6 : tensor<2x8x8x8xf32>
+}
