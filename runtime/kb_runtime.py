@@ -539,7 +539,9 @@ class Program:
                     [o for o, t in enumerate(r["outputs"])
                      if t.get("dtype") == "int64"],
                     [t.get("strides", []) for t in r["inputs"]],
-                    [t.get("strides", []) for t in r["outputs"]])
+                    [t.get("strides", []) for t in r["outputs"]],
+                    [i for i, t in enumerate(r["inputs"])
+                     if t.get("dtype") == "bool"])
                 _log(f"{name}: loaded ({r['status']})")
                 return region
             except Exception as e:  # the ATen ops stay correct

@@ -95,14 +95,16 @@ public:
          int64_t workspaceBytes, bool gridSync,
          std::vector<int64_t> longOutputs,
          std::vector<std::vector<int64_t>> inputStrides,
-         std::vector<std::vector<int64_t>> outputStrides)
+         std::vector<std::vector<int64_t>> outputStrides,
+         std::vector<int64_t> boolInputs)
       : grid(std::move(grid)), block(std::move(block)),
         sharedBytes(sharedBytes), inputShapes(std::move(inputShapes)),
         outputShapes(std::move(outputShapes)), updates(std::move(updates)),
         workspaceBytes(workspaceBytes), gridSync(gridSync),
         longOutputs(std::move(longOutputs)),
         inputStrides(std::move(inputStrides)),
-        outputStrides(std::move(outputStrides)) {
+        outputStrides(std::move(outputStrides)),
+        boolInputs(std::move(boolInputs)) {
     TORCH_CHECK(workspaceBytes >= 0, "kb_runtime: negative workspace size");
     TORCH_CHECK(this->grid.size() == 3 && this->block.size() == 3,
                 "kb_runtime: grid and block need three dimensions");
@@ -146,8 +148,10 @@ public:
         return which + "undefined";
       if (!t.is_cuda() || t.get_device() != device)
         return which + "not on cuda:" + std::to_string(device);
-      if (t.scalar_type() != at::kFloat)
-        return which + "dtype is not float32";
+      bool mask = std::find(boolInputs.begin(), boolInputs.end(), (int64_t)i) !=
+                  boolInputs.end();
+      if (t.scalar_type() != (mask ? at::kBool : at::kFloat))
+        return which + (mask ? "dtype is not bool" : "dtype is not float32");
       if (t.sizes() != at::IntArrayRef(inputShapes[i]))
         return which + "sizes differ from the traced ones";
       // The kernel reads a strided input where the traced strides put each
@@ -159,7 +163,8 @@ public:
       }
       if (!t.is_contiguous())
         return which + "not contiguous";
-      if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0)
+      // Floats may be read as float4s; a mask is read byte by byte.
+      if (!mask && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0)
         return which + "not 16-byte aligned";
     }
     return "";
@@ -179,10 +184,11 @@ public:
         if ((size_t)output == o)
           out = inputs[input]; // written in place, as the ATen op does
       if (!out.defined()) {
-        at::TensorOptions opts = inputs.empty() ? at::TensorOptions()
-                                                      .device(at::kCUDA, device)
-                                                      .dtype(at::kFloat)
-                                                : inputs[0].options();
+        at::TensorOptions opts = inputs.empty()
+                                     ? at::TensorOptions()
+                                           .device(at::kCUDA, device)
+                                           .dtype(at::kFloat)
+                                     : inputs[0].options().dtype(at::kFloat);
         // argmax / argmin indices
         if (std::find(longOutputs.begin(), longOutputs.end(), (int64_t)o) !=
             longOutputs.end())
@@ -247,6 +253,7 @@ private:
   // Per input and output: the traced strides of a strided view, empty for
   // row-major.
   std::vector<std::vector<int64_t>> inputStrides, outputStrides;
+  std::vector<int64_t> boolInputs; // inputs of dtype bool (masks)
 };
 
 /// NCHW (or NCDHW) -> channels-last copies for the inputs of convolutions
@@ -373,7 +380,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                     std::vector<std::vector<int64_t>>,
                     std::vector<std::pair<int64_t, int64_t>>, int64_t, bool,
                     std::vector<int64_t>, std::vector<std::vector<int64_t>>,
-                    std::vector<std::vector<int64_t>>>())
+                    std::vector<std::vector<int64_t>>, std::vector<int64_t>>())
       .def("guard", &Region::guard)
       .def("run", &Region::run)
       .def_readonly("launches", &Region::launches);

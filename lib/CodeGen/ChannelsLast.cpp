@@ -2,6 +2,8 @@
 
 #include "kb/CodeGen/ChannelsLast.h"
 
+#include "EmitterSupport.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -103,6 +105,10 @@ std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
   auto first = dyn_cast<RankedTensorType>(body.getArgument(0).getType());
   if (!first || (first.getRank() != 4 && first.getRank() != 5) ||
       !first.hasStaticShape())
+    return std::nullopt;
+  // The runtime's channels-last copies are of floats: a mask keeps NCHW.
+  if (llvm::any_of(body.getArgumentTypes(),
+                   [](Type t) { return codegen::isBoolTensor(t); }))
     return std::nullopt;
   bool pointwise = true;
   for (Operation &op : body.without_terminator()) {

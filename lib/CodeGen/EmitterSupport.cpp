@@ -66,6 +66,16 @@ bool codegen::isF32Tensor(Type t) {
          (!rt.getEncoding() || encodedStrides(rt));
 }
 
+bool codegen::isBoolTensor(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && rt.hasStaticShape() && rt.getElementType().isInteger(1) &&
+         (!rt.getEncoding() || encodedStrides(rt));
+}
+
+const char *codegen::argElementType(Value arg) {
+  return isBoolTensor(arg.getType()) ? "bool" : "float";
+}
+
 SmallVector<int64_t> codegen::tracedStrides(Value v) {
   auto rt = dyn_cast<RankedTensorType>(v.getType());
   if (!rt || !rt.hasStaticShape() || !rt.getEncoding())
@@ -371,8 +381,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   // nothing in the region reads it).
   auto rt = dyn_cast<RankedTensorType>(v.getType());
   bool isBool = rt && rt.hasStaticShape() && rt.getElementType().isInteger(1);
-  if (!isF32Tensor(v.getType()) && !(isBool && !isa<BlockArgument>(v)) &&
-      !isArgIndex(v))
+  if (!isF32Tensor(v.getType()) && !isBool && !isArgIndex(v))
     return unsupported("a value that is not a static float32 tensor");
   std::string name;
   if (auto arg = dyn_cast<BlockArgument>(v)) {

@@ -30,6 +30,11 @@ std::string doubleLiteral(double v); // exact (17 digits), for double math
 std::string cString(llvm::StringRef s);
 /// A static float32 tensor, row-major or with traced strides.
 bool isF32Tensor(mlir::Type t);
+/// A static bool tensor (a mask a region reads: `const bool*`, each element
+/// read as 0.f or 1.f, never as float4s).
+bool isBoolTensor(mlir::Type t);
+/// The C type of a kernel argument's elements: "bool" or "float".
+const char *argElementType(mlir::Value arg);
 /// The traced strides of a value whose layout is not row-major (the
 /// importer's encoding; a transposed view), empty for a row-major one.
 /// Kernels read strided arguments through them and write strided outputs

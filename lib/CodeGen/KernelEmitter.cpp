@@ -41,13 +41,16 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
       positive.insert(v);
   });
   for (auto [k, arg] : llvm::enumerate(blk.getArguments())) {
-    if (!isF32Tensor(arg.getType()))
+    bool mask = isBoolTensor(arg.getType());
+    if (!isF32Tensor(arg.getType()) && !mask)
       return e.unsupported("input " + llvm::Twine(k) +
-                           " is not a static float32 tensor");
+                           " is not a static float32 or bool tensor");
     ArrayRef<int64_t> s = shapeOf(arg);
     out.inputs.push_back({"in" + std::to_string(k),
                           {s.begin(), s.end()},
                           positive.count(arg) ? "positive" : "normal"});
+    if (mask)
+      out.inputs.back().dtype = "bool";
     SmallVector<int64_t> strides = tracedStrides(arg);
     out.inputs.back().strides.assign(strides.begin(), strides.end());
   }
@@ -81,7 +84,8 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
     << (out.gridSync ? ", " + std::to_string(out.blocksPerSM) : "") << ")\n"
     << out.name << "(";
   for (size_t k = 0; k < out.inputs.size(); ++k)
-    s << "const float* __restrict__ in" << k << ", ";
+    s << "const " << (out.inputs[k].dtype == "bool" ? "bool" : "float")
+      << "* __restrict__ in" << k << ", ";
   for (size_t k = 0; k < out.outputs.size(); ++k)
     s << (out.outputs[k].dtype == "int64" ? "long long" : "float")
       << "* __restrict__ out" << k << (k + 1 < out.outputs.size() ? ", " : "");
@@ -529,8 +533,10 @@ private:
     hs << "\nstatic __device__ __forceinline__ void " << name
        << "_element(long long i";
     for (size_t k = 0; k < nIn; ++k)
-      hs << (pass[k] != Pointer ? ", float v"
-                                : ", const float* __restrict__ in")
+      hs << (pass[k] != Pointer ? std::string(", float v")
+                                : std::string(", const ") +
+                                      argElementType(body.getArgument(k)) +
+                                      "* __restrict__ in")
          << k;
     for (size_t k = 0; k < nOut; ++k)
       hs << ", float& o" << k;

@@ -105,9 +105,11 @@ void prologueArgs(Value v, SmallVectorImpl<unsigned> &args) {
   };
   if (!walkPrologue(v, onArg, [](AtenOp) {}))
     return;
-  // float4 loads read raw offsets: a strided argument leaves them out.
+  // float4 loads read raw offsets of floats: a strided argument, or a bool
+  // mask, leaves them out.
   for (unsigned a : found)
-    if (!isContiguousArg(v.getParentBlock()->getArgument(a)))
+    if (BlockArgument arg = v.getParentBlock()->getArgument(a);
+        !isContiguousArg(arg) || !isF32Tensor(arg.getType()))
       return;
   llvm::sort(found);
   args.assign(found.begin(), found.end());
@@ -624,7 +626,8 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     run = 0;
   }
   p.vec4 = run > 0 && run % 4 == 0 && isa<BlockArgument>(f.input) &&
-           isContiguousArg(f.input) && !e.channelsLastRead;
+           isContiguousArg(f.input) && isF32Tensor(f.input.getType()) &&
+           !e.channelsLastRead;
   p.vectorLanes = e.vectorLanes;
   // ATen's order reads the arguments of a pointwise prologue as float4s.
   if (p.mode == Mode::AtenOrder && !p.vec4)
@@ -713,7 +716,8 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
         prologueArgs(f.input, quadArgs);
       p.quad = (e.splitQuad || quadDefault) && rowsPerItem == 32 &&
                p.rows % 4 == 0 && p.rowRun > 0 && p.rowRun % 4 == 0 &&
-               ((isa<BlockArgument>(f.input) && isContiguousArg(f.input)) ||
+               ((isa<BlockArgument>(f.input) && isContiguousArg(f.input) &&
+                 isF32Tensor(f.input.getType())) ||
                 !quadArgs.empty());
       if (p.quad && !isa<BlockArgument>(f.input))
         p.vecArgs = quadArgs;

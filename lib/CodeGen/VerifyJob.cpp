@@ -10,6 +10,7 @@ std::string kb::verifyJobJson(const EmittedKernel &k) {
   for (const EmittedTensor &t : k.inputs) {
     job.inputs.push_back({t.name, t.shape});
     job.inputs.back().distribution = t.distribution;
+    job.inputs.back().dtype = t.dtype;
     job.inputs.back().strides = t.strides;
   }
   for (const EmittedTensor &t : k.outputs) {

@@ -37,13 +37,19 @@ struct ModelRegionInput {
 std::string signatureOf(const EmittedKernel &k) {
   std::string s = "extern \"C\" __global__ void " + k.name + "(";
   bool first = true;
+  // The code generator's own types: masks are bool, indices long long.
   for (const EmittedTensor &t : k.inputs) {
-    s += (first ? "" : ", ") + std::string("const float* __restrict__ ") +
+    s += (first ? "" : ", ") +
+         std::string(t.dtype == "bool" ? "const bool* __restrict__ "
+                                       : "const float* __restrict__ ") +
          t.name;
     first = false;
   }
   for (const EmittedTensor &t : k.outputs) {
-    s += (first ? "" : ", ") + std::string("float* __restrict__ ") + t.name;
+    s += (first ? "" : ", ") +
+         std::string(t.dtype == "int64" ? "long long* __restrict__ "
+                                        : "float* __restrict__ ") +
+         t.name;
     first = false;
   }
   return s + ")";

@@ -181,13 +181,13 @@ private:
            kind == OpKind::Reduction || kind == OpKind::Anchor;
   }
 
-  /// Kernels read float32 operands and compute bools only inside a region
-  /// (a comparison feeding where): an op over integer tensors (token ids,
-  /// positions, class indices) or over a bool that no fused op computes
-  /// would make its whole region fail code generation, taking the float
-  /// ops it joined down with it (LLaMA's mask arithmetic: six regions not
-  /// generated). Such ops stay in ATen; argmax / argmin still write their
-  /// int64 indices.
+  /// Kernels read float32 and bool operands (a bool mask computed in ATen
+  /// or passed in: T5's and CLIP's attention masks, read as 0 or 1) and
+  /// compute bools inside a region (a comparison feeding where): an op over
+  /// integer tensors (token ids, positions, class indices) would make its
+  /// whole region fail code generation, taking the float ops it joined down
+  /// with it (LLaMA's mask arithmetic: six regions not generated). Such ops
+  /// stay in ATen; argmax / argmin still write their int64 indices.
   bool readsOrMakesNonKernelValue(Operation *op, OpKind kind) {
     auto elementOf = [](Value v) -> Type {
       auto t = dyn_cast<RankedTensorType>(v.getType());
@@ -200,7 +200,8 @@ private:
       if (!el.isInteger(1))
         return true;
       Operation *p = v.getDefiningOp();
-      if (!p || !groupOf.count(p))
+      // A mask from outside the group is a kernel input of a static shape.
+      if ((!p || !groupOf.count(p)) && !hasStaticShape(v.getType()))
         return true;
     }
     if (kind == OpKind::Reduction)
@@ -248,9 +249,8 @@ private:
       return;
     }
     if (readsOrMakesNonKernelValue(op, kind)) {
-      unfused.push_back({op, "integer tensors, and bools no fused comparison "
-                             "computes, stay in ATen (kernels compute in "
-                             "float)"});
+      unfused.push_back({op, "integer tensors stay in ATen (kernels compute "
+                             "in float and read float or bool tensors)"});
       return;
     }
     // No norm but cuDNN's own passes 1e-4 before a TF32 convolution (even a

@@ -52,12 +52,13 @@ TensorSpec tensor(const json &j, const std::string &path, bool output) {
   t.shape = shape(need(j, "shape", path), path + ".shape");
   if (j.contains("dtype"))
     t.dtype = str(j["dtype"], path + ".dtype");
-  // int64 outputs (argmax / argmin indices) must equal eager's exactly.
-  if (t.dtype != "float32" && !(output && t.dtype == "int64"))
-    bad(path + ".dtype",
-        std::string(output ? "outputs are float32 or int64"
-                           : "inputs are float32") +
-            ", got '" + t.dtype + "'");
+  // int64 outputs (argmax / argmin indices) must equal eager's exactly;
+  // bool inputs are masks (random bits each trial).
+  if (t.dtype != "float32" && !(output && t.dtype == "int64") &&
+      !(!output && t.dtype == "bool"))
+    bad(path + ".dtype", std::string(output ? "outputs are float32 or int64"
+                                            : "inputs are float32 or bool") +
+                             ", got '" + t.dtype + "'");
   if (j.contains("role"))
     t.role = str(j["role"], path + ".role");
   if (j.contains("distribution"))

@@ -150,6 +150,7 @@ def main():
         if s["kind"] == "tensor":
             dtype = getattr(torch, s["dtype"])
             args_in.append(torch.randn(s["shape"], dtype=dtype) if dtype.is_floating_point
+                           else torch.rand(s["shape"]) > 0.5 if dtype == torch.bool
                            else torch.randint(0, 3, s["shape"], dtype=dtype))
         else:
             args_in.append(s.get("value"))

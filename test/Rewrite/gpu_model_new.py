@@ -47,7 +47,7 @@ CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
          "convt3d_layernorm", "conv_reductions_cl", "conv_tf32_cl",
          "strided_views", "cross_row_norms", "pools_into_rows",
          "order_free_step", "grouped_conv_bias", "conv_row_reductions_cl",
-         "rows_staged", "rows_wide_lanes"]
+         "rows_staged", "rows_wide_lanes", "bool_masks"]
 
 
 def load(path, name):
@@ -66,7 +66,9 @@ def inputs_for(manifest_inputs, seed):
     torch.manual_seed(seed)
     out = []
     for s in manifest_inputs:
-        if s["kind"] == "tensor":
+        if s["kind"] == "tensor" and s.get("dtype") == "bool":
+            out.append(torch.rand(s["shape"], device="cuda") > 0.5)
+        elif s["kind"] == "tensor":
             out.append(torch.randn(s["shape"], device="cuda"))
         else:
             out.append(s.get("value"))
@@ -132,8 +134,9 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs, forced_layout="1"
         launched = [r.launches for r in got._kb.regions if r is not None]
         launched += [r.launches for r in cl_kernels]
         assert any(launched), f"{case}: no kernel ran ({got._kb.reasons})"
-        if case == "strided_views":
-            # Strided operands pass their guards: every region's kernel ran.
+        if case in ("strided_views", "bool_masks"):
+            # Strided operands and bool masks pass their guards: every
+            # region's kernel ran.
             assert all(launched) and not any(got._kb.fallbacks), \
                 f"{case}: fallbacks {got._kb.fallbacks}"
         if graphs == "1" and forced_layout != "0" and cl_kernels and \

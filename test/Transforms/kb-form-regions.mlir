@@ -95,7 +95,7 @@ func.func @early_value_used_outside(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, 
 // CHECK:       %[[R0:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<4xi64>) {
 // CHECK-NEXT:    %[[A:.*]] = kb.aten "argmax"
 // CHECK-NEXT:    kb.yield %[[A]]
-// CHECK:       kb.aten "mul"(%[[R0]], %{{.*}}) {kb.unfused = "integer tensors, and bools no fused comparison computes, stay in ATen (kernels compute in float)"
+// CHECK:       kb.aten "mul"(%[[R0]], %{{.*}}) {kb.unfused = "integer tensors stay in ATen (kernels compute in float and read float or bool tensors)"
 // CHECK-NOT:   kb.region
 func.func @argmax_index_consumer(%x: tensor<4x16xf32>, %two: tensor<i64>) -> tensor<4xi64> {
   %one = kb.constant {value = 1 : i64} : i64
@@ -467,20 +467,23 @@ func.func @pooled_reduction_not_broadcast_back(%x: tensor<2x4x8x8xf32>) -> tenso
 
 // -----
 
-// Integer tensors (token ids, positions) and bools that no fused comparison
-// computes stay in ATen: a kernel reads float32 only, and such an op in a
-// region would leave the whole region without a kernel (LLaMA's causal
-// mask: ne, le, eq, where on position ids). A comparison of floats feeding
-// where in the same region is still fused.
-// CHECK-LABEL: func.func @integer_and_outside_bool_ops_stay
-// CHECK:       kb.aten "ne"(%arg1, {{.*}}kb.unfused = "integer tensors
-// CHECK:       kb.aten "to"(%{{.*}}) {kb.unfused = "integer tensors
-// CHECK:       %[[W:.*]] = kb.aten "where"(%{{.*}}, %arg0, %arg2) {kb.unfused = "integer tensors
+// Integer tensors (token ids, positions) stay in ATen: a kernel reads
+// float32 and bool tensors only, and such an op in a region would leave the
+// whole region without a kernel (LLaMA's causal mask: ne, le, eq, where on
+// position ids). The bool mask ATen computes from them is a kernel input:
+// its cast and the where that reads it are fused, the where with the
+// comparison of floats it feeds.
+// CHECK-LABEL: func.func @integer_ops_stay_masks_join
+// CHECK:       %[[M:.*]] = kb.aten "ne"(%arg1, {{.*}}kb.unfused = "integer tensors
 // CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<8x16xf32>) {
+// CHECK-NEXT:    kb.aten "to"(%[[M]],
+// CHECK-NEXT:    kb.yield
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<8x16xf32>) {
+// CHECK-NEXT:    %[[W:.*]] = kb.aten "where"(%[[M]], %arg0, %arg2)
 // CHECK-NEXT:    kb.aten "gt"(%[[W]],
 // CHECK-NEXT:    kb.aten "where"
 // CHECK-NEXT:    kb.yield
-func.func @integer_and_outside_bool_ops_stay(%x: tensor<8x16xf32>, %ids: tensor<8x16xi64>, %zero: tensor<f32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+func.func @integer_ops_stay_masks_join(%x: tensor<8x16xf32>, %ids: tensor<8x16xi64>, %zero: tensor<f32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
   %pad = kb.constant {value = 0 : i64} : i64
   %half = kb.constant {value = 5.000000e-01 : f64} : f64
   %dt = kb.constant {value = 6 : i64} : i64

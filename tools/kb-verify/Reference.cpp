@@ -48,10 +48,12 @@ Reference::~Reference() = default;
 ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
                                 bool sensitivity) const {
   torch::NoGradGuard noGrad;
+  // Masks stay bool (where's condition); floats run in the given type.
   auto copies = [&](at::ScalarType type) {
     std::vector<at::Tensor> out;
     for (const at::Tensor &t : inputs)
-      out.push_back(t.to(type, /*non_blocking=*/false, /*copy=*/true));
+      out.push_back(t.to(t.scalar_type() == at::kBool ? at::kBool : type,
+                         /*non_blocking=*/false, /*copy=*/true));
     return out;
   };
   ReferenceOutputs r;
@@ -73,7 +75,8 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
     for (double sign : {1.0, -1.0}) {
       std::vector<at::Tensor> shaken = copies(torch::kFloat64);
       for (size_t i = 0; i < shaken.size(); ++i)
-        shaken[i].mul_(draws[i].mul(sign).add_(1));
+        if (shaken[i].scalar_type() != at::kBool) // a mask is not perturbed
+          shaken[i].mul_(draws[i].mul(sign).add_(1));
       std::vector<at::Tensor> outs = impl->runWith(shaken);
       for (size_t o = 0; o < outs.size() && o < r.truth64.size(); ++o) {
         at::Tensor moved =

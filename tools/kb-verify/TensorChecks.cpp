@@ -113,6 +113,17 @@ at::Tensor kb::verify::makeInput(const TensorSpec &spec,
                                  at::Device device) {
   at::Generator gen = seededGenerator(device, seed);
   auto opts = at::TensorOptions().dtype(at::kFloat).device(device);
+  // A strided input is laid out as the model's view is, so the reference's
+  // ATen ops (and their timing) read memory as the model does.
+  auto laidOut = [&](const at::Tensor &t) {
+    if (spec.strides.empty())
+      return t.contiguous();
+    at::Tensor out = at::empty_strided(shape, spec.strides, t.options());
+    copyIntoView(out, t);
+    return out;
+  };
+  if (inputType(spec) == at::kBool)
+    return laidOut(at::rand(shape, gen, opts).lt(0.5));
   at::Tensor x;
   const std::string &dist = spec.distribution;
   if (dist.rfind("uniform:", 0) == 0) {
@@ -127,13 +138,6 @@ at::Tensor kb::verify::makeInput(const TensorSpec &spec,
   }
   if (trialKind == 1)
     x = x * 1e3;
-  // A strided input is laid out as the model's view is, so the reference's
-  // ATen ops (and their timing) read memory as the model does.
-  auto laidOut = [&](const at::Tensor &t) {
-    if (spec.strides.empty())
-      return t.contiguous();
-    return at::empty_strided(shape, spec.strides, opts).copy_(t);
-  };
   if (trialKind != 2)
     return laidOut(x);
   // Special values where the reference defines them: the reference runs on
@@ -240,8 +244,27 @@ int64_t kb::verify::countBitDifferences(const at::Tensor &cand,
 
 bool kb::verify::sameBits(const at::Tensor &a, const at::Tensor &b) {
   // Flattened first: a 0-d int64 tensor (argmax over all elements) has no
-  // dim to split into two 32-bit words.
+  // dim to split into two 32-bit words; a mask's bytes are compared as
+  // bytes (its element count need not be a multiple of 4).
+  auto bits = [](const at::Tensor &t) {
+    at::Tensor flat = t.contiguous().view(-1);
+    return flat.element_size() == 1 ? flat.view(at::kByte)
+                                    : flat.view(at::kInt);
+  };
   return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
-         at::equal(a.contiguous().view(-1).view(at::kInt),
-                   b.contiguous().view(-1).view(at::kInt));
+         at::equal(bits(a), bits(b));
+}
+
+at::ScalarType kb::verify::inputType(const TensorSpec &spec) {
+  return spec.dtype == "bool" ? at::kBool : at::kFloat;
+}
+
+void kb::verify::copyIntoView(at::Tensor dst, const at::Tensor &src) {
+  at::Tensor from = src;
+  for (int64_t d = 0; d < dst.dim(); ++d)
+    if (dst.stride(d) == 0 && dst.size(d) > 1) {
+      dst = dst.narrow(d, 0, 1);
+      from = from.narrow(d, 0, 1);
+    }
+  dst.copy_(from);
 }

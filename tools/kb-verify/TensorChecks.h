@@ -19,9 +19,18 @@ namespace kb::verify {
 /// A fresh input of the tensor's distribution, generated on `device` from
 /// `seed` (the same seed gives the same values on the same device kind).
 /// Trial kinds: 0 = ordinary, 1 = large magnitudes (x 1e3), 2 = special
-/// values (NaN, +-Inf, +-0, denormal, +-3e38) at ~3% of the elements.
+/// values (NaN, +-Inf, +-0, denormal, +-3e38) at ~3% of the elements. A
+/// bool input (a mask) is a fair coin per element in every kind. Dims of
+/// stride 0 (an expanded view) hold one value along them.
 at::Tensor makeInput(const TensorSpec &spec, const std::vector<int64_t> &shape,
                      uint64_t seed, int trialKind, at::Device device);
+
+/// The input's element type: at::kBool for a mask, else at::kFloat.
+at::ScalarType inputType(const TensorSpec &spec);
+
+/// dst.copy_(src) where `dst` may be an expanded view (stride 0 along a dim
+/// of size > 1, whose elements share memory): one slice along such dims.
+void copyIntoView(at::Tensor dst, const at::Tensor &src);
 
 /// compareStats over tensors (any shape, contiguous float32 `cand` and
 /// `eager32`, float64 `truth64`), processed in chunks of `chunk` elements so

@@ -303,11 +303,12 @@ struct GpuWorker::Impl {
       const std::vector<int64_t> &shape = l.tensors[i].shape;
       pristine.push_back(makeInput(l.tensors[i], shape, seed + 7919 * i, kind,
                                    at::Device(at::kCUDA, 0)));
+      at::ScalarType type = inputType(job.inputs[i]);
       bufs.emplace_back((l.tensors[i].strides.empty()
                              ? numel(shape)
                              : stridedSpan(shape, l.tensors[i].strides)) *
-                        sizeof(float));
-      specView(bufs.back(), l.tensors[i]).copy_(pristine.back());
+                        at::elementSize(type));
+      copyIntoView(specView(bufs.back(), l.tensors[i], type), pristine.back());
       ptrs[job.inputs[i].name] = bufs.back().data();
     }
     live = std::move(bufs);
@@ -371,7 +372,9 @@ struct GpuWorker::Impl {
                              job.outputs[o].name + " were overwritten"};
       for (size_t i = 0; i < nIn; ++i)
         if (!liveInputs[i].guardsIntact() ||
-            !sameBits(specView(liveInputs[i], l.tensors[i]), pristine[i]))
+            !sameBits(
+                specView(liveInputs[i], l.tensors[i], inputType(l.tensors[i])),
+                pristine[i]))
           return Failure{VerdictStatus::InputMutated,
                          "input " + job.inputs[i].name +
                              " changed during the launch"};

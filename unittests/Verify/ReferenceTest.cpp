@@ -44,6 +44,25 @@ TEST(Reference, InPlaceOpsDoNotChangeTheCallersInputs) {
   EXPECT_EQ(x[0].item<float>(), -1.f);
 }
 
+TEST(Reference, MasksStayBoolAndAreNotPerturbed) {
+  // where(mask, x, -3.4e38): the mask reaches the graph as bool in the
+  // float64 truth, the float32 run and the sensitivity runs alike.
+  Reference ref("graph(%m : Tensor, %x : Tensor):\n"
+                "  %lo : float = prim::Constant[value=-3.4e+38]()\n"
+                "  %y : Tensor = aten::where(%m, %x, %lo)\n"
+                "  return (%y)\n");
+  at::Tensor m = at::tensor(std::vector<uint8_t>{1, 0, 1}).to(at::kBool);
+  at::Tensor x = at::tensor(std::vector<float>{1.5f, 2.f, -3.f});
+  ReferenceOutputs out = ref.run({m, x}, /*sensitivity=*/true);
+  ASSERT_EQ(out.truth64.size(), 1u);
+  EXPECT_EQ(out.truth64[0][0].item<double>(), 1.5);
+  EXPECT_EQ(out.truth64[0][1].item<double>(), -3.4e38);
+  EXPECT_EQ(out.eager32[0][2].item<float>(), -3.f);
+  ASSERT_EQ(out.sens64.size(), 1u);
+  EXPECT_EQ(out.sens64[0][1].item<double>(), 0.0); // the constant branch
+  EXPECT_EQ(m.scalar_type(), at::kBool);
+}
+
 TEST(Reference, MalformedIRIsAnError) {
   EXPECT_THROW(Reference("graph(%x : Tensor):\n  return (%nope)\n"),
                std::exception);

@@ -238,6 +238,41 @@ TEST(TensorInputs, StridedInputsKeepTheirLayout) {
   EXPECT_EQ(sp.strides(), at::IntArrayRef({1, 4}));
 }
 
+TEST(TensorInputs, ExpandedInputsHoldOneValueAlongStrideZero) {
+  // T5's mask reaches its region expanded over the batch (stride 0): the
+  // input is one slice repeated, and a copy into such a view (kb-verify's
+  // guarded buffers) writes that slice once instead of throwing.
+  TensorSpec t{"m", {3, 2, 4}};
+  t.strides = {0, 4, 1};
+  at::Device cpu(at::kCPU);
+  at::Tensor x = makeInput(t, {3, 2, 4}, 7, 0, cpu);
+  EXPECT_EQ(x.strides(), at::IntArrayRef({0, 4, 1}));
+  EXPECT_TRUE(at::equal(x[0], x[2]));
+  at::Tensor base = at::zeros({8}, at::kFloat);
+  at::Tensor view = base.as_strided({3, 2, 4}, {0, 4, 1});
+  copyIntoView(view, x);
+  EXPECT_TRUE(sameBits(view, x));
+}
+
+TEST(TensorInputs, MasksAreFairCoins) {
+  // A bool input (a mask) is random bits in every trial kind, never the
+  // float special values; the same seed gives the same mask.
+  TensorSpec t{"m", {4096}};
+  t.dtype = "bool";
+  at::Device cpu(at::kCPU);
+  EXPECT_EQ(inputType(t), at::kBool);
+  for (int kind : {0, 1, 2}) {
+    at::Tensor m = makeInput(t, {4096}, 7, kind, cpu);
+    ASSERT_EQ(m.scalar_type(), at::kBool);
+    double share = m.to(at::kDouble).mean().item<double>();
+    EXPECT_GT(share, 0.45);
+    EXPECT_LT(share, 0.55);
+  }
+  at::Tensor odd = makeInput(t, {4095}, 7, 0, cpu); // not a multiple of 4
+  EXPECT_TRUE(sameBits(odd, makeInput(t, {4095}, 7, 0, cpu)));
+  EXPECT_FALSE(sameBits(odd, makeInput(t, {4095}, 8, 0, cpu)));
+}
+
 TEST(TensorInputs, CountPatternAndSameBits) {
   at::Tensor x = at::zeros({10}, at::kFloat);
   x.view(at::kInt).narrow(0, 2, 3).fill_(-1);

@@ -85,9 +85,19 @@ TEST(Job, Int64OutputsOnly) {
   std::string input = kJob;
   input.replace(input.find(R"([4, 6]}],)"), 9,
                 R"([4, 6], "dtype": "int64"}],)");
-  EXPECT_NE(message(input).find("job.inputs[0].dtype: inputs are float32"),
-            std::string::npos)
+  EXPECT_NE(
+      message(input).find("job.inputs[0].dtype: inputs are float32 or bool"),
+      std::string::npos)
       << message(input);
+  // A bool input (a mask) round-trips; a bool output is an error.
+  std::string mask = kJob;
+  mask.replace(mask.find(R"([4, 6]}],)"), 9, R"([4, 6], "dtype": "bool"}],)");
+  EXPECT_EQ(parseJob(toJson(parseJob(mask))).inputs[0].dtype, "bool");
+  std::string boolOut = text;
+  boolOut.replace(boolOut.find("int64"), 5, "bool");
+  EXPECT_NE(message(boolOut).find("outputs are float32 or int64, got 'bool'"),
+            std::string::npos)
+      << message(boolOut);
   std::string half = text;
   half.replace(half.find("int64"), 5, "float16");
   EXPECT_NE(message(half).find("outputs are float32 or int64, got 'float16'"),

@@ -14,7 +14,8 @@ struct EmittedTensor {
   std::string name;
   std::vector<int64_t> shape;
   std::string distribution = "normal"; // kb-verify's input distribution
-  std::string dtype = "float32";       // or int64 (argmax / argmin outputs)
+  std::string dtype =
+      "float32"; // int64 (argmax / argmin outputs), bool (masks)
   /// The traced strides of a strided view (a transposed attention output),
   /// empty for row-major. Inputs are read through them (the runtime's
   /// guard and kb-verify's inputs take them); outputs, permutations of

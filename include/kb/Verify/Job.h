@@ -28,7 +28,8 @@ struct JobError : std::runtime_error {
 struct TensorSpec {
   std::string name;
   std::vector<int64_t> shape;
-  /// float32; outputs may be int64 (indices, compared exactly with eager).
+  /// float32; outputs may be int64 (indices, compared exactly with eager),
+  /// inputs bool (masks).
   std::string dtype = "float32";
   std::string role = "activation"; // activation | parameter
   /// normal | uniform:LO:HI | positive (|normal| + 0.1)
