@@ -193,6 +193,7 @@ private:
       auto t = dyn_cast<RankedTensorType>(v.getType());
       return t ? t.getElementType() : Type();
     };
+    bool readsMask = false;
     for (Value v : op->getOperands()) {
       Type el = elementOf(v);
       if (!el || !isa<IntegerType>(el))
@@ -200,15 +201,20 @@ private:
       if (!el.isInteger(1))
         return true;
       Operation *p = v.getDefiningOp();
+      if (p && groupOf.count(p))
+        continue;
       // A mask from outside the group is a kernel input of a static shape.
-      if ((!p || !groupOf.count(p)) && !hasStaticShape(v.getType()))
+      if (!hasStaticShape(v.getType()))
         return true;
+      readsMask = true;
     }
     if (kind == OpKind::Reduction)
       return false;
+    // Bool logic over masks (GPT-NeoX's `mask.to(bool) & causal`) makes a
+    // bool a region would have to write: kernels write floats and indices.
     return llvm::any_of(op->getResults(), [&](Value r) {
       Type el = elementOf(r);
-      return el && isa<IntegerType>(el) && !el.isInteger(1);
+      return el && isa<IntegerType>(el) && (!el.isInteger(1) || readsMask);
     });
   }
 
@@ -249,8 +255,9 @@ private:
       return;
     }
     if (readsOrMakesNonKernelValue(op, kind)) {
-      unfused.push_back({op, "integer tensors stay in ATen (kernels compute "
-                             "in float and read float or bool tensors)"});
+      unfused.push_back({op, "integer tensors, and bools computed from masks, "
+                             "stay in ATen (kernels read float and bool "
+                             "tensors and write floats)"});
       return;
     }
     // No norm but cuDNN's own passes 1e-4 before a TF32 convolution (even a

@@ -95,7 +95,7 @@ func.func @early_value_used_outside(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, 
 // CHECK:       %[[R0:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<4xi64>) {
 // CHECK-NEXT:    %[[A:.*]] = kb.aten "argmax"
 // CHECK-NEXT:    kb.yield %[[A]]
-// CHECK:       kb.aten "mul"(%[[R0]], %{{.*}}) {kb.unfused = "integer tensors stay in ATen (kernels compute in float and read float or bool tensors)"
+// CHECK:       kb.aten "mul"(%[[R0]], %{{.*}}) {kb.unfused = "integer tensors, and bools computed from masks, stay in ATen (kernels read float and bool tensors and write floats)"
 // CHECK-NOT:   kb.region
 func.func @argmax_index_consumer(%x: tensor<4x16xf32>, %two: tensor<i64>) -> tensor<4xi64> {
   %one = kb.constant {value = 1 : i64} : i64
@@ -579,4 +579,23 @@ func.func @two_convolutions(%x: tensor<2x4x8x8xf32>, %wa: tensor<8x4x1x1xf32>, %
   %5 = kb.aten "add"(%4, %1, %one) {overload = "Tensor"} : (tensor<2x8x8x8xf32>, tensor<2x8x8x8xf32>, i64) -> tensor<2x8x8x8xf32>
   %6 = kb.aten "relu"(%5) : (tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
   return %6 : tensor<2x8x8x8xf32>
+}
+
+// -----
+
+// Bool logic over masks (GPT-NeoX: a causal mask cast to bool and and-ed
+// with the padding mask) makes a bool that a region would have to write:
+// the cast stays in ATen; the where reading its result is fused.
+// CHECK-LABEL: func.func @bool_logic_over_masks_stays
+// CHECK:       %[[C:.*]] = kb.aten "to"(%arg1, {{.*}}kb.unfused = "integer tensors
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<8x16xf32>) {
+// CHECK-NEXT:    kb.aten "where"(%[[C]], %arg0, %arg2)
+// CHECK-NEXT:    kb.yield
+func.func @bool_logic_over_masks_stays(%x: tensor<8x16xf32>, %m: tensor<8x16xi1>, %zero: tensor<f32>) -> tensor<8x16xf32> {
+  %dt = kb.constant {value = 11 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %none = kb.constant {value} : none
+  %0 = kb.aten "to"(%m, %dt, %f, %f, %none) {overload = "dtype"} : (tensor<8x16xi1>, i64, i1, i1, none) -> tensor<8x16xi1>
+  %1 = kb.aten "where"(%0, %x, %zero) {overload = "self"} : (tensor<8x16xi1>, tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
 }
