@@ -10,6 +10,7 @@
 
 #include "kb/Verify/Checks.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <regex>
@@ -19,41 +20,18 @@ using namespace kb::verify;
 
 namespace {
 
-/// Strips // and /* */ comments and string literals so that words in them do
-/// not trigger (or hide) a rule.
-std::string stripCommentsAndStrings(const std::string &s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      while (i < s.size() && s[i] != '\n')
-        ++i;
-      out += '\n';
-    } else if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      i += 2;
-      while (i + 1 < s.size() && !(s[i] == '*' && s[i + 1] == '/'))
-        ++i;
-      ++i;
-      out += ' ';
-    } else if (s[i] == '"') {
-      ++i;
-      while (i < s.size() && s[i] != '"') {
-        if (s[i] == '\\')
-          ++i;
-        ++i;
-      }
-      out += "\"\"";
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
+/// What the literals of a source become in its scanned view.
+enum class Literals { Keep, Blank };
 
-/// The source as the preprocessor sees its directives: lines spliced at
-/// backslash-newlines, comments replaced by a space, string and character
-/// literals kept (an include names its file in one).
-std::string directiveView(const std::string &src) {
+/// The source as the compiler's translation phases 1-3 see it: lines
+/// spliced at backslash-newlines, comments replaced by a space (newlines
+/// kept: a directive ends at its line's end), string and character
+/// literals, raw strings (R"d(...)d") included, kept (an include names its
+/// file in one) or blanked to "" so that words in them neither trigger nor
+/// hide a rule. One scanner for the directive and the code rules: a second
+/// one that missed raw strings or splices let `R"(")" __host__ ... "(")"`
+/// or `__ho\<newline>st__` past the code rules.
+std::string scannedView(const std::string &src, Literals literals) {
   std::string s;
   s.reserve(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
@@ -65,6 +43,37 @@ std::string directiveView(const std::string &src) {
     }
     s += src[i];
   }
+  bool keep = literals == Literals::Keep;
+  auto identChar = [](char c) {
+    return std::isalnum((unsigned char)c) || c == '_';
+  };
+  // R"delim( at i (after an optional u8, u, U or L prefix): the index
+  // just past the raw string's closing quote, or npos.
+  auto rawEnd = [&](size_t i) -> size_t {
+    size_t r = i;
+    if (s.compare(r, 2, "u8") == 0)
+      r += 2;
+    else if (s[r] == 'u' || s[r] == 'U' || s[r] == 'L')
+      r += 1;
+    if (r + 1 >= s.size() || s[r] != 'R' || s[r + 1] != '"' ||
+        (i > 0 && identChar(s[i - 1])))
+      return std::string::npos;
+    size_t open = s.find('(', r + 2);
+    if (open == std::string::npos || open - (r + 2) > 16)
+      return std::string::npos;
+    std::string close = ")" + s.substr(r + 2, open - (r + 2)) + "\"";
+    size_t e = s.find(close, open + 1);
+    return e == std::string::npos ? s.size() : e + close.size();
+  };
+  // Whether the quote at i continues a preprocessing number (a digit
+  // separator): `1'0; __host__ ...; '0'` must not read as one literal.
+  auto inNumber = [&](size_t i) {
+    size_t b = i;
+    while (b > 0 &&
+           (identChar(s[b - 1]) || s[b - 1] == '.' || s[b - 1] == '\''))
+      --b;
+    return b < i && std::isdigit((unsigned char)s[b]);
+  };
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
@@ -75,19 +84,32 @@ std::string directiveView(const std::string &src) {
     } else if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '*') {
       for (i += 2; i + 1 < s.size() && !(s[i] == '*' && s[i + 1] == '/'); ++i)
         if (s[i] == '\n')
-          out += '\n'; // keep lines: a directive ends at its line's end
+          out += '\n';
       ++i;
       out += ' ';
+    } else if (size_t e = rawEnd(i); e != std::string::npos) {
+      std::string lit = s.substr(i, e - i);
+      if (keep)
+        out += lit;
+      else
+        out += "\"\"" +
+               std::string(std::count(lit.begin(), lit.end(), '\n'), '\n');
+      i = e - 1;
+    } else if (s[i] == '\'' && inNumber(i)) {
+      out += s[i]; // a digit separator (1'000), not a character literal
     } else if (s[i] == '"' || s[i] == '\'') {
       char q = s[i];
-      out += s[i++];
+      std::string lit(1, s[i++]);
       for (; i < s.size() && s[i] != q && s[i] != '\n'; ++i) {
         if (s[i] == '\\' && i + 1 < s.size())
-          out += s[i++];
-        out += s[i];
+          lit += s[i++];
+        lit += s[i];
       }
-      if (i < s.size())
-        out += s[i];
+      if (i < s.size() && s[i] == q)
+        lit += s[i];
+      else if (i < s.size())
+        --i; // an unterminated literal ends at its line
+      out += keep ? lit : std::string(2, q);
     } else {
       out += s[i];
     }
@@ -105,7 +127,7 @@ std::optional<std::string> forbiddenInclude(const std::string &source) {
   static const std::set<std::string> allowed = {
       "cuda_fp16.h",     "cuda_bf16.h",    "cuda/std/cstdint",
       "cuda/std/limits", "cuda/std/cmath", "cuda/std/type_traits"};
-  std::string view = directiveView(source);
+  std::string view = scannedView(source, Literals::Keep);
   if (view.find("__has_include") != std::string::npos)
     return std::string("__has_include");
   size_t pos = 0;
@@ -178,7 +200,7 @@ std::optional<Rejection> kb::verify::staticCheck(const std::string &source,
                      *bad + " is outside the include allow-list (cuda_fp16.h, "
                             "cuda_bf16.h, cuda/std/{cstdint,limits,cmath,"
                             "type_traits}, named literally)"};
-  std::string code = stripCommentsAndStrings(source);
+  std::string code = scannedView(source, Literals::Blank);
   for (const Rule &r : kRules)
     if (std::regex_search(code, std::regex(r.pattern)))
       return Rejection{VerdictStatus::ForbiddenConstruct, r.why};

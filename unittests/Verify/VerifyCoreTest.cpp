@@ -362,6 +362,31 @@ TEST(StaticCheck, AcceptsPlainKernelsRejectsEscapes) {
   EXPECT_EQ(status(ok, "other"), "entry_point_missing");
 }
 
+TEST(StaticCheck, CodeIsReadAsTheCompilerReadsIt) {
+  auto status = [](const std::string &src) {
+    auto r = staticCheck(src, "k");
+    return r ? std::string(statusName(r->status)) : std::string("ok");
+  };
+  std::string ok = "extern \"C\" __global__ void k(float* y) { y[0] = 1; }\n";
+  // Code a naive string scanner would read as inside a literal: after a raw
+  // string holding a quote, after a digit separator, or split by a line
+  // splice, the rules still see it.
+  for (const char *hidden :
+       {"const char* r = R\"(\")\"; __host__ void h() {} const char* t = "
+        "\"(\";\n",
+        "const char* r = u8R\"x(\")x\"; int main() { return 0; } // \"\n",
+        "int a = 1'0; __host__ void h() {} char c = '0';\n",
+        "__ho\\\nst__ void h() {}\n",
+        "void g() { float* p = (float*)mal\\\nloc(4); }\n"})
+    EXPECT_EQ(status(ok + hidden), "forbidden_construct") << hidden;
+  // Words inside raw strings and character literals, and digit separators,
+  // are not code.
+  EXPECT_EQ(status("const char* r = R\"d(__host__ malloc( <<<)d\";\n" + ok),
+            "ok");
+  EXPECT_EQ(status("const int n = 1'000'000; const char c = '\"';\n" + ok),
+            "ok");
+}
+
 TEST(StaticCheck, PtxChecksWhatTheSourceCouldHide) {
   std::string body =
       ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
