@@ -480,6 +480,8 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     memo[key] = *val;
     return *val;
   }
+  if (aten.getName() == "cat")
+    return catAt(aten, idx, os, indent, key);
   if (info->kind != OpKind::Elementwise && info->kind != OpKind::Broadcast)
     return unsupported(llvm::Twine(kindName(info->kind)) + " op '" +
                        displayName(aten) + "' is not generated yet");
@@ -738,6 +740,80 @@ RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
   return name;
 }
 
+/// cat at `idx` of its result: the listed tensor the index falls in along
+/// the dim, evaluated only in that branch (the others' indices would be
+/// out of their bounds). Values computed inside a branch stay there: the
+/// memo is restored after each.
+llvm::Expected<std::string>
+RegionEmitter::catAt(AtenOp aten, llvm::StringRef idx, llvm::raw_ostream &os,
+                     llvm::StringRef indent, const MemoKey &key) {
+  auto list = aten.getArgs()[0].getDefiningOp<ListOp>();
+  auto dimAttr = getConstantNumber(aten.getArgs()[1]);
+  ArrayRef<int64_t> out = shapeOf(aten->getResult(0));
+  int64_t rank = out.size();
+  if (!list || !dimAttr || rank == 0)
+    return unsupported("'" + displayName(aten) +
+                       "' without a list of tensors and a constant dim");
+  int64_t d = (int64_t)*dimAttr < 0 ? (int64_t)*dimAttr + rank : *dimAttr;
+  if (d < 0 || d >= rank)
+    return unsupported("'" + displayName(aten) + "' dim out of range");
+  int64_t inner = 1;
+  for (int64_t k = d + 1; k < rank; ++k)
+    inner *= out[k];
+  std::string I = narrow ? "unsigned" : "long long";
+  std::string at = indexOperand(idx, narrow);
+  // The index as (outer, c, within) around the dim.
+  std::string c = fresh("c"), outer = fresh("o"), within;
+  os << indent << "const " << I << " " << c << " = "
+     << (inner == 1 ? at : "(" + at + " / " + intLit(inner, narrow) + ")")
+     << " % " << intLit(out[d], narrow) << "; // " << displayName(aten) << "\n";
+  os << indent << "const " << I << " " << outer << " = " << at << " / "
+     << intLit(inner * out[d], narrow) << ";\n";
+  if (inner != 1) {
+    within = fresh("w");
+    os << indent << "const " << I << " " << within << " = " << at << " % "
+       << intLit(inner, narrow) << ";\n";
+  }
+  std::string name = fresh("t");
+  os << indent << "float " << name << ";\n";
+  int64_t offset = 0;
+  auto elements = list.getElements();
+  for (auto [k, e] : llvm::enumerate(elements)) {
+    ArrayRef<int64_t> shape = shapeOf(e);
+    if ((int64_t)shape.size() != rank)
+      return unsupported("'" + displayName(aten) +
+                         "' of tensors of ranks "
+                         "other than its result's");
+    int64_t size = shape[d];
+    bool last = k + 1 == elements.size();
+    os << indent << (k ? "} else " : "")
+       << (last ? std::string("{\n")
+                : "if (" + c + " < " + intLit(offset + size, narrow) + ") {\n");
+    std::string inner2 = indent.str() + "  ";
+    std::string sub = fresh("i");
+    std::string along =
+        offset ? "(" + c + " - " + intLit(offset, narrow) + ")" : c;
+    os << inner2 << "const " << I << " " << sub << " = " << outer << " * "
+       << intLit(size * inner, narrow) << " + "
+       << (inner == 1 ? along
+                      : along + " * " + intLit(inner, narrow) + " + " + within)
+       << ";\n";
+    auto saved = memo;
+    auto val = valueAt(e, sub, os, inner2);
+    memo = std::move(saved);
+    if (!val)
+      return val.takeError();
+    os << inner2 << name << " = " << *val << ";\n";
+    offset += size;
+  }
+  os << indent << "}\n";
+  if (offset != out[d])
+    return unsupported("'" + displayName(aten) +
+                       "' whose inputs do not add up to its result");
+  memo[key] = name;
+  return name;
+}
+
 std::string RegionEmitter::referenceIR(YieldOp yield,
                                        ArrayRef<unsigned> extraReturns) {
   Block &body = kernel.getBody().front();
@@ -799,8 +875,11 @@ std::string RegionEmitter::referenceIR(YieldOp yield,
       std::vector<std::string> elems;
       for (Value e : l.getElements())
         elems.push_back(ir.lookup(e));
-      os << "  " << n << " : int[] = prim::ListConstruct("
-         << llvm::join(elems, ", ") << ")\n";
+      bool tensors = llvm::any_of(l.getElements(), [](Value e) {
+        return isa<RankedTensorType>(e.getType());
+      });
+      os << "  " << n << " : " << (tensors ? "Tensor[]" : "int[]")
+         << " = prim::ListConstruct(" << llvm::join(elems, ", ") << ")\n";
       continue;
     }
     auto aten = cast<AtenOp>(op);

@@ -294,11 +294,15 @@ protected:
   llvm::Expected<std::string> affineNormAt(AtenOp op, llvm::StringRef idx,
                                            llvm::raw_ostream &os,
                                            llvm::StringRef indent);
+  using MemoKey = std::pair<const void *, std::string>;
+  llvm::Expected<std::string> catAt(AtenOp op, llvm::StringRef idx,
+                                    llvm::raw_ostream &os,
+                                    llvm::StringRef indent, const MemoKey &key);
   std::string fresh(llvm::StringRef prefix) {
     return prefix.str() + std::to_string(tmp++);
   }
 
-  std::map<std::pair<const void *, std::string>, std::string> memo;
+  std::map<MemoKey, std::string> memo;
   std::map<std::string,
            std::pair<std::vector<int64_t>, std::vector<std::string>>>
       coordinates;

@@ -486,6 +486,12 @@ private:
         llvm::all_of(outputStrides, [&](const auto &s) { return s == phys; });
     for (BlockArgument arg : body.getArguments()) {
       Pass p = Pointer;
+      // A tensor a cat lists is read at the index the cat maps to it.
+      if (llvm::any_of(arg.getUsers(),
+                       [](Operation *u) { return isa<ListOp>(u); })) {
+        pass.push_back(p);
+        continue;
+      }
       if (physical) {
         if (isF32Tensor(arg.getType()) && shapeOf(arg) == space &&
             tracedStrides(arg) == phys) {

@@ -250,6 +250,10 @@ private:
       return;
     }
     OpKind kind = getKind(op);
+    if (ListOp list = fusableCat(op)) {
+      openCatGroup(op, list);
+      return;
+    }
     if (!isCandidate(op, kind)) {
       unfused.push_back({op, unfusedReason(op, kind)});
       return;
@@ -313,6 +317,85 @@ private:
     }
     groupOf[op] = g.id;
     groups.push_back(std::move(g));
+  }
+
+  /// `cat` of 2-8 static float32 tensors of one rank along a constant dim,
+  /// whose list nothing else reads: a kernel evaluates the input its index
+  /// falls in (GPT-NeoX's and LLaMA's rotate_half, `cat(-x2, x1)`, inside
+  /// `q * cos + rotate_half(q) * sin`). Its list, or null.
+  ListOp fusableCat(Operation *op) {
+    auto aten = dyn_cast<AtenOp>(op);
+    if (!aten || aten.getName() != "cat" || aten.getArgs().size() != 2 ||
+        !allResultsStatic(op) || !isF32Tensor(op->getResult(0)))
+      return {};
+    auto list = aten.getArgs()[0].getDefiningOp<ListOp>();
+    auto dim = getConstantNumber(aten.getArgs()[1]);
+    if (!list || !dim || !list->hasOneUse() ||
+        list->getBlock() != op->getBlock() || list.getElements().size() < 2 ||
+        list.getElements().size() > 8)
+      return {};
+    int64_t rank = resultShape(op).size();
+    // A tensor constant (GPT-2's empty one) has no kernel operand.
+    for (Value e : list.getElements())
+      if (!isF32Tensor(e) || e.getDefiningOp<ConstantOp>() ||
+          (int64_t)cast<RankedTensorType>(e.getType()).getRank() != rank)
+        return {};
+    return list;
+  }
+
+  static bool isF32Tensor(Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.hasStaticShape() && t.getElementType().isF32();
+  }
+
+  /// The cat and its list open an anchorless group over the cat's shape,
+  /// which its pointwise consumers join. A pointwise group computing a
+  /// listed tensor and used by nothing else comes along: evaluated at the
+  /// index the cat maps to it, its result is never written.
+  void openCatGroup(Operation *cat, ListOp list) {
+    Group g;
+    g.id = groups.size();
+    g.shape = resultShape(cat);
+    for (Operation *m : {list.getOperation(), cat}) {
+      g.ops.push_back(m);
+      g.stage.insert(m);
+      groupOf[m] = g.id;
+    }
+    groups.push_back(std::move(g));
+    for (Value e : list.getElements()) {
+      Operation *p = e.getDefiningOp();
+      auto it = p ? groupOf.find(p) : groupOf.end();
+      if (it == groupOf.end() || it->second == (int)groups.size() - 1)
+        continue;
+      int sid = it->second;
+      Group &s = groups[sid];
+      Group &c = groups.back();
+      if (s.anchor || s.lastReduction || s.shape != resultShape(p) ||
+          c.ops.size() + s.ops.size() > maxOps)
+        continue;
+      // Every value of the group stays inside it or feeds this list only.
+      bool private_ = llvm::all_of(s.ops, [&](Operation *m) {
+        return llvm::all_of(m->getUsers(), [&](Operation *u) {
+          auto ui = groupOf.find(u);
+          return u == list.getOperation() ||
+                 (ui != groupOf.end() && ui->second == sid);
+        });
+      });
+      // No other listed tensor is computed from it outside the groups.
+      bool independent = llvm::none_of(list.getElements(), [&](Value w) {
+        Operation *q = w.getDefiningOp();
+        auto qi = q ? groupOf.find(q) : groupOf.end();
+        return q && (qi == groupOf.end() || qi->second != sid) &&
+               dependsOn(q, sid);
+      });
+      if (!private_ || !independent)
+        continue;
+      for (Operation *y : s.ops) {
+        groupOf[y] = c.id;
+        c.ops.push_back(y);
+      }
+      s.ops.clear();
+    }
   }
 
   /// A reduction that changes the shape cannot join a group whose values

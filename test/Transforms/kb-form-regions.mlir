@@ -599,3 +599,49 @@ func.func @bool_logic_over_masks_stays(%x: tensor<8x16xf32>, %m: tensor<8x16xi1>
   %1 = kb.aten "where"(%0, %x, %zero) {overload = "self"} : (tensor<8x16xi1>, tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
   return %1 : tensor<8x16xf32>
 }
+
+// -----
+
+// A cat of tensors of one rank opens a group over its shape with its list;
+// a pointwise group computing a listed tensor and read by nothing else
+// comes along (rotate_half's neg), and the cat's pointwise consumers join.
+// CHECK-LABEL: func.func @cat_rotate_half
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    %[[N:.*]] = kb.aten "neg"(%arg1)
+// CHECK-NEXT:    %[[L:.*]] = kb.list(%[[N]], %arg0)
+// CHECK-NEXT:    %[[C:.*]] = kb.aten "cat"(%[[L]],
+// CHECK-NEXT:    %[[M:.*]] = kb.aten "mul"(%[[C]], %arg2)
+// CHECK-NEXT:    kb.yield %[[M]]
+// CHECK-NOT:   kb.region
+func.func @cat_rotate_half(%x1: tensor<4x8xf32>, %x2: tensor<4x8xf32>, %sin: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %d = kb.constant {value = -1 : i64} : i64
+  %0 = kb.aten "neg"(%x2) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = kb.list(%0, %x1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> !kb.list<tensor<*x!kb.unknown>>
+  %2 = kb.aten "cat"(%1, %d) : (!kb.list<tensor<*x!kb.unknown>>, i64) -> tensor<4x16xf32>
+  %3 = kb.aten "mul"(%2, %sin) {overload = "Tensor"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %3 : tensor<4x16xf32>
+}
+
+// -----
+
+// A listed tensor also used elsewhere keeps its own region (its value is
+// written for the other user; the cat reads it); a cat of a tensor
+// constant (GPT-2's empty one) stays in ATen.
+// CHECK-LABEL: func.func @cat_shared_producer_and_constant
+// CHECK:       %[[R:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<4x8xf32>) {
+// CHECK-NEXT:    kb.aten "relu"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    kb.list(%[[R]], %arg1)
+// CHECK-NEXT:    kb.aten "cat"
+// CHECK:       kb.aten "cat"({{.*}}kb.unfused = "data movement
+func.func @cat_shared_producer_and_constant(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %d = kb.constant {value = 1 : i64} : i64
+  %z = kb.constant {value = dense<> : tensor<0x8xf32>} : tensor<0x8xf32>
+  %0 = kb.aten "relu"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = kb.list(%0, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> !kb.list<tensor<*x!kb.unknown>>
+  %2 = kb.aten "cat"(%1, %d) : (!kb.list<tensor<*x!kb.unknown>>, i64) -> tensor<4x16xf32>
+  %3 = kb.list(%y, %z) : (tensor<4x8xf32>, tensor<0x8xf32>) -> !kb.list<tensor<*x!kb.unknown>>
+  %zero = kb.constant {value = 0 : i64} : i64
+  %4 = kb.aten "cat"(%3, %zero) : (!kb.list<tensor<*x!kb.unknown>>, i64) -> tensor<4x8xf32>
+  return %2, %0, %4 : tensor<4x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
