@@ -762,15 +762,16 @@ RegionEmitter::catAt(AtenOp aten, llvm::StringRef idx, llvm::raw_ostream &os,
     inner *= out[k];
   std::string I = narrow ? "unsigned" : "long long";
   std::string at = indexOperand(idx, narrow);
-  // The index as (outer, c, within) around the dim.
-  std::string c = fresh("c"), outer = fresh("o"), within;
+  // The index as (outer, c, within) around the dim; names of their own
+  // (an element function's outputs are o0, o1, ...).
+  std::string c = fresh("catc"), outer = fresh("cato"), within;
   os << indent << "const " << I << " " << c << " = "
      << (inner == 1 ? at : "(" + at + " / " + intLit(inner, narrow) + ")")
      << " % " << intLit(out[d], narrow) << "; // " << displayName(aten) << "\n";
   os << indent << "const " << I << " " << outer << " = " << at << " / "
      << intLit(inner * out[d], narrow) << ";\n";
   if (inner != 1) {
-    within = fresh("w");
+    within = fresh("catw");
     os << indent << "const " << I << " " << within << " = " << at << " % "
        << intLit(inner, narrow) << ";\n";
   }
