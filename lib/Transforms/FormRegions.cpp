@@ -203,8 +203,11 @@ private:
       Operation *p = v.getDefiningOp();
       if (p && groupOf.count(p))
         continue;
-      // A mask from outside the group is a kernel input of a static shape.
-      if (!hasStaticShape(v.getType()))
+      // A mask from outside the group is a kernel input of a static shape;
+      // not a 0-d one (rewrite makes a 0-d factory result a CPU scalar,
+      // which a kernel's guard refuses: the whole region would fall back).
+      if (!hasStaticShape(v.getType()) ||
+          cast<RankedTensorType>(v.getType()).getRank() == 0)
         return true;
       readsMask = true;
     }

@@ -645,3 +645,18 @@ func.func @cat_shared_producer_and_constant(%x: tensor<4x8xf32>, %y: tensor<4x8x
   %4 = kb.aten "cat"(%3, %zero) : (!kb.list<tensor<*x!kb.unknown>>, i64) -> tensor<4x8xf32>
   return %2, %0, %4 : tensor<4x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A 0-d bool (rewrite makes such a factory result a CPU scalar, which a
+// kernel's guard refuses) is no kernel input: the where reading it stays in
+// ATen, its float consumer is fused alone.
+// CHECK-LABEL: func.func @zero_d_mask_stays
+// CHECK:       %[[W:.*]] = kb.aten "where"(%arg1, %arg0, %arg2) {kb.unfused = "integer tensors
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<8x16xf32>) {
+// CHECK-NEXT:    kb.aten "relu"(%[[W]])
+func.func @zero_d_mask_stays(%x: tensor<8x16xf32>, %flag: tensor<i1>, %zero: tensor<f32>) -> tensor<8x16xf32> {
+  %0 = kb.aten "where"(%flag, %x, %zero) {overload = "self"} : (tensor<i1>, tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %1 = kb.aten "relu"(%0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
