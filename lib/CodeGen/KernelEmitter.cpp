@@ -484,11 +484,16 @@ private:
     bool physical =
         !phys.empty() &&
         llvm::all_of(outputStrides, [&](const auto &s) { return s == phys; });
+    bool hasCat = llvm::any_of(body.getOperations(), [](Operation &op) {
+      auto a = dyn_cast<AtenOp>(op);
+      return a && a.getName() == "cat";
+    });
     for (BlockArgument arg : body.getArguments()) {
       Pass p = Pointer;
-      // A tensor a cat lists is read at the index the cat maps to it.
-      if (llvm::any_of(arg.getUsers(),
-                       [](Operation *u) { return isa<ListOp>(u); })) {
+      // Under a cat, values are read at the index the cat maps to their
+      // tensor, not at the output's: only an argument of the output's
+      // shape (read at the same index) may arrive as a value.
+      if (hasCat && shapeOf(arg) != space) {
         pass.push_back(p);
         continue;
       }
