@@ -329,7 +329,7 @@ private:
   ListOp fusableCat(Operation *op) {
     auto aten = dyn_cast<AtenOp>(op);
     if (!aten || aten.getName() != "cat" || aten.getArgs().size() != 2 ||
-        !allResultsStatic(op) || !isF32Tensor(op->getResult(0)))
+        !allResultsStatic(op) || !isStaticF32(op->getResult(0)))
       return {};
     auto list = aten.getArgs()[0].getDefiningOp<ListOp>();
     auto dim = getConstantNumber(aten.getArgs()[1]);
@@ -340,15 +340,10 @@ private:
     int64_t rank = resultShape(op).size();
     // A tensor constant (GPT-2's empty one) has no kernel operand.
     for (Value e : list.getElements())
-      if (!isF32Tensor(e) || e.getDefiningOp<ConstantOp>() ||
+      if (!isStaticF32(e) || e.getDefiningOp<ConstantOp>() ||
           (int64_t)cast<RankedTensorType>(e.getType()).getRank() != rank)
         return {};
     return list;
-  }
-
-  static bool isF32Tensor(Value v) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    return t && t.hasStaticShape() && t.getElementType().isF32();
   }
 
   /// The cat and its list open an anchorless group over the cat's shape,

@@ -262,6 +262,11 @@ std::string kb::displayName(Operation *op) {
   return op->getName().getStringRef().str();
 }
 
+bool kb::isStaticF32(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32();
+}
+
 bool kb::hasStaticShape(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
   return rt && rt.hasStaticShape() && !isa<UnknownType>(rt.getElementType());
@@ -412,17 +417,13 @@ int64_t layerNormRow(Operation *op) {
   if (!aten || !aten.getInfo() || aten.getInfo()->cuda != "layer_norm" ||
       op->getNumResults() != 1)
     return 0;
-  auto isF32 = [](Value v) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    return t && t.hasStaticShape() && t.getElementType().isF32();
-  };
   Value in = aten.getArg("input");
   auto shape = getConstantIntList(aten.getArg("normalized_shape"));
-  if (!in || !isF32(in) || !isF32(op->getResult(0)) || !shape ||
+  if (!in || !isStaticF32(in) || !isStaticF32(op->getResult(0)) || !shape ||
       shape->empty() || !getConstantNumber(aten.getArg("eps")))
     return 0;
   for (StringRef a : {"weight", "bias"})
-    if (Value v = aten.getArg(a); v && !isNone(v) && !isF32(v))
+    if (Value v = aten.getArg(a); v && !isNone(v) && !isStaticF32(v))
       return 0;
   auto dims = cast<RankedTensorType>(in.getType()).getShape();
   if (shape->size() > dims.size())

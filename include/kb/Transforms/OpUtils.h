@@ -59,6 +59,8 @@ std::string displayName(mlir::Operation *op);
 /// Bytes of a statically shaped tensor value; 0 for anything else.
 int64_t tensorBytes(mlir::Type t);
 bool hasStaticShape(mlir::Type t);
+/// A ranked tensor of a static shape and float32 elements.
+bool isStaticF32(mlir::Value v);
 
 /// A norm whose output is centred on 0 and scaled by 1 / its row's standard
 /// deviation: training-mode batch norm, group, instance and layer norm
