@@ -379,8 +379,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   // float32 values, the bool results of comparisons feeding where, and the
   // int64 index an argmax / argmin stage yields (KernelEmitter checks that
   // nothing in the region reads it).
-  auto rt = dyn_cast<RankedTensorType>(v.getType());
-  bool isBool = rt && rt.hasStaticShape() && rt.getElementType().isInteger(1);
+  bool isBool = isBoolTensor(v.getType());
   if (!isF32Tensor(v.getType()) && !isBool && !isArgIndex(v))
     return unsupported("a value that is not a static float32 tensor");
   std::string name;
@@ -757,9 +756,7 @@ RegionEmitter::catAt(AtenOp aten, llvm::StringRef idx, llvm::raw_ostream &os,
   int64_t d = (int64_t)*dimAttr < 0 ? (int64_t)*dimAttr + rank : *dimAttr;
   if (d < 0 || d >= rank)
     return unsupported("'" + displayName(aten) + "' dim out of range");
-  int64_t inner = 1;
-  for (int64_t k = d + 1; k < rank; ++k)
-    inner *= out[k];
+  int64_t inner = product(out.drop_front(d + 1));
   std::string I = narrow ? "unsigned" : "long long";
   std::string at = indexOperand(idx, narrow);
   // The index as (outer, c, within) around the dim; names of their own

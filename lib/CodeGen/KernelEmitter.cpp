@@ -84,11 +84,11 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
     << (out.gridSync ? ", " + std::to_string(out.blocksPerSM) : "") << ")\n"
     << out.name << "(";
   for (size_t k = 0; k < out.inputs.size(); ++k)
-    s << "const " << (out.inputs[k].dtype == "bool" ? "bool" : "float")
-      << "* __restrict__ in" << k << ", ";
+    s << "const " << elementCType(out.inputs[k].dtype) << "* __restrict__ in"
+      << k << ", ";
   for (size_t k = 0; k < out.outputs.size(); ++k)
-    s << (out.outputs[k].dtype == "int64" ? "long long" : "float")
-      << "* __restrict__ out" << k << (k + 1 < out.outputs.size() ? ", " : "");
+    s << elementCType(out.outputs[k].dtype) << "* __restrict__ out" << k
+      << (k + 1 < out.outputs.size() ? ", " : "");
   if (out.workspaceBytes > 0)
     s << ", unsigned int* __restrict__ ws";
   s << ") {\n" << e.preamble << e.stageDefs << body << "}\n";

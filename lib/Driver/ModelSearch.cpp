@@ -37,19 +37,15 @@ struct ModelRegionInput {
 std::string signatureOf(const EmittedKernel &k) {
   std::string s = "extern \"C\" __global__ void " + k.name + "(";
   bool first = true;
-  // The code generator's own types: masks are bool, indices long long.
+  // The code generator's own types (masks bool, indices long long).
   for (const EmittedTensor &t : k.inputs) {
-    s += (first ? "" : ", ") +
-         std::string(t.dtype == "bool" ? "const bool* __restrict__ "
-                                       : "const float* __restrict__ ") +
-         t.name;
+    s += (first ? "const " : ", const ") + std::string(elementCType(t.dtype)) +
+         "* __restrict__ " + t.name;
     first = false;
   }
   for (const EmittedTensor &t : k.outputs) {
-    s += (first ? "" : ", ") +
-         std::string(t.dtype == "int64" ? "long long* __restrict__ "
-                                        : "float* __restrict__ ") +
-         t.name;
+    s += (first ? "" : ", ") + std::string(elementCType(t.dtype)) +
+         "* __restrict__ " + t.name;
     first = false;
   }
   return s + ")";

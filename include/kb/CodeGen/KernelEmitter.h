@@ -24,6 +24,13 @@ struct EmittedTensor {
   std::vector<int64_t> strides;
 };
 
+/// The C type of a tensor's elements among a kernel's parameters, from its
+/// dtype: "bool" (masks), "long long" (int64 indices) or "float". The
+/// kernel's signature and the model's prompt both spell it so.
+inline const char *elementCType(const std::string &dtype) {
+  return dtype == "bool" ? "bool" : dtype == "int64" ? "long long" : "float";
+}
+
 /// One kernel: a self-contained .cu and what kb-verify needs to check it.
 struct EmittedKernel {
   std::string name;        // kb_region_<id>, also the entry point
