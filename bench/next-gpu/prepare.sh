@@ -28,3 +28,16 @@ select_tasks() {
     [[ " ${dirs[*]} " == *" /tmp/rt/$s "* ]] || dirs+=(--dir /tmp/rt/$s)
   done
 }
+# timed_slice TAG SEED GEN MODELS UNTIL_S: scripts/gpu-bench-slice (20 runs,
+# --fast-math) in the time left until UNTIL_S seconds after t0; its log
+# and JSON under $OUT as TAG.log and TAG.json, its task lines printed.
+timed_slice() {
+  local tag=$1 seed=$2 gen=$3 models=$4 until=$5
+  local left=$(( until - ($(date +%s) - t0) ))
+  timeout $left bash scripts/gpu-bench-slice --seed $seed --gen $gen --models $models \
+    --json /tmp/$tag.json --runs 20 --fast-math \
+    --budget-s $(( left - 15 )) --task-timeout 150 > $OUT/$tag.log 2>&1
+  echo "slice rc $? $(( $(date +%s) - t0 ))s"
+  grep -E "^\[|geomean" $OUT/$tag.log | tail -14 | cut -c1-250
+  cp /tmp/$tag.json $OUT/ 2>/dev/null
+}

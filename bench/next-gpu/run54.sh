@@ -23,9 +23,4 @@ timeout 150 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx54 > $OUT
 echo "verify_all rc $? $(( $(date +%s)-t0 ))s"; tail -8 $OUT/verify54.log | cut -c1-200
 timeout 150 python3 test/Rewrite/gpu_model_new.py $KB_REWRITE $KBV test/fixtures bool_masks rotary_cat strided_views > $OUT/modelnew54.log 2>&1
 echo "gpu_model_new rc $? $(( $(date +%s)-t0 ))s"; tail -6 $OUT/modelnew54.log | cut -c1-200
-left=$(( 570 - ($(date +%s)-t0) ))
-timeout $left bash scripts/gpu-bench-slice --seed 20261233 --gen 0 --models 32,33,35 \
-  --json /tmp/slice54.json --runs 20 --fast-math \
-  --budget-s $(( left - 15 )) --task-timeout 150 > $OUT/slice54.log 2>&1
-echo "slice rc $? $(( $(date +%s)-t0 ))s"; grep -E "^\[|geomean" $OUT/slice54.log | tail -6 | cut -c1-250
-cp /tmp/slice54.json $OUT/ 2>/dev/null
+timed_slice slice54 20261233 0 32,33,35 570
