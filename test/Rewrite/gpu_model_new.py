@@ -190,10 +190,13 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs, forced_layout="1"
             assert torch.allclose(a, b, atol=1e-4, rtol=1e-4), f"{case}: guarded path differs"
     # Autograd: gradients flow through the original ops (an input that
     # requires grad is enough; parameters get theirs too).
-    xg = [x.clone().requires_grad_() if isinstance(x, torch.Tensor) else x for x in xs]
+    # Masks and indices (bool, integer) cannot require gradients.
+    def floating(x):
+        return isinstance(x, torch.Tensor) and x.is_floating_point()
+    xg = [x.clone().requires_grad_() if floating(x) else x for x in xs]
     outs = flat(got(*xg))
     sum(o.float().sum() for o in outs).backward()
-    assert all(x.grad is not None for x in xg if isinstance(x, torch.Tensor)), \
+    assert all(x.grad is not None for x in xg if floating(x)), \
         f"{case}: no gradient for an input"
     assert all(p.grad is not None for p in got.parameters() if p.requires_grad), \
         f"{case}: missing parameter gradients"
