@@ -46,11 +46,63 @@ void ComparisonStats::append(const ComparisonStats &o) {
     worstCand = o.worstCand;
     worstRef = o.worstRef;
   }
+  if (!envBad && o.envBad) {
+    firstEnvBad = n + o.firstEnvBad;
+    envBadCand = o.envBadCand;
+    envBadRef = o.envBadRef;
+    envBadBound = o.envBadBound;
+  }
+  envBad += o.envBad;
   sumSq += o.sumSq;
   refSq += o.refSq;
   allclose1e4 = allclose1e4 && o.allclose1e4;
   allclose1e2 = allclose1e2 && o.allclose1e2;
   n += o.n;
+}
+
+int kb::verify::envBucket(double r) {
+  uint64_t bits;
+  std::memcpy(&bits, &r, sizeof(bits));
+  int e = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+  return std::clamp(e, kEnvLo, kEnvHi) - kEnvLo;
+}
+
+void kb::verify::envelopeBins(const float *eager32, const double *ref64,
+                              size_t n, std::vector<double> &bins,
+                              std::vector<double> &counts) {
+  bins.resize(kEnvBuckets, 0.0);
+  counts.resize(kEnvBuckets, 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    double r = ref64[i];
+    if (!std::isfinite(eager32[i]) || !std::isfinite(r) ||
+        std::fabs(r) > kHugeMagnitude)
+      continue;
+    int k = envBucket(r);
+    bins[k] = std::max(bins[k], std::fabs(double(eager32[i]) - r));
+    counts[k] += 1;
+  }
+}
+
+std::vector<double>
+kb::verify::envelopeFromBins(const std::vector<double> &bins,
+                             const std::vector<double> &counts) {
+  double total = 0;
+  for (double c : counts)
+    total += c;
+  int median = 0;
+  for (double seen = 0; median < kEnvBuckets; ++median)
+    if ((seen += counts[median]) >= total / 2)
+      break;
+  double floor =
+      std::ldexp(1.0, std::min(median, kEnvBuckets - 1) + kEnvLo + 1 - 23);
+  std::vector<double> cum(kEnvBuckets), env(kEnvBuckets);
+  double m = 0;
+  for (int k = 0; k < kEnvBuckets; ++k)
+    cum[k] = m = std::max(m, bins[k]);
+  for (int k = 0; k < kEnvBuckets; ++k)
+    env[k] = std::max({cum[std::min(k + kEnvHeadroom, kEnvBuckets - 1)],
+                       std::ldexp(1.0, k + kEnvLo + 1 - 23), floor});
+  return env;
 }
 
 double kb::verify::hugeEagerRelError(const float *eager32, const double *ref64,
@@ -77,6 +129,9 @@ ComparisonStats kb::verify::compareStats(const float *cand,
     if (bitsOf(cand[i]) == poison && !s.unwritten++)
       s.firstUnwritten = i;
   double eagerRel = hugeEagerRelError(eager32, ref64, n);
+  std::vector<double> bins, counts;
+  envelopeBins(eager32, ref64, n, bins, counts);
+  std::vector<double> env = envelopeFromBins(bins, counts);
   // NaN/Inf structure follows eager fp32 (fp32 overflows where fp64 does
   // not), except where eager's NaN/Inf is an overflow of its own algorithm:
   // the float64 truth is finite and fits in float32, so a candidate that
@@ -109,7 +164,7 @@ ComparisonStats kb::verify::compareStats(const float *cand,
       if (roundsToInf || overflowNan) // not close to eager's value
         s.allclose1e4 = s.allclose1e2 = false;
       same = same || truthInf || roundsToInf || overflowNan ||
-             (anyNonfinite && !std::isfinite(r) && xSpecial);
+             (anyNonfinite && std::isnan(r) && xSpecial);
       bad = !same && (!overflowed || xSpecial);
     } else {
       // The truth lies beyond float32's range: the candidate's Inf of its
@@ -158,6 +213,13 @@ ComparisonStats kb::verify::compareStats(const float *cand,
         s.worstCand = x;
         s.worstRef = r;
       }
+      double tolHere = factor * env[envBucket(r)];
+      if (!excused && d > tolHere && !s.envBad++) {
+        s.firstEnvBad = i;
+        s.envBadCand = x;
+        s.envBadRef = r;
+        s.envBadBound = tolHere;
+      }
     }
     s.sumSq += d * d;
     s.refSq += r * r;
@@ -201,6 +263,16 @@ Comparison kb::verify::judgeComparison(const ComparisonStats &s,
        << factor << " x eager fp32's relative error; first at index "
        << s.firstHugeBad << ": candidate " << s.hugeBadCand << ", reference "
        << s.hugeBadRef;
+    c.status = VerdictStatus::WrongResult;
+  } else if (s.candErr <= c.bound && s.envBad) {
+    os << s.envBad << " elements are off by more than " << factor
+       << " x eager fp32's error at values of their magnitude (up to "
+       << (1 << kEnvHeadroom) << "x larger); first at index " << s.firstEnvBad
+       << ": candidate " << s.envBadCand << ", reference " << s.envBadRef
+       << ", bound there " << s.envBadBound
+       << " (a lower-precision computation hides under the tensor-wide "
+          "bound "
+       << c.bound << ")";
     c.status = VerdictStatus::WrongResult;
   } else if (s.candErr > c.bound) {
     os << "max |candidate - float64 reference| = " << s.candErr

@@ -230,7 +230,20 @@ std::optional<Rejection> kb::verify::ptxCheck(const std::string &ptx) {
       R"(\.extern\s+\.func[^;]*?\b(malloc|free|vprintf|cudaLaunchDevice\w*|)"
       R"(cudaGetParameterBuffer\w*|cudaMalloc\w*|cudaFree\w*|)"
       R"(cudaDeviceSynchronize\w*|cudaStream\w*|cudaGraph\w*)\b)");
+  // A module-scope variable in global memory outlives the launch: the one
+  // place a kernel could keep a launch counter or results to replay (the
+  // workspace is zeroed before every launch; out-of-bounds slack is
+  // guarded). `__constant__` tables (.const) cannot be written by kernels.
+  static const std::regex moduleGlobal(
+      R"((^|\n)[ \t]*(\.(visible|weak|extern|common)[ \t]+)*\.global[ \t][^;=\n]*?([A-Za-z_$%][\w$]*)[ \t]*(\[[^\]]*\])?[ \t]*(=|;))");
   std::smatch m;
+  if (std::regex_search(ptx, m, moduleGlobal))
+    return Rejection{
+        VerdictStatus::ForbiddenConstruct,
+        "the compiled kernel declares '" + m[4].str() +
+            "' in global memory at module scope: state kept between "
+            "launches is not allowed (launch counters, cached results); "
+            "use __constant__ for constant tables"};
   if (std::regex_search(ptx, m, timer))
     return Rejection{VerdictStatus::ForbiddenConstruct,
                      "the compiled kernel reads " + m[0].str() +

@@ -21,10 +21,17 @@ int64_t firstTrue(const at::Tensor &mask) {
   return mask.to(at::kInt).argmax().item<int64_t>();
 }
 
+/// envBucket over a tensor of truths, from the bits as on the host.
+at::Tensor envBuckets(const at::Tensor &r) {
+  at::Tensor exponent =
+      at::div(r.abs().view(at::kLong), int64_t(1) << 52, "floor") - 1023;
+  return exponent.clamp(kEnvLo, kEnvHi) - kEnvLo;
+}
+
 ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
                            const at::Tensor &r, double factor, uint32_t poison,
                            bool anyNonfinite, const at::Tensor &sens,
-                           double eagerRel) {
+                           double eagerRel, const at::Tensor &env) {
   ComparisonStats s;
   s.n = x.numel();
   at::Tensor unwritten = x.view(at::kInt).eq(static_cast<int32_t>(poison));
@@ -39,8 +46,11 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   at::Tensor same =
       eSpecial & (at::where(eNan, xNan, xInf & (x.signbit() == e.signbit())) |
                   (r.isinf() & xInf & (x.signbit() == r.signbit())));
+  // "any" frees only where the truth itself is NaN (orders of Inf - Inf
+  // differ); where it is +-Inf, NaN is wrong (a logsumexp without the Inf
+  // rule), as in "exact".
   if (anyNonfinite)
-    same = same | (eSpecial & xSpecial & r.isfinite().logical_not());
+    same = same | (eSpecial & xSpecial & r.isnan());
   at::Tensor overflowed = r.isfinite() & ar.le(kFloatMax);
   // The truth beyond float32's range: the candidate's Inf of the truth's
   // sign is the correctly rounded result, whatever eager's order gave
@@ -92,6 +102,15 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
     s.worst = dn.argmax().item<int64_t>();
     s.worstCand = x[s.worst].item<float>();
     s.worstRef = r[s.worst].item<double>();
+  }
+  at::Tensor tolHere = env.take(envBuckets(r)) * factor;
+  at::Tensor envBad = normal & excused.logical_not() & d.gt(tolHere);
+  s.envBad = envBad.sum().item<int64_t>();
+  if (s.envBad) {
+    s.firstEnvBad = firstTrue(envBad);
+    s.envBadCand = x[s.firstEnvBad].item<float>();
+    s.envBadRef = r[s.firstEnvBad].item<double>();
+    s.envBadBound = tolHere[s.firstEnvBad].item<double>();
   }
   s.sumSq = at::where(ok, d * d, zero).sum().item<double>();
   s.refSq = at::where(ok, r * r, zero).sum().item<double>();
@@ -166,9 +185,27 @@ ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
   // Over the whole tensor, as compareStats (hugeEagerRelError), a chunk at
   // a time like the rest: the double temporaries stay chunk-sized.
   double eagerRel = std::ldexp(1.0, -23);
+  std::vector<double> bins(kEnvBuckets, 0.0), counts(kEnvBuckets, 0.0);
   for (int64_t off = 0; off < x.numel(); off += chunk) {
     int64_t len = std::min(chunk, x.numel() - off);
     at::Tensor ec = e.narrow(0, off, len), rc = r.narrow(0, off, len);
+    at::Tensor fits =
+        ec.isfinite() & rc.isfinite() & rc.abs().le(kHugeMagnitude);
+    at::Tensor err = at::where(fits, (ec.to(at::kDouble) - rc).abs(),
+                               at::zeros({}, rc.options()));
+    at::Tensor bucket = envBuckets(rc);
+    at::Tensor chunkBins = at::zeros({kEnvBuckets}, rc.options())
+                               .scatter_reduce(0, bucket, err, "amax")
+                               .cpu();
+    at::Tensor chunkCounts = at::zeros({kEnvBuckets}, rc.options())
+                                 .scatter_add(0, bucket, fits.to(at::kDouble))
+                                 .cpu();
+    const double *cb = chunkBins.data_ptr<double>();
+    const double *cc = chunkCounts.data_ptr<double>();
+    for (int k = 0; k < kEnvBuckets; ++k) {
+      bins[k] = std::max(bins[k], cb[k]);
+      counts[k] += cc[k];
+    }
     at::Tensor huge =
         ec.isfinite() & rc.isfinite() & rc.abs().gt(kHugeMagnitude);
     if (huge.any().item<bool>())
@@ -177,13 +214,16 @@ ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
                                         .max()
                                         .item<double>());
   }
+  std::vector<double> envHost = envelopeFromBins(bins, counts);
+  at::Tensor env =
+      at::tensor(envHost, r.options().device(at::kCPU)).to(r.device());
   ComparisonStats total;
   for (int64_t off = 0; off < x.numel(); off += chunk) {
     int64_t len = std::min(chunk, x.numel() - off);
     total.append(chunkStats(x.narrow(0, off, len), e.narrow(0, off, len),
                             r.narrow(0, off, len), factor, poison, anyNonfinite,
                             sv.defined() ? sv.narrow(0, off, len) : sv,
-                            eagerRel));
+                            eagerRel, env));
   }
   return total;
 }
@@ -222,6 +262,16 @@ Comparison kb::verify::indexComparison(const at::Tensor &cand,
     c.allclose1e4 = c.allclose1e2 = false;
   }
   return c;
+}
+
+std::pair<int64_t, int64_t> kb::verify::jointPattern(const at::Tensor &a,
+                                                     const at::Tensor &b,
+                                                     uint32_t pa, uint32_t pb) {
+  at::Tensor both =
+      a.contiguous().view(-1).view(at::kInt).eq(static_cast<int32_t>(pa)) &
+      b.contiguous().view(-1).view(at::kInt).eq(static_cast<int32_t>(pb));
+  int64_t n = both.sum().item<int64_t>();
+  return {n, n ? firstTrue(both) : 0};
 }
 
 int64_t kb::verify::countPattern(const at::Tensor &t, uint32_t pattern) {

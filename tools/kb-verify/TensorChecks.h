@@ -47,6 +47,12 @@ ComparisonStats tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
 Comparison indexComparison(const at::Tensor &cand, const at::Tensor &eager,
                            uint32_t poison);
 
+/// 32-bit words holding `pa` in `a` where `b` holds `pb` (the outputs of
+/// two launches poisoned differently): how many, and the first one's index.
+std::pair<int64_t, int64_t> jointPattern(const at::Tensor &a,
+                                         const at::Tensor &b, uint32_t pa,
+                                         uint32_t pb);
+
 /// Number of 32-bit words of `t` equal to `pattern`.
 int64_t countPattern(const at::Tensor &t, uint32_t pattern);
 

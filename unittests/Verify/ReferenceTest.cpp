@@ -90,7 +90,12 @@ TEST(Compile, WhatNvrtcProducedIsChecked) {
        {std::string("unsigned long long t; asm volatile(\"mov.u64 %0, "
                     "%%globaltimer;\" : \"=l\"(t)); y[0] = (float)t; }"),
         std::string("y[0] = (float)(unsigned long long)CAT(mal, loc)(4); }"),
-        std::string("printf(\"%f\", y[0]); }")}) {
+        std::string("printf(\"%f\", y[0]); }"),
+        // State that outlives the launch: a counter, a cached pointer.
+        std::string(
+            "static __device__ unsigned n; y[0] = atomicAdd(&n, 1u); }"),
+        std::string("} __device__ float* last; extern \"C\" __global__ void "
+                    "k2(float* y) { last = y; }")}) {
     std::string src = "#define CAT(a, b) a##b\n" + head + body;
     CompileResult r = compileCandidate(src, "k", "sm_90");
     EXPECT_EQ(r.status, VerdictStatus::ForbiddenConstruct)
@@ -99,6 +104,12 @@ TEST(Compile, WhatNvrtcProducedIsChecked) {
   }
   CompileResult fine = compileCandidate(head + "y[0] = 1.f; }", "k", "sm_90");
   EXPECT_TRUE(fine.ok) << fine.log;
+  // A constant table is not state.
+  CompileResult table =
+      compileCandidate("__constant__ float tab[4] = {1.f, 2.f, 3.f, 4.f};\n" +
+                           head + "y[threadIdx.x] = tab[threadIdx.x & 3]; }",
+                       "k", "sm_90");
+  EXPECT_TRUE(table.ok) << table.log;
 }
 
 // Sensitivity: rows whose result cancels huge terms move by far more than

@@ -60,6 +60,9 @@ void expectSame(const ComparisonStats &a, const ComparisonStats &b) {
   EXPECT_NEAR(a.sumSq, b.sumSq, 1e-12 * std::max(1.0, a.sumSq));
   EXPECT_EQ(a.allclose1e4, b.allclose1e4);
   EXPECT_EQ(a.allclose1e2, b.allclose1e2);
+  EXPECT_EQ(a.envBad, b.envBad);
+  EXPECT_EQ(a.firstEnvBad, b.firstEnvBad);
+  EXPECT_EQ(a.envBadBound, b.envBadBound);
 }
 
 void checkAgainstHost(Planted &p, uint32_t poison, bool anyNonfinite = false,
@@ -139,6 +142,73 @@ TEST(TensorStats, UnwrittenNanAndHugeMatchHost) {
       VerdictStatus::WrongResult);
 }
 
+// Values spread over many magnitudes (exp of a wide range): a kernel that
+// computes the mid-range ones in bf16 stays below the tensor-wide bound the
+// largest elements set, not below the bound of their own magnitude.
+TEST(TensorStats, PerElementBoundsSeeMidRangePrecision) {
+  Planted p(2000);
+  for (size_t i = 0; i < p.r.size(); ++i) {
+    p.r[i] = std::exp(std::sin(i * 0.37) * 40.0); // 4e-18 .. 2e17
+    p.e[i] = static_cast<float>(p.r[i]);
+  }
+  p.c = p.e;
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      VerdictStatus::Accepted);
+  // bf16 rounding (8 significant bits) of every value in [1, 1e12].
+  for (size_t i = 0; i < p.c.size(); ++i)
+    if (p.r[i] >= 1 && p.r[i] <= 1e12) {
+      uint32_t b;
+      std::memcpy(&b, &p.c[i], 4);
+      b = (b + 0x8000u) & 0xFFFF0000u;
+      std::memcpy(&p.c[i], &b, 4);
+    }
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  ComparisonStats st = tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA);
+  Comparison c = judgeComparison(st, 8);
+  EXPECT_LE(st.candErr, c.bound); // the tensor-wide bound misses it
+  EXPECT_EQ(c.status, VerdictStatus::WrongResult);
+  EXPECT_NE(c.detail.find("at values of their magnitude"), std::string::npos)
+      << c.detail;
+  // One last-bit difference per element is within every bound.
+  p.c = p.e;
+  for (float &v : p.c)
+    v = std::nextafter(v, 0.f);
+  checkAgainstHost(p, kPoisonA);
+  p.tensors();
+  EXPECT_EQ(
+      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
+          .status,
+      VerdictStatus::Accepted);
+}
+
+TEST(Envelope, BucketsAndHeadroom) {
+  EXPECT_EQ(envBucket(1.0), -kEnvLo);
+  EXPECT_EQ(envBucket(1.5), -kEnvLo);
+  EXPECT_EQ(envBucket(-2.0), -kEnvLo + 1);
+  EXPECT_EQ(envBucket(0.0), 0);
+  EXPECT_EQ(envBucket(1e-300), 0);
+  EXPECT_EQ(envBucket(1e300), kEnvBuckets - 1);
+  std::vector<double> bins(kEnvBuckets, 0.0), counts(kEnvBuckets, 0.0);
+  bins[envBucket(1000.0)] = 1e-4; // eager's error at values near 1000
+  counts[envBucket(1e-9)] = 10;   // most values are tiny: a tiny floor
+  counts[envBucket(1000.0)] = 1;
+  std::vector<double> env = envelopeFromBins(bins, counts);
+  // Within 2^6 below: that error counts; further below, only the ulps.
+  EXPECT_EQ(env[envBucket(1000.0 / 40)], 1e-4);
+  EXPECT_LT(env[envBucket(1000.0 / 200)], 1e-5);
+  EXPECT_EQ(env[envBucket(1e6)],
+            std::ldexp(1.0, envBucket(1e6) + kEnvLo + 1 - 23));
+  // Most values near 1000: one ulp there is every element's floor.
+  counts[envBucket(1000.0)] = 100;
+  env = envelopeFromBins(bins, counts);
+  EXPECT_EQ(env[0], std::ldexp(1.0, envBucket(1000.0) + kEnvLo + 1 - 23));
+}
+
 // "nonfinite": "any": where eager and the truth are NaN/Inf (an Inf in a
 // sum, whose NaN-or-Inf outcome depends on order), any NaN/Inf candidate
 // passes; a finite candidate there, or Inf where the truth is finite, not.
@@ -149,7 +219,7 @@ TEST(TensorStats, AnyNonfiniteKindMatchesHost) {
   p.r[5] = std::numeric_limits<double>::quiet_NaN();
   p.c[5] = -inf;
   p.e[6] = std::numeric_limits<float>::quiet_NaN();
-  p.r[6] = -std::numeric_limits<double>::infinity();
+  p.r[6] = std::numeric_limits<double>::quiet_NaN();
   p.c[6] = inf;
   for (bool any : {false, true}) {
     SCOPED_TRACE(any ? "any" : "exact");
@@ -160,6 +230,24 @@ TEST(TensorStats, AnyNonfiniteKindMatchesHost) {
                   .status,
               any ? VerdictStatus::Accepted : VerdictStatus::NanMismatch);
   }
+  // NaN where the truth and eager are +Inf (a logsumexp without the Inf
+  // rule): wrong under "any" too; so is the wrong sign of an infinite truth.
+  p.e[7] = inf;
+  p.r[7] = std::numeric_limits<double>::infinity();
+  p.c[7] = std::numeric_limits<float>::quiet_NaN();
+  checkAgainstHost(p, kPoisonA, true);
+  p.tensors();
+  EXPECT_EQ(judgeComparison(
+                tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
+                .status,
+            VerdictStatus::NanMismatch);
+  p.c[7] = -inf;
+  p.tensors();
+  EXPECT_EQ(judgeComparison(
+                tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
+                .status,
+            VerdictStatus::NanMismatch);
+  p.c[7] = inf;
   p.c[5] = 1.0f; // finite where the truth is NaN: wrong either way
   checkAgainstHost(p, kPoisonA, true);
   p.tensors();
@@ -281,6 +369,21 @@ TEST(TensorInputs, CountPatternAndSameBits) {
   EXPECT_TRUE(sameBits(x, y)); // NaN patterns compare by bits
   y.view(at::kInt)[9].fill_(1);
   EXPECT_FALSE(sameBits(x, y));
+}
+
+// Unwritten over two launches: only where the first launch left poison A
+// and the second poison B; a value equal to one poison's bits is a value.
+TEST(TensorInputs, JointPatternNeedsBothPoisons) {
+  at::Tensor a = at::zeros({8}, at::kFloat), b = at::zeros({8}, at::kFloat);
+  a.view(at::kInt).narrow(0, 3, 3).fill_(static_cast<int32_t>(kPoisonA));
+  b.view(at::kInt).narrow(0, 4, 3).fill_(static_cast<int32_t>(kPoisonB));
+  auto [n, first] = jointPattern(a, b, kPoisonA, kPoisonB);
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(first, 4);
+  // A kernel that writes poison A's bits (a NaN with that payload) in both
+  // launches wrote them.
+  b.copy_(a);
+  EXPECT_EQ(jointPattern(a, b, kPoisonA, kPoisonB).first, 0);
 }
 
 TEST(TensorInputs, BitDifferencesFromEager) {

@@ -397,6 +397,22 @@ TEST(StaticCheck, PtxChecksWhatTheSourceCouldHide) {
   };
   EXPECT_NE(status("mov.u64 %rd1, %globaltimer;\n" + body).find("%globaltimer"),
             std::string::npos);
+  // Module-scope variables in global memory (state between launches);
+  // instructions on global memory and .const tables are fine.
+  EXPECT_NE(status(".global .align 8 .u64 last_input;\n" + body)
+                .find("'last_input' in global memory"),
+            std::string::npos);
+  EXPECT_NE(status(".visible .global .align 4 .b8 _ZZ1kE5count[8];\n" + body)
+                .find("'_ZZ1kE5count'"),
+            std::string::npos);
+  EXPECT_NE(status(".global .align 4 .b8 tab[8] = {0, 0, 128, 63};\n" + body)
+                .find("'tab'"),
+            std::string::npos);
+  EXPECT_EQ(status(".const .align 4 .b8 tab[8] = {0, 0, 128, 63};\n"
+                   "ld.global.f32 %f1, [%rd1];\nst.global.f32 [%rd2], %f1;\n"
+                   "atom.global.add.u32 %r1, [%rd3], 1;\n" +
+                   body),
+            "ok");
   EXPECT_NE(status("mov.u32 %r1, %clock;\n" + body).find("%clock"),
             std::string::npos);
   EXPECT_NE(status("mov.u64 %rd1, %clock64;\n" + body).find("%clock64"),
@@ -444,6 +460,46 @@ TEST(Shapes, ExtraShapesKeepTheBroadcastPattern) {
   // A reduction's input does not broadcast against its output: no guess.
   job.inputs[1].shape = {4, 7};
   EXPECT_TRUE(deriveExtraShapes(job, 2).empty());
+}
+
+// Shape-generic claims on jobs whose outputs do not broadcast against the
+// inputs: resized inputs, dims of equal size alike; and a large variant.
+TEST(Shapes, ResizedInputsKeepEqualDimsEqual) {
+  Job job = parseJob(kJob);
+  job.inputs = {TensorSpec{"x", {8, 37, 1, 64}}, TensorSpec{"w", {37}}};
+  for (int variant : {0, 1}) {
+    auto in = resizedInputs(job, variant);
+    ASSERT_EQ(in.size(), 2u);
+    EXPECT_NE(in["x"][1], 37);
+    EXPECT_EQ(in["x"][1], in["w"][0]); // the weight follows the channels
+    EXPECT_EQ(in["x"][2], 1);
+    EXPECT_NE(in["x"][3], 64);
+    if (variant == 0)
+      EXPECT_EQ(in["x"][3] % 2, 1); // odd
+  }
+  auto big = resizedInputs(job, 2);
+  ASSERT_EQ(big.size(), 2u);
+  EXPECT_GE(numel(big["x"]), int64_t(1) << 22);
+  EXPECT_LT(numel(big["x"]), int64_t(1) << 24);
+  EXPECT_EQ(big["w"][0], 37); // only the largest dim's size grows
+  job.inputs = {TensorSpec{"x", {1 << 12, 1 << 11}}};
+  EXPECT_TRUE(resizedInputs(job, 2).empty()); // already large
+  job.inputs = {TensorSpec{"x", {1, 1}}};
+  EXPECT_TRUE(resizedInputs(job, 0).empty()); // nothing to resize
+}
+
+// Every buffer is whole 2 MiB granules of its own, guarded all around.
+TEST(Shapes, GuardLayoutCoversTheSlack) {
+  for (size_t n :
+       {size_t(4), size_t(1) << 20, (size_t(2) << 20) - 4, size_t(3) << 21}) {
+    GuardLayout g = guardLayout(n);
+    EXPECT_EQ(g.total % kGuardGranule, 0u) << n;
+    EXPECT_EQ(g.front, kGuardBytes);
+    EXPECT_GE(g.back, kGuardBytes) << n;
+    EXPECT_EQ(g.front + g.data + g.back, g.total);
+    EXPECT_LT(g.total, n + 2 * kGuardBytes + kGuardGranule);
+    EXPECT_EQ(g.front % 256, 0u); // data stays aligned for float4 and more
+  }
 }
 
 TEST(Cache, Sha256KnownVectorsAndKeys) {

@@ -26,6 +26,20 @@ constexpr uint32_t kPoisonB = 0x5EADBEEFu;
 constexpr uint8_t kCanaryByte = 0xA5;
 constexpr size_t kCanaryBytes = 256;
 
+/// Where a device buffer's data lies in its allocation. Every buffer the
+/// worker hands a kernel is its own allocation of whole 2 MiB granules (so
+/// no other allocation shares its pages), the data `front` bytes in, and
+/// everything around the data, at least kGuardBytes on each side and the
+/// whole mapped slack after it, is canary checked after every launch: a
+/// store past the end, or results stashed in the slack, is found wherever
+/// it lands in the allocation.
+constexpr size_t kGuardBytes = size_t(64) << 10;
+constexpr size_t kGuardGranule = size_t(2) << 20;
+struct GuardLayout {
+  size_t front = 0, data = 0, back = 0, total = 0;
+};
+GuardLayout guardLayout(size_t dataBytes);
+
 struct Comparison {
   // Accepted, or UnwrittenOutput / NanMismatch / WrongResult.
   VerdictStatus status = VerdictStatus::Accepted;
@@ -53,6 +67,10 @@ struct ComparisonStats {
   double worstRef = 0;
   double sumSq = 0, refSq = 0;
   bool allclose1e4 = true, allclose1e2 = true;
+  // Elements beyond their own magnitude's bound (magnitudeEnvelope).
+  uint64_t envBad = 0, firstEnvBad = 0;
+  float envBadCand = 0;
+  double envBadRef = 0, envBadBound = 0;
 
   /// Folds in the stats of the elements that follow (indices offset by n).
   void append(const ComparisonStats &next);
@@ -79,7 +97,8 @@ double hugeEagerRelError(const float *eager32, const double *ref64, size_t n);
 /// `poison` is the bit pattern the output
 /// was filled with before the launch: any element still holding it was never
 /// written. With `anyNonfinite` (job checks "nonfinite": "any"), where eager
-/// and the truth are both NaN/Inf any NaN/Inf candidate value matches.
+/// is NaN/Inf and the truth is NaN any NaN/Inf candidate value matches
+/// (where the truth is +-Inf, a NaN is wrong as under "exact").
 /// `sens64` (special-value trials): per element, how far the float64 truth
 /// moves when the inputs are perturbed by one fp32 ulp; an element within
 /// factor x that of the truth is excused (ill-conditioned).
@@ -91,6 +110,31 @@ Comparison judgeComparison(const ComparisonStats &s, double factor);
 Comparison compareOutput(const float *cand, const float *eager32,
                          const double *ref64, size_t n, double factor,
                          uint32_t poison, bool anyNonfinite = false);
+
+/// Per-element bounds: one number for a whole tensor is set by its largest
+/// elements, so a kernel computing its mid-range values in bf16 hides
+/// under it. Each element is also held to `factor` x the larger of
+/// eager's largest error over the elements at most 2^kEnvHeadroom times
+/// its magnitude, one fp32 ulp at the top of its binade, and one fp32 ulp
+/// of the median magnitude (an absolute floor for elements near 0, where
+/// cancellation leaves errors of the typical value's size: a floor from the
+/// largest value would hide the mid range again) ("the envelope"; binary
+/// exponents kEnvLo..kEnvHi, those beyond clamped). It depends on eager
+/// and the truth only, never on the candidate.
+constexpr int kEnvLo = -160, kEnvHi = 130, kEnvHeadroom = 6;
+constexpr int kEnvBuckets = kEnvHi - kEnvLo + 1;
+/// The bucket of a truth value: its binary exponent, clamped (0 and
+/// subnormals in the lowest), read from the bits as the device does.
+int envBucket(double r);
+/// Per bucket, eager's largest |eager32 - ref64| over the elements whose
+/// eager value and truth are finite and whose truth is at most
+/// kHugeMagnitude (0 where none), and how many such elements there are;
+/// folded across chunks (max, sum).
+void envelopeBins(const float *eager32, const double *ref64, size_t n,
+                  std::vector<double> &bins, std::vector<double> &counts);
+/// The bound before `factor`, per bucket, from the bins.
+std::vector<double> envelopeFromBins(const std::vector<double> &bins,
+                                     const std::vector<double> &counts);
 
 /// Magnitude beyond which an element is checked relatively (see above).
 constexpr double kHugeMagnitude = 1e30;
@@ -140,6 +184,18 @@ sizeVariables(const std::vector<TensorSpec> &tensors, int64_t smCount);
 /// nothing when some input does not broadcast against the first output
 /// (a reduction), in which case only explicit extra_shapes are used.
 std::vector<ShapeSet> deriveExtraShapes(const Job &job, int count);
+
+/// Input shapes for a shape-generic claim that deriveExtraShapes cannot
+/// test (reductions, norms, pooling: outputs do not broadcast against
+/// inputs); the worker takes the outputs' shapes from the reference. Every
+/// input dim size above 1 is mapped to another, dims of equal size alike (a
+/// weight's channels follow its input's): variant 0 odd and smaller, 1 past
+/// vector-width multiples, 2 large (the largest input grown along its
+/// largest dim to at least 2^22 elements, so a grid or loop capped at a
+/// fixed count shows; nothing when it already has that many). Empty when
+/// the variant has nothing to change.
+std::map<std::string, std::vector<int64_t>> resizedInputs(const Job &job,
+                                                          int variant);
 
 int64_t numel(const std::vector<int64_t> &shape);
 /// Elements a tensor of `shape` laid out with `strides` spans, from its
