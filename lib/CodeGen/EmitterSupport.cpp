@@ -1,6 +1,7 @@
 //===- EmitterSupport.cpp - valueAt and the helpers every emitter uses ----===//
 
 #include "EmitterSupport.h"
+#include "kb/CodeGen/Prelude.h"
 #include "kb/Verify/Checks.h"
 
 #include "kb/Transforms/OpUtils.h"
@@ -552,9 +553,9 @@ RegionEmitter::render(AtenOp op, const ArgSpec &arg, Value v,
   if (auto it = operands.find(v); it != operands.end())
     return it->second;
   if (isNone(v)) {
-    // An absent string option (div's rounding_mode) is a null pointer.
+    // An absent string option (div's rounding_mode).
     if (arg.type == ArgType::Str && arg.optional)
-      return std::string("nullptr");
+      return deviceStringOption(std::nullopt);
     // An absent bound of a clamp-like op is unbounded on that side.
     if (llvm::StringRef(arg.name).contains("max"))
       return std::string("kb::inf()");
@@ -568,7 +569,7 @@ RegionEmitter::render(AtenOp op, const ArgSpec &arg, Value v,
     // prints as "<Tensor>" is no literal.
     if (auto s = dyn_cast<StringAttr>(c.getValue());
         s && arg.type == ArgType::Str)
-      return cString(s.getValue());
+      return deviceStringOption(s.getValue());
     if (auto n = getConstantNumber(v))
       return floatLiteral(*n);
   }

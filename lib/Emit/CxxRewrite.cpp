@@ -137,12 +137,17 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
       val = self;
     } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::Value) {
       val = valueName((int)pos - p.operands[idx].back, "t", "x");
+    } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::String) {
+      // A string literal of the source ("tanh"): its first character.
+      val = deviceStringOption(StringRef(p.operands[idx].text).trim('"'));
     } else if (idx >= 0) {
       val = isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
                                       : operandName(p, idx);
     } else if (!arg.defaultValue.empty()) {
-      val = arg.defaultValue.front() == '"' ? arg.defaultValue
-                                            : floatLiteral(arg.defaultValue);
+      // A string default ("none"): the helpers take its first character.
+      val = arg.defaultValue.front() == '"'
+                ? deviceStringOption(StringRef(arg.defaultValue).trim('"'))
+                : floatLiteral(arg.defaultValue);
     } else if (arg.optional && StringRef(arg.name).contains("max")) {
       val = "kb::inf()"; // an absent upper bound
     } else if (arg.optional && StringRef(arg.name).contains("min")) {

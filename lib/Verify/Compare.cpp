@@ -121,7 +121,7 @@ ComparisonStats kb::verify::compareStats(const float *cand,
                                          const float *eager32,
                                          const double *ref64, size_t n,
                                          double factor, uint32_t poison,
-                                         bool anyNonfinite,
+                                         NonfiniteRule nonfinite,
                                          const double *sens64) {
   ComparisonStats s;
   s.n = n;
@@ -164,7 +164,10 @@ ComparisonStats kb::verify::compareStats(const float *cand,
       if (roundsToInf || overflowNan) // not close to eager's value
         s.allclose1e4 = s.allclose1e2 = false;
       same = same || truthInf || roundsToInf || overflowNan ||
-             (anyNonfinite && std::isnan(r) && xSpecial);
+             (xSpecial &&
+              (nonfinite == NonfiniteRule::Any
+                   ? !std::isfinite(r)
+                   : nonfinite == NonfiniteRule::Order && std::isnan(r)));
       bad = !same && (!overflowed || xSpecial);
     } else {
       // The truth lies beyond float32's range: the candidate's Inf of its
@@ -289,10 +292,9 @@ Comparison kb::verify::judgeComparison(const ComparisonStats &s,
 Comparison kb::verify::compareOutput(const float *cand, const float *eager32,
                                      const double *ref64, size_t n,
                                      double factor, uint32_t poison,
-                                     bool anyNonfinite) {
+                                     NonfiniteRule nonfinite) {
   return judgeComparison(
-      compareStats(cand, eager32, ref64, n, factor, poison, anyNonfinite),
-      factor);
+      compareStats(cand, eager32, ref64, n, factor, poison, nonfinite), factor);
 }
 
 bool kb::verify::canaryIntact(const uint8_t *guard, size_t n) {

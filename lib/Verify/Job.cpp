@@ -8,6 +8,18 @@
 using nlohmann::json;
 using namespace kb::verify;
 
+const char *kb::verify::nonfiniteName(NonfiniteRule r) {
+  switch (r) {
+  case NonfiniteRule::Exact:
+    return "exact";
+  case NonfiniteRule::Order:
+    return "order";
+  case NonfiniteRule::Any:
+    return "any";
+  }
+  return "exact";
+}
+
 namespace {
 
 [[noreturn]] void bad(const std::string &path, const std::string &what) {
@@ -154,12 +166,16 @@ json candidateJson(const Candidate &c) {
 }
 
 json checksJson(const Checks &c) {
-  return {{"trials", c.trials},           {"seed", c.seed},
+  return {{"trials", c.trials},
+          {"seed", c.seed},
           {"special_values", c.specialValues},
-          {"extra_shapes", c.extraShapes}, {"timing", c.timing},
-          {"timing_runs", c.timingRuns},   {"warmup", c.warmup},
+          {"extra_shapes", c.extraShapes},
+          {"timing", c.timing},
+          {"timing_runs", c.timingRuns},
+          {"warmup", c.warmup},
           {"tolerance_factor", c.toleranceFactor},
-          {"nonfinite", c.nonfinite},      {"sanitizer", c.sanitizer}};
+          {"nonfinite", nonfiniteName(c.nonfinite)},
+          {"sanitizer", c.sanitizer}};
 }
 
 json timingJson(const std::optional<Timing> &t) {
@@ -298,9 +314,15 @@ Job kb::verify::parseJob(const std::string &text) {
     ch.warmup = k.value("warmup", ch.warmup);
     ch.toleranceFactor = k.value("tolerance_factor", ch.toleranceFactor);
     ch.sanitizer = k.value("sanitizer", ch.sanitizer);
-    ch.nonfinite = k.value("nonfinite", ch.nonfinite);
-    if (ch.nonfinite != "exact" && ch.nonfinite != "any")
-      bad("job.checks.nonfinite", "expected exact or any");
+    std::string rule = k.value("nonfinite", std::string("exact"));
+    if (rule == "exact")
+      ch.nonfinite = NonfiniteRule::Exact;
+    else if (rule == "order")
+      ch.nonfinite = NonfiniteRule::Order;
+    else if (rule == "any")
+      ch.nonfinite = NonfiniteRule::Any;
+    else
+      bad("job.checks.nonfinite", "expected exact, order or any");
     if (ch.trials < 5)
       bad("job.checks.trials", "at least 5 trials are required");
     if (ch.timingRuns < 1 || ch.warmup < 0)

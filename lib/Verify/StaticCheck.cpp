@@ -233,17 +233,46 @@ std::optional<Rejection> kb::verify::ptxCheck(const std::string &ptx) {
   // A module-scope variable in global memory outlives the launch: the one
   // place a kernel could keep a launch counter or results to replay (the
   // workspace is zeroed before every launch; out-of-bounds slack is
-  // guarded). `__constant__` tables (.const) cannot be written by kernels.
+  // guarded). One that no instruction names (a header's helper that
+  // -default-device made a device variable), or that is only loaded from
+  // directly, is no state; a store, an atomic or its address taken
+  // (through which it could be written) is. `__constant__` tables (.const)
+  // cannot be written by kernels.
   static const std::regex moduleGlobal(
       R"((^|\n)[ \t]*(\.(visible|weak|extern|common)[ \t]+)*\.global[ \t][^;=\n]*?([A-Za-z_$%][\w$]*)[ \t]*(\[[^\]]*\])?[ \t]*(=|;))");
   std::smatch m;
-  if (std::regex_search(ptx, m, moduleGlobal))
-    return Rejection{
-        VerdictStatus::ForbiddenConstruct,
-        "the compiled kernel declares '" + m[4].str() +
-            "' in global memory at module scope: state kept between "
-            "launches is not allowed (launch counters, cached results); "
-            "use __constant__ for constant tables"};
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), moduleGlobal);
+       it != std::sregex_iterator(); ++it) {
+    std::string name = (*it)[4].str();
+    size_t declEnd = it->position() + it->length();
+    for (size_t at = ptx.find(name); at != std::string::npos;
+         at = ptx.find(name, at + name.size())) {
+      auto identChar = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+               c == '$';
+      };
+      if ((at > 0 && identChar(ptx[at - 1])) ||
+          (at + name.size() < ptx.size() && identChar(ptx[at + name.size()])))
+        continue; // part of a longer name
+      size_t lineStart = ptx.rfind('\n', at);
+      lineStart = lineStart == std::string::npos ? 0 : lineStart + 1;
+      if (at >= size_t(it->position()) && at < declEnd)
+        continue; // its declaration
+      std::string line = ptx.substr(lineStart, ptx.find('\n', at) - lineStart);
+      static const std::regex directLoad(
+          R"(^\s*(@!?%\w+\s+)?ld\.[\w.]*\s[^\[]*\[)");
+      std::smatch lm;
+      if (std::regex_search(line, lm, directLoad) &&
+          size_t(lm.position() + lm.length()) == at - lineStart)
+        continue; // ld ... [name] or [name+off]: read only
+      return Rejection{
+          VerdictStatus::ForbiddenConstruct,
+          "the compiled kernel writes or takes the address of '" + name +
+              "', a variable in global memory at module scope: state kept "
+              "between launches is not allowed (launch counters, cached "
+              "results); use __constant__ for constant tables"};
+    }
+  }
   if (std::regex_search(ptx, m, timer))
     return Rejection{VerdictStatus::ForbiddenConstruct,
                      "the compiled kernel reads " + m[0].str() +

@@ -260,7 +260,7 @@ torch::Tensor method_twice(torch::nn::Linear &fc, torch::Tensor x) {
 // CU: t = at::relu(t);
 // CU: t.relu_();
 // CU: kb::leaky_relu(x, 0.01f)
-// CU-NEXT: kb::gelu(t0, "none")
+// CU-NEXT: kb::gelu(t0, 'n')
 // HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, torch::nn::BatchNorm2dImpl& m0, torch::nn::ReLUImpl& m6);
 // The element function, the scalar kernel (one channel division per
 // element) and the float4 kernel (one per float4, the statistics loaded

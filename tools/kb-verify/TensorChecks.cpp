@@ -30,7 +30,7 @@ at::Tensor envBuckets(const at::Tensor &r) {
 
 ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
                            const at::Tensor &r, double factor, uint32_t poison,
-                           bool anyNonfinite, const at::Tensor &sens,
+                           NonfiniteRule nonfinite, const at::Tensor &sens,
                            double eagerRel, const at::Tensor &env) {
   ComparisonStats s;
   s.n = x.numel();
@@ -46,10 +46,9 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   at::Tensor same =
       eSpecial & (at::where(eNan, xNan, xInf & (x.signbit() == e.signbit())) |
                   (r.isinf() & xInf & (x.signbit() == r.signbit())));
-  // "any" frees only where the truth itself is NaN (orders of Inf - Inf
-  // differ); where it is +-Inf, NaN is wrong (a logsumexp without the Inf
-  // rule), as in "exact".
-  if (anyNonfinite)
+  if (nonfinite == NonfiniteRule::Any)
+    same = same | (eSpecial & xSpecial & r.isfinite().logical_not());
+  else if (nonfinite == NonfiniteRule::Order)
     same = same | (eSpecial & xSpecial & r.isnan());
   at::Tensor overflowed = r.isfinite() & ar.le(kFloatMax);
   // The truth beyond float32's range: the candidate's Inf of the truth's
@@ -173,21 +172,18 @@ at::Tensor kb::verify::makeInput(const TensorSpec &spec,
   return laidOut(at::where(coin.lt(0.03), specials.take(pick), x));
 }
 
-ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
-                                        const at::Tensor &eager32,
-                                        const at::Tensor &truth64,
-                                        double factor, uint32_t poison,
-                                        bool anyNonfinite, int64_t chunk,
-                                        const at::Tensor &sens64) {
-  at::Tensor x = cand.contiguous().view(-1), e = eager32.contiguous().view(-1),
+EagerProfile kb::verify::eagerProfile(const at::Tensor &eager32,
+                                      const at::Tensor &truth64,
+                                      int64_t chunk) {
+  at::Tensor e = eager32.contiguous().view(-1),
              r = truth64.contiguous().view(-1);
-  at::Tensor sv = sens64.defined() ? sens64.contiguous().view(-1) : sens64;
-  // Over the whole tensor, as compareStats (hugeEagerRelError), a chunk at
-  // a time like the rest: the double temporaries stay chunk-sized.
-  double eagerRel = std::ldexp(1.0, -23);
+  // Over the whole tensor, as compareStats (hugeEagerRelError and the
+  // envelope), a chunk at a time: the double temporaries stay chunk-sized.
+  EagerProfile p;
+  p.eagerRel = std::ldexp(1.0, -23);
   std::vector<double> bins(kEnvBuckets, 0.0), counts(kEnvBuckets, 0.0);
-  for (int64_t off = 0; off < x.numel(); off += chunk) {
-    int64_t len = std::min(chunk, x.numel() - off);
+  for (int64_t off = 0; off < e.numel(); off += chunk) {
+    int64_t len = std::min(chunk, e.numel() - off);
     at::Tensor ec = e.narrow(0, off, len), rc = r.narrow(0, off, len);
     at::Tensor fits =
         ec.isfinite() & rc.isfinite() & rc.abs().le(kHugeMagnitude);
@@ -209,21 +205,37 @@ ComparisonStats kb::verify::tensorStats(const at::Tensor &cand,
     at::Tensor huge =
         ec.isfinite() & rc.isfinite() & rc.abs().gt(kHugeMagnitude);
     if (huge.any().item<bool>())
-      eagerRel = std::max(eagerRel, ((ec.to(at::kDouble) - rc).abs() / rc.abs())
-                                        .masked_select(huge)
-                                        .max()
-                                        .item<double>());
+      p.eagerRel =
+          std::max(p.eagerRel, ((ec.to(at::kDouble) - rc).abs() / rc.abs())
+                                   .masked_select(huge)
+                                   .max()
+                                   .item<double>());
   }
-  std::vector<double> envHost = envelopeFromBins(bins, counts);
-  at::Tensor env =
-      at::tensor(envHost, r.options().device(at::kCPU)).to(r.device());
+  p.env =
+      at::tensor(envelopeFromBins(bins, counts), r.options().device(at::kCPU))
+          .to(r.device());
+  return p;
+}
+
+ComparisonStats
+kb::verify::tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
+                        const at::Tensor &truth64, double factor,
+                        uint32_t poison, NonfiniteRule nonfinite, int64_t chunk,
+                        const at::Tensor &sens64, const EagerProfile *profile) {
+  at::Tensor x = cand.contiguous().view(-1), e = eager32.contiguous().view(-1),
+             r = truth64.contiguous().view(-1);
+  at::Tensor sv = sens64.defined() ? sens64.contiguous().view(-1) : sens64;
+  EagerProfile own;
+  if (!profile)
+    own = eagerProfile(eager32, truth64, chunk);
+  const EagerProfile &p = profile ? *profile : own;
   ComparisonStats total;
   for (int64_t off = 0; off < x.numel(); off += chunk) {
     int64_t len = std::min(chunk, x.numel() - off);
     total.append(chunkStats(x.narrow(0, off, len), e.narrow(0, off, len),
-                            r.narrow(0, off, len), factor, poison, anyNonfinite,
+                            r.narrow(0, off, len), factor, poison, nonfinite,
                             sv.defined() ? sv.narrow(0, off, len) : sv,
-                            eagerRel, env));
+                            p.eagerRel, p.env));
   }
   return total;
 }

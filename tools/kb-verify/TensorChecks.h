@@ -32,14 +32,27 @@ at::ScalarType inputType(const TensorSpec &spec);
 /// of size > 1, whose elements share memory): one slice along such dims.
 void copyIntoView(at::Tensor dst, const at::Tensor &src);
 
+/// What a comparison needs of eager and the truth alone (not of the
+/// candidate): eager's relative error over huge elements and the magnitude
+/// envelope. Computed once per output and reused for every launch judged
+/// against the same truth (the pass over a 4 GB float64 truth is seconds).
+struct EagerProfile {
+  double eagerRel = 0;
+  at::Tensor env; // per envBucket, the bound before the factor
+};
+EagerProfile eagerProfile(const at::Tensor &eager32, const at::Tensor &truth64,
+                          int64_t chunk = int64_t(1) << 26);
+
 /// compareStats over tensors (any shape, contiguous float32 `cand` and
 /// `eager32`, float64 `truth64`), processed in chunks of `chunk` elements so
 /// temporaries stay bounded.
 ComparisonStats tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
                             const at::Tensor &truth64, double factor,
-                            uint32_t poison, bool anyNonfinite = false,
+                            uint32_t poison,
+                            NonfiniteRule nonfinite = NonfiniteRule::Exact,
                             int64_t chunk = int64_t(1) << 26,
-                            const at::Tensor &sens64 = at::Tensor());
+                            const at::Tensor &sens64 = at::Tensor(),
+                            const EagerProfile *profile = nullptr);
 
 /// int64 outputs (argmax / argmin indices): accepted only when every
 /// element equals eager's; a poison word left in place is an unwritten

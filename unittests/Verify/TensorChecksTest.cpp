@@ -65,17 +65,18 @@ void expectSame(const ComparisonStats &a, const ComparisonStats &b) {
   EXPECT_EQ(a.envBadBound, b.envBadBound);
 }
 
-void checkAgainstHost(Planted &p, uint32_t poison, bool anyNonfinite = false,
+void checkAgainstHost(Planted &p, uint32_t poison,
+                      NonfiniteRule nonfinite = NonfiniteRule::Exact,
                       const std::vector<double> &sens = {}) {
   p.tensors();
   ComparisonStats host =
       compareStats(p.c.data(), p.e.data(), p.r.data(), p.r.size(), 8.0, poison,
-                   anyNonfinite, sens.empty() ? nullptr : sens.data());
+                   nonfinite, sens.empty() ? nullptr : sens.data());
   at::Tensor st = sens.empty() ? at::Tensor() : at::tensor(sens);
   for (int64_t chunk : {int64_t(1) << 26, int64_t(7), int64_t(100)}) {
     SCOPED_TRACE("chunk " + std::to_string(chunk));
     ComparisonStats t = tensorStats(p.cand, p.eager, p.truth, 8.0, poison,
-                                    anyNonfinite, chunk, st);
+                                    nonfinite, chunk, st);
     expectSame(host, t);
     Comparison a = judgeComparison(host, 8.0), b = judgeComparison(t, 8.0);
     EXPECT_EQ(a.status, b.status);
@@ -209,60 +210,48 @@ TEST(Envelope, BucketsAndHeadroom) {
   EXPECT_EQ(env[0], std::ldexp(1.0, envBucket(1000.0) + kEnvLo + 1 - 23));
 }
 
-// "nonfinite": "any": where eager and the truth are NaN/Inf (an Inf in a
-// sum, whose NaN-or-Inf outcome depends on order), any NaN/Inf candidate
-// passes; a finite candidate there, or Inf where the truth is finite, not.
-TEST(TensorStats, AnyNonfiniteKindMatchesHost) {
+// "nonfinite": where eager is NaN/Inf, "order" frees any NaN/Inf candidate
+// where the truth is NaN (an Inf of each sign in a sum: the order decides),
+// "any" also where the truth is +-Inf (variances); a finite candidate
+// there, or Inf where the truth is finite, never passes.
+TEST(TensorStats, NonfiniteRulesMatchHost) {
+  using R = NonfiniteRule;
+  auto status = [](Planted &p, R rule) {
+    checkAgainstHost(p, kPoisonA, rule);
+    p.tensors();
+    return judgeComparison(
+               tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, rule), 8)
+        .status;
+  };
   Planted p(300);
   const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   p.e[5] = inf;
   p.r[5] = std::numeric_limits<double>::quiet_NaN();
   p.c[5] = -inf;
-  p.e[6] = std::numeric_limits<float>::quiet_NaN();
+  p.e[6] = nan;
   p.r[6] = std::numeric_limits<double>::quiet_NaN();
   p.c[6] = inf;
-  for (bool any : {false, true}) {
-    SCOPED_TRACE(any ? "any" : "exact");
-    checkAgainstHost(p, kPoisonA, any);
-    p.tensors();
-    EXPECT_EQ(judgeComparison(
-                  tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, any), 8)
-                  .status,
-              any ? VerdictStatus::Accepted : VerdictStatus::NanMismatch);
-  }
+  EXPECT_EQ(status(p, R::Exact), VerdictStatus::NanMismatch);
+  EXPECT_EQ(status(p, R::Order), VerdictStatus::Accepted);
+  EXPECT_EQ(status(p, R::Any), VerdictStatus::Accepted);
   // NaN where the truth and eager are +Inf (a logsumexp without the Inf
-  // rule): wrong under "any" too; so is the wrong sign of an infinite truth.
+  // rule): wrong under "order"; under "any" (a variance) it passes.
   p.e[7] = inf;
   p.r[7] = std::numeric_limits<double>::infinity();
-  p.c[7] = std::numeric_limits<float>::quiet_NaN();
-  checkAgainstHost(p, kPoisonA, true);
-  p.tensors();
-  EXPECT_EQ(judgeComparison(
-                tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
-                .status,
-            VerdictStatus::NanMismatch);
-  p.c[7] = -inf;
-  p.tensors();
-  EXPECT_EQ(judgeComparison(
-                tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
-                .status,
-            VerdictStatus::NanMismatch);
+  p.c[7] = nan;
+  EXPECT_EQ(status(p, R::Order), VerdictStatus::NanMismatch);
+  EXPECT_EQ(status(p, R::Any), VerdictStatus::Accepted);
+  p.c[7] = -inf; // the wrong sign of an infinite truth
+  EXPECT_EQ(status(p, R::Order), VerdictStatus::NanMismatch);
   p.c[7] = inf;
+  EXPECT_EQ(status(p, R::Order), VerdictStatus::Accepted);
   p.c[5] = 1.0f; // finite where the truth is NaN: wrong either way
-  checkAgainstHost(p, kPoisonA, true);
-  p.tensors();
-  EXPECT_EQ(judgeComparison(
-                tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
-                .status,
-            VerdictStatus::NanMismatch);
+  EXPECT_EQ(status(p, R::Any), VerdictStatus::NanMismatch);
+  EXPECT_EQ(status(p, R::Order), VerdictStatus::NanMismatch);
   p.c[5] = -inf;
   p.c[200] = inf; // Inf where eager and the truth are finite
-  checkAgainstHost(p, kPoisonA, true);
-  p.tensors();
-  EXPECT_EQ(judgeComparison(
-                tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, true), 8)
-                .status,
-            VerdictStatus::NanMismatch);
+  EXPECT_EQ(status(p, R::Any), VerdictStatus::NanMismatch);
 }
 
 // Special-value trials: an element whose truth moves by `sens` when the
@@ -273,22 +262,22 @@ TEST(TensorStats, IllConditionedElementsAreExcused) {
   std::vector<double> sens(400, 0.0);
   p.c[50] += 0.3f;
   sens[50] = 0.1; // 0.3 <= 8 x 0.1
-  checkAgainstHost(p, kPoisonA, false, sens);
+  checkAgainstHost(p, kPoisonA, NonfiniteRule::Exact, sens);
   p.tensors();
-  EXPECT_EQ(
-      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, false,
-                                  int64_t(1) << 26, at::tensor(sens)),
-                      8)
-          .status,
-      VerdictStatus::Accepted);
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA,
+                                        NonfiniteRule::Exact, int64_t(1) << 26,
+                                        at::tensor(sens)),
+                            8)
+                .status,
+            VerdictStatus::Accepted);
   sens[50] = 0.01; // 0.3 > 8 x 0.01
-  checkAgainstHost(p, kPoisonA, false, sens);
-  EXPECT_EQ(
-      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, false,
-                                  int64_t(1) << 26, at::tensor(sens)),
-                      8)
-          .status,
-      VerdictStatus::WrongResult);
+  checkAgainstHost(p, kPoisonA, NonfiniteRule::Exact, sens);
+  EXPECT_EQ(judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA,
+                                        NonfiniteRule::Exact, int64_t(1) << 26,
+                                        at::tensor(sens)),
+                            8)
+                .status,
+            VerdictStatus::WrongResult);
 }
 
 TEST(TensorInputs, SeededDistributionsAndSpecialValues) {

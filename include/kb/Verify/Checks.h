@@ -96,20 +96,21 @@ double hugeEagerRelError(const float *eager32, const double *ref64, size_t n);
 /// or 2^-23 relative each, so they cannot widen the bound of the others.
 /// `poison` is the bit pattern the output
 /// was filled with before the launch: any element still holding it was never
-/// written. With `anyNonfinite` (job checks "nonfinite": "any"), where eager
-/// is NaN/Inf and the truth is NaN any NaN/Inf candidate value matches
-/// (where the truth is +-Inf, a NaN is wrong as under "exact").
+/// written. `nonfinite` frees NaN/Inf where eager is NaN/Inf (Job.h's
+/// NonfiniteRule): Order where the truth is NaN, Any where it is NaN or Inf.
 /// `sens64` (special-value trials): per element, how far the float64 truth
 /// moves when the inputs are perturbed by one fp32 ulp; an element within
 /// factor x that of the truth is excused (ill-conditioned).
 ComparisonStats compareStats(const float *cand, const float *eager32,
                              const double *ref64, size_t n, double factor,
-                             uint32_t poison, bool anyNonfinite = false,
+                             uint32_t poison,
+                             NonfiniteRule nonfinite = NonfiniteRule::Exact,
                              const double *sens64 = nullptr);
 Comparison judgeComparison(const ComparisonStats &s, double factor);
 Comparison compareOutput(const float *cand, const float *eager32,
                          const double *ref64, size_t n, double factor,
-                         uint32_t poison, bool anyNonfinite = false);
+                         uint32_t poison,
+                         NonfiniteRule nonfinite = NonfiniteRule::Exact);
 
 /// Per-element bounds: one number for a whole tensor is set by its largest
 /// elements, so a kernel computing its mid-range values in bf16 hides

@@ -70,6 +70,17 @@ struct Candidate {
   std::string origin = "unknown"; // codegen | model | corpus ...
 };
 
+/// Where NaN and Inf may differ from eager's (docs/verify.md).
+/// Exact: NaN/+Inf/-Inf must match eager where it has them (pointwise).
+/// Order: where eager is NaN/Inf and the float64 truth is NaN, any NaN or
+///   Inf passes (sums with Inf of both signs: the order decides); where the
+///   truth is +-Inf, a NaN is wrong (a logsumexp without the Inf rule).
+/// Any: where eager and the truth are both NaN/Inf, any NaN or Inf passes
+///   (variances: ATen's Welford updates give +-Inf where the value is NaN,
+///   and fp32 overflow of the statistics flips signs).
+enum class NonfiniteRule { Exact, Order, Any };
+const char *nonfiniteName(NonfiniteRule r);
+
 struct Checks {
   int trials = 5;
   uint64_t seed = 1;
@@ -79,11 +90,7 @@ struct Checks {
   int timingRuns = 20;
   int warmup = 3;
   double toleranceFactor = 8.0;
-  /// "exact": NaN/+Inf/-Inf must match eager where it has them; "any": where
-  /// the float64 truth is itself non-finite, any non-finite candidate value
-  /// passes (sums with Inf of both signs or Welford updates give NaN or Inf
-  /// depending on summation order).
-  std::string nonfinite = "exact";
+  NonfiniteRule nonfinite = NonfiniteRule::Exact;
   std::string sanitizer = "none"; // none | memcheck | racecheck
 };
 
