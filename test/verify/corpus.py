@@ -95,29 +95,25 @@ MEAN_HW = {
 }
 
 # ---- kernels -------------------------------------------------------------------
-LOGSUMEXP = {
-    "reference": ("graph(%x : Tensor):\n"
-                  "  %d : int[] = prim::Constant[value=[1]]()\n"
-                  "  %k : bool = prim::Constant[value=0]()\n"
-                  "  %y : Tensor = aten::logsumexp(%x, %d, %k)\n  return (%y)\n"),
-    "inputs": [{"name": "x", "shape": [1031, 333]}],
-    "outputs": [{"name": "y", "shape": [1031]}],
-    "args": [{"tensor": "x"}, {"tensor": "y"}, {"int64": "x_0"}, {"int64": "x_1"}],
-    "launch": {"grid": ["ceil_div(x_0, 8)"], "block": ["256"]},
-}
-L2_NORM = {
-    "reference": ("graph(%x : Tensor):\n"
-                  "  %p : int = prim::Constant[value=2]()\n"
-                  "  %d : int[] = prim::Constant[value=[1]]()\n"
-                  "  %k : bool = prim::Constant[value=0]()\n"
-                  "  %n : NoneType = prim::Constant()\n"
-                  "  %y : Tensor = aten::linalg_vector_norm(%x, %p, %d, %k, %n)\n"
-                  "  return (%y)\n"),
-    "inputs": [{"name": "x", "shape": [1031, 333]}],
-    "outputs": [{"name": "y", "shape": [1031]}],
-    "args": [{"tensor": "x"}, {"tensor": "y"}, {"int64": "x_0"}, {"int64": "x_1"}],
-    "launch": {"grid": ["ceil_div(x_0, 8)"], "block": ["256"]},
-}
+def warp_rows(op_lines, rows=1031, cols=333):
+    """A reduction of each row of x [rows, cols] to y [rows], a warp a row."""
+    return {
+        "reference": "graph(%x : Tensor):\n" + op_lines + "  return (%y)\n",
+        "inputs": [{"name": "x", "shape": [rows, cols]}],
+        "outputs": [{"name": "y", "shape": [rows]}],
+        "args": [{"tensor": "x"}, {"tensor": "y"}, {"int64": "x_0"}, {"int64": "x_1"}],
+        "launch": {"grid": ["ceil_div(x_0, 8)"], "block": ["256"]},
+    }
+
+
+LOGSUMEXP = warp_rows("  %d : int[] = prim::Constant[value=[1]]()\n"
+                      "  %k : bool = prim::Constant[value=0]()\n"
+                      "  %y : Tensor = aten::logsumexp(%x, %d, %k)\n")
+L2_NORM = warp_rows("  %p : int = prim::Constant[value=2]()\n"
+                    "  %d : int[] = prim::Constant[value=[1]]()\n"
+                    "  %k : bool = prim::Constant[value=0]()\n"
+                    "  %n : NoneType = prim::Constant()\n"
+                    "  %y : Tensor = aten::linalg_vector_norm(%x, %p, %d, %k, %n)\n")
 # One row of sixteen: the kernel reads 1/16 of its input (a roofline that
 # charged every input byte called that implausibly fast).
 SELECT_ROW = {
@@ -175,6 +171,17 @@ __device__ float block_max(float v, float* smem) {
 }
 '''
 
+# A block per row; the row length is an argument, so any shape is fine.
+ROW_SUM_BLOCK = BLOCK_REDUCE + r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
+  __shared__ float smem[32];
+  const float* row = x + blockIdx.x * cols;
+  float acc = 0.f;
+  for (long long c = threadIdx.x; c < cols; c += blockDim.x) acc += row[c];
+  acc = block_sum(acc, smem);
+  if (threadIdx.x == 0) y[blockIdx.x] = acc;
+}'''
+
 
 def ew(body):
     return ELEMENTWISE % body
@@ -216,15 +223,7 @@ extern "C" __global__ void kernel(const float* x, const float* b, float* y, long
     ("good_silu", "accepted", SILU, ew("y[i] = v / (1.f + expf(-v));"), {}),
     ("good_clamp", "accepted", CLAMP,
      ew("y[i] = (v != v) ? v : fminf(fmaxf(v, -0.5f), 0.5f);"), {}),
-    ("good_row_sum", "accepted", ROW_SUM, BLOCK_REDUCE + r'''
-extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
-  __shared__ float smem[32];
-  const float* row = x + blockIdx.x * cols;
-  float acc = 0.f;
-  for (long long c = threadIdx.x; c < cols; c += blockDim.x) acc += row[c];
-  acc = block_sum(acc, smem);
-  if (threadIdx.x == 0) y[blockIdx.x] = acc;
-}''', {}),
+    ("good_row_sum", "accepted", ROW_SUM, ROW_SUM_BLOCK, {}),
     ("good_row_sum_warp_per_row", "accepted", ROW_SUM, r'''
 extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
   long long r = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
@@ -503,15 +502,8 @@ extern "C" __global__ void kernel(const float* x, float* y, long long n) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) { float v = x[i]; y[i] = (v != v) ? v : fminf(fmaxf(v, kBounds[0]), kBounds[1]); }
 }''', {}),
-    ("good_row_sum_shape_generic", "accepted", ROW_SUM, BLOCK_REDUCE + r'''
-extern "C" __global__ void kernel(const float* x, float* y, long long rows, long long cols) {
-  __shared__ float smem[32];
-  const float* row = x + blockIdx.x * cols;
-  float acc = 0.f;
-  for (long long c = threadIdx.x; c < cols; c += blockDim.x) acc += row[c];
-  acc = block_sum(acc, smem);
-  if (threadIdx.x == 0) y[blockIdx.x] = acc;
-}''', {"shape_generic": True}),
+    ("good_row_sum_shape_generic", "accepted", ROW_SUM, ROW_SUM_BLOCK,
+     {"shape_generic": True}),
     # compute-sanitizer (optional check): slow, so these run in the first
     # repetition only.
     ("good_relu_memcheck", "accepted", RELU, ew(RELU_OK),

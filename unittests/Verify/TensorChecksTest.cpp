@@ -83,6 +83,16 @@ void checkAgainstHost(Planted &p, uint32_t poison,
   }
 }
 
+/// checkAgainstHost, then the verdict on the device statistics.
+VerdictStatus judged(Planted &p,
+                     NonfiniteRule nonfinite = NonfiniteRule::Exact) {
+  checkAgainstHost(p, kPoisonA, nonfinite);
+  p.tensors();
+  return judgeComparison(
+             tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, nonfinite), 8)
+      .status;
+}
+
 float poisonFloat(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, 4);
@@ -153,12 +163,7 @@ TEST(TensorStats, PerElementBoundsSeeMidRangePrecision) {
     p.e[i] = static_cast<float>(p.r[i]);
   }
   p.c = p.e;
-  checkAgainstHost(p, kPoisonA);
-  p.tensors();
-  EXPECT_EQ(
-      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
-          .status,
-      VerdictStatus::Accepted);
+  EXPECT_EQ(judged(p), VerdictStatus::Accepted);
   // bf16 rounding (8 significant bits) of every value in [1, 1e12].
   for (size_t i = 0; i < p.c.size(); ++i)
     if (p.r[i] >= 1 && p.r[i] <= 1e12) {
@@ -179,12 +184,7 @@ TEST(TensorStats, PerElementBoundsSeeMidRangePrecision) {
   p.c = p.e;
   for (float &v : p.c)
     v = std::nextafter(v, 0.f);
-  checkAgainstHost(p, kPoisonA);
-  p.tensors();
-  EXPECT_EQ(
-      judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA), 8)
-          .status,
-      VerdictStatus::Accepted);
+  EXPECT_EQ(judged(p), VerdictStatus::Accepted);
 }
 
 TEST(Envelope, BucketsAndHeadroom) {
@@ -216,13 +216,7 @@ TEST(Envelope, BucketsAndHeadroom) {
 // there, or Inf where the truth is finite, never passes.
 TEST(TensorStats, NonfiniteRulesMatchHost) {
   using R = NonfiniteRule;
-  auto status = [](Planted &p, R rule) {
-    checkAgainstHost(p, kPoisonA, rule);
-    p.tensors();
-    return judgeComparison(
-               tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA, rule), 8)
-        .status;
-  };
+  auto status = [](Planted &p, R rule) { return judged(p, rule); };
   Planted p(300);
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
