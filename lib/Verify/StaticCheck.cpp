@@ -124,9 +124,7 @@ std::string scannedView(const std::string &src, Literals literals) {
 /// only a comment separates from the directive, got through the pattern
 /// this replaces), and __has_include may not probe the host's files.
 std::optional<std::string> forbiddenInclude(const std::string &source) {
-  static const std::set<std::string> allowed = {
-      "cuda_fp16.h",     "cuda_bf16.h",    "cuda/std/cstdint",
-      "cuda/std/limits", "cuda/std/cmath", "cuda/std/type_traits"};
+  const std::set<std::string> &allowed = allowedHeaders();
   std::string view = scannedView(source, Literals::Keep);
   if (view.find("__has_include") != std::string::npos)
     return std::string("__has_include");
@@ -283,4 +281,11 @@ std::optional<Rejection> kb::verify::ptxCheck(const std::string &ptx) {
                          " (device heap, printf and device-side launches are "
                          "not allowed)"};
   return std::nullopt;
+}
+
+const std::set<std::string> &kb::verify::allowedHeaders() {
+  static const std::set<std::string> allowed = {
+      "cuda_fp16.h",     "cuda_bf16.h",    "cuda/std/cstdint",
+      "cuda/std/limits", "cuda/std/cmath", "cuda/std/type_traits"};
+  return allowed;
 }

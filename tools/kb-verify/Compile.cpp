@@ -2,6 +2,7 @@
 
 #include "Compile.h"
 #include "CudaCompat.h"
+#include "Headers.h"
 
 #include "kb/Verify/Checks.h"
 
@@ -19,9 +20,18 @@ CompileResult kb::verify::compileCandidate(const std::string &source,
     r.log = rej->detail;
     return r;
   }
+  // No include path: the allow-listed headers and what they include come
+  // from memory (Headers.h), so nothing else of the host can be read.
+  const InMemoryHeaders &headers = toolkitHeaders();
+  std::vector<const char *> names, bodies;
+  for (size_t i = 0; i < headers.names.size(); ++i) {
+    names.push_back(headers.names[i].c_str());
+    bodies.push_back(headers.bodies[i].c_str());
+  }
   nvrtcProgram prog;
-  if (nvrtcCreateProgram(&prog, source.c_str(), "candidate.cu", 0, nullptr,
-                         nullptr) != NVRTC_SUCCESS) {
+  if (nvrtcCreateProgram(&prog, source.c_str(), "candidate.cu",
+                         static_cast<int>(names.size()), bodies.data(),
+                         names.data()) != NVRTC_SUCCESS) {
     r.status = VerdictStatus::CompileError;
     r.log = "nvrtcCreateProgram failed";
     return r;
@@ -32,8 +42,7 @@ CompileResult kb::verify::compileCandidate(const std::string &source,
   nvrtcAddNameExpression(prog, nameExpr.c_str());
   std::string archOpt = "--gpu-architecture=" + arch;
   std::vector<std::string> opts = {archOpt, "--std=c++17", "-default-device",
-                                   "-I" KB_CUDA_INCLUDE_DIR,
-                                   "-I" KB_CUDA_INCLUDE_DIR "/cccl"};
+                                   "--no-source-include"};
   std::vector<const char *> argv;
   for (const std::string &o : opts)
     argv.push_back(o.c_str());

@@ -1,11 +1,16 @@
 //===- ReferenceTest.cpp - The reference runs in libtorch on the CPU ------===//
 
-#include "Compile.h"
 #include "Reference.h"
+#include "Compile.h"
+#include "Headers.h"
+#include "kb/Verify/Checks.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
 
 using namespace kb::verify;
 
@@ -110,6 +115,49 @@ TEST(Compile, WhatNvrtcProducedIsChecked) {
                            head + "y[threadIdx.x] = tab[threadIdx.x & 3]; }",
                        "k", "sm_90");
   EXPECT_TRUE(table.ok) << table.log;
+}
+
+// Candidates compile with no include path: every allow-listed header, and
+// what it includes, comes from memory.
+TEST(Compile, AllowedHeadersCompileFromMemory) {
+  std::string src;
+  for (const std::string &h : allowedHeaders())
+    src += "#include <" + h + ">\n";
+  src +=
+      "extern \"C\" __global__ void k(float* y) {\n"
+      "  y[0] = __half2float(__float2half(cuda::std::sqrt(y[1]))) +\n"
+      "         __bfloat162float(__float2bfloat16(y[2])) +\n"
+      "         (float)cuda::std::numeric_limits<cuda::std::int32_t>::max();\n"
+      "}\n";
+  CompileResult r = compileCandidate(src, "k", "sm_90");
+  EXPECT_TRUE(r.ok) << r.log;
+  const InMemoryHeaders &h = toolkitHeaders();
+  EXPECT_GT(h.names.size(), allowedHeaders().size()); // their includes too
+  for (const std::string &n : h.names)
+    EXPECT_EQ(n.find(".."), std::string::npos) << n;
+}
+
+// The closure follows "..." includes from the including file's directory
+// and <...> ones from the roots, every branch alike, and leaves out what no
+// root has.
+TEST(Compile, HeaderClosure) {
+  std::string root = ::testing::TempDir() + "kb_headers";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root + "/cuda/std/detail");
+  auto write = [&](const std::string &rel, const std::string &text) {
+    std::ofstream(root + "/" + rel) << text;
+  };
+  write("cuda_fp16.h", "#include \"cuda_fp16.hpp\"\n");
+  write("cuda_fp16.hpp", "#if 0\n#include <cmath>\n#endif\n");
+  write("cuda/std/cmath", "#include \"detail/impl.h\"\n");
+  write("cuda/std/detail/impl.h", "  #  include <cuda/std/limits>\n");
+  write("cuda/std/limits", "int x;\n");
+  InMemoryHeaders h = collectHeaders({root});
+  std::set<std::string> names(h.names.begin(), h.names.end());
+  EXPECT_EQ(names, (std::set<std::string>{"cuda_fp16.h", "cuda_fp16.hpp",
+                                          "cuda/std/cmath", "detail/impl.h",
+                                          "cuda/std/limits"}));
+  std::filesystem::remove_all(root);
 }
 
 // Sensitivity: rows whose result cancels huge terms move by far more than

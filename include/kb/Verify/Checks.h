@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,9 @@ struct Rejection {
   VerdictStatus status; // ForbiddenConstruct | EntryPointMissing
   std::string detail;
 };
+/// The headers a candidate may include (literally, by these names).
+const std::set<std::string> &allowedHeaders();
+
 /// Returns the rejection, or nullopt when the source is acceptable.
 std::optional<Rejection> staticCheck(const std::string &source,
                                      const std::string &entry);
