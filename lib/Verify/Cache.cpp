@@ -80,8 +80,9 @@ std::string kb::verify::cacheKey(const Job &job, const std::string &gpu,
                                  const std::string &torch) {
   // The source is inside the canonical job; it is hashed again on its own so
   // that a key is stable if the job layout changes but not the kernel.
-  std::string material = "kb-verify/1\n" + sha256Hex(job.candidate.source) +
-                         "\n" + canonicalJob(job) + "\n" + gpu + "\n" +
-                         driver + "\n" + cuda + "\n" + torch;
+  std::string material = "kb-verify/" + std::to_string(kOracleVersion) + "\n" +
+                         sha256Hex(job.candidate.source) + "\n" +
+                         canonicalJob(job) + "\n" + gpu + "\n" + driver + "\n" +
+                         cuda + "\n" + torch;
   return sha256Hex(material);
 }

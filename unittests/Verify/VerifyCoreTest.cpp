@@ -532,6 +532,15 @@ TEST(Cache, Sha256KnownVectorsAndKeys) {
   Job edited = job;
   edited.candidate.source += " ";
   EXPECT_NE(k, cacheKey(edited, "H200", "580", "13000", "2.11.0"));
+  // A verdict of the previous oracle (its key's material began
+  // "kb-verify/1") is not found again.
+  EXPECT_GE(kOracleVersion, 2);
+  EXPECT_NE(k,
+            sha256Hex("kb-verify/1\n" + sha256Hex(job.candidate.source) + "\n" +
+                      canonicalJob(job) + "\nH200\n580\n13000\n2.11.0"));
+  EXPECT_EQ(k, sha256Hex("kb-verify/" + std::to_string(kOracleVersion) + "\n" +
+                         sha256Hex(job.candidate.source) + "\n" +
+                         canonicalJob(job) + "\nH200\n580\n13000\n2.11.0"));
 }
 
 TEST(Truncate, KeepsHeadAndTail) {

@@ -211,6 +211,11 @@ int64_t stridedSpan(const std::vector<int64_t> &shape,
 // ---- cache -------------------------------------------------------------------
 
 std::string sha256Hex(const std::string &data);
+/// Part of every cache key: bumped whenever a check changes what is
+/// accepted, so a verdict an older oracle cached (an adversarial kernel it
+/// let through) is never served again. 2: session 39 (issue "Nobody gets
+/// in": state, guards, timed launches, per-element bounds, nonfinite rules).
+constexpr int kOracleVersion = 2;
 std::string cacheKey(const Job &job, const std::string &gpu,
                      const std::string &driver, const std::string &cuda,
                      const std::string &torch);
