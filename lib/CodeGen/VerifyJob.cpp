@@ -1,6 +1,7 @@
 //===- VerifyJob.cpp - kb-verify jobs for emitted kernels -----------------===//
 
 #include "kb/CodeGen/KernelEmitter.h"
+#include "kb/Verify/Checks.h"
 #include "kb/Verify/Job.h"
 
 namespace {
@@ -48,12 +49,8 @@ std::string kb::verifyJobJson(const EmittedKernel &k) {
   // and output on an H200, run59): 20 s, plus 5 s per GB moved.
   double bytes = 0;
   for (const auto *list : {&k.inputs, &k.outputs})
-    for (const EmittedTensor &t : *list) {
-      double n = t.dtype == "bool" ? 1 : t.dtype == "int64" ? 8 : 4;
-      for (int64_t d : t.shape)
-        n *= static_cast<double>(d);
-      bytes += n;
-    }
+    for (const EmittedTensor &t : *list)
+      bytes += double(elementBytes(t.dtype)) * double(verify::numel(t.shape));
   job.timeoutSeconds = 20.0 + 5.0 * bytes / 1e9;
   // Reductions: with Inf of both signs NaN or Inf depends on the order of
   // the sum ("order": free only where the truth is NaN; where it is +-Inf,

@@ -296,10 +296,3 @@ Comparison kb::verify::compareOutput(const float *cand, const float *eager32,
   return judgeComparison(
       compareStats(cand, eager32, ref64, n, factor, poison, nonfinite), factor);
 }
-
-bool kb::verify::canaryIntact(const uint8_t *guard, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    if (guard[i] != kCanaryByte)
-      return false;
-  return true;
-}

@@ -7,6 +7,15 @@
 
 using namespace kb::verify;
 
+namespace {
+/// A dim size for extra shape `variant`: even variants shrink to odd sizes,
+/// odd ones grow past vector-width multiples.
+int64_t resizedDim(int64_t d, int variant) {
+  return variant % 2 == 0 ? std::max<int64_t>(2, d / 2 + 1) | 1
+                          : d + 3 + 2 * (variant / 2);
+}
+} // namespace
+
 std::vector<ShapeSet> kb::verify::deriveExtraShapes(const Job &job, int count) {
   const std::vector<int64_t> &out = job.outputs.front().shape;
   auto alignedOk = [&](const std::vector<int64_t> &s) {
@@ -31,8 +40,7 @@ std::vector<ShapeSet> kb::verify::deriveExtraShapes(const Job &job, int count) {
     std::vector<int64_t> o = out;
     for (int64_t &d : o)
       if (d > 1)
-        d = variant % 2 == 0 ? std::max<int64_t>(2, d / 2 + 1) | 1
-                             : d + 3 + 2 * (variant / 2);
+        d = resizedDim(d, variant);
     ShapeSet set;
     auto follow = [&](const std::vector<int64_t> &s) {
       std::vector<int64_t> r = s;
@@ -73,7 +81,7 @@ kb::verify::resizedInputs(const Job &job, int variant) {
     for (const TensorSpec &t : job.inputs)
       for (int64_t d : t.shape)
         if (d > 1)
-          to[d] = variant == 0 ? std::max<int64_t>(2, d / 2 + 1) | 1 : d + 3;
+          to[d] = resizedDim(d, variant);
   }
   bool changed = false;
   std::map<std::string, std::vector<int64_t>> out;

@@ -18,7 +18,9 @@ std::string parentDir(const std::string &path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-bool readFile(const std::string &path, std::string &out) {
+} // namespace
+
+bool kb::verify::readFile(const std::string &path, std::string &out) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return false;
@@ -27,8 +29,6 @@ bool readFile(const std::string &path, std::string &out) {
   out = os.str();
   return true;
 }
-
-} // namespace
 
 InMemoryHeaders
 kb::verify::collectHeaders(const std::vector<std::string> &roots) {

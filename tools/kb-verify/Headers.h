@@ -27,6 +27,9 @@ struct InMemoryHeaders {
 /// header behind a not-NVRTC branch) is left out.
 InMemoryHeaders collectHeaders(const std::vector<std::string> &roots);
 
+/// The whole file at `path` into `out`; false when it cannot be opened.
+bool readFile(const std::string &path, std::string &out);
+
 /// collectHeaders over the toolkit kb-verify was built with, read once.
 const InMemoryHeaders &toolkitHeaders();
 

@@ -286,12 +286,16 @@ std::pair<int64_t, int64_t> kb::verify::jointPattern(const at::Tensor &a,
   return {n, n ? firstTrue(both) : 0};
 }
 
-int64_t kb::verify::countPattern(const at::Tensor &t, uint32_t pattern) {
-  return t.contiguous()
-      .view(at::kInt)
-      .eq(static_cast<int32_t>(pattern))
-      .sum()
-      .item<int64_t>();
+bool kb::verify::guardsIntact(const at::Tensor &allocation,
+                              const GuardLayout &g) {
+  auto touched = [&](size_t off, size_t len) {
+    return allocation
+        .narrow(0, static_cast<int64_t>(off), static_cast<int64_t>(len))
+        .ne(kCanaryByte)
+        .any()
+        .item<bool>();
+  };
+  return !touched(0, g.front) && !touched(g.front + g.data, g.back);
 }
 
 int64_t kb::verify::countBitDifferences(const at::Tensor &cand,

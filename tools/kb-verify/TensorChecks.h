@@ -66,8 +66,9 @@ std::pair<int64_t, int64_t> jointPattern(const at::Tensor &a,
                                          const at::Tensor &b, uint32_t pa,
                                          uint32_t pb);
 
-/// Number of 32-bit words of `t` equal to `pattern`.
-int64_t countPattern(const at::Tensor &t, uint32_t pattern);
+/// True when every byte of `allocation` (the whole allocation as bytes,
+/// laid out as `g` says) outside its data still holds kCanaryByte.
+bool guardsIntact(const at::Tensor &allocation, const GuardLayout &g);
 
 /// Elements of `cand` whose bits differ from `eager32`'s, any NaN matching
 /// any NaN (int64 indices: elements that differ).

@@ -66,17 +66,11 @@ struct GuardedBuffer {
   void *data() const { return base + layout.front; }
   /// Call after the device is synchronised (the check runs on ATen's stream).
   bool guardsIntact() const {
-    at::Tensor all = at::from_blob(
-        base, {static_cast<int64_t>(layout.total)},
-        at::TensorOptions().dtype(at::kByte).device(at::kCUDA, 0));
-    auto touched = [&](size_t off, size_t len) {
-      return all.narrow(0, static_cast<int64_t>(off), static_cast<int64_t>(len))
-          .ne(kCanaryByte)
-          .any()
-          .item<bool>();
-    };
-    return !touched(0, layout.front) &&
-           !touched(layout.front + bytes, layout.back);
+    return kb::verify::guardsIntact(
+        at::from_blob(
+            base, {static_cast<int64_t>(layout.total)},
+            at::TensorOptions().dtype(at::kByte).device(at::kCUDA, 0)),
+        layout);
   }
 };
 
@@ -316,14 +310,24 @@ struct GpuWorker::Impl {
     return judgeComparison(stats, job.checks.toleranceFactor);
   }
 
-  /// Fresh inputs of the launch's shapes, generated on the GPU.
+  /// Fresh inputs for the first `n` of `specs` (their shapes), generated
+  /// on the GPU.
+  static std::vector<at::Tensor>
+  makeInputs(const std::vector<TensorSpec> &specs, size_t n, uint64_t seed,
+             int kind) {
+    std::vector<at::Tensor> xs;
+    for (size_t i = 0; i < n; ++i)
+      xs.push_back(makeInput(specs[i], specs[i].shape, seed + 7919 * i, kind,
+                             at::Device(at::kCUDA, 0)));
+    return xs;
+  }
   static std::vector<at::Tensor> makeInputs(const Launch &l, uint64_t seed,
                                             int kind) {
-    std::vector<at::Tensor> xs;
-    for (size_t i = 0; i < l.job->inputs.size(); ++i)
-      xs.push_back(makeInput(l.tensors[i], l.tensors[i].shape, seed + 7919 * i,
-                             kind, at::Device(at::kCUDA, 0)));
-    return xs;
+    return makeInputs(l.tensors, l.job->inputs.size(), seed, kind);
+  }
+  /// Input `spec`'s view of its buffer, in its own element type.
+  static at::Tensor inputView(const GuardedBuffer &b, const TensorSpec &spec) {
+    return specView(b, spec, inputType(spec));
   }
 
   /// Fresh inputs (generated on the GPU) copied into guarded buffers at new
@@ -342,7 +346,7 @@ struct GpuWorker::Impl {
                              ? numel(shape)
                              : stridedSpan(shape, l.tensors[i].strides)) *
                         at::elementSize(type));
-      copyIntoView(specView(bufs.back(), l.tensors[i], type), pristine[i]);
+      copyIntoView(inputView(bufs.back(), l.tensors[i]), pristine[i]);
       ptrs[job.inputs[i].name] = bufs.back().data();
     }
     live = std::move(bufs);
@@ -361,10 +365,10 @@ struct GpuWorker::Impl {
     for (const TensorSpec &t : job.inputs)
       if (!t.strides.empty())
         return std::nullopt;
-    std::vector<at::Tensor> xs;
-    for (size_t i = 0; i < job.inputs.size(); ++i)
-      xs.push_back(makeInput(job.inputs[i], in[job.inputs[i].name], 1 + i, 0,
-                             at::Device(at::kCUDA, 0)));
+    std::vector<TensorSpec> specs = job.inputs;
+    for (TensorSpec &t : specs)
+      t.shape = in[t.name];
+    std::vector<at::Tensor> xs = makeInputs(specs, specs.size(), 1, 0);
     ShapeSet set(in.begin(), in.end());
     try {
       ReferenceOutputs out = ref.run(xs);
@@ -496,8 +500,7 @@ struct GpuWorker::Impl {
                            " were overwritten"};
     for (size_t i = 0; i < job.inputs.size(); ++i)
       if (!inputs[i].guardsIntact() ||
-          !sameBits(specView(inputs[i], l.tensors[i], inputType(l.tensors[i])),
-                    pristine[i]))
+          !sameBits(inputView(inputs[i], l.tensors[i]), pristine[i]))
         return Failure{VerdictStatus::InputMutated,
                        "input " + job.inputs[i].name +
                            " (or the guard bytes around it) changed during the "
@@ -555,8 +558,7 @@ struct GpuWorker::Impl {
       int set = i < 2 ? i : int(splitmix(job.checks.seed * 7919 + i) >> 63);
       if (set != placed) {
         for (size_t k = 0; k < nIn; ++k)
-          copyIntoView(specView(bufs[k], l.tensors[k], inputType(l.tensors[k])),
-                       sets[set][k]);
+          copyIntoView(inputView(bufs[k], l.tensors[k]), sets[set][k]);
         placed = set;
       }
       uint32_t poison = poisons[splitmix(job.checks.seed + 31 * i) & 1];

@@ -15,6 +15,7 @@
 
 #include "Compile.h"
 #include "CxxHarness.h"
+#include "Headers.h"
 #include "Supervisor.h"
 #include "Worker.h"
 
@@ -23,7 +24,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -38,16 +38,6 @@ void usage() {
                "       kb-verify --cxx DIR [--timeout SECONDS]\n"
                "       kb-verify --version\n"
                "Verdict and job schemas: docs/verify.md\n";
-}
-
-bool readFile(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
 }
 
 /// One line per job and architecture; exit 0 when all compiled.

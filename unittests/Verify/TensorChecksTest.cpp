@@ -344,10 +344,26 @@ TEST(TensorInputs, MasksAreFairCoins) {
   EXPECT_FALSE(sameBits(odd, makeInput(t, {4095}, 8, 0, cpu)));
 }
 
-TEST(TensorInputs, CountPatternAndSameBits) {
+// The worker's guard check, on a CPU tensor: one changed byte anywhere
+// around the data (front guard, back guard, the slack at the end) is found;
+// the data itself is not a guard.
+TEST(Canary, DetectsOneChangedByte) {
+  GuardLayout g = guardLayout(1000);
+  at::Tensor a = at::full({int64_t(g.total)}, kCanaryByte, at::kByte);
+  a.narrow(0, int64_t(g.front), 1000).zero_();
+  EXPECT_TRUE(guardsIntact(a, g));
+  for (size_t pos : {size_t(0), g.front - 1, g.front + 1000,
+                     g.front + 1000 + kGuardBytes + 7, g.total - 1}) {
+    at::Tensor b = a.clone();
+    b[int64_t(pos)] = 0;
+    EXPECT_FALSE(guardsIntact(b, g)) << pos;
+  }
+}
+
+TEST(TensorInputs, JointPatternCountsAndSameBits) {
   at::Tensor x = at::zeros({10}, at::kFloat);
   x.view(at::kInt).narrow(0, 2, 3).fill_(-1);
-  EXPECT_EQ(countPattern(x, 0xFFFFFFFFu), 3);
+  EXPECT_EQ(jointPattern(x, x, 0xFFFFFFFFu, 0xFFFFFFFFu).first, 3);
   at::Tensor y = x.clone();
   EXPECT_TRUE(sameBits(x, y)); // NaN patterns compare by bits
   y.view(at::kInt)[9].fill_(1);

@@ -30,6 +30,10 @@ struct EmittedTensor {
 inline const char *elementCType(const std::string &dtype) {
   return dtype == "bool" ? "bool" : dtype == "int64" ? "long long" : "float";
 }
+/// The size of that element type in bytes.
+inline int elementBytes(const std::string &dtype) {
+  return dtype == "bool" ? 1 : dtype == "int64" ? 8 : 4;
+}
 
 /// One kernel: a self-contained .cu and what kb-verify needs to check it.
 struct EmittedKernel {

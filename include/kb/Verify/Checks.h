@@ -25,7 +25,6 @@ namespace kb::verify {
 constexpr uint32_t kPoisonA = 0x7FC0DEADu;
 constexpr uint32_t kPoisonB = 0x5EADBEEFu;
 constexpr uint8_t kCanaryByte = 0xA5;
-constexpr size_t kCanaryBytes = 256;
 
 /// Where a device buffer's data lies in its allocation. Every buffer the
 /// worker hands a kernel is its own allocation of whole 2 MiB granules (so
@@ -142,9 +141,6 @@ std::vector<double> envelopeFromBins(const std::vector<double> &bins,
 constexpr double kHugeMagnitude = 1e30;
 /// FLT_MAX: a float64 truth up to this magnitude is representable in fp32.
 constexpr double kFloatMax = 3.4028234663852886e38;
-
-/// True when every byte of the guard regions still holds kCanaryByte.
-bool canaryIntact(const uint8_t *guard, size_t n);
 
 // ---- static checks ----------------------------------------------------------
 
