@@ -11,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include <unordered_map>
+
 using namespace kb::verify;
 
 struct Reference::Impl {
@@ -35,12 +37,110 @@ struct Reference::Impl {
     return out;
   }
 
+  /// One op of the graph as a graph of its own: the op, clones of its
+  /// constant operands, its other operands as inputs.
+  struct Step {
+    std::shared_ptr<torch::jit::Graph> graph;
+    std::unique_ptr<torch::jit::Code> code;
+    std::vector<torch::jit::Value *> operands, results;
+  };
+  std::vector<Step> steps; // empty when an op has blocks (no region has)
+
+  void buildSteps() {
+    using namespace torch::jit;
+    for (Node *n : graph->nodes()) {
+      if (n->kind() == prim::Constant)
+        continue;
+      if (!n->blocks().empty()) {
+        steps.clear();
+        return;
+      }
+      Step s;
+      s.graph = std::make_shared<Graph>();
+      std::unordered_map<Value *, Value *> map;
+      for (Value *v : n->inputs()) {
+        if (map.count(v))
+          continue;
+        if (v->node()->kind() == prim::Constant) {
+          Node *c = s.graph->createClone(v->node(), [](Value *) -> Value * {
+            throw std::runtime_error("a constant with operands");
+          });
+          s.graph->appendNode(c);
+          map[v] = c->output();
+        } else {
+          map[v] = s.graph->addInput()->setType(v->type());
+          s.operands.push_back(v);
+        }
+      }
+      Node *op = s.graph->createClone(n, [&](Value *v) { return map.at(v); });
+      s.graph->appendNode(op);
+      for (size_t i = 0; i < n->outputs().size(); ++i) {
+        s.graph->registerOutput(op->output(i));
+        s.results.push_back(n->output(i));
+      }
+      s.code = std::make_unique<Code>(s.graph, "reference step");
+      steps.push_back(std::move(s));
+    }
+  }
+
+  /// The graph op by op in float64, each op's floating results rounded to
+  /// float32 (correctly rounded, then widened again for the next op): what
+  /// a faithful fp32 evaluation of each op gives. Empty without steps or
+  /// when an op fails: this reference only ever excuses, so without it the
+  /// comparison is the stricter one.
+  std::vector<at::Tensor>
+  runStepwise(const std::vector<at::Tensor> &inputs) const try {
+    using namespace torch::jit;
+    if (steps.empty())
+      return {};
+    std::unordered_map<Value *, c10::IValue> env;
+    auto value = [&](Value *v) -> c10::IValue {
+      auto it = env.find(v);
+      if (it != env.end())
+        return it->second;
+      if (auto c = toIValue(v)) // a constant the graph returns
+        return *c;
+      throw std::runtime_error("a value the steps never computed");
+    };
+    for (size_t i = 0; i < inputs.size() && i < graph->inputs().size(); ++i)
+      env[graph->inputs()[i]] = inputs[i];
+    for (const Step &s : steps) {
+      Stack stack;
+      for (Value *v : s.operands)
+        stack.push_back(value(v));
+      InterpreterState(*s.code).run(stack);
+      if (stack.size() != s.results.size())
+        return {};
+      for (size_t i = 0; i < stack.size(); ++i) {
+        c10::IValue r = stack[i];
+        if (r.isTensor() && r.toTensor().is_floating_point())
+          r = r.toTensor().to(torch::kFloat32).to(torch::kFloat64);
+        env[s.results[i]] = r;
+      }
+    }
+    std::vector<at::Tensor> out;
+    for (Value *v : graph->outputs()) {
+      c10::IValue r = value(v);
+      if (r.isTensor()) {
+        out.push_back(r.toTensor());
+      } else if (r.isTuple()) {
+        for (const c10::IValue &e : r.toTupleRef().elements())
+          out.push_back(e.toTensor());
+      } else {
+        return {};
+      }
+    }
+    return out;
+  } catch (const std::exception &) {
+    return {};
+  }
 };
 
 Reference::Reference(const std::string &irText) : impl(new Impl) {
   impl->graph = std::make_shared<torch::jit::Graph>();
   torch::jit::parseIR(irText, impl->graph.get());
   impl->code = std::make_unique<torch::jit::Code>(impl->graph, "reference");
+  impl->buildSteps();
 }
 
 Reference::~Reference() = default;
@@ -89,6 +189,16 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
           r.sens64[o] = at::maximum(r.sens64[o], moved);
       }
     }
+    // Op by op in fp32, each op correctly rounded: an intermediate beyond
+    // float32's range is +-Inf here as in any fp32 kernel, and the next
+    // op's fp32 semantics (hardswish(-Inf) = NaN) follow from it, where the
+    // float64 truth stays finite and eager's own order may too.
+    std::vector<at::Tensor> steps = impl->runStepwise(copies(torch::kFloat64));
+    if (steps.size() == r.truth64.size())
+      for (const at::Tensor &t : steps)
+        r.step32.push_back(t.scalar_type() == torch::kLong
+                               ? at::Tensor()
+                               : t.to(torch::kFloat32).contiguous());
   }
   // Indices (argmax / argmin) stay int64: as float32 they would be exact
   // only below 2^24.

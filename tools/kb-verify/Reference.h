@@ -22,6 +22,10 @@ struct ReferenceOutputs {
   /// |float64 run on inputs perturbed by one fp32 ulp - truth64| (0 where
   /// either is non-finite); only for special-value trials, else empty.
   std::vector<at::Tensor> sens64;
+  /// The graph op by op, each op's result correctly rounded to float32;
+  /// only for special-value trials (with sens64), else empty; an undefined
+  /// tensor for an int64 output.
+  std::vector<at::Tensor> step32;
 };
 
 class Reference {
@@ -37,7 +41,9 @@ public:
   /// a random relative 2^-23 (one fp32 ulp): how much an output moves when
   /// its inputs are only known to fp32 precision. Ill-conditioned outputs
   /// (a row holding +3e38 and -3e38 next to ordinary values) move by much
-  /// more than any fp32 algorithm's summation-order differences.
+  /// more than any fp32 algorithm's summation-order differences. It also
+  /// runs the graph op by op with each op's result rounded to float32
+  /// (step32).
   ReferenceOutputs run(const std::vector<at::Tensor> &inputs,
                        bool sensitivity = false) const;
 

@@ -31,7 +31,8 @@ at::Tensor envBuckets(const at::Tensor &r) {
 ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
                            const at::Tensor &r, double factor, uint32_t poison,
                            NonfiniteRule nonfinite, const at::Tensor &sens,
-                           double eagerRel, const at::Tensor &env) {
+                           const at::Tensor &step, double eagerRel,
+                           const at::Tensor &env) {
   ComparisonStats s;
   s.n = x.numel();
   at::Tensor unwritten = x.view(at::kInt).eq(static_cast<int32_t>(poison));
@@ -42,10 +43,12 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   at::Tensor eNan = e.isnan(), xNan = x.isnan(), xInf = x.isinf();
   at::Tensor eSpecial = eNan | e.isinf(), xSpecial = xNan | xInf;
   at::Tensor ar = r.abs();
+  at::Tensor eagerMatch =
+      eSpecial & at::where(eNan, xNan, xInf & (x.signbit() == e.signbit()));
   // eager NaN where the truth is +-Inf: the truth's Inf is right too.
   at::Tensor same =
-      eSpecial & (at::where(eNan, xNan, xInf & (x.signbit() == e.signbit())) |
-                  (r.isinf() & xInf & (x.signbit() == r.signbit())));
+      eagerMatch |
+      (eSpecial & r.isinf() & xInf & (x.signbit() == r.signbit()));
   if (nonfinite == NonfiniteRule::Any)
     same = same | (eSpecial & xSpecial & r.isfinite().logical_not());
   else if (nonfinite == NonfiniteRule::Order)
@@ -62,10 +65,16 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   // NaN where the truth lies beyond float32's range: an intermediate's
   // overflow met by an op that makes Inf a NaN (Compare.cpp).
   rightInf = rightInf | (xNan & r.isfinite() & ar.gt(kFloatMax));
-  same = same | rightInf;
+  // The NaN or Inf of the op-by-op fp32 evaluation (Compare.cpp).
+  at::Tensor stepSame =
+      step.defined()
+          ? xSpecial & at::where(xNan, step.isnan(),
+                                 step.isinf() & (step.signbit() == x.signbit()))
+          : at::zeros_like(xNan);
+  same = same | rightInf | stepSame;
   at::Tensor bad = at::where(
       eSpecial, same.logical_not() & (overflowed.logical_not() | xSpecial),
-      xSpecial & rightInf.logical_not());
+      xSpecial & (rightInf | stepSame).logical_not());
   s.nanBad = bad.sum().item<int64_t>();
   if (s.nanBad) {
     s.firstNanBad = firstTrue(bad);
@@ -115,7 +124,8 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   s.refSq = at::where(ok, r * r, zero).sum().item<double>();
   at::Tensor ad = (xd - ed).abs(), ae = ed.abs();
   // Where eager overflowed to NaN/Inf, allclose against it fails.
-  at::Tensor vsEager = (ok & eSpecial) | rightInf;
+  at::Tensor vsEager =
+      (ok & eSpecial) | rightInf | (stepSame & eagerMatch.logical_not());
   s.allclose1e4 =
       !(vsEager | (ok & ad.gt(ae * 1e-4 + 1e-4))).any().item<bool>();
   s.allclose1e2 =
@@ -221,10 +231,12 @@ ComparisonStats
 kb::verify::tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
                         const at::Tensor &truth64, double factor,
                         uint32_t poison, NonfiniteRule nonfinite, int64_t chunk,
-                        const at::Tensor &sens64, const EagerProfile *profile) {
+                        const at::Tensor &sens64, const EagerProfile *profile,
+                        const at::Tensor &step32) {
   at::Tensor x = cand.contiguous().view(-1), e = eager32.contiguous().view(-1),
              r = truth64.contiguous().view(-1);
   at::Tensor sv = sens64.defined() ? sens64.contiguous().view(-1) : sens64;
+  at::Tensor st = step32.defined() ? step32.contiguous().view(-1) : step32;
   EagerProfile own;
   if (!profile)
     own = eagerProfile(eager32, truth64, chunk);
@@ -235,6 +247,7 @@ kb::verify::tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
     total.append(chunkStats(x.narrow(0, off, len), e.narrow(0, off, len),
                             r.narrow(0, off, len), factor, poison, nonfinite,
                             sv.defined() ? sv.narrow(0, off, len) : sv,
+                            st.defined() ? st.narrow(0, off, len) : st,
                             p.eagerRel, p.env));
   }
   return total;

@@ -52,7 +52,8 @@ ComparisonStats tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
                             NonfiniteRule nonfinite = NonfiniteRule::Exact,
                             int64_t chunk = int64_t(1) << 26,
                             const at::Tensor &sens64 = at::Tensor(),
-                            const EagerProfile *profile = nullptr);
+                            const EagerProfile *profile = nullptr,
+                            const at::Tensor &step32 = at::Tensor());
 
 /// int64 outputs (argmax / argmin indices): accepted only when every
 /// element equals eager's; a poison word left in place is an unwritten

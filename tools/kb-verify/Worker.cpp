@@ -304,7 +304,9 @@ struct GpuWorker::Impl {
         poison, job.checks.nonfinite, int64_t(1) << 26,
         withSensitivity && !expect.sens64.empty() ? expect.sens64[o]
                                                   : at::Tensor(),
-        &profiles[o]);
+        &profiles[o],
+        withSensitivity && o < expect.step32.size() ? expect.step32[o]
+                                                     : at::Tensor());
     if (poisonChecked)
       stats.unwritten = 0;
     return judgeComparison(stats, job.checks.toleranceFactor);

@@ -40,6 +40,47 @@ TEST(Reference, RunsTheGraphInFloat64AndFloat32) {
   }
 }
 
+// Special-value trials also run the graph op by op, each op's result
+// rounded to float32: a batch norm whose output lies beyond float32's range
+// is -Inf there and the hardswish after it NaN, where the float64 truth
+// (hardswish of a finite -6e38) is -0.
+TEST(Reference, OpByOpFp32RoundsEachOpsResult) {
+  Reference ref("graph(%x : Tensor, %w : Tensor, %b : Tensor, %m : Tensor, "
+                "%v : Tensor):\n"
+                "  %t : bool = prim::Constant[value=1]()\n"
+                "  %f : bool = prim::Constant[value=0]()\n"
+                "  %mo : float = prim::Constant[value=0.01]()\n"
+                "  %eps : float = prim::Constant[value=0.001]()\n"
+                "  %y : Tensor = aten::batch_norm(%x, %w, %b, %m, %v, %t, "
+                "%mo, %eps, %f)\n"
+                "  %z : Tensor = aten::hardswish(%y)\n"
+                "  %one : int = prim::Constant[value=1]()\n"
+                "  %s : Tensor = aten::add(%x, %x, %one)\n"
+                "  return (%z, %s, %m)\n");
+  // Channel 0: x = +-1, so (x - mean) * rstd = +-1 (to 1e-3) and the
+  // output is +-3e38 * 2 = +-6e38; channel 1: ordinary values.
+  at::Tensor x = at::tensor(std::vector<float>{1, 0.5f, -1, -0.5f})
+                     .view({2, 2, 1, 1});
+  at::Tensor w = at::tensor(std::vector<float>{3e38f, 1});
+  at::Tensor b = at::tensor(std::vector<float>{-3e38f, 0});
+  at::Tensor m = at::zeros({2}), v = at::ones({2});
+  EXPECT_TRUE(ref.run({x, w, b, m, v}).step32.empty());
+  ReferenceOutputs out = ref.run({x, w, b, m, v}, /*sensitivity=*/true);
+  ASSERT_EQ(out.step32.size(), 3u);
+  EXPECT_EQ(out.step32[0].scalar_type(), at::kFloat);
+  // Element 2: batch norm -6e38 in float64, -Inf in fp32; hardswish -> NaN.
+  EXPECT_EQ(out.truth64[0][1][0][0][0].item<double>(), 0.0);
+  EXPECT_TRUE(std::isnan(out.step32[0][1][0][0][0].item<float>()));
+  // Element 0: 3e38 * 0.9995 - 3e38, finite everywhere; and channel 1.
+  EXPECT_TRUE(std::isfinite(out.step32[0][0][0][0][0].item<float>()));
+  EXPECT_FLOAT_EQ(out.step32[0][0][1][0][0].item<float>(),
+                  float(out.truth64[0][0][1][0][0].item<double>()));
+  EXPECT_EQ(out.step32[1][1][0][0][0].item<float>(), -2.f);
+  // The graph's input returned as an output (the running mean, updated in
+  // place by the batch norm as in eager).
+  EXPECT_TRUE(out.step32[2].defined());
+}
+
 TEST(Reference, InPlaceOpsDoNotChangeTheCallersInputs) {
   Reference ref("graph(%x : Tensor):\n"
                 "  %y : Tensor = aten::relu_(%x)\n"

@@ -67,16 +67,18 @@ void expectSame(const ComparisonStats &a, const ComparisonStats &b) {
 
 void checkAgainstHost(Planted &p, uint32_t poison,
                       NonfiniteRule nonfinite = NonfiniteRule::Exact,
-                      const std::vector<double> &sens = {}) {
+                      const std::vector<double> &sens = {},
+                      const std::vector<float> &step = {}) {
   p.tensors();
-  ComparisonStats host =
-      compareStats(p.c.data(), p.e.data(), p.r.data(), p.r.size(), 8.0, poison,
-                   nonfinite, sens.empty() ? nullptr : sens.data());
+  ComparisonStats host = compareStats(
+      p.c.data(), p.e.data(), p.r.data(), p.r.size(), 8.0, poison, nonfinite,
+      sens.empty() ? nullptr : sens.data(), step.empty() ? nullptr : step.data());
   at::Tensor st = sens.empty() ? at::Tensor() : at::tensor(sens);
+  at::Tensor sp = step.empty() ? at::Tensor() : at::tensor(step);
   for (int64_t chunk : {int64_t(1) << 26, int64_t(7), int64_t(100)}) {
     SCOPED_TRACE("chunk " + std::to_string(chunk));
     ComparisonStats t = tensorStats(p.cand, p.eager, p.truth, 8.0, poison,
-                                    nonfinite, chunk, st);
+                                    nonfinite, chunk, st, nullptr, sp);
     expectSame(host, t);
     Comparison a = judgeComparison(host, 8.0), b = judgeComparison(t, 8.0);
     EXPECT_EQ(a.status, b.status);
@@ -272,6 +274,48 @@ TEST(TensorStats, IllConditionedElementsAreExcused) {
                             8)
                 .status,
             VerdictStatus::WrongResult);
+}
+
+// A NaN (or Inf) where evaluating each op in fp32, correctly rounded,
+// gives one: a batch norm's output beyond float32's range is -Inf there and
+// hardswish(-Inf) is NaN, while the float64 truth (-0) and eager's own
+// order (-0.375) stay finite (MobileNetV3-Large's region 57). Any other
+// NaN or Inf, or one of the wrong kind or sign, stays a mismatch.
+TEST(TensorStats, OpByOpFp32NonfiniteIsExcused) {
+  const float nan = std::nanf(""), inf = INFINITY;
+  Planted p(400);
+  std::vector<float> step(p.e.begin(), p.e.end());
+  p.c[30] = nan;
+  p.e[30] = -0.375f;
+  p.r[30] = -0.0;
+  auto status = [&](const std::vector<float> &st) {
+    checkAgainstHost(p, kPoisonA, NonfiniteRule::Exact, {}, st);
+    p.tensors();
+    return judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA,
+                                       NonfiniteRule::Exact, int64_t(1) << 26,
+                                       at::Tensor(), nullptr, at::tensor(st)),
+                           8);
+  };
+  EXPECT_EQ(status(step).status, VerdictStatus::NanMismatch);
+  step[30] = nan;
+  Comparison c = status(step);
+  EXPECT_EQ(c.status, VerdictStatus::Accepted);
+  EXPECT_FALSE(c.allclose1e4); // KernelBench compares with eager's -0.375
+  p.c[30] = inf; // an Inf where the op-by-op value is NaN
+  EXPECT_EQ(status(step).status, VerdictStatus::NanMismatch);
+  step[30] = -inf; // and of the other sign
+  EXPECT_EQ(status(step).status, VerdictStatus::NanMismatch);
+  step[30] = inf;
+  EXPECT_EQ(status(step).status, VerdictStatus::Accepted);
+  p.c[31] = nan; // a second NaN the op-by-op evaluation does not have
+  EXPECT_EQ(status(step).status, VerdictStatus::NanMismatch);
+  // Where eager is the NaN too, the candidate's NaN was already its value.
+  p.c[31] = p.e[31];
+  p.c[40] = nan;
+  p.e[40] = nan;
+  step[40] = nan;
+  c = status(step);
+  EXPECT_EQ(c.status, VerdictStatus::Accepted);
 }
 
 TEST(TensorInputs, SeededDistributionsAndSpecialValues) {

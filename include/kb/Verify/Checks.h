@@ -100,12 +100,16 @@ double hugeEagerRelError(const float *eager32, const double *ref64, size_t n);
 /// NonfiniteRule): Order where the truth is NaN, Any where it is NaN or Inf.
 /// `sens64` (special-value trials): per element, how far the float64 truth
 /// moves when the inputs are perturbed by one fp32 ulp; an element within
-/// factor x that of the truth is excused (ill-conditioned).
+/// factor x that of the truth is excused (ill-conditioned). `step32`
+/// (special-value trials): the graph evaluated op by op, each op's result
+/// correctly rounded to float32; a candidate's NaN, or Inf of the same
+/// sign, where it holds one is that faithful evaluation's value.
 ComparisonStats compareStats(const float *cand, const float *eager32,
                              const double *ref64, size_t n, double factor,
                              uint32_t poison,
                              NonfiniteRule nonfinite = NonfiniteRule::Exact,
-                             const double *sens64 = nullptr);
+                             const double *sens64 = nullptr,
+                             const float *step32 = nullptr);
 Comparison judgeComparison(const ComparisonStats &s, double factor);
 Comparison compareOutput(const float *cand, const float *eager32,
                          const double *ref64, size_t n, double factor,
@@ -211,7 +215,7 @@ std::string sha256Hex(const std::string &data);
 /// accepted, so a verdict an older oracle cached (an adversarial kernel it
 /// let through) is never served again. 2: session 39 (issue "Nobody gets
 /// in": state, guards, timed launches, per-element bounds, nonfinite rules).
-constexpr int kOracleVersion = 2;
+constexpr int kOracleVersion = 3;
 std::string cacheKey(const Job &job, const std::string &gpu,
                      const std::string &driver, const std::string &cuda,
                      const std::string &torch);
