@@ -329,6 +329,50 @@ bool kb::isConvolution(Operation *op) {
   return aten && aten.getName() == "_convolution";
 }
 
+bool kb::poolWindowsOverlap(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || !aten.getInfo() || aten.getInfo()->style != OpStyle::Pool)
+    return false;
+  StringRef name = aten.getName();
+  int64_t k = name.ends_with("1d") ? 1 : name.ends_with("2d") ? 2 : 3;
+  auto in = dyn_cast<RankedTensorType>(aten.getOperand(0).getType());
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() ||
+      in.getRank() < k || out.getRank() != in.getRank())
+    return true;
+  if (name.starts_with("adaptive_")) {
+    // Window i is [floor(i * L / O), ceil((i + 1) * L / O)).
+    for (int64_t d = in.getRank() - k; d < in.getRank(); ++d)
+      if (in.getDimSize(d) % out.getDimSize(d) != 0)
+        return true;
+    return false;
+  }
+  auto list = [&](StringRef arg, int64_t dflt) -> SmallVector<int64_t> {
+    Value v = aten.getArg(arg);
+    if (!v || isNone(v))
+      return SmallVector<int64_t>(k, dflt);
+    auto l = getConstantIntList(v);
+    if (!l)
+      return {};
+    if (l->size() == 1)
+      return SmallVector<int64_t>(k, (*l)[0]);
+    return *l;
+  };
+  SmallVector<int64_t> kernel = list("kernel_size", 0);
+  SmallVector<int64_t> stride = list("stride", 0);
+  SmallVector<int64_t> dilation = list("dilation", 1);
+  if ((int64_t)kernel.size() != k || (int64_t)dilation.size() != k)
+    return true;
+  if (stride.empty() || stride[0] == 0) // stride [] is the kernel
+    stride = kernel;
+  if ((int64_t)stride.size() != k)
+    return true;
+  for (int64_t d = 0; d < k; ++d)
+    if (dilation[d] * (kernel[d] - 1) + 1 > stride[d])
+      return true;
+  return false;
+}
+
 namespace {
 bool inTable(Operation *op, bool (*rows)(StringRef, StringRef)) {
   if (auto aten = dyn_cast<AtenOp>(op))

@@ -437,6 +437,40 @@ func.func @few_long_rows_not_broadcast_back(%x: tensor<4x8192xf32>) -> tensor<4x
 
 // -----
 
+// A pooling whose windows overlap does not follow another pooling in its
+// region (it would recompute each pooled value once per window holding it:
+// 81 reads an output for 3x3 over 3x3); one whose windows tile its input
+// does.
+// CHECK-LABEL: func.func @pool_after_pool
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<2x4x8x8xf32>) {
+// CHECK-NEXT:    kb.aten "relu"
+// CHECK-NEXT:    kb.aten "max_pool2d"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<2x4x2x2xf32>) {
+// CHECK-NEXT:    kb.aten "max_pool2d"
+// CHECK-NEXT:    kb.aten "avg_pool2d"
+// CHECK-NOT:   kb.region
+func.func @pool_after_pool(%x: tensor<2x4x8x8xf32>) -> tensor<2x4x2x2xf32> {
+  %none = kb.constant {value} : none
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %t = kb.constant {value = true} : i1
+  %f = kb.constant {value = false} : i1
+  %k3 = kb.list(%three, %three) : (i64, i64) -> !kb.list<i64>
+  %s1 = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %k2 = kb.list(%two, %two) : (i64, i64) -> !kb.list<i64>
+  %p0 = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %p1 = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %r = kb.aten "relu"(%x) : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %0 = kb.aten "max_pool2d"(%r, %k3, %s1, %p1, %s1, %f) : (tensor<2x4x8x8xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1) -> tensor<2x4x8x8xf32>
+  %1 = kb.aten "max_pool2d"(%0, %k3, %k2, %p1, %s1, %f) : (tensor<2x4x8x8xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1) -> tensor<2x4x4x4xf32>
+  %2 = kb.aten "avg_pool2d"(%1, %k2, %k2, %p0, %f, %t, %none) : (tensor<2x4x4x4xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, i1, none) -> tensor<2x4x2x2xf32>
+  return %2 : tensor<2x4x2x2xf32>
+}
+
+// -----
+
 // After a pooling, the last reduction's rows are pooled values: an op over
 // the pooling's input shape is not broadcast back (no row kernel holds
 // those elements; the region would get no kernel).

@@ -82,6 +82,12 @@ void firstDownstream(mlir::ValueRange roots,
 /// aten::_convolution, which cuDNN runs in TF32 by default.
 bool isConvolution(mlir::Operation *op);
 
+/// A pooling op some of whose input elements lie in more than one window
+/// (a 3x3 window at stride 1 or 2; adaptive windows over a dim its output
+/// does not divide), or whose windows are not constant. False for other
+/// ops.
+bool poolWindowsOverlap(mlir::Operation *op);
+
 /// Whether a value computed from `op`'s results (firstDownstream's walk)
 /// reaches a convolution.
 bool reachesConvolution(mlir::Operation *op);
