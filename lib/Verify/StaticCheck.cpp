@@ -222,67 +222,6 @@ std::optional<Rejection> kb::verify::staticCheck(const std::string &source,
   return std::nullopt;
 }
 
-std::optional<Rejection> kb::verify::ptxCheck(const std::string &ptx) {
-  static const std::regex timer(R"(%(globaltimer(_lo|_hi)?|clock(64|_hi)?)\b)");
-  static const std::regex calls(
-      R"(\.extern\s+\.func[^;]*?\b(malloc|free|vprintf|cudaLaunchDevice\w*|)"
-      R"(cudaGetParameterBuffer\w*|cudaMalloc\w*|cudaFree\w*|)"
-      R"(cudaDeviceSynchronize\w*|cudaStream\w*|cudaGraph\w*)\b)");
-  // A module-scope variable in global memory outlives the launch: the one
-  // place a kernel could keep a launch counter or results to replay (the
-  // workspace is zeroed before every launch; out-of-bounds slack is
-  // guarded). One that no instruction names (a header's helper that
-  // -default-device made a device variable), or that is only loaded from
-  // directly, is no state; a store, an atomic or its address taken
-  // (through which it could be written) is. `__constant__` tables (.const)
-  // cannot be written by kernels.
-  static const std::regex moduleGlobal(
-      R"((^|\n)[ \t]*(\.(visible|weak|extern|common)[ \t]+)*\.global[ \t][^;=\n]*?([A-Za-z_$%][\w$]*)[ \t]*(\[[^\]]*\])?[ \t]*(=|;))");
-  std::smatch m;
-  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), moduleGlobal);
-       it != std::sregex_iterator(); ++it) {
-    std::string name = (*it)[4].str();
-    size_t declEnd = it->position() + it->length();
-    for (size_t at = ptx.find(name); at != std::string::npos;
-         at = ptx.find(name, at + name.size())) {
-      auto identChar = [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-               c == '$';
-      };
-      if ((at > 0 && identChar(ptx[at - 1])) ||
-          (at + name.size() < ptx.size() && identChar(ptx[at + name.size()])))
-        continue; // part of a longer name
-      size_t lineStart = ptx.rfind('\n', at);
-      lineStart = lineStart == std::string::npos ? 0 : lineStart + 1;
-      if (at >= size_t(it->position()) && at < declEnd)
-        continue; // its declaration
-      std::string line = ptx.substr(lineStart, ptx.find('\n', at) - lineStart);
-      static const std::regex directLoad(
-          R"(^\s*(@!?%\w+\s+)?ld\.[\w.]*\s[^\[]*\[)");
-      std::smatch lm;
-      if (std::regex_search(line, lm, directLoad) &&
-          size_t(lm.position() + lm.length()) == at - lineStart)
-        continue; // ld ... [name] or [name+off]: read only
-      return Rejection{
-          VerdictStatus::ForbiddenConstruct,
-          "the compiled kernel writes or takes the address of '" + name +
-              "', a variable in global memory at module scope: state kept "
-              "between launches is not allowed (launch counters, cached "
-              "results); use __constant__ for constant tables"};
-    }
-  }
-  if (std::regex_search(ptx, m, timer))
-    return Rejection{VerdictStatus::ForbiddenConstruct,
-                     "the compiled kernel reads " + m[0].str() +
-                         " (clocks and timers are not allowed)"};
-  if (std::regex_search(ptx, m, calls))
-    return Rejection{VerdictStatus::ForbiddenConstruct,
-                     "the compiled kernel calls " + m[1].str() +
-                         " (device heap, printf and device-side launches are "
-                         "not allowed)"};
-  return std::nullopt;
-}
-
 const std::set<std::string> &kb::verify::allowedHeaders() {
   static const std::set<std::string> allowed = {
       "cuda_fp16.h",     "cuda_bf16.h",    "cuda/std/cstdint",

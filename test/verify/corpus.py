@@ -38,6 +38,10 @@ def unary(op_lines, shape=(1031, 517), dist="normal"):
 RELU = unary("  %y : Tensor = aten::relu(%x)\n")
 RELU_POW2 = unary("  %y : Tensor = aten::relu(%x)\n", shape=(1024, 512))
 EXP = unary("  %y : Tensor = aten::exp(%x)\n")
+# cos over +-1e6: beyond 105615 cosf reduces its argument with the math
+# library's table of 2/pi's bits, a module-scope global it reads through a
+# pointer (session 40: the PTX check refused every such kernel).
+COS_WIDE = unary("  %y : Tensor = aten::cos(%x)\n", dist="uniform:-1e6:1e6")
 # Outputs over 35 decades (4e-18 .. 2e17): one tensor-wide bound, set by
 # the largest, would leave the middle unchecked.
 EXP_WIDE = unary("  %y : Tensor = aten::exp(%x)\n", dist="uniform:-40:40")
@@ -411,6 +415,17 @@ extern "C" __global__ void kernel(const float* x, float* y, long long n) {
     ("bad_counter_in_string_literal", "forbidden_construct", RELU, ew(
         "unsigned c = atomicAdd((unsigned*)\"kb-count\", 1u);"
         " y[i] = c > 100000u ? 0.f : ((v > 0.f || v != v) ? v : 0.f);"), {}),
+    # ---- session 40: module-scope tables read through pointers are fine;
+    # one written through a pointer derived from its address is state.
+    ("good_cos_wide_args", "accepted", COS_WIDE, ew("y[i] = cosf(v);"), {}),
+    ("bad_counter_in_const_table", "forbidden_construct", RELU, r'''
+__device__ const unsigned kTable[4] = {0u, 1u, 2u, 3u};
+extern "C" __global__ void kernel(const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned* slot = const_cast<unsigned*>(kTable) + (threadIdx.x & 3);
+  unsigned c = threadIdx.x < 4 ? atomicAdd(slot, 4u) : 0u;
+  if (i < n) { float v = x[i]; y[i] = (c > 4000u) ? 0.f : ((v > 0.f || v != v) ? v : 0.f); }
+}''', {}),
     # A stamp kept 8 KiB past the input (its mapped slack, beyond the old
     # 256 guard bytes): the key a replay would look up.
     ("bad_stamp_in_input_slack", "input_mutated", RELU, r'''

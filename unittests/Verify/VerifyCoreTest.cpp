@@ -390,17 +390,54 @@ TEST(StaticCheck, PtxChecksWhatTheSourceCouldHide) {
   };
   EXPECT_NE(status("mov.u64 %rd1, %globaltimer;\n" + body).find("%globaltimer"),
             std::string::npos);
-  // Module-scope variables in global memory written, atomically updated or
-  // with their address taken (state between launches) are refused; one no
-  // instruction names (a header's helper), or only loaded from, is not.
-  const std::string decl = ".global .align 8 .u64 last_input;\n";
+  // Module-scope variables in global memory written, atomically updated, or
+  // whose address reaches a store, an atomic, a call, memory or another
+  // declaration (state between launches) are refused; one no instruction
+  // names (a header's helper), or only loaded from, directly or through
+  // registers derived from its address, is not.
+  // (after the header directives NVRTC ends with a newline, not a ';')
+  const std::string decl = ".version 9.0\n.target sm_90\n.address_size 64\n"
+                           "\n\t// .globl\tk\n.global .align 8 .u64 last_input;\n";
   for (const std::string &use :
        {"st.global.u64 [last_input], %rd1;\n",
         "@%p1 atom.global.add.u64 %rd2, [last_input+8], 1;\n",
-        "mov.u64 %rd1, last_input;\ncvta.global.u64 %rd2, %rd1;\n",
-        "red.global.add.u64 [last_input], 1;\n"})
+        "mov.u64 %rd1, last_input;\ncvta.global.u64 %rd2, %rd1;\n"
+        "add.s64 %rd3, %rd2, 8;\nst.global.u32 [%rd3+4], %r1;\n",
+        "red.global.add.u64 [last_input], 1;\n",
+        // through a vector register pair and back
+        "mov.u64 %rd1, last_input;\nmov.b64 {%r1, %r2}, %rd1;\n"
+        "mov.b64 %rd5, {%r1, %r2};\n@!%p3 st.global.u32 [%rd5], 0;\n",
+        // stored as a value (to reload it later), or passed to a call
+        "mov.u64 %rd1, last_input;\nst.local.u64 [%rd9], %rd1;\n",
+        "mov.u64 %rd1, last_input;\nst.param.b64 [param0], %rd1;\n",
+        // an inline-asm block of its own
+        "{\n.reg .u64 %t;\nmov.u64 %t, last_input;\n"
+        "atom.global.inc.u32 %r1, [%t], 7;\n}\n",
+        // another variable initialised with its address
+        ".global .align 8 .u64 ptrs[1] = {generic(last_input)};\n"})
     EXPECT_NE(status(decl + use + body).find("'last_input'"), std::string::npos)
         << use;
+  // sinf/cosf's argument reduction reads the math library's table through
+  // a pointer it increments (NVRTC 13's PTX, abridged): loads only.
+  EXPECT_EQ(
+      status(".global .align 4 .b8 __cudart_i2opi_f[24] = {65, 144, 67, 60};\n"
+             ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n"
+             ".reg .pred %p<9>;\n.reg .b64 %rd<51>;\n"
+             "mov.u64 %rd46, __cudart_i2opi_f;\nmov.u64 %rd45, %rd1;\n"
+             "$L__BB0_3:\n\tld.global.nc.u32 %r47, [%rd46];\n"
+             "mul.wide.u32 %rd24, %r47, %r46;\nst.local.u32 [%rd45], %rd24;\n"
+             "add.s64 %rd46, %rd46, 4; // next word\n"
+             "setp.ne.s64 %p3, %rd46, %rd7;\n@%p3 bra $L__BB0_3;\n"
+             "st.global.f32 [%rd44], %f69;\nret;\n}\n"),
+      "ok");
+  // A register is a function's own: another function's %rd46 is not the
+  // table's address.
+  EXPECT_EQ(status(".global .align 4 .b8 tab[8];\n"
+                   ".func f()\n{\nmov.u64 %rd46, tab;\n"
+                   "ld.global.u32 %r1, [%rd46];\nret;\n}\n"
+                   ".visible .entry k()\n{\nst.global.u32 [%rd46], %r1;\n"
+                   "ret;\n}\n"),
+            "ok");
   EXPECT_EQ(status(decl + "ld.global.u64 %rd1, [last_input];\n" +
                    "@%p2 ld.global.nc.u64 %rd2, [last_input+8];\n" + body),
             "ok");
@@ -410,7 +447,8 @@ TEST(StaticCheck, PtxChecksWhatTheSourceCouldHide) {
                    body),
             "ok");
   EXPECT_NE(status(".global .align 1 .b8 $str[6] = {116, 114, 117, 110, 99};\n"
-                   "mov.u64 %rd12, $str;\n" +
+                   "mov.u64 %rd12, $str;\ncvta.global.u64 %rd13, %rd12;\n"
+                   "st.param.b64 [param0+0], %rd13;\n" +
                    body)
                 .find("'$str'"),
             std::string::npos);
