@@ -132,3 +132,61 @@ llvm::Error codegen::emitCrossRowStats(RegionEmitter &e, CrossRowStats &s,
 int codegen::crossRowSharedRowMax(int sharedRowMax) {
   return std::min(sharedRowMax, kCrossRowSharedRowMax);
 }
+
+bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre,
+                             const RowPlan &final, bool rowMajorIndex) {
+  if (final.mode != RowMode::Block || !rowMajorIndex || e.channelsLastRead)
+    return false;
+  auto s = analyzeStage(e.kernel, pre);
+  if (!s) {
+    llvm::consumeError(s.takeError());
+    return false;
+  }
+  if (s->recipe != "softmax" && s->recipe != "log_softmax")
+    return false;
+  int64_t d = s->reduced.empty() ? 0 : s->reduced[0];
+  ArrayRef<int64_t> in = s->inShape;
+  return !in.empty() && product(in.drop_front(d + 1)) == 1 &&
+         in[d] == final.cols && product(in) == final.rows * final.cols;
+}
+
+llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
+                                         llvm::raw_ostream &os) {
+  if (!p.rowSoftmax)
+    return llvm::Error::success();
+  auto s = analyzeStage(e.kernel, p.rowSoftmax);
+  if (!s)
+    return s.takeError();
+  // One softmax a kernel (crossRowNorm's), emitted once in its row loop.
+  const std::string m = "kbs_m", acc = "kbs_acc", red = "kbs_red";
+  std::string loop = "#pragma unroll 4\n    for (long long c = threadIdx.x; "
+                     "c < " +
+                     std::to_string(p.cols) + "LL; c += blockDim.x) {\n" +
+                     "      const long long i = " + p.index("r", "c") + ";\n";
+  // The split kernel's two passes (RowPlans.cpp's softmax program): the
+  // row comes from L2 the second time, and a third in the final stage's.
+  os << "    __shared__ float " << red << "[33];\n"
+     << "    float " << m << " = (-kb::inf());\n"
+     << loop;
+  e.newScope();
+  auto x = e.valueAt(s->input, "i", os, "      ");
+  if (!x)
+    return x.takeError();
+  os << "      " << m << " = kb::nanmax(" << m << ", " << *x << ");\n    }\n"
+     << "    " << m << " = kb::block_reduce(" << m << ", (-kb::inf()), " << red
+     << ", kb::Max());\n"
+     << "    float " << acc << " = 0.f;\n"
+     << loop;
+  e.newScope();
+  x = e.valueAt(s->input, "i", os, "      ");
+  if (!x)
+    return x.takeError();
+  os << "      " << acc << " += expf(__fsub_rn(" << *x << ", " << m
+     << "));\n    }\n"
+     << "    " << acc << " = kb::block_reduce(" << acc << ", 0.f, " << red
+     << ", kb::Sum());\n";
+  e.newScope();
+  e.normStats[p.rowSoftmax] = {m, acc};
+  e.rowStats.insert(p.rowSoftmax);
+  return llvm::Error::success();
+}

@@ -656,25 +656,30 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
   if (s->recipe != "softmax" && s->recipe != "log_softmax")
     return unsupported("'" + displayName(op) +
                        "' from a first phase's statistics");
-  int64_t d = s->reduced.empty() ? 0 : s->reduced[0];
-  ArrayRef<int64_t> in = s->inShape;
-  int64_t R = in.empty() ? 1 : in[d], inner = product(in.drop_front(d + 1));
-  std::string row = fresh("q");
-  os << indent << "const long long " << row << " = ";
-  if (inner == 1)
-    os << idx << " / " << R << "LL;\n";
-  else
-    os << "(" << idx << " / " << R * inner << "LL) * " << inner << "LL + "
-       << idx << " % " << inner << "LL;\n";
+  auto [m, acc] = normStats.lookup(op);
+  if (!rowStats.count(op)) {
+    int64_t d = s->reduced.empty() ? 0 : s->reduced[0];
+    ArrayRef<int64_t> in = s->inShape;
+    int64_t R = in.empty() ? 1 : in[d], inner = product(in.drop_front(d + 1));
+    std::string row = fresh("q");
+    os << indent << "const long long " << row << " = ";
+    if (inner == 1)
+      os << idx << " / " << R << "LL;\n";
+    else
+      os << "(" << idx << " / " << R * inner << "LL) * " << inner << "LL + "
+         << idx << " % " << inner << "LL;\n";
+    m += "[" + row + "]";
+    acc += "[" + row + "]";
+  }
   auto x = valueAt(s->input, idx, os, indent);
   if (!x)
     return x.takeError();
-  auto [m, acc] = normStats.lookup(op);
-  std::string y = softmaxElement(*x, m + "[" + row + "]", acc + "[" + row + "]",
-                                 s->recipe == "log_softmax");
+  std::string y = softmaxElement(*x, m, acc, s->recipe == "log_softmax");
   std::string name = fresh("t");
   os << indent << "const float " << name << " = " << y << "; // "
-     << displayName(op) << " (row statistics from the first phase)\n";
+     << displayName(op)
+     << (rowStats.count(op) ? " (the row's statistics)\n"
+                            : " (row statistics from the first phase)\n");
   return name;
 }
 

@@ -16,6 +16,7 @@
 #include "kb/IR/KbDialect.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -227,6 +228,10 @@ public:
   /// element from there (CrossRow.cpp).
   llvm::DenseMap<mlir::Operation *, std::pair<std::string, std::string>>
       normStats;
+  /// The softmaxes of normStats whose statistics are the current row's own
+  /// (scalars a block computed for the row it holds, RowPlan::rowSoftmax),
+  /// not arrays indexed by row.
+  llvm::DenseSet<mlir::Operation *> rowStats;
 
   llvm::Error unsupported(const llvm::Twine &why) const;
 

@@ -213,6 +213,8 @@ public:
       declareBlockScratch(p, os);
       os << "  for (long long r = blockIdx.x; r < " << R
          << "; r += gridDim.x) {\n";
+      if (auto err = emitRowSoftmaxStats(e, p, os))
+        return err;
       // A compile-time stride and trip count let the loop be unrolled with
       // four loads in flight per thread: with few rows (batch_norm's
       // channels) one block per SM must keep enough bytes in flight alone.
@@ -564,6 +566,8 @@ public:
     declareBlockScratch(p, os);
     os << "  for (long long r = blockIdx.x; r < " << p.rows
        << "LL; r += gridDim.x) {\n";
+    if (auto err = emitRowSoftmaxStats(e, p, os))
+      return err;
     if (auto err =
             loadRegisters(p, K, "threadIdx.x + k * " + Bs, "c < " + C, os))
       return err;
@@ -590,8 +594,10 @@ public:
     declareBlockScratch(p, os);
     os << "  __shared__ float xsm[" << p.cols << "];\n"
        << "  for (long long r = blockIdx.x; r < " << p.rows
-       << "LL; r += gridDim.x) {\n"
-       << "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " << C
+       << "LL; r += gridDim.x) {\n";
+    if (auto err = emitRowSoftmaxStats(e, p, os))
+      return err;
+    os << "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " << C
        << "; c += " << B << ") {\n"
        << "      const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
