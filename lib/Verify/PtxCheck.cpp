@@ -40,12 +40,17 @@ std::vector<Statement> statements(const std::string &ptx) {
     size_t a = s.find_first_not_of(" \t\r\n");
     return a == std::string::npos ? std::string() : s.substr(a);
   };
-  auto emit = [&] {
+  // The statement without the labels before it ($L__BB0_5: { ...).
+  auto unlabelled = [&](const std::string &text) {
     static const std::regex label(R"(^\s*[$A-Za-z_][\w$]*\s*:)");
-    std::string t = trimmed(cur);
+    std::string t = trimmed(text);
     std::smatch m;
     while (std::regex_search(t, m, label))
       t = trimmed(t.substr(m.length()));
+    return t;
+  };
+  auto emit = [&] {
+    std::string t = unlabelled(cur);
     if (!t.empty())
       out.push_back({t, scope});
     cur.clear();
@@ -77,7 +82,7 @@ std::vector<Statement> statements(const std::string &ptx) {
       }
     }
     if (c == '{' && !inner) {
-      std::string t = trimmed(cur);
+      std::string t = unlabelled(cur);
       if (t.empty() ||
           (t[0] == '.' && t.find('=') == std::string::npos)) {
         emit();

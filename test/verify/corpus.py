@@ -42,6 +42,7 @@ EXP = unary("  %y : Tensor = aten::exp(%x)\n")
 # library's table of 2/pi's bits, a module-scope global it reads through a
 # pointer (session 40: the PTX check refused every such kernel).
 COS_WIDE = unary("  %y : Tensor = aten::cos(%x)\n", dist="uniform:-1e6:1e6")
+SIN_WIDE = unary("  %y : Tensor = aten::sin(%x)\n", dist="uniform:-1e6:1e6")
 # Outputs over 35 decades (4e-18 .. 2e17): one tensor-wide bound, set by
 # the largest, would leave the middle unchecked.
 EXP_WIDE = unary("  %y : Tensor = aten::exp(%x)\n", dist="uniform:-40:40")
@@ -418,6 +419,10 @@ extern "C" __global__ void kernel(const float* x, float* y, long long n) {
     # ---- session 40: module-scope tables read through pointers are fine;
     # one written through a pointer derived from its address is state.
     ("good_cos_wide_args", "accepted", COS_WIDE, ew("y[i] = cosf(v);"), {}),
+    # double sin reads two tables (__cudart_i2opi_d, __cudart_sin_cos_coeffs);
+    # NVRTC puts inline-asm blocks after labels, whose braces the PTX
+    # check once read as an instruction's.
+    ("good_sin_in_double", "accepted", SIN_WIDE, ew("y[i] = (float)sin((double)v);"), {}),
     ("bad_counter_in_const_table", "forbidden_construct", RELU, r'''
 __device__ const unsigned kTable[4] = {0u, 1u, 2u, 3u};
 extern "C" __global__ void kernel(const float* x, float* y, long long n) {

@@ -430,6 +430,16 @@ TEST(StaticCheck, PtxChecksWhatTheSourceCouldHide) {
              "setp.ne.s64 %p3, %rd46, %rd7;\n@%p3 bra $L__BB0_3;\n"
              "st.global.f32 [%rd44], %f69;\nret;\n}\n"),
       "ok");
+  // double sin/cos: a table read through an offset, next to an inline-asm
+  // block after a label (a vector operand's braces inside it).
+  EXPECT_EQ(
+      status(".global .align 8 .b8 __cudart_sin_cos_coeffs[128] = {186, 94};\n"
+             ".visible .entry k()\n{\n$L__BB0_5:\n\t{\n\t.reg .b32 %temp;\n"
+             "\tmov.b64 \t{%r925, %temp}, %fd1;\n\t}\n"
+             "mov.u64 %rd5, __cudart_sin_cos_coeffs;\n"
+             "mul.wide.s32 %rd6, %r925, 8;\nadd.s64 %rd7, %rd5, %rd6;\n"
+             "ld.global.nc.f64 %fd2, [%rd7+8];\nret;\n}\n"),
+      "ok");
   // A register is a function's own: another function's %rd46 is not the
   // table's address.
   EXPECT_EQ(status(".global .align 4 .b8 tab[8];\n"
