@@ -135,7 +135,10 @@ int codegen::crossRowSharedRowMax(int sharedRowMax) {
 
 bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre,
                              const RowPlan &final, bool rowMajorIndex) {
-  if (final.mode != RowMode::Block || !rowMajorIndex || e.channelsLastRead)
+  bool registerGroups =
+      final.mode == RowMode::Warp && !final.vec4 && !final.stagedTile;
+  if ((final.mode != RowMode::Block && !registerGroups) || !rowMajorIndex ||
+      e.channelsLastRead)
     return false;
   auto s = analyzeStage(e.kernel, pre);
   if (!s) {
@@ -151,7 +154,7 @@ bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre,
 }
 
 llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
-                                         llvm::raw_ostream &os) {
+                                         int64_t lanes, llvm::raw_ostream &os) {
   if (!p.rowSoftmax)
     return llvm::Error::success();
   auto s = analyzeStage(e.kernel, p.rowSoftmax);
@@ -159,32 +162,44 @@ llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
     return s.takeError();
   // One softmax a kernel (crossRowNorm's), emitted once in its row loop.
   const std::string m = "kbs_m", acc = "kbs_acc", red = "kbs_red";
-  std::string loop = "#pragma unroll 4\n    for (long long c = threadIdx.x; "
-                     "c < " +
-                     std::to_string(p.cols) + "LL; c += blockDim.x) {\n" +
-                     "      const long long i = " + p.index("r", "c") + ";\n";
+  std::string C = std::to_string(p.cols) + "LL", Ls = std::to_string(lanes);
+  // A block walks the row by its threads; a group of `lanes` lanes by its
+  // lanes (dead lanes past the last row take part in the shuffles only).
+  std::string loop =
+      lanes == 0
+          ? "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " + C +
+                "; c += blockDim.x) {\n      {\n"
+          : "#pragma unroll 4\n    for (long long c = lane; c < " + C +
+                "; c += " + Ls + ") {\n      if (live) {\n";
+  loop += "      const long long i = " + p.index("r", "c") + ";\n";
+  auto combine = [&](const std::string &v, const char *identity,
+                     const char *op) {
+    return lanes == 0 ? "    " + v + " = kb::block_reduce(" + v + ", " +
+                            identity + ", " + red + ", kb::" + op + "());\n"
+                      : "    " + v + " = kb::group_reduce<" + Ls + ">(" + v +
+                            ", kb::" + op + "());\n";
+  };
   // The split kernel's two passes (RowPlans.cpp's softmax program): the
   // row comes from L2 the second time, and a third in the final stage's.
-  os << "    __shared__ float " << red << "[33];\n"
-     << "    float " << m << " = (-kb::inf());\n"
-     << loop;
+  if (lanes == 0)
+    os << "    __shared__ float " << red << "[33];\n";
+  os << "    float " << m << " = (-kb::inf());\n" << loop;
   e.newScope();
   auto x = e.valueAt(s->input, "i", os, "      ");
   if (!x)
     return x.takeError();
-  os << "      " << m << " = kb::nanmax(" << m << ", " << *x << ");\n    }\n"
-     << "    " << m << " = kb::block_reduce(" << m << ", (-kb::inf()), " << red
-     << ", kb::Max());\n"
-     << "    float " << acc << " = 0.f;\n"
+  os << "      " << m << " = kb::nanmax(" << m << ", " << *x
+     << ");\n      }\n    }\n"
+     << combine(m, "(-kb::inf())", "Max") << "    float " << acc
+     << " = 0.f;\n"
      << loop;
   e.newScope();
   x = e.valueAt(s->input, "i", os, "      ");
   if (!x)
     return x.takeError();
   os << "      " << acc << " += expf(__fsub_rn(" << *x << ", " << m
-     << "));\n    }\n"
-     << "    " << acc << " = kb::block_reduce(" << acc << ", 0.f, " << red
-     << ", kb::Sum());\n";
+     << "));\n      }\n    }\n"
+     << combine(acc, "0.f", "Sum");
   e.newScope();
   e.normStats[p.rowSoftmax] = {m, acc};
   e.rowStats.insert(p.rowSoftmax);

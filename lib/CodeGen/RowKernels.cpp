@@ -213,7 +213,7 @@ public:
       declareBlockScratch(p, os);
       os << "  for (long long r = blockIdx.x; r < " << R
          << "; r += gridDim.x) {\n";
-      if (auto err = emitRowSoftmaxStats(e, p, os))
+      if (auto err = emitRowSoftmaxStats(e, p, 0, os))
         return err;
       // A compile-time stride and trip count let the loop be unrolled with
       // four loads in flight per thread: with few rows (batch_norm's
@@ -292,6 +292,8 @@ public:
     std::string Ls = std::to_string(L), Ks = std::to_string(K),
                 C = std::to_string(p.cols) + "LL";
     openGroupRows(p, L, os);
+    if (auto err = emitRowSoftmaxStats(e, p, L, os))
+      return err;
     if (auto err =
             loadRegisters(p, K, "lane + k * " + Ls, "live && c < " + C, os))
       return err;
@@ -566,7 +568,7 @@ public:
     declareBlockScratch(p, os);
     os << "  for (long long r = blockIdx.x; r < " << p.rows
        << "LL; r += gridDim.x) {\n";
-    if (auto err = emitRowSoftmaxStats(e, p, os))
+    if (auto err = emitRowSoftmaxStats(e, p, 0, os))
       return err;
     if (auto err =
             loadRegisters(p, K, "threadIdx.x + k * " + Bs, "c < " + C, os))
@@ -595,7 +597,7 @@ public:
     os << "  __shared__ float xsm[" << p.cols << "];\n"
        << "  for (long long r = blockIdx.x; r < " << p.rows
        << "LL; r += gridDim.x) {\n";
-    if (auto err = emitRowSoftmaxStats(e, p, os))
+    if (auto err = emitRowSoftmaxStats(e, p, 0, os))
       return err;
     os << "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " << C
        << "; c += " << B << ") {\n"

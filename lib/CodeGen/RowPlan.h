@@ -119,10 +119,11 @@ struct RowPlan {
   /// leaderExtra alone (a cross-row kernel's statistics phase stores the
   /// row's statistics to the workspace there).
   bool statsOnly = false;
-  /// Block modes: a softmax earlier in the region over these same rows
-  /// (contiguous runs of `cols`): each row's block computes the row's max
-  /// and sum of exponentials itself before the passes, instead of a
-  /// cross-row kernel's first phase and grid barrier (CrossRow.cpp).
+  /// Block modes and Warp register rows: a softmax earlier in the region
+  /// over these same rows (contiguous runs of `cols`): the block or lane
+  /// group holding a row computes the row's max and sum of exponentials
+  /// itself before the passes, instead of a cross-row kernel's first phase
+  /// and grid barrier (CrossRow.cpp).
   AtenOp rowSoftmax;
 };
 
@@ -264,15 +265,17 @@ llvm::Error emitCrossRowStats(RegionEmitter &e, CrossRowStats &s, YieldOp yield,
 /// memory, given the one it would stage alone.
 int crossRowSharedRowMax(int sharedRowMax);
 /// Whether softmax `pre` (crossRowNorm's) runs over exactly the rows of
-/// `final`'s plan, contiguous runs of its cols, in a Block mode: its
-/// statistics are then the row's own (RowPlan::rowSoftmax).
+/// `final`'s plan, contiguous runs of its cols, in a Block mode or Warp
+/// register rows: its statistics are then the row's own
+/// (RowPlan::rowSoftmax).
 bool sameRowSoftmax(RegionEmitter &e, AtenOp pre, const RowPlan &final,
                     bool rowMajorIndex);
-/// In a Block-mode row loop (row `r`), the row's max and sum of exponentials
-/// of p.rowSoftmax, as the first phase's split kernel computes them, into
-/// scalars valueAt then reads (RegionEmitter::rowStats).
+/// In a row loop (row `r`: a block's, or with `lanes` > 0 a group's of that
+/// many lanes, `lane` and `live` in scope), the row's max and sum of
+/// exponentials of p.rowSoftmax, as the first phase's split kernel computes
+/// them, into scalars valueAt then reads (RegionEmitter::rowStats).
 llvm::Error emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
-                                llvm::raw_ostream &os);
+                                int64_t lanes, llvm::raw_ostream &os);
 
 /// The kernel body of a plan in any mode but Split (RowKernels.cpp), or
 /// Split (emitSplitRows).
