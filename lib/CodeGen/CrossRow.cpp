@@ -133,8 +133,8 @@ int codegen::crossRowSharedRowMax(int sharedRowMax) {
   return std::min(sharedRowMax, kCrossRowSharedRowMax);
 }
 
-bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre,
-                             const RowPlan &final, bool rowMajorIndex) {
+bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre, const RowPlan &final,
+                             bool rowMajorIndex) {
   bool registerGroups =
       final.mode == RowMode::Warp && !final.vec4 && !final.stagedTile;
   if ((final.mode != RowMode::Block && !registerGroups) || !rowMajorIndex ||
@@ -190,8 +190,7 @@ llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
     return x.takeError();
   os << "      " << m << " = kb::nanmax(" << m << ", " << *x
      << ");\n      }\n    }\n"
-     << combine(m, "(-kb::inf())", "Max") << "    float " << acc
-     << " = 0.f;\n"
+     << combine(m, "(-kb::inf())", "Max") << "    float " << acc << " = 0.f;\n"
      << loop;
   e.newScope();
   x = e.valueAt(s->input, "i", os, "      ");

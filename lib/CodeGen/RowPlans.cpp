@@ -862,10 +862,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     SmallVector<unsigned> trialUpdated;
     if (llvm::Error err = planRows(e, f, yield, trial, trialOut, trialUpdated))
       llvm::consumeError(std::move(err));
-    else if (sameRowSoftmax(
-                 e, pre, trial,
-                 trial.index &&
-                     trial.index("r", "c") == rowMajor("r", "c", trial.cols)))
+    else if (sameRowSoftmax(e, pre, trial,
+                            trial.index && trial.index("r", "c") ==
+                                               rowMajor("r", "c", trial.cols)))
       rowSoftmax = pre;
     if (!rowSoftmax) {
       auto s = planCrossRowStats(e, pre, yield, out, updated);

@@ -117,13 +117,11 @@ double kb::verify::hugeEagerRelError(const float *eager32, const double *ref64,
   return rel;
 }
 
-ComparisonStats kb::verify::compareStats(const float *cand,
-                                         const float *eager32,
-                                         const double *ref64, size_t n,
-                                         double factor, uint32_t poison,
-                                         NonfiniteRule nonfinite,
-                                         const double *sens64,
-                                         const float *step32) {
+ComparisonStats
+kb::verify::compareStats(const float *cand, const float *eager32,
+                         const double *ref64, size_t n, double factor,
+                         uint32_t poison, NonfiniteRule nonfinite,
+                         const double *sens64, const float *step32) {
   ComparisonStats s;
   s.n = n;
   for (size_t i = 0; i < n; ++i)

@@ -83,8 +83,7 @@ std::vector<Statement> statements(const std::string &ptx) {
     }
     if (c == '{' && !inner) {
       std::string t = unlabelled(cur);
-      if (t.empty() ||
-          (t[0] == '.' && t.find('=') == std::string::npos)) {
+      if (t.empty() || (t[0] == '.' && t.find('=') == std::string::npos)) {
         emit();
         if (depth++ == 0)
           scope = ++nextScope;
@@ -150,7 +149,7 @@ std::optional<std::string> escapes(const std::vector<Statement> &stmts,
   std::map<int, std::set<std::string>> tainted;
   static const std::set<std::string> pure = {
       "mov", "cvta", "cvt", "add", "sub", "mul", "mad", "shl",
-      "shr", "and", "or",   "xor", "min", "max", "selp"};
+      "shr", "and",  "or",  "xor", "min", "max", "selp"};
   for (bool changed = true; changed;) {
     changed = false;
     for (const Statement &s : stmts) {
@@ -230,8 +229,7 @@ std::optional<Rejection> kb::verify::ptxCheck(const std::string &ptx) {
       return Rejection{
           VerdictStatus::ForbiddenConstruct,
           "the compiled kernel writes, or lets escape the address of, '" +
-              name +
-              "', a variable in global memory at module scope (`" +
+              name + "', a variable in global memory at module scope (`" +
               bad->substr(0, 80) +
               "`): state kept between launches is not allowed (launch "
               "counters, cached results); use __constant__ for constant "

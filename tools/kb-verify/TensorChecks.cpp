@@ -47,8 +47,7 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
       eSpecial & at::where(eNan, xNan, xInf & (x.signbit() == e.signbit()));
   // eager NaN where the truth is +-Inf: the truth's Inf is right too.
   at::Tensor same =
-      eagerMatch |
-      (eSpecial & r.isinf() & xInf & (x.signbit() == r.signbit()));
+      eagerMatch | (eSpecial & r.isinf() & xInf & (x.signbit() == r.signbit()));
   if (nonfinite == NonfiniteRule::Any)
     same = same | (eSpecial & xSpecial & r.isfinite().logical_not());
   else if (nonfinite == NonfiniteRule::Order)
@@ -244,11 +243,10 @@ kb::verify::tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
   ComparisonStats total;
   for (int64_t off = 0; off < x.numel(); off += chunk) {
     int64_t len = std::min(chunk, x.numel() - off);
-    total.append(chunkStats(x.narrow(0, off, len), e.narrow(0, off, len),
-                            r.narrow(0, off, len), factor, poison, nonfinite,
-                            sv.defined() ? sv.narrow(0, off, len) : sv,
-                            st.defined() ? st.narrow(0, off, len) : st,
-                            p.eagerRel, p.env));
+    total.append(chunkStats(
+        x.narrow(0, off, len), e.narrow(0, off, len), r.narrow(0, off, len),
+        factor, poison, nonfinite, sv.defined() ? sv.narrow(0, off, len) : sv,
+        st.defined() ? st.narrow(0, off, len) : st, p.eagerRel, p.env));
   }
   return total;
 }

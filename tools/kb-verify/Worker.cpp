@@ -306,7 +306,7 @@ struct GpuWorker::Impl {
                                                   : at::Tensor(),
         &profiles[o],
         withSensitivity && o < expect.step32.size() ? expect.step32[o]
-                                                     : at::Tensor());
+                                                    : at::Tensor());
     if (poisonChecked)
       stats.unwritten = 0;
     return judgeComparison(stats, job.checks.toleranceFactor);

@@ -59,8 +59,8 @@ TEST(Reference, OpByOpFp32RoundsEachOpsResult) {
                 "  return (%z, %s, %m)\n");
   // Channel 0: x = +-1, so (x - mean) * rstd = +-1 (to 1e-3) and the
   // output is +-3e38 * 2 = +-6e38; channel 1: ordinary values.
-  at::Tensor x = at::tensor(std::vector<float>{1, 0.5f, -1, -0.5f})
-                     .view({2, 2, 1, 1});
+  at::Tensor x =
+      at::tensor(std::vector<float>{1, 0.5f, -1, -0.5f}).view({2, 2, 1, 1});
   at::Tensor w = at::tensor(std::vector<float>{3e38f, 1});
   at::Tensor b = at::tensor(std::vector<float>{-3e38f, 0});
   at::Tensor m = at::zeros({2}), v = at::ones({2});

@@ -70,9 +70,10 @@ void checkAgainstHost(Planted &p, uint32_t poison,
                       const std::vector<double> &sens = {},
                       const std::vector<float> &step = {}) {
   p.tensors();
-  ComparisonStats host = compareStats(
-      p.c.data(), p.e.data(), p.r.data(), p.r.size(), 8.0, poison, nonfinite,
-      sens.empty() ? nullptr : sens.data(), step.empty() ? nullptr : step.data());
+  ComparisonStats host =
+      compareStats(p.c.data(), p.e.data(), p.r.data(), p.r.size(), 8.0, poison,
+                   nonfinite, sens.empty() ? nullptr : sens.data(),
+                   step.empty() ? nullptr : step.data());
   at::Tensor st = sens.empty() ? at::Tensor() : at::tensor(sens);
   at::Tensor sp = step.empty() ? at::Tensor() : at::tensor(step);
   for (int64_t chunk : {int64_t(1) << 26, int64_t(7), int64_t(100)}) {
@@ -301,7 +302,7 @@ TEST(TensorStats, OpByOpFp32NonfiniteIsExcused) {
   Comparison c = status(step);
   EXPECT_EQ(c.status, VerdictStatus::Accepted);
   EXPECT_FALSE(c.allclose1e4); // KernelBench compares with eager's -0.375
-  p.c[30] = inf; // an Inf where the op-by-op value is NaN
+  p.c[30] = inf;               // an Inf where the op-by-op value is NaN
   EXPECT_EQ(status(step).status, VerdictStatus::NanMismatch);
   step[30] = -inf; // and of the other sign
   EXPECT_EQ(status(step).status, VerdictStatus::NanMismatch);

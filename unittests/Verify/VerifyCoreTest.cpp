@@ -396,8 +396,9 @@ TEST(StaticCheck, PtxChecksWhatTheSourceCouldHide) {
   // names (a header's helper), or only loaded from, directly or through
   // registers derived from its address, is not.
   // (after the header directives NVRTC ends with a newline, not a ';')
-  const std::string decl = ".version 9.0\n.target sm_90\n.address_size 64\n"
-                           "\n\t// .globl\tk\n.global .align 8 .u64 last_input;\n";
+  const std::string decl =
+      ".version 9.0\n.target sm_90\n.address_size 64\n"
+      "\n\t// .globl\tk\n.global .align 8 .u64 last_input;\n";
   for (const std::string &use :
        {"st.global.u64 [last_input], %rd1;\n",
         "@%p1 atom.global.add.u64 %rd2, [last_input+8], 1;\n",
