@@ -24,17 +24,22 @@ struct Reference::Impl {
     torch::jit::Stack stack(inputs.begin(), inputs.end());
     state.run(stack);
     std::vector<at::Tensor> out;
-    for (const c10::IValue &v : stack) {
-      if (v.isTensor()) {
-        out.push_back(v.toTensor());
-      } else if (v.isTuple()) {
-        for (const c10::IValue &e : v.toTupleRef().elements())
-          out.push_back(e.toTensor());
-      } else {
-        throw std::runtime_error("the reference graph returned a non-tensor");
-      }
-    }
+    for (const c10::IValue &v : stack)
+      appendTensors(v, out);
     return out;
+  }
+
+  /// The graph's result `v` (a tensor or a tuple of them) as tensors.
+  static void appendTensors(const c10::IValue &v,
+                            std::vector<at::Tensor> &out) {
+    if (v.isTensor()) {
+      out.push_back(v.toTensor());
+    } else if (v.isTuple()) {
+      for (const c10::IValue &e : v.toTupleRef().elements())
+        out.push_back(e.toTensor());
+    } else {
+      throw std::runtime_error("the reference graph returned a non-tensor");
+    }
   }
 
   /// One op of the graph as a graph of its own: the op, clones of its
@@ -119,17 +124,8 @@ struct Reference::Impl {
       }
     }
     std::vector<at::Tensor> out;
-    for (Value *v : graph->outputs()) {
-      c10::IValue r = value(v);
-      if (r.isTensor()) {
-        out.push_back(r.toTensor());
-      } else if (r.isTuple()) {
-        for (const c10::IValue &e : r.toTupleRef().elements())
-          out.push_back(e.toTensor());
-      } else {
-        return {};
-      }
-    }
+    for (Value *v : graph->outputs())
+      appendTensors(value(v), out);
     return out;
   } catch (const std::exception &) {
     return {};
