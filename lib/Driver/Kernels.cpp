@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kb/CodeGen/ChannelsLast.h"
+#include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Driver/Stages.h"
 #include "kb/Emit/FileTransaction.h"
 #include "kb/Emit/Files.h"
@@ -111,10 +112,11 @@ Error generateKernels(RewriteRun &run) {
       run.result.regions.push_back(std::move(plan));
       continue;
     }
+    // Masks are a byte an element, indices eight (kb::elementBytes).
     for (const EmittedTensor &t : k->inputs)
-      rec.bytes += 4 * verify::numel(t.shape);
+      rec.bytes += kb::elementBytes(t.dtype) * verify::numel(t.shape);
     for (const EmittedTensor &t : k->outputs)
-      rec.bytes += (t.dtype == "int64" ? 8 : 4) * verify::numel(t.shape);
+      rec.bytes += kb::elementBytes(t.dtype) * verify::numel(t.shape);
     rec.elements = k->outputs.empty() ? 0 : verify::numel(k->outputs[0].shape);
     if (auto err = writeKernelFiles(kernelDir, *k))
       return err;
