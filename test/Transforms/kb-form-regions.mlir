@@ -471,6 +471,37 @@ func.func @pool_after_pool(%x: tensor<2x4x8x8xf32>) -> tensor<2x4x2x2xf32> {
 
 // -----
 
+// Adaptive windows overlap where the output does not divide the input (7 ->
+// 3: windows [0, 3), [2, 5), [4, 7)); where it does (8 -> 4) they tile it.
+// CHECK-LABEL: func.func @adaptive_pool_after_pool
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<2x4x7x7xf32>) {
+// CHECK-NEXT:    kb.aten "max_pool2d"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<2x4x3x3xf32>) {
+// CHECK-NEXT:    kb.aten "adaptive_avg_pool2d"
+// CHECK:       kb.region attributes {id = 2 : i64} -> (tensor<2x4x4x4xf32>) {
+// CHECK-NEXT:    kb.aten "max_pool2d"
+// CHECK-NEXT:    kb.aten "adaptive_avg_pool2d"
+func.func @adaptive_pool_after_pool(%x: tensor<2x4x14x14xf32>, %y: tensor<2x4x16x16xf32>) -> (tensor<2x4x3x3xf32>, tensor<2x4x4x4xf32>) {
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %four = kb.constant {value = 4 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %k2 = kb.list(%two, %two) : (i64, i64) -> !kb.list<i64>
+  %p0 = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %d1 = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %o3 = kb.list(%three, %three) : (i64, i64) -> !kb.list<i64>
+  %o4 = kb.list(%four, %four) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "max_pool2d"(%x, %k2, %k2, %p0, %d1, %f) : (tensor<2x4x14x14xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1) -> tensor<2x4x7x7xf32>
+  %1 = kb.aten "adaptive_avg_pool2d"(%0, %o3) : (tensor<2x4x7x7xf32>, !kb.list<i64>) -> tensor<2x4x3x3xf32>
+  %2 = kb.aten "max_pool2d"(%y, %k2, %k2, %p0, %d1, %f) : (tensor<2x4x16x16xf32>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1) -> tensor<2x4x8x8xf32>
+  %3 = kb.aten "adaptive_avg_pool2d"(%2, %o4) : (tensor<2x4x8x8xf32>, !kb.list<i64>) -> tensor<2x4x4x4xf32>
+  return %1, %3 : tensor<2x4x3x3xf32>, tensor<2x4x4x4xf32>
+}
+
+// -----
+
 // After a pooling, the last reduction's rows are pooled values: an op over
 // the pooling's input shape is not broadcast back (no row kernel holds
 // those elements; the region would get no kernel).
