@@ -58,10 +58,12 @@ std::vector<Statement> statements(const std::string &ptx) {
   for (size_t i = 0; i < ptx.size(); ++i) {
     char c = ptx[i];
     if (c == '/' && i + 1 < ptx.size() && ptx[i + 1] == '/') {
+      // To the line's end, whose newline is read next: it may end a
+      // directive (`.target sm_90 // ...`).
       i = ptx.find('\n', i);
       if (i == std::string::npos)
         break;
-      cur += '\n';
+      --i;
       continue;
     }
     if (c == '/' && i + 1 < ptx.size() && ptx[i + 1] == '*') {

@@ -395,10 +395,11 @@ TEST(StaticCheck, PtxChecksWhatTheSourceCouldHide) {
   // declaration (state between launches) are refused; one no instruction
   // names (a header's helper), or only loaded from, directly or through
   // registers derived from its address, is not.
-  // (after the header directives NVRTC ends with a newline, not a ';')
+  // (after the header directives NVRTC ends with a newline, not a ';', a
+  // comment before that newline included)
   const std::string decl =
-      ".version 9.0\n.target sm_90\n.address_size 64\n"
-      "\n\t// .globl\tk\n.global .align 8 .u64 last_input;\n";
+      ".version 9.0\n.target sm_90\n\t// .globl\tk\n"
+      ".address_size 64 // 64-bit\n.global .align 8 .u64 last_input;\n";
   for (const std::string &use :
        {"st.global.u64 [last_input], %rd1;\n",
         "@%p1 atom.global.add.u64 %rd2, [last_input+8], 1;\n",
