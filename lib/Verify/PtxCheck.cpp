@@ -135,6 +135,47 @@ std::vector<std::string> registers(const std::string &text) {
   return out;
 }
 
+/// A statement as the address tracking reads it, parsed once.
+struct Instruction {
+  const Statement *stmt;
+  std::string text;       // without its guard predicate (@%p1, @!%p1)
+  bool directive;         // starts with '.'
+  std::string op;         // the opcode up to its first '.'
+  bool split;             // its operands hold a ','
+  std::string dest, srcs; // the operands before and after the first ','
+  std::vector<std::string> regs, destRegs, srcRegs;
+};
+
+std::vector<Instruction> instructions(const std::vector<Statement> &stmts) {
+  // A guard predicate is a condition, never an address.
+  static const std::regex guard(R"(^@!?%[\w$]+\s+)");
+  std::vector<Instruction> out;
+  for (const Statement &s : stmts) {
+    Instruction in;
+    in.stmt = &s;
+    in.text = s.text;
+    std::smatch gm;
+    if (std::regex_search(in.text, gm, guard))
+      in.text = in.text.substr(gm.length());
+    in.directive = in.text[0] == '.';
+    in.regs = registers(in.text);
+    size_t sp = in.text.find_first_of(" \t\r\n");
+    std::string opcode = in.text.substr(0, sp);
+    in.op = opcode.substr(0, opcode.find('.'));
+    std::string operands = sp == std::string::npos ? "" : in.text.substr(sp);
+    size_t comma = operands.find(',');
+    in.split = comma != std::string::npos;
+    if (in.split) {
+      in.dest = operands.substr(0, comma);
+      in.srcs = operands.substr(comma + 1);
+      in.destRegs = registers(in.dest);
+      in.srcRegs = registers(in.srcs);
+    }
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
 /// Where the address of module-scope variable `name` may go. Its address
 /// (a register holding it, or anything computed from such a register) may
 /// be moved, converted and offset, and loaded from; it may not be stored
@@ -143,7 +184,7 @@ std::vector<std::string> registers(const std::string &text) {
 /// between launches. The math library's tables (`__cudart_i2opi_f`, read
 /// by sinf/cosf's argument reduction through a pointer it increments) are
 /// only loaded from. Returns the offending statement.
-std::optional<std::string> escapes(const std::vector<Statement> &stmts,
+std::optional<std::string> escapes(const std::vector<Instruction> &code,
                                    const std::string &name,
                                    const std::string &declaration) {
   // Per function body: registers holding the address or one derived from
@@ -152,52 +193,36 @@ std::optional<std::string> escapes(const std::vector<Statement> &stmts,
   static const std::set<std::string> pure = {
       "mov", "cvta", "cvt", "add", "sub", "mul", "mad", "shl",
       "shr", "and",  "or",  "xor", "min", "max", "selp"};
+  auto anyOf = [](const std::vector<std::string> &regs,
+                  const std::set<std::string> &t) {
+    for (const std::string &r : regs)
+      if (t.count(r))
+        return true;
+    return false;
+  };
   for (bool changed = true; changed;) {
     changed = false;
-    for (const Statement &s : stmts) {
-      if (s.text == declaration)
+    for (const Instruction &in : code) {
+      if (in.stmt->text == declaration)
         continue;
-      std::set<std::string> &t = tainted[s.scope];
-      std::string text = s.text;
-      // A guard predicate (@%p1, @!%p1) is a condition, never an address.
-      static const std::regex guard(R"(^@!?%[\w$]+\s+)");
-      std::smatch gm;
-      if (std::regex_search(text, gm, guard))
-        text = text.substr(gm.length());
-      std::vector<std::string> regs = registers(text);
-      bool named = names(text, name);
-      bool touched = named;
-      for (const std::string &r : regs)
-        touched = touched || t.count(r);
-      if (!touched)
+      std::set<std::string> &t = tainted[in.stmt->scope];
+      if (!names(in.text, name) && !anyOf(in.regs, t))
         continue;
-      if (text[0] == '.')
-        return s.text; // another declaration names it
-      size_t sp = text.find_first_of(" \t\r\n");
-      std::string opcode = text.substr(0, sp);
-      std::string op = opcode.substr(0, opcode.find('.'));
-      if (op == "ld")
+      if (in.directive)
+        return in.stmt->text; // another declaration names it
+      if (in.op == "ld")
         continue; // loads from it; the loaded value is data
-      if (op == "setp")
+      if (in.op == "setp")
         continue; // a predicate from it (a loop's end)
-      if (!pure.count(op))
-        return s.text;
-      std::string operands = sp == std::string::npos ? "" : text.substr(sp);
-      size_t comma = operands.find(',');
-      if (comma == std::string::npos)
-        return s.text;
+      if (!pure.count(in.op) || !in.split)
+        return in.stmt->text;
       // The destination (one register or a vector of them) is derived when
       // a source is.
-      std::string dest = operands.substr(0, comma);
-      std::string srcs = operands.substr(comma + 1);
-      bool fromIt = names(srcs, name);
-      for (const std::string &r : registers(srcs))
-        fromIt = fromIt || t.count(r);
-      if (!fromIt)
+      if (!names(in.srcs, name) && !anyOf(in.srcRegs, t))
         continue;
-      if (names(dest, name))
-        return s.text;
-      for (const std::string &r : registers(dest))
+      if (names(in.dest, name))
+        return in.stmt->text;
+      for (const std::string &r : in.destRegs)
         changed = t.insert(r).second || changed;
     }
   }
@@ -222,12 +247,13 @@ std::optional<Rejection> kb::verify::ptxCheck(const std::string &ptx) {
   static const std::regex moduleGlobal(
       R"(^(\.(visible|weak|extern|common)\s+)*\.global\s[^=]*?([A-Za-z_$%][\w$]*)\s*(\[[^\]]*\])?\s*(=|$))");
   std::vector<Statement> stmts = statements(ptx);
+  std::vector<Instruction> code = instructions(stmts);
   for (const Statement &s : stmts) {
     std::smatch m;
     if (s.scope != 0 || !std::regex_search(s.text, m, moduleGlobal))
       continue;
     std::string name = m[3].str();
-    if (auto bad = escapes(stmts, name, s.text))
+    if (auto bad = escapes(code, name, s.text))
       return Rejection{
           VerdictStatus::ForbiddenConstruct,
           "the compiled kernel writes, or lets escape the address of, '" +
