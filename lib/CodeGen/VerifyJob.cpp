@@ -14,6 +14,14 @@ bool computesVariance(const kb::EmittedKernel &k) {
 }
 } // namespace
 
+int64_t kb::kernelBytes(const EmittedKernel &k) {
+  int64_t bytes = 0;
+  for (const auto *list : {&k.inputs, &k.outputs})
+    for (const EmittedTensor &t : *list)
+      bytes += elementBytes(t.dtype) * verify::numel(t.shape);
+  return bytes;
+}
+
 std::string kb::verifyJobJson(const EmittedKernel &k) {
   verify::Job job;
   job.id = k.name;
@@ -47,11 +55,7 @@ std::string kb::verifyJobJson(const EmittedKernel &k) {
   // The watchdog covers compile, trials and timing, and every trial reads
   // each output several times in float64 (about 18 s for a 4.3 GB input
   // and output on an H200, run59): 20 s, plus 5 s per GB moved.
-  double bytes = 0;
-  for (const auto *list : {&k.inputs, &k.outputs})
-    for (const EmittedTensor &t : *list)
-      bytes += double(elementBytes(t.dtype)) * double(verify::numel(t.shape));
-  job.timeoutSeconds = 20.0 + 5.0 * bytes / 1e9;
+  job.timeoutSeconds = 20.0 + 5.0 * double(kernelBytes(k)) / 1e9;
   // Reductions: with Inf of both signs NaN or Inf depends on the order of
   // the sum ("order": free only where the truth is NaN; where it is +-Inf,
   // a NaN is wrong, as in a logsumexp without the Inf rule). Variances

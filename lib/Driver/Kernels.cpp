@@ -112,11 +112,7 @@ Error generateKernels(RewriteRun &run) {
       run.result.regions.push_back(std::move(plan));
       continue;
     }
-    // Masks are a byte an element, indices eight (kb::elementBytes).
-    for (const EmittedTensor &t : k->inputs)
-      rec.bytes += kb::elementBytes(t.dtype) * verify::numel(t.shape);
-    for (const EmittedTensor &t : k->outputs)
-      rec.bytes += kb::elementBytes(t.dtype) * verify::numel(t.shape);
+    rec.bytes = kb::kernelBytes(*k);
     rec.elements = k->outputs.empty() ? 0 : verify::numel(k->outputs[0].shape);
     if (auto err = writeKernelFiles(kernelDir, *k))
       return err;

@@ -157,6 +157,10 @@ struct EmitOptions {
 llvm::Expected<EmittedKernel> emitKernel(KernelOp kernel,
                                          const EmitOptions &options = {});
 
+/// The bytes the kernel's inputs and outputs hold, each in its own element
+/// type (the report's region bytes, the job's watchdog).
+int64_t kernelBytes(const EmittedKernel &k);
+
 /// The kb-verify job (docs/verify.md) for an emitted kernel.
 std::string verifyJobJson(const EmittedKernel &k);
 
