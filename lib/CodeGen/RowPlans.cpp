@@ -857,15 +857,21 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     // a [rows, 4096] tensor): the block holding a row computes its
     // statistics first, no phase or grid barrier (a cross-row kernel read
     // the 150 MB input three times: 0.258 ms, seed 20261234 task 2).
-    RowPlan trial;
-    EmittedKernel trialOut;
-    SmallVector<unsigned> trialUpdated;
-    if (llvm::Error err = planRows(e, f, yield, trial, trialOut, trialUpdated))
-      llvm::consumeError(std::move(err));
-    else if (sameRowSoftmax(e, pre, trial,
-                            trial.index && trial.index("r", "c") ==
-                                               rowMajor("r", "c", trial.cols)))
-      rowSoftmax = pre;
+    // The final stage is planned once more for that (a batch norm's rows
+    // are channels, never the final stage's).
+    if (pre.getInfo()->cuda != "batch_norm") {
+      RowPlan trial;
+      EmittedKernel trialOut;
+      SmallVector<unsigned> trialUpdated;
+      if (llvm::Error err =
+              planRows(e, f, yield, trial, trialOut, trialUpdated))
+        llvm::consumeError(std::move(err));
+      else if (sameRowSoftmax(e, pre, trial,
+                              trial.index &&
+                                  trial.index("r", "c") ==
+                                      rowMajor("r", "c", trial.cols)))
+        rowSoftmax = pre;
+    }
     if (!rowSoftmax) {
       auto s = planCrossRowStats(e, pre, yield, out, updated);
       if (!s)
