@@ -34,6 +34,8 @@
 #include "kb/Transforms/OpUtils.h"
 #include "kb/Transforms/Passes.h"
 
+#include <algorithm>
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -299,17 +301,26 @@ private:
     }
     if (kind == OpKind::Reduction && recomputeProducers(op))
       computeDeps(op);
-    if (kind != OpKind::Anchor)
+    if (kind != OpKind::Anchor) {
+      // The operands' groups, those with an anchor or a reduction first:
+      // absorbSiblings can then take a pointwise sibling into them, never
+      // the reverse (kl_div's `xlogy(t, t) - t * log_softmax(x)` joined
+      // xlogy's group and left the log_softmax's without its sum: 1.25 GB
+      // written and read back, seed 20261234 task 6).
+      SmallVector<int, 4> gids;
       for (Value v : op->getOperands())
         if (Operation *p = v.getDefiningOp(); p && !isIndexResult(v))
-          if (auto g = groupOf.find(p); g != groupOf.end()) {
-            // tryJoin inserts into groupOf, which invalidates `g`.
-            int gid = g->second;
-            if (tryJoin(op, kind, groups[gid])) {
-              absorbSiblings(op, groups[gid]);
-              return;
-            }
-          }
+          if (auto g = groupOf.find(p); g != groupOf.end())
+            gids.push_back(g->second);
+      std::stable_partition(gids.begin(), gids.end(), [&](int gid) {
+        return groups[gid].anchor || groups[gid].lastReduction;
+      });
+      for (int gid : gids)
+        if (tryJoin(op, kind, groups[gid])) {
+          absorbSiblings(op, groups[gid]);
+          return;
+        }
+    }
     Group g;
     g.id = groups.size();
     g.ops.push_back(op);

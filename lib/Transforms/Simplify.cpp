@@ -374,11 +374,42 @@ struct SplitConvBias : OpRewritePattern<AtenOp> {
   }
 };
 
+/// aten::size(t, d) of a dim the trace recorded as static is that number:
+/// the graph is specialised to its traced shapes (kernels are compiled for
+/// them and ModelNew runs the original forward on any other shape). Left as
+/// a use, the size kept its tensor alive: kl_div's `batchmean` reads
+/// `input.size(0)`, which made the log_softmax an output of its region
+/// (1.25 GB written for nothing) and cut the loss's sum off into a region
+/// of its own (seed 20261234 task 6).
+struct FoldStaticSize : OpRewritePattern<AtenOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtenOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getName() != "size" || op.getArgs().size() != 2 ||
+        op->getNumResults() != 1 || !op->getResult(0).getType().isInteger(64))
+      return failure();
+    auto type = dyn_cast<RankedTensorType>(op.getArgs()[0].getType());
+    std::optional<double> dim = getConstantNumber(op.getArgs()[1]);
+    if (!type || !dim || type.getRank() == 0)
+      return failure();
+    int64_t rank = type.getRank(), d = int64_t(*dim);
+    if (double(d) != *dim || d < -rank || d >= rank)
+      return failure();
+    if (d < 0)
+      d += rank;
+    if (ShapedType::isDynamic(type.getDimSize(d)))
+      return failure();
+    rewriter.replaceOp(op, makeI64(rewriter, op.getLoc(), type.getDimSize(d)));
+    return success();
+  }
+};
+
 struct SimplifyPass : kb::impl::SimplifyBase<SimplifyPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldIdentity, FoldAfterRelu, MergeClamps,
-                 CancelScaleAroundClamp, SplitConvBias>(&getContext());
+                 CancelScaleAroundClamp, SplitConvBias, FoldStaticSize>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

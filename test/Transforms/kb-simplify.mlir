@@ -273,3 +273,33 @@ func.func @conv_bias_stays(%x: tensor<2x4x8x8xf32>, %w: tensor<4x1x3x3xf32>, %w2
   %4 = kb.aten "relu"(%3) : (tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
   return %0, %2, %3, %4 : tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>
 }
+
+// -----
+
+// The size of a static dim is a number (negative dims count from the end);
+// the tensor it was read from is then used by its other consumers only.
+// CHECK-LABEL: func.func @static_size
+// CHECK-NOT:  kb.aten "size"
+// CHECK-DAG:  %[[A:.*]] = kb.constant {value = 7 : i64} : i64
+// CHECK-DAG:  %[[B:.*]] = kb.constant {value = 5 : i64} : i64
+// CHECK:      return %[[A]], %[[B]]
+func.func @static_size(%x: tensor<7x5xf32>) -> (i64, i64) {
+  %zero = kb.constant {value = 0 : i64} : i64
+  %last = kb.constant {value = -1 : i64} : i64
+  %0 = kb.aten "size"(%x, %zero) {overload = "int"} : (tensor<7x5xf32>, i64) -> i64
+  %1 = kb.aten "size"(%x, %last) {overload = "int"} : (tensor<7x5xf32>, i64) -> i64
+  return %0, %1 : i64, i64
+}
+
+// -----
+
+// Left alone: a dynamic dim and a dim out of range (ATen raises there).
+// CHECK-LABEL: func.func @size_stays
+// CHECK-COUNT-2: kb.aten "size"
+func.func @size_stays(%x: tensor<?x5xf32>) -> (i64, i64) {
+  %zero = kb.constant {value = 0 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %0 = kb.aten "size"(%x, %zero) {overload = "int"} : (tensor<?x5xf32>, i64) -> i64
+  %1 = kb.aten "size"(%x, %two) {overload = "int"} : (tensor<?x5xf32>, i64) -> i64
+  return %0, %1 : i64, i64
+}
