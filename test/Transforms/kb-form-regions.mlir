@@ -615,6 +615,40 @@ func.func @cross_row(%x: tensor<64x32xf32>, %w: tensor<32xf32>, %y: tensor<64x8x
 
 // -----
 
+// A softmax over short rows (fewer than 4096 elements) is followed in its
+// region only by a stage over the same rows (a layer norm of the same
+// last dim: the block holding a row computes its statistics); a sum over
+// every element starts a region of its own (a statistics phase of one
+// block a row of 64 would idle most of the block).
+// CHECK-LABEL: func.func @cross_row_short_softmax
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    kb.aten "softmax"
+// CHECK-NEXT:    %[[L:.*]] = kb.aten "layer_norm"
+// CHECK-NEXT:    kb.yield %[[L]]
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    kb.aten "log_softmax"
+// CHECK-NEXT:    %[[M:.*]] = kb.aten "mul"
+// CHECK-NEXT:    kb.yield %[[M]]
+// CHECK:       kb.region attributes {id = 2 : i64} -> (tensor<f32>) {
+// CHECK-NEXT:    %[[S:.*]] = kb.aten "sum"
+// CHECK-NEXT:    kb.yield %[[S]]
+func.func @cross_row_short_softmax(%x: tensor<32x64xf32>, %y: tensor<32x64xf32>) -> (tensor<32x64xf32>, tensor<f32>) {
+  %t = kb.constant {value = true} : i1
+  %e = kb.constant {value = 1.000000e-05 : f64} : f64
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %n64 = kb.constant {value = 64 : i64} : i64
+  %shape = kb.list(%n64) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "softmax"(%x, %one, %none) {overload = "int"} : (tensor<32x64xf32>, i64, none) -> tensor<32x64xf32>
+  %1 = kb.aten "layer_norm"(%0, %shape, %none, %none, %e, %t) : (tensor<32x64xf32>, !kb.list<i64>, none, none, f64, i1) -> tensor<32x64xf32>
+  %2 = kb.aten "log_softmax"(%x, %one, %none) {overload = "int"} : (tensor<32x64xf32>, i64, none) -> tensor<32x64xf32>
+  %3 = kb.aten "mul"(%y, %2) {overload = "Tensor"} : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x64xf32>
+  %4 = kb.aten "sum"(%3, %none) : (tensor<32x64xf32>, none) -> tensor<f32>
+  return %1, %4 : tensor<32x64xf32>, tensor<f32>
+}
+
+// -----
+
 // Two convolutions meet in one epilogue (NF-ResNet's shortcut: the first
 // convolution's bias add is an anchorless group the second's chain takes
 // along): the region's anchor goes first, ahead of the earlier sibling, so
