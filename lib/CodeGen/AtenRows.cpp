@@ -305,43 +305,6 @@ private:
     return writeFour(p, "xs[4 * s + j]", os);
   }
 
-  /// `ib` and `float xv[4]`: the input's elements cb..cb+3 of row r, read
-  /// as one float4 where the input is an argument (or each argument its
-  /// pointwise prologue reads), the prologue evaluated per element.
-  llvm::Error loadFour(const RowPlan &p, llvm::raw_ostream &os) {
-    std::string in = "        ";
-    os << in << "const long long ib = " << p.index("r", "cb") << ";\n";
-    Block &body = e.kernel.getBody().front();
-    if (p.vec4) {
-      unsigned a = cast<BlockArgument>(f.input).getArgNumber();
-      os << in << "const float4 v4 = *reinterpret_cast<const float4*>(in" << a
-         << " + ib);\n"
-         << in << "const float xv[4] = {v4.x, v4.y, v4.z, v4.w};\n";
-      return llvm::Error::success();
-    }
-    for (unsigned a : p.vecArgs) {
-      std::string k = std::to_string(a);
-      os << in << "const float4 v4_" << k
-         << " = *reinterpret_cast<const float4*>(in" << k << " + ib);\n"
-         << in << "const float xs" << k << "[4] = {v4_" << k << ".x, v4_" << k
-         << ".y, v4_" << k << ".z, v4_" << k << ".w};\n";
-    }
-    os << in << "float xv[4];\n"
-       << "#pragma unroll\n"
-       << in << "for (int j = 0; j < 4; ++j) {\n"
-       << in << "  const long long c = cb + j, i = ib + j;\n"
-       << in << "  (void)c; (void)i;\n";
-    e.newScope();
-    for (unsigned a : p.vecArgs)
-      e.seed(body.getArgument(a), "i", "xs" + std::to_string(a) + "[j]");
-    auto x = e.valueAt(f.input, "i", os, in + "  ");
-    if (!x)
-      return x.takeError();
-    os << in << "  xv[j] = " << *x << ";\n" << in << "}\n";
-    e.newScope();
-    return llvm::Error::success();
-  }
-
   /// The output pass's body: the norm of each element `x` of the float4 at
   /// cb and the region's outputs there, each stored as one float4 (outputs
   /// are indexed as the input is). Weight and bias arguments are read as
@@ -383,6 +346,44 @@ private:
 };
 
 } // namespace
+
+/// `ib` and `float xv[4]`: the input's elements cb..cb+3 of row r, read
+/// as one float4 where the input is an argument (or each argument its
+/// pointwise prologue reads), the prologue evaluated per element.
+llvm::Error codegen::RowWriter::loadFour(const RowPlan &p,
+                                         llvm::raw_ostream &os) {
+  std::string in = "        ";
+  os << in << "const long long ib = " << p.index("r", "cb") << ";\n";
+  Block &body = e.kernel.getBody().front();
+  if (p.vec4) {
+    unsigned a = cast<BlockArgument>(f.input).getArgNumber();
+    os << in << "const float4 v4 = *reinterpret_cast<const float4*>(in" << a
+       << " + ib);\n"
+       << in << "const float xv[4] = {v4.x, v4.y, v4.z, v4.w};\n";
+    return llvm::Error::success();
+  }
+  for (unsigned a : p.vecArgs) {
+    std::string k = std::to_string(a);
+    os << in << "const float4 v4_" << k
+       << " = *reinterpret_cast<const float4*>(in" << k << " + ib);\n"
+       << in << "const float xs" << k << "[4] = {v4_" << k << ".x, v4_" << k
+       << ".y, v4_" << k << ".z, v4_" << k << ".w};\n";
+  }
+  os << in << "float xv[4];\n"
+     << "#pragma unroll\n"
+     << in << "for (int j = 0; j < 4; ++j) {\n"
+     << in << "  const long long c = cb + j, i = ib + j;\n"
+     << in << "  (void)c; (void)i;\n";
+  e.newScope();
+  for (unsigned a : p.vecArgs)
+    e.seed(body.getArgument(a), "i", "xs" + std::to_string(a) + "[j]");
+  auto x = e.valueAt(f.input, "i", os, in + "  ");
+  if (!x)
+    return x.takeError();
+  os << in << "  xv[j] = " << *x << ";\n" << in << "}\n";
+  e.newScope();
+  return llvm::Error::success();
+}
 
 llvm::Error codegen::emitAtenOrderRows(RegionEmitter &e, const StageInfo &f,
                                        YieldOp yield, const RowPlan &p,

@@ -136,6 +136,8 @@ int codegen::rowBlockSize(const RowPlan &p) {
     return splitBlockSize(p);
   if (p.mode == RowMode::AtenOrder)
     return atenLanes(p.cols) * atenRowsPerBlock(p.cols);
+  if (p.mode == RowMode::AtenReduce)
+    return 512;
   if (p.mode == RowMode::AtenSpatial)
     return int(p.spatialThreads * p.spatialInner);
   if (p.mode == RowMode::AtenStrided)
@@ -191,6 +193,8 @@ public:
       return emitAtenSpatialRows(e, f, yield, p, os);
     if (p.mode == Mode::AtenStrided)
       return emitAtenStridedRows(e, f, yield, p, os);
+    if (p.mode == Mode::AtenReduce)
+      return emitAtenReduceRows(e, f, yield, p, os);
     if (p.mode == Mode::Warp)
       return p.stagedTile ? emitStagedRows(p, os)
              : p.vec4     ? emitVectorRows(p, os)
@@ -230,6 +234,7 @@ public:
     case Mode::AtenSoftmax:
     case Mode::AtenSpatial:
     case Mode::AtenStrided:
+    case Mode::AtenReduce:
       llvm_unreachable("emitted by emitRegisterRows / emitVectorRows / "
                        "emitColumns / emitTile / emitSplitRows / "
                        "emitAtenOrderRows / emitAtenSoftmaxRows / "

@@ -26,7 +26,8 @@ enum class RowMode {
   AtenOrder,
   AtenSoftmax,
   AtenSpatial,
-  AtenStrided
+  AtenStrided,
+  AtenReduce
 };
 
 struct RowPlan {
@@ -161,6 +162,11 @@ protected:
   /// that is not finite).
   llvm::Error writeShift(const RowPlan &p, llvm::StringRef lhs,
                          llvm::raw_ostream &os, llvm::StringRef indent);
+  /// `ib` and `float xv[4]`: the input's elements cb..cb+3 of row r, read
+  /// as one float4 where the input is an argument (or each argument its
+  /// pointwise prologue reads, RowPlan::vecArgs), the prologue evaluated
+  /// per element (AtenRows.cpp).
+  llvm::Error loadFour(const RowPlan &p, llvm::raw_ostream &os);
 
   RegionEmitter &e;
   const StageInfo &f;
@@ -349,6 +355,19 @@ constexpr int64_t kAtenStridedWarps = 16, kStagedPerWarp = 4,
 /// 512 threads: an uncapped grid, one item a block) unless a probe's
 /// splitPerSM caps it (the grid sm_count times as many, items in turn).
 int atenStridedBlocksPerSM(const RowPlan &p);
+
+/// AtenReduce mode: a sum or mean over trailing contiguous rows whose
+/// result rounds as ATen's reduce kernel's (AtenReduce.cpp; where it
+/// applies: kb::isAtenOrderSum), its rows per block of 512, and a mean's
+/// float factor as a literal.
+llvm::Error emitAtenReduceRows(RegionEmitter &e, const StageInfo &f,
+                               YieldOp yield, const RowPlan &p,
+                               llvm::raw_ostream &os);
+int64_t atenReduceRowsPerBlock(int64_t cols);
+std::string atenMeanFactor(int64_t rows, int64_t cols);
+/// ATen's setReduceConfig splits rows longer than this across the warps of
+/// a block (values_per_thread of 32 lanes reaching 256).
+constexpr int64_t kAtenReduceWarpMax = 8160;
 
 /// Opens the loop of groups of L lanes per row (a power of two up to 32,
 /// 256 / L rows a block of 256): r is the group's row, `live` whether it

@@ -613,6 +613,26 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       };
       p.what += ", broadcast back over its rows";
     }
+    // A sum or mean over trailing rows in ATen's own order (AtenReduce.cpp):
+    // eager's bits, so a result small beside its terms still meets 1e-4.
+    int64_t atenRows = 0, atenCols = 0;
+    bool rowOutputs = llvm::all_of(yield.getValues(), [&](Value v) {
+      return product(shapeOf(v)) == p.rows;
+    });
+    if ((recipe == "sum" || recipe == "mean") && !e.channelsLastRead &&
+        f.window.empty() && !f.input2 && !f.rebroadcast && f.sumDivisor == 0 &&
+        !forceSplit && rowOutputs && onlyReduction(e.kernel, f.op) &&
+        !crossRowNorm(f.op) && isF32Tensor(f.input.getType()) &&
+        isAtenOrderSum(f.op, &atenRows, &atenCols) && atenRows == p.rows &&
+        atenCols == p.cols && inner == 1) {
+      p.mode = Mode::AtenReduce;
+      p.prog.passes.clear();
+      p.prog.result =
+          recipe == "mean"
+              ? "__fmul_rn(acc, " + atenMeanFactor(p.rows, p.cols) + ")"
+              : std::string("acc");
+      out.atenOrder = true;
+    }
   }
 
   // Two-input reductions (cosine) run as one thread, a lane group or a
@@ -630,7 +650,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
            !e.channelsLastRead;
   p.vectorLanes = e.vectorLanes;
   // ATen's order reads the arguments of a pointwise prologue as float4s.
-  if (p.mode == Mode::AtenOrder && !p.vec4)
+  if ((p.mode == Mode::AtenOrder || p.mode == Mode::AtenReduce) && !p.vec4)
     prologueArgs(f.input, p.vecArgs);
   // Rows of up to 16 contiguous elements read as float4 by a group of
   // lanes rather than one thread each (a warp load then reads consecutive
@@ -937,7 +957,14 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           "elements in order, then its shared-memory tree)",
       "thread (ATen's spatial softmax's order; items of 32 rows whose "
       "loads " +
-          std::to_string(kAtenStridedWarps) + " warps share)"};
+          std::to_string(kAtenStridedWarps) + " warps share)",
+      p.cols <= kAtenReduceWarpMax
+          ? std::string("warp (ATen's reduce order: float4s into four float "
+                        "accumulators, then its shuffle tree; 16 rows a "
+                        "block, bit-identical to eager)")
+          : std::string("block of 512 (ATen's reduce order: float4s into "
+                        "four float accumulators, its tree over 16 warps, "
+                        "then its shuffle tree; bit-identical to eager)")};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " +
@@ -954,6 +981,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
        : p.mode == Mode::AtenStrided
            ? std::string("the row is re-read on each pass (the sum's pass "
                          "through shared memory).")
+       : p.mode == Mode::AtenReduce
+           ? std::string("the pointwise prologue is evaluated once per "
+                         "element.")
        : p.mode == Mode::AtenOrder
            ? std::string(p.cols <= kAtenHeldMax && p.cols % 4 == 0
                              ? "the row is held in registers (the "
@@ -992,6 +1022,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       : p.mode == Mode::AtenOrder
           ? "ceil_div(" + R + ", " + std::to_string(atenRowsPerBlock(p.cols)) +
                 ")"
+      : p.mode == Mode::AtenReduce
+          ? "ceil_div(" + R + ", " +
+                std::to_string(atenReduceRowsPerBlock(p.cols)) + ")"
       : p.mode == Mode::AtenSpatial
           ? std::to_string(p.rows / std::max<int64_t>(p.spatialInner, 1))
       : p.mode == Mode::AtenStrided

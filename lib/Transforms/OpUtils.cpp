@@ -527,8 +527,60 @@ bool kb::isAtenOrderSoftmax(Operation *op) {
   return shape[d] >= 1;
 }
 
+bool kb::isAtenOrderSum(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || !aten.getInfo() || aten.getArgs().empty() ||
+      op->getNumResults() != 1 ||
+      (aten.getInfo()->cuda != "sum" && aten.getInfo()->cuda != "mean"))
+    return false;
+  auto in = dyn_cast<RankedTensorType>(aten.getArgs()[0].getType());
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!in || !out || !in.hasStaticShape() || !in.getElementType().isF32() ||
+      !out.getElementType().isF32() || in.getRank() == 0)
+    return false;
+  // sum(x, dtype=...) casts before summing: not ATen's float reduce.
+  if (Value dt = aten.getArg("dtype"); dt && !isNone(dt))
+    return false;
+  int64_t rank = in.getRank();
+  SmallVector<int64_t> dims;
+  Value d = aten.getArg("dim");
+  if (!d || isNone(d)) {
+    for (int64_t k = 0; k < rank; ++k)
+      dims.push_back(k);
+  } else if (auto l = getConstantIntList(d)) {
+    dims.assign(l->begin(), l->end());
+    if (dims.empty())
+      for (int64_t k = 0; k < rank; ++k)
+        dims.push_back(k);
+  } else if (auto n = getConstantNumber(d)) {
+    dims.push_back((int64_t)*n);
+  } else {
+    return false;
+  }
+  for (int64_t &k : dims)
+    k = ((k % rank) + rank) % rank;
+  llvm::sort(dims);
+  // The trailing dims, each once: ATen coalesces them into one reduced dim
+  // of contiguous elements.
+  for (size_t k = 0; k < dims.size(); ++k)
+    if (dims[k] != rank - (int64_t)dims.size() + (int64_t)k)
+      return false;
+  auto shape = in.getShape();
+  int64_t rows = 1, cols = 1;
+  for (int64_t k = 0; k < rank; ++k)
+    (k < dims.front() ? rows : cols) *= shape[k];
+  if (rowsOut)
+    *rowsOut = rows;
+  if (colsOut)
+    *colsOut = cols;
+  // ATen's setReduceConfig on the H200 (AtenReduce.cpp): vectorised
+  // aligned rows, no row split over CTAs, 16 rows to a block of 32 x 16.
+  return cols > 128 && cols % 4 == 0 && rows >= 16 &&
+         (cols <= 130560 || rows > 528) && rows * cols < (int64_t(1) << 31);
+}
+
 bool kb::hasAtenOrder(Operation *op) {
-  return isAtenOrderNorm(op) || isAtenOrderSoftmax(op);
+  return isAtenOrderNorm(op) || isAtenOrderSoftmax(op) || isAtenOrderSum(op);
 }
 
 bool kb::reachesConvolution(Operation *op) {

@@ -113,8 +113,16 @@ bool isAtenOrderNorm(mlir::Operation *op);
 /// over another dim (cunn_SpatialSoftMaxForward: one thread folds each
 /// row in order, or the dim's threads meet in its shared-memory tree).
 bool isAtenOrderSoftmax(mlir::Operation *op);
-/// isAtenOrderNorm or isAtenOrderSoftmax: a reduction whose kernel can
-/// round as ATen's, so that the numerics rules need not keep it in ATen.
+/// A sum or mean over the trailing dims of a static float32 tensor that the
+/// code generator computes in ATen's reduce kernel's order (AtenReduce.cpp):
+/// rows of 129-130560 elements, a multiple of 4 (longer ones with more than
+/// 528 rows), at least 16 rows, fewer than 2^31 elements; the rows and their
+/// length in `rows` / `cols` when given.
+bool isAtenOrderSum(mlir::Operation *op, int64_t *rows = nullptr,
+                    int64_t *cols = nullptr);
+/// isAtenOrderNorm, isAtenOrderSoftmax or isAtenOrderSum: a reduction whose
+/// kernel can round as ATen's, so that the numerics rules need not keep it in
+/// ATen.
 bool hasAtenOrder(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a step op.
 bool reachesStepOp(mlir::Operation *op);
