@@ -53,10 +53,7 @@ int64_t codegen::atenRowsPerBlock(int64_t cols) {
   return lanes >= 128 ? 1 : 256 / lanes;
 }
 
-namespace {
-
-/// `v` as a float literal with exactly its bits.
-std::string floatBits(float v) {
+std::string codegen::floatBits(float v) {
   uint32_t u;
   std::memcpy(&u, &v, sizeof u);
   std::string s;
@@ -64,6 +61,8 @@ std::string floatBits(float v) {
   os << "__int_as_float(" << llvm::format_hex(u, 10) << ")";
   return s;
 }
+
+namespace {
 
 class AtenRows : RowWriter {
 public:

@@ -364,6 +364,8 @@ llvm::Error emitAtenReduceRows(RegionEmitter &e, const StageInfo &f,
                                YieldOp yield, const RowPlan &p,
                                llvm::raw_ostream &os);
 int64_t atenReduceRowsPerBlock(int64_t cols);
+/// `v` as a float literal with exactly its bits (AtenRows.cpp).
+std::string floatBits(float v);
 std::string atenMeanFactor(int64_t rows, int64_t cols);
 /// ATen's setReduceConfig splits rows longer than this across the warps of
 /// a block (values_per_thread of 32 lanes reaching 256).

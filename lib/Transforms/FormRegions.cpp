@@ -705,27 +705,10 @@ private:
     if (!type || !type.hasStaticShape())
       return false;
     ArrayRef<int64_t> shape = type.getShape();
-    int64_t rank = shape.size();
-    SmallVector<int64_t> dims;
-    Value d = a.getArg("dim");
-    if (!d || isNone(d)) {
-      for (int64_t k = 0; k < rank; ++k)
-        dims.push_back(k);
-    } else if (auto l = getConstantIntList(d)) {
-      dims.assign(l->begin(), l->end());
-      if (dims.empty())
-        for (int64_t k = 0; k < rank; ++k)
-          dims.push_back(k);
-    } else if (auto n = getConstantNumber(d)) {
-      dims.push_back((int64_t)*n);
-    } else {
+    auto reduced = reducedDims(a, shape.size());
+    if (!reduced)
       return false;
-    }
-    if (rank == 0)
-      return false;
-    for (int64_t &k : dims)
-      k = ((k % rank) + rank) % rank;
-    llvm::sort(dims);
+    SmallVector<int64_t> dims = *reduced;
     int64_t count = 1;
     for (size_t k = 0; k < dims.size(); ++k) {
       if (k && dims[k] != dims[k - 1] + 1)

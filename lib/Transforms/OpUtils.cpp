@@ -527,6 +527,32 @@ bool kb::isAtenOrderSoftmax(Operation *op) {
   return shape[d] >= 1;
 }
 
+std::optional<SmallVector<int64_t>> kb::reducedDims(Operation *op,
+                                                    int64_t rank) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || rank == 0)
+    return std::nullopt;
+  SmallVector<int64_t> dims;
+  Value d = aten.getArg("dim");
+  if (!d || isNone(d)) {
+    for (int64_t k = 0; k < rank; ++k)
+      dims.push_back(k);
+  } else if (auto l = getConstantIntList(d)) {
+    dims.assign(l->begin(), l->end());
+    if (dims.empty())
+      for (int64_t k = 0; k < rank; ++k)
+        dims.push_back(k);
+  } else if (auto n = getConstantNumber(d)) {
+    dims.push_back((int64_t)*n);
+  } else {
+    return std::nullopt;
+  }
+  for (int64_t &k : dims)
+    k = ((k % rank) + rank) % rank;
+  llvm::sort(dims);
+  return dims;
+}
+
 bool kb::isAtenOrderSum(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo() || aten.getArgs().empty() ||
@@ -542,24 +568,10 @@ bool kb::isAtenOrderSum(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
   if (Value dt = aten.getArg("dtype"); dt && !isNone(dt))
     return false;
   int64_t rank = in.getRank();
-  SmallVector<int64_t> dims;
-  Value d = aten.getArg("dim");
-  if (!d || isNone(d)) {
-    for (int64_t k = 0; k < rank; ++k)
-      dims.push_back(k);
-  } else if (auto l = getConstantIntList(d)) {
-    dims.assign(l->begin(), l->end());
-    if (dims.empty())
-      for (int64_t k = 0; k < rank; ++k)
-        dims.push_back(k);
-  } else if (auto n = getConstantNumber(d)) {
-    dims.push_back((int64_t)*n);
-  } else {
+  auto reduced = reducedDims(op, rank);
+  if (!reduced)
     return false;
-  }
-  for (int64_t &k : dims)
-    k = ((k % rank) + rank) % rank;
-  llvm::sort(dims);
+  SmallVector<int64_t> dims = *reduced;
   // The trailing dims, each once: ATen coalesces them into one reduced dim
   // of contiguous elements.
   for (size_t k = 0; k < dims.size(); ++k)

@@ -113,6 +113,11 @@ bool isAtenOrderNorm(mlir::Operation *op);
 /// over another dim (cunn_SpatialSoftMaxForward: one thread folds each
 /// row in order, or the dim's threads meet in its shared-memory tree).
 bool isAtenOrderSoftmax(mlir::Operation *op);
+/// The dims a reduction's `dim` argument names over an input of `rank`
+/// (none, an empty list or absent: all), each in [0, rank), sorted; nullopt
+/// when the argument is not constant or the rank is 0.
+std::optional<llvm::SmallVector<int64_t>> reducedDims(mlir::Operation *op,
+                                                      int64_t rank);
 /// A sum or mean over the trailing dims of a static float32 tensor that the
 /// code generator computes in ATen's reduce kernel's order (AtenReduce.cpp):
 /// rows of 129-130560 elements, a multiple of 4 (longer ones with more than
