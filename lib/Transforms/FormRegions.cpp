@@ -333,6 +333,11 @@ private:
     }
     groupOf[op] = g.id;
     groups.push_back(std::move(g));
+    // A parameter's few-element chain that only this op broadcasts
+    // (`x / (p.abs() + 1)` with x an input) comes along as it does when
+    // `op` joins a group: one launch and no [C, 1] tensor written.
+    if (kind == OpKind::Elementwise || kind == OpKind::Broadcast)
+      absorbSiblings(op, groups.back(), /*leavesOnly=*/true);
   }
 
   /// `cat` of 2-8 static float32 tensors of one rank along a constant dim,
@@ -854,15 +859,16 @@ private:
   /// over the same shape (`where(x < t, x, -x)`: the mask and the negation
   /// start groups of their own when their producer stays outside, e.g. a
   /// norm kept in ATen) join `g` too, when neither group reaches the other
-  /// and `op` reaches them only directly.
-  void absorbSiblings(Operation *op, Group &g) {
+  /// and `op` reaches them only directly. With `leavesOnly` (`op` opened
+  /// `g`), only smaller broadcast leaves do (broadcastLeaf).
+  void absorbSiblings(Operation *op, Group &g, bool leavesOnly = false) {
     for (Value v : op->getOperands()) {
       Operation *p = v.getDefiningOp();
       auto it = p ? groupOf.find(p) : groupOf.end();
       if (it == groupOf.end() || it->second == g.id)
         continue;
       Group &s = groups[it->second];
-      if (s.anchor || s.lastReduction ||
+      if (s.anchor || s.lastReduction || (leavesOnly && s.shape == g.shape) ||
           (s.shape != g.shape && !broadcastLeaf(s, g, op)) ||
           g.ops.size() + s.ops.size() > maxOps + (g.anchor ? 1 : 0))
         continue;

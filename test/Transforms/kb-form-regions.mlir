@@ -649,6 +649,27 @@ func.func @cross_row_short_softmax(%x: tensor<32x64xf32>, %y: tensor<32x64xf32>)
 
 // -----
 
+// An op that opens a group (its other operand an input) takes along a
+// parameter's few-element chain that only it broadcasts, as it would on
+// joining a group: one region, no [4, 1] tensor written.
+// CHECK-LABEL: func.func @leaf_into_new_group
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<8x4x16xf32>) {
+// CHECK-NEXT:    kb.aten "abs"
+// CHECK-NEXT:    kb.aten "add"
+// CHECK-NEXT:    %[[D:.*]] = kb.aten "div"
+// CHECK-NEXT:    kb.yield %[[D]]
+// CHECK-NOT:   kb.region
+func.func @leaf_into_new_group(%x: tensor<8x4x16xf32>, %p: tensor<4x1xf32>) -> tensor<8x4x16xf32> {
+  %one = kb.constant {value = 1.000000e+00 : f64} : f64
+  %ione = kb.constant {value = 1 : i64} : i64
+  %0 = kb.aten "abs"(%p) : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  %1 = kb.aten "add"(%0, %one, %ione) {overload = "Scalar"} : (tensor<4x1xf32>, f64, i64) -> tensor<4x1xf32>
+  %2 = kb.aten "div"(%x, %1) {overload = "Tensor"} : (tensor<8x4x16xf32>, tensor<4x1xf32>) -> tensor<8x4x16xf32>
+  return %2 : tensor<8x4x16xf32>
+}
+
+// -----
+
 // Two convolutions meet in one epilogue (NF-ResNet's shortcut: the first
 // convolution's bias add is an anchorless group the second's chain takes
 // along): the region's anchor goes first, ahead of the earlier sibling, so
