@@ -685,16 +685,13 @@ private:
     }
     if (a.getInfo()->style != OpStyle::Reduce)
       return false;
+    // Every dim (an absent dim or an empty list) is not the last alone.
     Value d = a.getArg("dim");
-    std::optional<SmallVector<int64_t>> dims;
-    if (d && !isNone(d)) {
-      if (auto l = getConstantIntList(d))
-        dims = SmallVector<int64_t>(l->begin(), l->end());
-      else if (auto n = getConstantNumber(d))
-        dims = SmallVector<int64_t>{int64_t(*n)};
-    }
-    return dims && dims->size() == 1 &&
-           ((*dims)[0] == rank - 1 || (*dims)[0] == -1);
+    auto list = d ? getConstantIntList(d) : std::nullopt;
+    if (!d || isNone(d) || (list && list->empty()))
+      return false;
+    auto dims = reducedDims(a, rank);
+    return dims && dims->size() == 1 && dims->front() == rank - 1;
   }
 
   /// A plain reduction (sum, mean, var, amax, argmax, ...) over one run of
