@@ -628,8 +628,8 @@ std::string codegen::normElement(llvm::StringRef x, llvm::StringRef mean,
   return y;
 }
 
-std::string codegen::softmaxExp(llvm::StringRef arg, bool fast) {
-  return (fast ? "kb::softmax_exp(" : "expf(") + arg.str() + ")";
+std::string codegen::softmaxExp(llvm::StringRef arg) {
+  return "expf(" + arg.str() + ")";
 }
 
 std::string codegen::softmaxElement(llvm::StringRef x, llvm::StringRef m,
@@ -637,8 +637,7 @@ std::string codegen::softmaxElement(llvm::StringRef x, llvm::StringRef m,
   if (log)
     return "__fsub_rn(" + x.str() + ", " + m.str() + ") - logf(" + acc.str() +
            ")";
-  std::string ex =
-      softmaxExp("__fsub_rn(" + x.str() + ", " + m.str() + ")", fast);
+  std::string ex = softmaxExp("__fsub_rn(" + x.str() + ", " + m.str() + ")");
   return fast ? "kb::softmax_div(" + ex + ", " + acc.str() + ")"
               : ex + " / " + acc.str();
 }

@@ -103,15 +103,15 @@ std::string replaceAll(std::string text, llvm::StringRef key,
 /// and a softmax's (or log_softmax's) from its row's max `m` and sum of
 /// exponentials `acc`. A cross-row kernel's second phase evaluates the
 /// first stage with the same expressions, so each element rounds alike.
-/// With `fast` (--fast-math) the exp and the division are the prelude's
-/// kb::softmax_exp / kb::softmax_div, approximate under KB_FAST_MATH.
+/// With `fast` (--fast-math) the division is the prelude's kb::softmax_div,
+/// approximate under KB_FAST_MATH; the exp is expf either way.
 std::string normElement(llvm::StringRef x, llvm::StringRef mean,
                         llvm::StringRef rstd, llvm::StringRef w,
                         llvm::StringRef b);
 std::string softmaxElement(llvm::StringRef x, llvm::StringRef m,
                            llvm::StringRef acc, bool log, bool fast = false);
-/// Softmax's exp of `arg` (x - max): expf, or kb::softmax_exp with `fast`.
-std::string softmaxExp(llvm::StringRef arg, bool fast);
+/// Softmax's exp of `arg` (x - max), expf in both modes (Prelude.cpp says why).
+std::string softmaxExp(llvm::StringRef arg);
 
 /// What one reduction-like op computes, read from its operands and its row
 /// of OpSemantics.def (the CUDA column names the recipe).

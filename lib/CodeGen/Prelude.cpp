@@ -47,14 +47,14 @@ __device__ __forceinline__ float hardtanh(float x, float lo, float hi) { return 
 // division gives 0 where the exact quotient is below 1.2e-38.
 __device__ __forceinline__ float sigmoid(float x) { return __fdividef(1.f, 1.f + __expf(-x)); }
 __device__ __forceinline__ float silu(float x) { return __fdividef(x, 1.f + __expf(-x)); }
-// Softmax's exp(x - max) (x - max <= 0: the sum is at least 1) and its
-// division by the sum, as torch.compile's Triton softmax computes them.
-__device__ __forceinline__ float softmax_exp(float x) { return __expf(x); }
+// Softmax's division by its sum (at least 1). Its exp(x - max) is expf in
+// both modes: __expf's error grows with |x - max| (2 + 1.17|x| ulp), past
+// kb-verify's per-element bound on seed 20261235 task 2, and expf cost no
+// time over it on the short-row softmaxes (run69).
 __device__ __forceinline__ float softmax_div(float a, float s) { return __fdividef(a, s); }
 #else
 __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
 __device__ __forceinline__ float silu(float x) { return x / (1.f + expf(-x)); }
-__device__ __forceinline__ float softmax_exp(float x) { return expf(x); }
 __device__ __forceinline__ float softmax_div(float a, float s) { return a / s; }
 #endif
 __device__ __forceinline__ float gelu_erf(float x) {
@@ -433,7 +433,7 @@ __device__ __forceinline__ float2 wf_warp16_stats(WfState (&w)[V], float cols) {
 bool kb::callsFastMathHelper(llvm::StringRef code) {
   // The helpers with an #ifdef KB_FAST_MATH variant above.
   for (llvm::StringRef name :
-       {"kb::sigmoid(", "kb::silu(", "kb::mish(", "kb::softmax_exp("})
+       {"kb::sigmoid(", "kb::silu(", "kb::mish(", "kb::softmax_div("})
     if (code.contains(name))
       return true;
   return false;

@@ -284,14 +284,14 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     p.prog.passes.push_back({{{"m", "float", "(-kb::inf())", "Max"}},
                              "m = kb::nanmax(m, {x});",
                              ""});
-    // --fast-math: the exp and the division approximate (kb::softmax_exp,
-    // kb::softmax_div), as torch.compile's softmax computes them.
+    // --fast-math: the division approximate (kb::softmax_div), as
+    // torch.compile's softmax computes it; the exp stays expf (Prelude.cpp).
     bool fast = e.fastMath;
     p.prog.passes.push_back({{{"acc", "float", "0.f", "Sum"}},
                              "acc += {h};",
                              "",
                              /*online=*/false,
-                             softmaxExp("__fsub_rn({x}, m)", fast)});
+                             softmaxExp("__fsub_rn({x}, m)")});
     bool log = recipe == "log_softmax";
     p.element = [log, fast](llvm::StringRef x, llvm::raw_ostream &,
                             llvm::StringRef) -> llvm::Expected<std::string> {
