@@ -72,6 +72,50 @@ def block_form(x, increasing=False, ctas=1):
     return out
 
 
+def ytree(acc):
+    # acc: [R, 16, 32] -> [R, 32]: block_y_reduce's shared-memory tree.
+    for o in [8, 4, 2, 1]:
+        nxt = acc.clone()
+        nxt[:, :o] = acc[:, :o] + acc[:, o : 2 * o]
+        acc = nxt
+    return acc[:, 0]
+
+
+def block_transposed(x):
+    # Thread (x, y) starting at float4 16x + y (a transposed mapping).
+    r = x.shape[0]
+    acc = lanes(x, 512, 0, 512).view(r, 32, 16).transpose(1, 2)
+    return shuffle(ytree(acc), False)
+
+
+def block_x_then_y(x):
+    # Each warp's shuffle tree first, then the tree over the 16 warps.
+    r = x.shape[0]
+    acc = lanes(x, 512, 0, 512).view(r, 16, 32)
+    per_warp = torch.stack([shuffle(acc[:, y], False) for y in range(16)], dim=1)
+    return ytree(per_warp.unsqueeze(2).expand(r, 16, 32).contiguous())[:, 0]
+
+
+def block_scalar(x):
+    # thread_reduce_impl without vectorization: thread t adds elements
+    # t + 512 (4j + i) into accumulator i, then ((v0 + v1) + v2) + v3.
+    r, c = x.shape
+    a = [None] * 4
+    j = 0
+    while 512 * 4 * j < c:
+        for i in range(4):
+            base = 512 * (4 * j + i)
+            if base >= c:
+                continue
+            col = x[:, base : base + 512]
+            a[i] = col if a[i] is None else a[i] + col
+        j += 1
+    zero = torch.zeros(r, 512, device=x.device)
+    a = [v if v is not None else zero for v in a]
+    acc = (((a[0] + a[1]) + a[2]) + a[3]).view(r, 16, 32)
+    return shuffle(ytree(acc), False)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
@@ -81,7 +125,8 @@ def main():
               (700, 32640), (700, 32768), (530, 65536), (64, 16384)]
     forms = {"warp": lambda x: warp_form(x), "warp_inc": lambda x: warp_form(x, True),
              "block": lambda x: block_form(x), "block_inc": lambda x: block_form(x, True),
-             "ctas2": lambda x: block_form(x, ctas=2), "ctas9": lambda x: block_form(x, ctas=9)}
+             "ctas2": lambda x: block_form(x, ctas=2), "ctas9": lambda x: block_form(x, ctas=9),
+             "block_T": block_transposed, "block_xy": block_x_then_y, "block_scalar": block_scalar}
     rows = []
     print(torch.__version__, torch.cuda.get_device_name())
     for r, c in shapes:

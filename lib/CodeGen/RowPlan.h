@@ -367,9 +367,6 @@ int64_t atenReduceRowsPerBlock(int64_t cols);
 /// `v` as a float literal with exactly its bits (AtenRows.cpp).
 std::string floatBits(float v);
 std::string atenMeanFactor(int64_t rows, int64_t cols);
-/// ATen's setReduceConfig splits rows longer than this across the warps of
-/// a block (values_per_thread of 32 lanes reaching 256).
-constexpr int64_t kAtenReduceWarpMax = 8160;
 
 /// Opens the loop of groups of L lanes per row (a power of two up to 32,
 /// 256 / L rows a block of 256): r is the group's row, `live` whether it

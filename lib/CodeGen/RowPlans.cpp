@@ -623,7 +623,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
         f.window.empty() && !f.input2 && !f.rebroadcast && f.sumDivisor == 0 &&
         !forceSplit && rowOutputs && onlyReduction(e.kernel, f.op) &&
         !crossRowNorm(f.op) && isF32Tensor(f.input.getType()) &&
-        isAtenOrderSum(f.op, &atenRows, &atenCols) && atenRows == p.rows &&
+        isAtenReduceShape(f.op, &atenRows, &atenCols) && atenRows == p.rows &&
         atenCols == p.cols && inner == 1) {
       p.mode = Mode::AtenReduce;
       p.prog.passes.clear();
@@ -631,7 +631,10 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
           recipe == "mean"
               ? "__fmul_rn(acc, " + atenMeanFactor(p.rows, p.cols) + ")"
               : std::string("acc");
-      out.atenOrder = true;
+      // Eager's bits where a warp sums a row; the block form of longer rows
+      // is near ATen's order but not it (AtenReduce.cpp), so it promises
+      // nothing the numerics policy could rely on.
+      out.atenOrder = isAtenOrderSum(f.op);
     }
   }
 
@@ -962,9 +965,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           ? std::string("warp (ATen's reduce order: float4s into four float "
                         "accumulators, then its shuffle tree; 16 rows a "
                         "block, bit-identical to eager)")
-          : std::string("block of 512 (ATen's reduce order: float4s into "
-                        "four float accumulators, its tree over 16 warps, "
-                        "then its shuffle tree; bit-identical to eager)")};
+          : std::string("block of 512 (ATen's block form of its reduce: "
+                        "float4s into four float accumulators, its tree over "
+                        "16 warps, then its shuffle tree; not eager's bits "
+                        "on torch 2.11)")};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " +

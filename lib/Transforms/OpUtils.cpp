@@ -553,7 +553,7 @@ std::optional<SmallVector<int64_t>> kb::reducedDims(Operation *op,
   return dims;
 }
 
-bool kb::isAtenOrderSum(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
+bool kb::isAtenReduceShape(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo() || aten.getArgs().empty() ||
       op->getNumResults() != 1 ||
@@ -589,6 +589,17 @@ bool kb::isAtenOrderSum(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
   // aligned rows, no row split over CTAs, 16 rows to a block of 32 x 16.
   return cols > 128 && cols % 4 == 0 && rows >= 16 &&
          (cols <= 130560 || rows > 528) && rows * cols < (int64_t(1) << 31);
+}
+
+bool kb::isAtenOrderSum(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
+  int64_t rows = 0, cols = 0;
+  if (!isAtenReduceShape(op, &rows, &cols) || cols > kAtenReduceWarpMax)
+    return false;
+  if (rowsOut)
+    *rowsOut = rows;
+  if (colsOut)
+    *colsOut = cols;
+  return true;
 }
 
 bool kb::hasAtenOrder(Operation *op) {

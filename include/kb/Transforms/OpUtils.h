@@ -118,11 +118,20 @@ bool isAtenOrderSoftmax(mlir::Operation *op);
 /// when the argument is not constant or the rank is 0.
 std::optional<llvm::SmallVector<int64_t>> reducedDims(mlir::Operation *op,
                                                       int64_t rank);
-/// A sum or mean over the trailing dims of a static float32 tensor that the
-/// code generator computes in ATen's reduce kernel's order (AtenReduce.cpp):
-/// rows of 129-130560 elements, a multiple of 4 (longer ones with more than
-/// 528 rows), at least 16 rows, fewer than 2^31 elements; the rows and their
+/// A sum or mean over the trailing dims of a static float32 tensor in the
+/// shapes ATen's reduce kernel runs one CTA a row (AtenReduce.cpp): rows of
+/// 129-130560 elements, a multiple of 4 (longer ones with more than 528
+/// rows), at least 16 rows, fewer than 2^31 elements; the rows and their
 /// length in `rows` / `cols` when given.
+bool isAtenReduceShape(mlir::Operation *op, int64_t *rows = nullptr,
+                       int64_t *cols = nullptr);
+/// ATen's reduce kernel gives a warp a row up to this length (its
+/// values_per_thread over 32 lanes below 256); beyond, a block of 512.
+constexpr int64_t kAtenReduceWarpMax = 8160;
+/// isAtenReduceShape with rows a warp sums (at most kAtenReduceWarpMax):
+/// the code generator's kernel then rounds as eager's sum does (every
+/// output eager's bits on torch 2.11, run69 and run70). The block form of
+/// longer rows is not eager's order there (bench/probes/aten_sum_order.py).
 bool isAtenOrderSum(mlir::Operation *op, int64_t *rows = nullptr,
                     int64_t *cols = nullptr);
 /// isAtenOrderNorm, isAtenOrderSoftmax or isAtenOrderSum: a reduction whose
