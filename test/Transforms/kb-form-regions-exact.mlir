@@ -238,3 +238,45 @@ func.func @sum_rows_then_step(%z: tensor<256x1024xf32>, %v: tensor<32x16384xf32>
   %5 = kb.aten "to"(%4, %six, %f, %f, %none) {overload = "dtype"} : (tensor<32xi1>, i64, i1, i1, none) -> tensor<32xf32>
   return %2, %5 : tensor<256xf32>, tensor<32xf32>
 }
+
+// -----
+
+// max.dim steps through its indices only: a sum whose result reaches only
+// the values of a max.dim forms a region (seed 20261236 task 1's form); one
+// whose max's indices are used stays in ATen.
+// CHECK-LABEL: func.func @sum_then_max_values
+// CHECK-NOT:   kb.unfused
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    kb.aten "sum"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<1x64xf32>) {
+// CHECK-NEXT:    %[[V:.*]]:2 = kb.aten "max"
+// CHECK-NEXT:    kb.yield %[[V]]#0 :
+// FUSED-LABEL: func.func @sum_then_max_values
+func.func @sum_then_max_values(%x: tensor<32x64x16xf32>) -> tensor<1x64xf32> {
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %dims = kb.list(%m1) : (i64) -> !kb.list<i64>
+  %none = kb.constant {value} : none
+  %f = kb.constant {value = false} : i1
+  %t = kb.constant {value = true} : i1
+  %0 = kb.aten "sum"(%x, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<32x64x16xf32>, !kb.list<i64>, i1, none) -> tensor<32x64xf32>
+  %1:2 = kb.aten "max"(%0, %zero, %t) {overload = "dim"} : (tensor<32x64xf32>, i64, i1) -> (tensor<1x64xf32>, tensor<1x64xi64>)
+  return %1#0 : tensor<1x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @sum_then_max_indices
+// CHECK:       kb.aten "sum"{{.*}}kb.unfused = "a reduction whose result reaches a step op stays in ATen; its consumers are fused"
+// FUSED-LABEL: func.func @sum_then_max_indices
+func.func @sum_then_max_indices(%x: tensor<32x64x16xf32>) -> (tensor<1x64xf32>, tensor<1x64xi64>) {
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %dims = kb.list(%m1) : (i64) -> !kb.list<i64>
+  %none = kb.constant {value} : none
+  %f = kb.constant {value = false} : i1
+  %t = kb.constant {value = true} : i1
+  %0 = kb.aten "sum"(%x, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<32x64x16xf32>, !kb.list<i64>, i1, none) -> tensor<32x64xf32>
+  %1:2 = kb.aten "max"(%0, %zero, %t) {overload = "dim"} : (tensor<32x64xf32>, i64, i1) -> (tensor<1x64xf32>, tensor<1x64xi64>)
+  return %1#0, %1#1 : tensor<1x64xf32>, tensor<1x64xi64>
+}
