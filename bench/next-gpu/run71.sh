@@ -17,7 +17,7 @@ echo "sum order rc $? $(( $(date +%s)-t0 ))s"; cut -c1-250 $OUT/sumorder71.log
 timeout 120 python3 test/verify/corpus.py run $KBV --repeat 3 > $OUT/corpus71.log 2>&1
 echo "corpus rc $? $(( $(date +%s)-t0 ))s"; grep -E "BAD|passed|entries" $OUT/corpus71.log | cut -c1-220
 select_tasks 20261234:7 20261236:1 20261236:5 20261236:6 20261236:7 20261236:8 20261236:9
-left=$(( 540 - ($(date +%s)-t0) ))
+left=$(( 470 - ($(date +%s)-t0) ))
 timeout $left python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV "${dirs[@]}" --budget-s $(( left - 20 )) \
   --json $OUT/sel71.json --runs 20 --fast-math --task-timeout 90 --work /tmp/kbw71 > $OUT/sel71.log 2>&1
 echo "sel rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok |WRONG|FAIL|geomean|correct" $OUT/sel71.log | cut -c1-300
