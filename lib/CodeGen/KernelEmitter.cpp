@@ -379,7 +379,11 @@ private:
   /// its input) and the value has the input's shape and comes from no
   /// reduction, so evaluating it at the output's index is evaluating it at
   /// the element (a residual stream `y = x + r; return y, layer_norm(y)`:
-  /// ViT and BERT have two per layer).
+  /// ViT and BERT have two per layer); or a value of the row results' shape
+  /// that comes from no reduction, which the row's leader evaluates at its
+  /// row as it evaluates the ops after the stage (cross entropy's
+  /// `(target != ignore).float()`, the weights of its mean, in the region of
+  /// its logsumexp: seed 20261236 task 8 ran the whole loss in ATen).
   bool allAfter(YieldOp yield, AtenOp last, const StageInfo &stage) {
     llvm::SmallPtrSet<Value, 16> after;
     after.insert(last->getResult(0));
@@ -394,6 +398,8 @@ private:
     return llvm::all_of(yield.getValues(), [&](Value v) {
       return after.count(v) ||
              (perElement && shapeOf(v) == ArrayRef<int64_t>(stage.inShape) &&
+              !dependsOnReduction(v)) ||
+             (!perElement && shapeOf(v) == ArrayRef<int64_t>(stage.outShape) &&
               !dependsOnReduction(v));
     });
   }
