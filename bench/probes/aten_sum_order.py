@@ -107,7 +107,8 @@ def block_scalar(x):
             base = 512 * (4 * j + i)
             if base >= c:
                 continue
-            col = x[:, base : base + 512]
+            col = torch.zeros(r, 512, device=x.device)
+            col[:, : min(512, c - base)] = x[:, base : base + 512]
             a[i] = col if a[i] is None else a[i] + col
         j += 1
     zero = torch.zeros(r, 512, device=x.device)
