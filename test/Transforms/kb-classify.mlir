@@ -74,3 +74,23 @@ func.func @views_pools_and_host(%x: tensor<2x4x8x8xf32>) -> (tensor<2x256xf32>, 
   %2 = kb.aten "size"(%x, %zero) {overload = "int"} : (tensor<2x4x8x8xf32>, i64) -> i64
   return %0, %1, %2 : tensor<2x256xf32>, tensor<2x4x4x4xf32>, i64
 }
+
+// -----
+
+// einsum (MaxViT's attention: 44 a forward) is a GEMM anchor as torch.einsum
+// runs it, its bias add and softmax an epilogue.
+// CHECK-LABEL: func.func @einsum_anchor
+func.func @einsum_anchor(%q: tensor<2x3x49x32xf32>, %k: tensor<2x3x49x32xf32>, %b: tensor<1x3x49x49xf32>) -> tensor<2x3x49x49xf32> {
+  %eq = kb.constant {value = "bhid,bhjd->bhij"} : !kb.str
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %l = kb.list(%q, %k) : (tensor<2x3x49x32xf32>, tensor<2x3x49x32xf32>) -> !kb.list<tensor<*x!kb.unknown>>
+  // CHECK: kb.aten "einsum"{{.*}}kind = "anchor"
+  %0 = kb.aten "einsum"(%eq, %l, %none) : (!kb.str, !kb.list<tensor<*x!kb.unknown>>, none) -> tensor<2x3x49x49xf32>
+  // CHECK: kb.aten "add"{{.*}}kind = "broadcast"
+  %1 = kb.aten "add"(%0, %b, %one) {overload = "Tensor"} : (tensor<2x3x49x49xf32>, tensor<1x3x49x49xf32>, i64) -> tensor<2x3x49x49xf32>
+  // CHECK: kb.aten "softmax"{{.*}}kind = "reduction"
+  %2 = kb.aten "softmax"(%1, %m1, %none) {overload = "int"} : (tensor<2x3x49x49xf32>, i64, none) -> tensor<2x3x49x49xf32>
+  return %2 : tensor<2x3x49x49xf32>
+}
