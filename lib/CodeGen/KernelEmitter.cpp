@@ -395,12 +395,9 @@ private:
         for (Value r : op.getResults())
           after.insert(r);
     bool perElement = isPerElementRecipe(stage.recipe) || stage.rebroadcast;
+    ArrayRef<int64_t> early = perElement ? stage.inShape : stage.outShape;
     return llvm::all_of(yield.getValues(), [&](Value v) {
-      return after.count(v) ||
-             (perElement && shapeOf(v) == ArrayRef<int64_t>(stage.inShape) &&
-              !dependsOnReduction(v)) ||
-             (!perElement && shapeOf(v) == ArrayRef<int64_t>(stage.outShape) &&
-              !dependsOnReduction(v));
+      return after.count(v) || (shapeOf(v) == early && !dependsOnReduction(v));
     });
   }
 

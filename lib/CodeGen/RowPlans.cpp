@@ -634,7 +634,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       // Eager's bits where a warp sums a row; the block form of longer rows
       // is near ATen's order but not it (AtenReduce.cpp), so it promises
       // nothing the numerics policy could rely on.
-      out.atenOrder = isAtenOrderSum(f.op);
+      out.atenOrder = atenCols <= kAtenReduceWarpMax; // isAtenOrderSum
     }
   }
 

@@ -599,15 +599,9 @@ bool kb::isAtenReduceShape(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
          (cols <= 130560 || rows > 528) && rows * cols < (int64_t(1) << 31);
 }
 
-bool kb::isAtenOrderSum(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
-  int64_t rows = 0, cols = 0;
-  if (!isAtenReduceShape(op, &rows, &cols) || cols > kAtenReduceWarpMax)
-    return false;
-  if (rowsOut)
-    *rowsOut = rows;
-  if (colsOut)
-    *colsOut = cols;
-  return true;
+bool kb::isAtenOrderSum(Operation *op) {
+  int64_t cols = 0;
+  return isAtenReduceShape(op, nullptr, &cols) && cols <= kAtenReduceWarpMax;
 }
 
 bool kb::hasAtenOrder(Operation *op) {

@@ -132,8 +132,7 @@ constexpr int64_t kAtenReduceWarpMax = 8160;
 /// the code generator's kernel then rounds as eager's sum does (every
 /// output eager's bits on torch 2.11, run69 and run70). The block form of
 /// longer rows is not eager's order there (bench/probes/aten_sum_order.py).
-bool isAtenOrderSum(mlir::Operation *op, int64_t *rows = nullptr,
-                    int64_t *cols = nullptr);
+bool isAtenOrderSum(mlir::Operation *op);
 /// isAtenOrderNorm, isAtenOrderSoftmax or isAtenOrderSum: a reduction whose
 /// kernel can round as ATen's, so that the numerics rules need not keep it in
 /// ATen.
