@@ -14,6 +14,7 @@
 #include "kb/Emit/AnalysisReport.h"
 #include "kb/IR/KbDialect.h"
 #include "kb/IR/OpSemantics.h"
+#include "kb/Support/Printable.h"
 #include "kb/Transforms/OpUtils.h"
 #include "kb/Transforms/Passes.h"
 
@@ -84,7 +85,7 @@ std::string reasonText(StringRef detail) {
   static const Regex prefix("^kb_region_[0-9]+(_cl)?: ");
   std::string text = prefix.sub("", detail);
   StringRef first = StringRef(text).split('\n').first;
-  return first.take_front(160).str();
+  return clipText(first, 160);
 }
 
 /// "a norm whose result reaches a step op (aten::ge): ..." -> "a norm whose

@@ -268,7 +268,7 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
        << ")\n";
   auto analysis = analyzeCxxSources(opts.inputs);
   if (!analysis)
-    return failure(FailureKind::Input, toString(analysis.takeError()));
+    return withKind(analysis.takeError(), FailureKind::Input);
   Layout layout = layoutFor(opts, *analysis);
   auto out = rewriteCxx(*analysis, layout.includeFor);
   if (!out)

@@ -17,7 +17,7 @@ Expected<RewriteRun> load(mlir::MLIRContext &ctx, const RewriteOptions &opts) {
     run.opts.paramsPath = defaultParamsPath(opts.graphPath);
   auto graph = readGraphFile(opts.graphPath);
   if (!graph)
-    return withKind(graph.takeError(), FailureKind::Usage);
+    return withKind(graph.takeError(), FailureKind::Input);
 
   auto text = readTextFile(run.opts.paramsPath);
   if (!text)

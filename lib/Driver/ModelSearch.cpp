@@ -12,6 +12,7 @@
 #include "kb/Emit/Files.h"
 #include "kb/Emit/PythonEmitter.h"
 #include "kb/Model/Store.h"
+#include "kb/Support/Printable.h"
 #include "kb/Support/ShapeText.h"
 #include "kb/Verify/Client.h"
 
@@ -270,7 +271,7 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
         if (c.origin == "model")
           log << "  candidate " << c.index << ": " << c.status
               << (c.kernelMs ? formatv(" {0:F4} ms", *c.kernelMs).str() : "")
-              << (c.detail.empty() ? "" : " - " + c.detail.substr(0, 120))
+              << (c.detail.empty() ? "" : " - " + clipText(c.detail, 120))
               << "\n";
       log << "  -> " << result->why << "\n";
       if (unreachable)

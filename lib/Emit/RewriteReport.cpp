@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kb/Emit/RewriteOutput.h"
+#include "kb/Support/Printable.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -201,7 +202,7 @@ std::string reportMarkdown(const RewriteResult &res) {
         os << "\n## Details\n\n";
       details = true;
       os << "- " << r.name << " (" << statusName(r.status)
-         << "): " << StringRef(r.detail).take_front(400) << "\n";
+         << "): " << clipText(r.detail, 400) << "\n";
     }
   if (!res.keptOps.empty()) {
     os << "\n## Kept in ATen by the numerics policy\n\n"
@@ -327,7 +328,7 @@ std::string reportHtml(const RewriteResult &res) {
        << "</td><td>" << html(r.ops) << "</td><td>"
        << html(statusName(r.status)) << "</td><td>"
        << html(originName(r.origin)) << "</td><td>"
-       << html(StringRef(r.detail).take_front(300)) << "</td></tr>\n";
+       << html(clipText(r.detail, 300)) << "</td></tr>\n";
   os << "</table>\n";
   if (!res.keptOps.empty()) {
     os << "<h2>Kept in ATen by the numerics policy</h2>\n<ul>\n";

@@ -2,6 +2,7 @@
 
 #include "kb/Import/CxxChains.h"
 #include "kb/IR/OpSemantics.h"
+#include "kb/Support/Printable.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
@@ -328,8 +329,7 @@ private:
     CharSourceRange r = CharSourceRange::getTokenRange(
         sm.getExpansionRange(e->getSourceRange()).getAsRange());
     o.text = Lexer::getSourceText(r, sm, ctx.getLangOpts()).str();
-    if (o.text.size() > 80)
-      o.text = o.text.substr(0, 77) + "...";
+    o.text = clipText(o.text, 76);
     return o;
   }
 

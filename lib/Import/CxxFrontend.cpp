@@ -5,12 +5,17 @@
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
+#include "clang/Frontend/CompilerInstance.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <optional>
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -31,6 +36,34 @@ private:
   CxxAnalysis &out;
 };
 
+/// Says which file is being parsed and how long it took.
+class Progress : public tooling::SourceFileCallbacks {
+public:
+  Progress(raw_ostream &os, size_t total) : os(os), total(total) {}
+  bool handleBeginSource(CompilerInstance &ci) override {
+    start = std::chrono::steady_clock::now();
+    StringRef file = ci.getFrontendOpts().Inputs.empty()
+                         ? StringRef("?")
+                         : ci.getFrontendOpts().Inputs[0].getFile();
+    os << "kb-rewrite: parsing " << file << " (" << ++index << "/" << total
+       << ")...";
+    os.flush();
+    return true;
+  }
+  void handleEndSource() override {
+    std::chrono::duration<double> took =
+        std::chrono::steady_clock::now() - start;
+    os << format(" %.1f s\n", took.count());
+    os.flush();
+  }
+
+private:
+  raw_ostream &os;
+  size_t total;
+  size_t index = 0;
+  std::chrono::steady_clock::time_point start;
+};
+
 } // namespace
 
 bool isCxxSource(StringRef path) {
@@ -40,13 +73,11 @@ bool isCxxSource(StringRef path) {
 }
 
 Expected<CxxAnalysis> analyzeCxxSources(const CxxInputs &in) {
-  for (const std::string &f : in.files) {
-    if (!sys::fs::exists(f))
-      return createStringError(inconvertibleErrorCode(),
-                               "no such file '" + f + "'");
-    if (Error e = checkInputFile(f)) // Clang would block on a FIFO
+  // Missing files fail here as a graph's do (the OS's error code, exit 1);
+  // Clang would block on a FIFO.
+  for (const std::string &f : in.files)
+    if (Error e = checkInputFile(f))
       return std::move(e);
-  }
   std::unique_ptr<tooling::CompilationDatabase> db;
   std::string err;
   if (in.haveFlags) {
@@ -93,7 +124,12 @@ Expected<CxxAnalysis> analyzeCxxSources(const CxxInputs &in) {
                                  unless(isInstantiated()))
                         .bind("fn"),
                     &collect);
-  int rc = tool.run(tooling::newFrontendActionFactory(&finder).get());
+  std::optional<Progress> progress;
+  if (in.progress)
+    progress.emplace(*in.progress, in.files.size());
+  int rc = tool.run(tooling::newFrontendActionFactory(
+                        &finder, progress ? &*progress : nullptr)
+                        .get());
   if (rc != 0)
     return createStringError(inconvertibleErrorCode(),
                              "could not parse the sources (the compiler's "

@@ -610,8 +610,7 @@ kb::importGraph(MLIRContext &ctx, const ts::Graph &graph,
 llvm::Expected<ts::Graph> kb::readGraphFile(StringRef path) {
   auto buf = readInputFile(path, /*allowStdin=*/true);
   if (!buf)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "error: " + toString(buf.takeError()));
+    return buf.takeError(); // keeps the OS's error code: exit 1, not 2
   return ts::parseGraph((*buf)->getBuffer(), path);
 }
 

@@ -2,6 +2,7 @@
 
 #include "kb/Model/Search.h"
 #include "kb/Support/InputFile.h"
+#include "kb/Support/Printable.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -132,7 +133,7 @@ public:
       Candidate &c = evaluate(reply, index, round);
       if (c.status == "accepted" || round >= opt.rounds)
         return Error::success();
-      std::string failure = c.status + ": " + c.detail.substr(0, 200);
+      std::string failure = c.status + ": " + clipText(c.detail, 200);
       std::string text =
           reply.completions.empty() ? "" : reply.completions[0].text;
       index = nextIndex++;

@@ -58,13 +58,15 @@ namespace {
 
 enum ExitCode { Ok = 0, UsageError = 1, InputError = 2, InternalError = 3 };
 
-cl::SubCommand analyzeCmd("analyze", "Report fusable regions of a graph");
+cl::SubCommand analyzeCmd("analyze", "Report fusable regions of a graph or of "
+                                     "libtorch C++ sources");
 cl::SubCommand importCmd("import", "Print a graph as kb-dialect MLIR");
 cl::SubCommand opsCmd("ops", "Print the op-semantics table");
 cl::SubCommand codegenCmd("codegen",
                           "Write a CUDA kernel and a kb-verify job per region");
 cl::SubCommand rewriteCmd("rewrite",
-                          "Write ModelNew, verified kernels and a report");
+                          "Write ModelNew, verified kernels and a report, or "
+                          "libtorch C++ sources calling fused kernels");
 cl::list<std::string>
     rewriteInputs(cl::Positional, cl::OneOrMore,
                   cl::desc("<graph.txt> | <a.cpp ...> [-- FLAGS]"),
@@ -289,6 +291,16 @@ cl::opt<std::string> importInput(cl::Positional, cl::Required,
 cl::opt<bool> jsonOut("json", cl::desc("Print one JSON object"),
                       cl::sub(analyzeCmd), cl::sub(rewriteCmd));
 cl::OptionCategory cxxCat("C++ sources (docs/cxx.md)");
+enum class ProgressMode { Auto, Always, Never };
+cl::opt<ProgressMode> progressOpt(
+    "progress", cl::desc("Say which C++ source is being parsed, on stderr"),
+    cl::values(clEnumValN(ProgressMode::Auto, "auto",
+                          "when stderr is a terminal and not --quiet "
+                          "(default)"),
+               clEnumValN(ProgressMode::Always, "always", ""),
+               clEnumValN(ProgressMode::Never, "never", "")),
+    cl::init(ProgressMode::Auto), cl::sub(analyzeCmd), cl::sub(rewriteCmd),
+    cl::cat(cxxCat));
 cl::opt<std::string>
     buildDirOpt("p", cl::desc("Build directory with compile_commands.json"),
                 cl::value_desc("BUILD"), cl::sub(analyzeCmd),
@@ -408,6 +420,9 @@ kb::CxxInputs cxxInputsFrom(ArrayRef<std::string> files) {
   in.buildDir = buildDirOpt;
   in.flags = compilerFlags;
   in.haveFlags = haveCompilerFlags;
+  if (progressOpt == ProgressMode::Always ||
+      (progressOpt == ProgressMode::Auto && !quiet && errs().is_displayed()))
+    in.progress = &errs();
   return in;
 }
 
@@ -416,9 +431,7 @@ mlir::OwningOpRef<mlir::ModuleOp> load(mlir::MLIRContext &ctx, StringRef input,
                                        int &code) {
   auto module = kb::importGraphFile(ctx, input, paramsPath);
   if (!module) {
-    std::string msg = toString(module.takeError());
-    code = fail(
-        StringRef(msg).contains("cannot read") ? UsageError : InputError, msg);
+    code = fail(module.takeError(), kb::driver::FailureKind::Input);
     return nullptr;
   }
   if (mlir::failed(mlir::verify(**module))) {
@@ -479,7 +492,7 @@ int runAnalyzeCxx(ArrayRef<std::string> files);
 int runAnalyze() {
   auto isCxx = pickFrontend("analyze", analyzeInputs,
                             {&paramsPath, &coverage, &noSimplify},
-                            {&buildDirOpt, &emitOpt});
+                            {&buildDirOpt, &emitOpt, &progressOpt});
   if (!isCxx)
     return fail(isCxx.takeError(), kb::driver::FailureKind::Usage);
   if (*isCxx)
@@ -648,34 +661,35 @@ int runRewriteCxx(const char *argv0) {
 }
 
 int runRewrite(const char *argv0) {
-  auto isCxx = pickFrontend("rewrite", rewriteInputs,
-                            {&paramsPath,
-                             &modelFile,
-                             &noCudaGraphs,
-                             &fuseBeforeTF32,
-                             &numericsOpt,
-                             &fastMath,
-                             &quiet,
-                             &storeDir,
-                             &noModel,
-                             &modelUrl,
-                             &modelName,
-                             &strategy,
-                             &samples,
-                             &rounds,
-                             &draftTemperature,
-                             &repairTemperature,
-                             &analyzeTemperature,
-                             &modelSeed,
-                             &maxTokens,
-                             &modelTimeout,
-                             &modelDeadline,
-                             &modelConcurrency,
-                             &transcriptPath,
-                             &replayPath,
-                             &promptDir},
-                            {&buildDirOpt, &inPlaceOpt, &lockOpt,
-                             &updateLockOpt, &verifyHarnessOpt, &jsonOut});
+  auto isCxx =
+      pickFrontend("rewrite", rewriteInputs,
+                   {&paramsPath,
+                    &modelFile,
+                    &noCudaGraphs,
+                    &fuseBeforeTF32,
+                    &numericsOpt,
+                    &fastMath,
+                    &quiet,
+                    &storeDir,
+                    &noModel,
+                    &modelUrl,
+                    &modelName,
+                    &strategy,
+                    &samples,
+                    &rounds,
+                    &draftTemperature,
+                    &repairTemperature,
+                    &analyzeTemperature,
+                    &modelSeed,
+                    &maxTokens,
+                    &modelTimeout,
+                    &modelDeadline,
+                    &modelConcurrency,
+                    &transcriptPath,
+                    &replayPath,
+                    &promptDir},
+                   {&buildDirOpt, &inPlaceOpt, &lockOpt, &updateLockOpt,
+                    &verifyHarnessOpt, &jsonOut, &progressOpt});
   if (!isCxx)
     return fail(isCxx.takeError(), kb::driver::FailureKind::Usage);
   if (*isCxx)
@@ -844,7 +858,7 @@ int runOps() {
 int runAnalyzeCxx(ArrayRef<std::string> files) {
   auto result = kb::analyzeCxxSources(cxxInputsFrom(files));
   if (!result)
-    return fail(InputError, toString(result.takeError()));
+    return fail(result.takeError(), kb::driver::FailureKind::Input);
   if (emitOpt == EmitKind::Kb) {
     // The chains as kb IR, each op at its C++ source (kb-opt reads it back).
     mlir::MLIRContext ctx;
@@ -872,11 +886,19 @@ int main(int argc, char **argv) {
         argc = i;
         break;
       }
+  // LLVM's own options (hundreds of backend flags linked in with MLIR and
+  // Clang) still parse, but only kb-rewrite's are listed by --help.
+  cl::HideUnrelatedOptions(ArrayRef<const cl::OptionCategory *>{});
   cl::SetVersionPrinter(
       [](raw_ostream &os) { os << "kb-rewrite 0.1.0 (LLVM/MLIR 22)\n"; });
   if (!cl::ParseCommandLineOptions(argc, argv,
                                    "kb-rewrite: fuse memory-bound "
-                                   "epilogues of PyTorch models\n",
+                                   "epilogues of PyTorch models\n\n"
+                                   "  Exit codes: 0 success; 1 usage error or "
+                                   "a file that cannot be read or written; 2 "
+                                   "malformed or unsupported input "
+                                   "(file:line:col: error: ...); 3 internal "
+                                   "error (please report it)\n",
                                    &errs()))
     return UsageError;
   if (analyzeCmd)

@@ -46,12 +46,14 @@ inline llvm::Error failure(FailureKind kind, const llvm::Twine &message) {
   return llvm::make_error<DriverError>(kind, message.str());
 }
 
-/// `err` as a DriverError: one already is kept, any other becomes one of
-/// `kind` (what a stage's callee failing means there); success stays.
+/// `err` as a DriverError: one already is kept, one the operating system
+/// reported (a std::error_code of the generic or system category: a file
+/// missing or unreadable) becomes a usage error, any other one of `kind`
+/// (what a stage's callee failing means there); success stays.
 llvm::Error withKind(llvm::Error err, FailureKind kind);
 
-/// Consumes `err` (not success): its message and the kind it carries,
-/// `fallback` for errors of other types.
+/// Consumes `err` (not success): its message and the kind it carries, as
+/// withKind sorts it (`fallback` for errors of other types).
 std::pair<FailureKind, std::string> takeFailure(llvm::Error err,
                                                 FailureKind fallback);
 

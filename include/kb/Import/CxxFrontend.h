@@ -12,6 +12,7 @@
 #include "kb/Import/CxxChains.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ struct CxxInputs {
   std::string buildDir;                   // -p; "" = none
   std::vector<std::string> flags;         // after `--`
   bool haveFlags = false;                 // `--` was given (maybe empty)
+  /// Where "parsing a.cpp (1/3)" and its time go as each file is parsed
+  /// (a translation unit with libtorch's headers takes seconds); none when
+  /// null.
+  llvm::raw_ostream *progress = nullptr;
 };
 
 /// True for the file names the C++ frontend takes (.cpp .cc .cxx .cu .h ...).

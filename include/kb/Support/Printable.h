@@ -18,6 +18,12 @@ namespace kb {
 /// spaces; with `keepLines`, newlines and tabs stay (a kernel's source).
 std::string printable(llvm::StringRef text, bool keepLines = false);
 
+/// `text` when it has at most `maxBytes` bytes, else its longest prefix
+/// that ends at a word's end (or, in one long word, at a UTF-8 character's
+/// end) within `maxBytes`, followed by " ...": reports shorten messages,
+/// and a cut mid-word or mid-character reads as a different word.
+std::string clipText(llvm::StringRef text, size_t maxBytes);
+
 } // namespace kb
 
 #endif // KB_SUPPORT_PRINTABLE_H
