@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 
@@ -54,6 +55,65 @@ KernelOp cloneVariant(KernelOp kernel, ModuleOp scratch) {
   return clone;
 }
 
+/// `aten::permute(v, dims)` of type `type`, built at `b`'s insertion point.
+Value createPermute(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> dims,
+                    RankedTensorType type) {
+  SmallVector<Value> consts;
+  for (int64_t d : dims)
+    consts.push_back(
+        ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(d)));
+  Value list = ListOp::create(
+      b, loc, ListType::get(b.getContext(), b.getI64Type()), consts);
+  return AtenOp::create(b, loc, TypeRange{type}, b.getStringAttr("permute"),
+                        b.getStringAttr(""), nullptr,
+                        b.getStringAttr("injective"), ValueRange{v, list})
+      ->getResult(0);
+}
+
+std::vector<int64_t> inversePerm(ArrayRef<int64_t> perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d)
+    inverse[perm[d]] = d;
+  return inverse;
+}
+
+/// A norm with running statistics (batch_norm in eval mode) is pointwise,
+/// but it indexes its per-channel operands by dim 1: over the permuted
+/// [N, H, W, C] types of the variant it would take H for the channel, and
+/// so would the reference's ATen ops (agreeing with it where H == C).
+bool indexesChannelDim(Operation &op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  return aten && aten.getInfo() && aten.getInfo()->style == OpStyle::Norm;
+}
+
+/// In the variant, each such norm sees NCHW again: its input through
+/// permute(inverse), its result NCHW-typed and permuted back for its users;
+/// its per-channel operands keep their [C] types. The kernel's index math
+/// goes through the two permutes, the reference runs the same ops.
+void wrapChannelNorms(Block &cb, ArrayRef<int64_t> perm) {
+  std::vector<int64_t> inverse = inversePerm(perm);
+  SmallVector<AtenOp> norms;
+  for (Operation &op : cb.without_terminator())
+    if (indexesChannelDim(op))
+      norms.push_back(cast<AtenOp>(op));
+  for (AtenOp norm : norms) {
+    Value input = norm.getArg("input");
+    auto permuted = cast<RankedTensorType>(norm->getResult(0).getType());
+    SmallVector<int64_t> nchw(permuted.getRank());
+    for (size_t d = 0; d < perm.size(); ++d)
+      nchw[perm[d]] = permuted.getShape()[d];
+    auto nchwType = RankedTensorType::get(nchw, permuted.getElementType());
+    OpBuilder b(norm);
+    Value in = createPermute(b, norm.getLoc(), input, inverse, nchwType);
+    norm->replaceUsesOfWith(input, in);
+    norm->getResult(0).setType(nchwType);
+    b.setInsertionPointAfter(norm);
+    Value out =
+        createPermute(b, norm.getLoc(), norm->getResult(0), perm, permuted);
+    norm->getResult(0).replaceAllUsesExcept(out, out.getDefiningOp());
+  }
+}
+
 /// Input 0 arrives channels-last and a permute restores the NCHW view the
 /// region's ops index; everything else is unchanged.
 std::optional<ChannelsLastVariant>
@@ -72,22 +132,9 @@ makeReadsVariant(KernelOp kernel, ModuleOp scratch, RankedTensorType first) {
   in0.setType(permuteType(first, v.perm));
   v.permutedShapes[0] = permuteShape(first.getShape(), v.perm);
   // permute(x, inverse): [N, H, W, C] -> [N, C, H, W].
-  std::vector<int64_t> inverse(v.perm.size());
-  for (size_t d = 0; d < v.perm.size(); ++d)
-    inverse[v.perm[d]] = d;
   OpBuilder b = OpBuilder::atBlockBegin(&cb);
-  Location loc = clone.getLoc();
-  SmallVector<Value> dims;
-  for (int64_t d : inverse)
-    dims.push_back(
-        ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(d)));
-  Value list = ListOp::create(
-      b, loc, ListType::get(b.getContext(), b.getI64Type()), dims);
   Value view =
-      AtenOp::create(b, loc, TypeRange{first}, b.getStringAttr("permute"),
-                     b.getStringAttr(""), nullptr, b.getStringAttr("injective"),
-                     ValueRange{in0, list})
-          ->getResult(0);
+      createPermute(b, clone.getLoc(), in0, inversePerm(v.perm), first);
   in0.replaceAllUsesExcept(view, view.getDefiningOp());
   v.kernel = clone;
   return v;
@@ -142,6 +189,22 @@ std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
     if (!t || t.getRank() > first.getRank())
       return std::nullopt;
   }
+  // Inputs a channel norm indexes by channel keep their layout; one that
+  // something else also broadcasts would need both.
+  llvm::SmallDenseSet<unsigned> perChannel;
+  for (BlockArgument a : body.getArguments()) {
+    bool byNorm = false, other = false;
+    for (OpOperand &use : a.getUses()) {
+      Operation *user = use.getOwner();
+      bool channelOperand =
+          indexesChannelDim(*user) && cast<AtenOp>(user).getArg("input") != a;
+      (channelOperand ? byNorm : other) = true;
+    }
+    if (byNorm && other)
+      return std::nullopt;
+    if (byNorm)
+      perChannel.insert(a.getArgNumber());
+  }
 
   ChannelsLastVariant v;
   v.perm = toLastPerm(first.getRank());
@@ -150,13 +213,15 @@ std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
   for (BlockArgument a : cb.getArguments()) {
     auto shape = cast<RankedTensorType>(a.getType()).getShape();
     v.inputShapes.emplace_back(shape.begin(), shape.end());
-    a.setType(permuteType(a.getType(), v.perm));
+    if (!perChannel.count(a.getArgNumber()))
+      a.setType(permuteType(a.getType(), v.perm));
     auto p = cast<RankedTensorType>(a.getType()).getShape();
     v.permutedShapes.emplace_back(p.begin(), p.end());
   }
   for (Operation &op : cb.without_terminator())
     for (OpResult r : op.getResults())
       r.setType(permuteType(r.getType(), v.perm));
+  wrapChannelNorms(cb, v.perm);
   v.kernel = clone;
   return v;
 }

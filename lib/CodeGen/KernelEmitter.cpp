@@ -165,7 +165,7 @@ public:
       if (plain(v) != outType)
         return unsupported("outputs of different shapes");
     if (!last)
-      return channelsLastRead
+      return channelsLastRead && !permutesOnlyAroundNorms(body)
                  ? unsupported("a channels-last read without a reduction "
                                "(pointwise regions are permuted whole)")
                  : pointwise(yield);
@@ -473,6 +473,32 @@ private:
   /// broadcast inputs constant over each aligned group of 4 elements (a
   /// per-channel bias when H*W % 4 == 0) are loaded once per float4 and
   /// arrive as values too; other broadcast inputs as pointers.
+  /// A pointwise region's channels-last variant reads through a permute
+  /// only around a norm that indexes dim 1 (ChannelsLast.cpp): the permute
+  /// back after it returns each element to its own index, so a value
+  /// passed per element is still the right one.
+  static bool permutesOnlyAroundNorms(Block &body) {
+    for (Operation &op : body.without_terminator()) {
+      auto a = dyn_cast<AtenOp>(op);
+      if (!a || !a.getInfo() || a.getInfo()->cuda != "permute" ||
+          !isa<BlockArgument>(a.getArgs()[0]))
+        continue;
+      for (Operation *user : a->getResult(0).getUsers()) {
+        auto norm = dyn_cast<AtenOp>(user);
+        if (!norm || !norm.getInfo() ||
+            norm.getInfo()->style != OpStyle::Norm ||
+            norm.getArg("input") != a->getResult(0))
+          return false;
+        for (Operation *after : norm->getResult(0).getUsers()) {
+          auto back = dyn_cast<AtenOp>(after);
+          if (!back || !back.getInfo() || back.getInfo()->cuda != "permute")
+            return false;
+        }
+      }
+    }
+    return true;
+  }
+
   llvm::Expected<EmittedKernel> pointwise(YieldOp yield) {
     Block &body = kernel.getBody().front();
     ArrayRef<int64_t> space = shapeOf(yield.getValues()[0]);

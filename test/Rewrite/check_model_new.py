@@ -79,11 +79,21 @@ class ReferenceRegions:
 
 class PermutedReference:
     """Stands in for a channels-last kernel: checks the operands it is given
-    against the variant's spec, then runs the region's ops on them."""
+    against the variant's spec, then computes what the kernel must: the
+    region's NCHW ops on its operands in NCHW order, results permuted to
+    the variant's layout (ops that index dim 1, such as an eval-mode batch
+    norm, see their channels there)."""
 
-    def __init__(self, spec, reference):
+    def __init__(self, spec, reference, shapes):
         self.spec, self.reference, self.calls = spec, reference, 0
+        self.shapes = shapes  # the region's NCHW input shapes
         self.guard_failures = 0
+
+    def _to_nchw(self, v, shape):
+        perm = self.spec["perm"]
+        padded = [1] * (len(perm) - len(shape)) + list(shape)
+        inverse = [perm.index(d) for d in range(len(perm))]
+        return v.reshape([padded[p] for p in perm]).permute(inverse).reshape(shape)
 
     def run(self, views):
         for v, s in zip(views, self.spec["inputs"]):
@@ -99,10 +109,14 @@ class PermutedReference:
             perm = self.spec["perm"]
             views = [views[0].permute([perm.index(d) for d in range(len(perm))])] \
                 + list(views[1:])
-        out = list(self.reference(*views))
         if self.spec.get("reads_only"):
+            out = list(self.reference(*views))
             # ... and writes NCHW-contiguous outputs.
             out = [o.contiguous() for o in out]
+        else:
+            nchw = [self._to_nchw(v, shape) for v, shape in zip(views, self.shapes)]
+            out = [o.permute(self.spec["perm"])
+                   for o in self.reference(*nchw)]
         for o, s in zip(out, self.spec["outputs"]):
             assert list(o.shape) == s["shape"]
         return out
@@ -187,8 +201,10 @@ def main():
         # channels-last output made contiguous, then its reference ops.
         convert = new.kb_runtime.CONVERT
         program.cl_regions = [convert if v and v.get("convert") else
-                              PermutedReference(v, ref_fn) if v else None
-                              for v, ref_fn in zip(variants, new._KB_REFERENCES)]
+                              PermutedReference(v, ref_fn, [i["shape"] for i in r["inputs"]])
+                              if v else None
+                              for v, ref_fn, r in zip(variants, new._KB_REFERENCES,
+                                                      manifest["regions"])]
         permuted = [r for r in program.cl_regions if isinstance(r, PermutedReference)]
         converted = sum(1 for r in program.cl_regions if r is convert)
         program.use_cl = True

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kb-export: trace a PyTorch model and write what kb-rewrite reads.
 
-    kb-export model.py [-o DIR] [--name NAME] [--device cpu|cuda|meta]
+    kb-export model.py [-o DIR] [--name NAME] [--device cpu|cuda|meta] [--mode train|eval]
     kb-export package.module:factory --input 1,3,224,224 [--input 8:int64] ...
 
 A file is KernelBench-style: `class Model(nn.Module)`, `get_inputs()` and
@@ -11,8 +11,14 @@ returns an nn.Module; `--input` gives example tensors as "d0,d1,...[:dtype]".
 Writes <name>.graph.txt (the inlined traced graph: concrete shapes, dtypes,
 strides, devices) and <name>.params.json (parameters, buffers, inputs; non-
 tensor forward arguments are recorded and baked into the graph as constants).
-The model is built after torch.manual_seed(seed) and traced in training mode,
-as KernelBench evaluates it. Works with torch 1.13 and 2.x.
+The model is built after torch.manual_seed(seed) and traced in the mode
+--mode names, by default the module's own (`training` as constructed: a new
+nn.Module trains, as KernelBench evaluates it; a factory may return one in
+eval mode). In eval mode batch norms use their running statistics (a
+per-channel affine map kb-rewrite fuses into its region) and dropout is the
+identity. params.json records the mode ("training"); the rewritten model
+runs its original forward when called in the other mode. Works with torch
+1.13 and 2.x.
 
 Exit codes: 0 ok; 1 usage or I/O error; 2 the model failed to load or trace.
 """
@@ -199,6 +205,9 @@ def main(argv=None):
                         help="example input for module:callable, 'd0,d1,...[:dtype]'")
     parser.add_argument("--device", default="auto", help="cpu, cuda, meta or auto")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mode", choices=("train", "eval"),
+                        help="trace in training or inference mode (default: "
+                             "the module's own mode as constructed)")
     args = parser.parse_args(argv)
 
     try:
@@ -255,7 +264,9 @@ def main(argv=None):
     except Exception as exc:  # the user's model code failed
         fail(2, f"loading '{source}' failed: {type(exc).__name__}: {exc}")
 
-    model.train()
+    if args.mode is not None:
+        model.train(args.mode == "train")
+    training = bool(model.training)
     try:
         with torch.no_grad():
             traced, traced_root, prefix, inputs = trace(torch, model, inputs, device)
@@ -292,7 +303,7 @@ def main(argv=None):
         "torch_version": torch.__version__,
         "device": device,
         "seed": args.seed,
-        "training": True,
+        "training": training,
         "module_prefix": prefix,
         "init_inputs": jsonable(init_args),
         "inputs": input_records,
