@@ -38,6 +38,9 @@ if shutil.which("nvidia-smi") and _works(["nvidia-smi", "-L"]):
     config.available_features.add("gpu")
 if _works([config.kb_python, "-c", "import torch"]):
     config.available_features.add("torch")
+# torch.compile backends need dynamo (torch >= 2.0; Debian 12 has 1.13).
+if _works([config.kb_python, "-c", "import torch._dynamo"]):
+    config.available_features.add("dynamo")
 
 if os.path.exists(os.path.join(config.kb_tools_dir, "kb-verify")):
     config.available_features.add("kb-verify")

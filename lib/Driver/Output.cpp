@@ -94,6 +94,10 @@ Error emitRewrite(RewriteRun &run) {
   std::string source = opts.modelSource.empty()
                            ? run.params.getString("source").value_or("").str()
                            : opts.modelSource;
+  if (prog)
+    if (auto err = stage("kb_program.py",
+                         programSource(result, run.outDir, name, *prog)))
+      return err;
   if (!prog) {
     result.modelNewNote = toString(prog.takeError());
   } else if (source.empty() || !StringRef(source).ends_with(".py")) {
@@ -122,6 +126,8 @@ Error emitRewrite(RewriteRun &run) {
     return err;
   if (!result.modelNew) // an earlier run's would not match this package
     sys::fs::remove(Twine(run.outDir) + "/model_new.py");
+  if (!prog)
+    sys::fs::remove(Twine(run.outDir) + "/kb_program.py");
   return Error::success();
 }
 

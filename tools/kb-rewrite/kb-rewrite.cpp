@@ -780,6 +780,8 @@ int runRewrite(const char *argv0) {
              << "\n";
     outs() << "wrote " << rewriteOut << "/{"
            << (result->modelNew ? "model_new.py," : "")
+           << (sys::fs::exists(rewriteOut + "/kb_program.py") ? "kb_program.py,"
+                                                               : "")
            << "manifest.json,report.md,report.html,report.json,kernels/}\n";
   }
   return Ok;

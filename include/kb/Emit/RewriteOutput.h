@@ -36,6 +36,12 @@ std::string modelNewSource(const RewriteResult &res, llvm::StringRef absDir,
                            llvm::StringRef name, const PythonProgram &prog,
                            llvm::StringRef modelClass);
 
+/// kb_program.py: model_new.py's graph program without the original Model
+/// class, for modules built elsewhere (the Python package's optimize() and
+/// torch.compile backend); `make_program(forward)` returns its Program.
+std::string programSource(const RewriteResult &res, llvm::StringRef absDir,
+                          llvm::StringRef name, const PythonProgram &prog);
+
 /// The runtime files copied into every rewritten model (name, contents).
 const std::vector<std::pair<std::string, std::string>> &runtimeFiles();
 

@@ -1,0 +1,293 @@
+"""kb_rewrite.optimize, save and load.
+
+optimize() traces a built module in-process (kb_rewrite.export), runs
+`kb-rewrite rewrite` on the graph, and wraps the module with the rewritten
+package's graph program (kb_program.py). Packages are cached under
+$KB_CACHE_DIR/models (default ~/.cache/kb-rewrite/models) by a hash of the
+graph, its parameters' description, the options and the kb-rewrite binary,
+so a second call in a new process only loads the package.
+"""
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from .export import WRAPPER_PREFIX, export_module, write_export
+from .tools import KbRewriteError, binary_identity, find_binary, run_kb_rewrite
+
+SAVED_FORMAT = 1
+
+
+def cache_root(cache_dir=None):
+    base = cache_dir or os.environ.get("KB_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "kb-rewrite")
+    return os.path.join(base, "models")
+
+
+def _say(quiet, text):
+    if not quiet:
+        print(f"kb_rewrite: {text}", file=sys.stderr, flush=True)
+
+
+def _device_of(torch, model, inputs):
+    for t in list(inputs) + list(model.parameters()):
+        if isinstance(t, torch.Tensor):
+            return "cuda" if t.is_cuda else "cpu"
+    return "cpu"
+
+
+def _load_program(package, key):
+    name = "kb_program_" + key
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, os.path.join(package, "kb_program.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _region_counts(package):
+    try:
+        with open(os.path.join(package, "report.json")) as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    counts = {}
+    for r in report.get("regions", []):
+        counts[r.get("status", "?")] = counts.get(r.get("status", "?"), 0) + 1
+    return counts
+
+
+def _rewrite_args(fast_math, verify, model_url, model_name, strategy, samples, extra_args):
+    args = ["--verify", verify]
+    if fast_math:
+        args.append("--fast-math")
+    if model_url:
+        args += ["--model-url", model_url]
+    if model_name:
+        args += ["--model", model_name]
+    if strategy:
+        args += ["--strategy", strategy]
+    if samples and samples != 1:
+        args += ["--samples", str(samples)]
+    return args + list(extra_args)
+
+
+def _build_package(graph_text, params, name, key, root, rewrite_args, quiet):
+    """kb-rewrite rewrite into a scratch directory, renamed into the cache
+    whole (a concurrent call for the same key keeps the first)."""
+    os.makedirs(root, exist_ok=True)
+    package = os.path.join(root, key)
+    scratch = tempfile.mkdtemp(prefix=key + ".", dir=root)
+    try:
+        graph_path, params_path = write_export(graph_text, params,
+                                               os.path.join(scratch, "export"), name)
+        out = os.path.join(scratch, "package")
+        run_kb_rewrite(["rewrite", graph_path, "--params", params_path, "-o", out]
+                       + rewrite_args + (["--quiet"] if quiet else []), quiet=quiet)
+        if not os.path.isfile(os.path.join(out, "kb_program.py")):
+            raise KbRewriteError(f"kb-rewrite wrote no kb_program.py in {out}")
+        shutil.copy(graph_path, os.path.join(out, "graph.txt"))
+        try:
+            os.rename(out, package)
+        except OSError:
+            if not os.path.isfile(os.path.join(package, "kb_program.py")):
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return package
+
+
+def optimize(model, example_inputs, *, mode=None, fast_math=False, model_url=None,
+             model_name=None, strategy=None, samples=1, verify="auto", cache_dir=None,
+             quiet=False, name=None, extra_args=()):
+    """`model` with each fused region of its forward running a verified
+    kernel: an OptimizedModule (a torch.nn.Module) that runs the original
+    forward wherever the traced one does not apply (other shapes, dtypes or
+    devices, the other training mode, autograd needing gradients).
+
+    example_inputs: a tensor or a sequence of forward arguments (non-tensor
+    ones are baked in as constants). mode: "train" or "eval" to switch the
+    module first; by default its current mode is traced. fast_math, model_url,
+    model_name, strategy, samples: as `kb-rewrite rewrite`'s options
+    (docs/cli.md); verify: "auto", "on" or "off". Raises KbRewriteError with
+    kb-rewrite's message when the graph cannot be rewritten."""
+    import torch
+
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    inputs = list(example_inputs)
+    if mode is not None:
+        if mode not in ("train", "eval"):
+            raise ValueError(f"mode must be 'train' or 'eval', not {mode!r}")
+        model.train(mode == "train")
+    name = name or type(model).__name__
+    device = _device_of(torch, model, inputs)
+    stats = {"device": device}
+    t0 = time.perf_counter()
+    _say(quiet, f"tracing {name} on {device} ({'train' if model.training else 'eval'} mode)")
+    graph_text, params = export_module(model, inputs, name=name, device=device)
+    stats["export_s"] = time.perf_counter() - t0
+
+    exe = find_binary("kb-rewrite", "KB_REWRITE")
+    rewrite_args = _rewrite_args(fast_math, verify, model_url, model_name, strategy,
+                                 samples, extra_args)
+    keyed = dict(params, source="", torch_version=torch.__version__)
+    h = hashlib.sha256()
+    for part in (graph_text, json.dumps(keyed, sort_keys=True), json.dumps(rewrite_args),
+                 binary_identity(exe), str(SAVED_FORMAT)):
+        h.update(part.encode())
+        h.update(b"\0")
+    key = h.hexdigest()[:24]
+    root = cache_root(cache_dir)
+    package = os.path.join(root, key)
+    t1 = time.perf_counter()
+    stats["cached"] = os.path.isfile(os.path.join(package, "kb_program.py"))
+    if stats["cached"]:
+        _say(quiet, f"using the cached rewrite {package}")
+    else:
+        _say(quiet, f"rewriting ({exe} rewrite ...)")
+        package = _build_package(graph_text, params, name, key, root, rewrite_args, quiet)
+    stats["rewrite_s"] = time.perf_counter() - t1
+    stats["package"] = package
+    stats["regions"] = _region_counts(package)
+    program = _load_program(package, key)
+    prefixed = params.get("module_prefix") == WRAPPER_PREFIX
+    optimized = _module_class()(model, program, package, key, prefixed, stats, quiet)
+    verified = stats["regions"].get("verified", 0)
+    total = sum(stats["regions"].values())
+    _say(quiet, f"{verified} of {total} regions verified; package {package}")
+    if device != "cuda":
+        _say(quiet, "the example inputs are not on a GPU: the model runs its "
+                    "original forward on them (kernels need CUDA tensors)")
+    return optimized
+
+
+def _define_module():
+    import torch
+
+    class _Baked(torch.nn.Module):
+        """The module kb-export traced when non-tensor arguments were baked
+        in: the graph program reads parameters as self.model.<path>."""
+
+        def __init__(self, inner):
+            super().__init__()
+            self.model = inner
+
+    class OptimizedModule(torch.nn.Module):
+        """The original module (as `_orig_mod`, like torch.compile's wrapper;
+        state_dict keys carry that prefix) with a fused forward.
+        `kb_stats` holds the export and rewrite times, whether the package
+        came from the cache, region statuses, and after the first call its
+        time and the extra GPU memory it allocated."""
+
+        def __init__(self, model, program_module, package, key, prefixed, stats, quiet):
+            super().__init__()
+            self._orig_mod = model
+            object.__setattr__(self, "_kb_package", package)
+            object.__setattr__(self, "_kb_key", key)
+            object.__setattr__(self, "_kb_quiet", quiet)
+            object.__setattr__(self, "kb_stats", stats)
+            object.__setattr__(self, "_kb_holder", _Baked(model) if prefixed else None)
+            if prefixed:
+                original = lambda holder, *a, **k: holder.model(*a, **k)  # noqa: E731
+            else:
+                original = lambda m, *a, **k: m(*a, **k)  # noqa: E731
+            object.__setattr__(self, "_kb", program_module.make_program(original))
+            self.train(model.training)
+
+        def forward(self, *args, **kwargs):
+            target = self._kb_holder if self._kb_holder is not None else self._orig_mod
+            if self._kb_holder is not None:
+                self._kb_holder.training = self._orig_mod.training
+            if "first_call_s" in self.kb_stats:
+                return self._kb.forward(target, args, kwargs)
+            import torch
+            cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+            before = torch.cuda.memory_allocated() if cuda else 0
+            t0 = time.perf_counter()
+            out = self._kb.forward(target, args, kwargs)
+            if cuda:
+                torch.cuda.synchronize()
+            self.kb_stats["first_call_s"] = time.perf_counter() - t0
+            if cuda:
+                self.kb_stats["extra_gpu_bytes"] = max(torch.cuda.memory_allocated() - before, 0)
+            reasons = dict(self._kb.reasons)
+            self.kb_stats["fallbacks"] = reasons
+            _say(self._kb_quiet, "first call {:.2f} s{}{}".format(
+                self.kb_stats["first_call_s"],
+                ", {:.1f} MB more GPU memory".format(self.kb_stats["extra_gpu_bytes"] / 1e6)
+                if "extra_gpu_bytes" in self.kb_stats else "",
+                "; original forward: " + ", ".join(reasons) if reasons else ""))
+            return out
+
+    return OptimizedModule
+
+
+def __getattr__(name):  # OptimizedModule needs torch: defined on first use
+    if name == "OptimizedModule":
+        return _module_class()
+    raise AttributeError(name)
+
+
+_MODULE_CLASS = None
+
+
+def _module_class():
+    global _MODULE_CLASS
+    if _MODULE_CLASS is None:
+        _MODULE_CLASS = _define_module()
+    return _MODULE_CLASS
+
+
+def save(optimized, directory):
+    """Writes `optimized`'s rewritten package and its module's state_dict
+    (torch.save of tensors only) into `directory`; load(directory, model)
+    restores it onto a module built the same way. No code is pickled."""
+    import torch
+
+    os.makedirs(directory, exist_ok=True)
+    dest = os.path.join(directory, "package")
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    shutil.copytree(optimized._kb_package, dest)
+    model = optimized._orig_mod
+    torch.save(model.state_dict(), os.path.join(directory, "state_dict.pt"))
+    meta = {"format": SAVED_FORMAT, "key": optimized._kb_key,
+            "class": f"{type(model).__module__}.{type(model).__qualname__}",
+            "training": model.training,
+            "prefixed": optimized._kb_holder is not None}
+    with open(os.path.join(directory, "kb_saved.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+        f.write("\n")
+
+
+def load(directory, model, *, quiet=False):
+    """`model` (built as the saved one was: same class and constructor
+    arguments) with the state_dict and rewritten package save() wrote.
+    The state_dict is read with weights_only=True (tensors, never code)."""
+    import torch
+
+    with open(os.path.join(directory, "kb_saved.json")) as f:
+        meta = json.load(f)
+    if meta.get("format") != SAVED_FORMAT:
+        raise KbRewriteError(f"{directory}: saved with format {meta.get('format')}, "
+                             f"this kb_rewrite reads {SAVED_FORMAT}")
+    cls = f"{type(model).__module__}.{type(model).__qualname__}"
+    if cls != meta["class"]:
+        raise KbRewriteError(f"{directory} holds a {meta['class']}, not a {cls}")
+    state = torch.load(os.path.join(directory, "state_dict.pt"), map_location="cpu",
+                       weights_only=True)
+    model.load_state_dict(state)
+    model.train(meta["training"])
+    package = os.path.join(directory, "package")
+    program = _load_program(package, meta["key"])
+    stats = {"cached": True, "package": package, "regions": _region_counts(package)}
+    return _module_class()(model, program, package, meta["key"], meta["prefixed"],
+                           stats, quiet)
