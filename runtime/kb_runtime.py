@@ -53,6 +53,10 @@ def _verbose():
     return os.environ.get("KB_RUNTIME_VERBOSE", "0") not in ("", "0")
 
 
+class KbFallbackWarning(UserWarning):
+    """A rewritten model ran its original forward (first time per reason)."""
+
+
 def _log(msg):
     if _verbose():
         print(f"kb_runtime: {msg}", file=sys.stderr)
@@ -809,11 +813,38 @@ class Program:
     def _run(self, module, *tensors):
         return self.forward_fn(module, self, *tensors)
 
+    def _arguments_seen(self, args):
+        """The call's tensor arguments as the guard compares them, beside
+        the traced ones (the first fallback's warning shows both)."""
+        def describe(t):
+            if not isinstance(t, torch.Tensor):
+                return repr(t)[:40]
+            return f"{list(t.shape)} {str(t.dtype).replace('torch.', '')} {t.device.type}"
+        got = ", ".join(describe(a) for a in args)
+        traced = ", ".join(
+            f"{s['shape']} {s['dtype']} cuda" if s["kind"] == "tensor" else repr(s.get("value"))
+            for s in self.inputs)
+        return f"called with ({got}); traced with ({traced})"
+
     def forward(self, module, args, kwargs):
         reason = self._mismatch(module, args, kwargs)
         if reason is not None:
             if reason not in self.reasons:
                 self.reasons[reason] = 0
+                # Never silent: the first fallback of each kind says why,
+                # once (the kernels were made for the traced arguments).
+                detail = self._arguments_seen(args) if "traced" in reason else ""
+                if any(isinstance(a, torch.Tensor) and not a.is_cuda for a in args):
+                    advice = "the kernels run on CUDA tensors"
+                elif detail:
+                    advice = ("rewrite the model for these arguments to use kernels "
+                              "(kb_rewrite.optimize caches one rewrite per shape)")
+                else:
+                    advice = "docs/rewrite.md lists the guards"
+                warnings.warn(
+                    f"kb_runtime: running the original forward ({reason}"
+                    f"{'; ' + detail if detail else ''}); {advice}",
+                    KbFallbackWarning, stacklevel=3)
                 _log(f"original forward: {reason}")
             self.reasons[reason] += 1
             return self.original_forward(module, *args, **kwargs)

@@ -146,6 +146,27 @@ class GuardTest(unittest.TestCase):
         m.eval()
         self.assertIn("training mode", p._mismatch(m, (x, 3.14), {}))
 
+    def test_first_fallback_warns_once_per_reason(self):
+        """Never silent: the first original-forward call of each reason
+        warns with the arguments beside the traced ones; repeats do not."""
+        p = self.program()
+        p.original_forward = lambda module, *args, **kwargs: "original"
+        m = torch.nn.Linear(3, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                self.assertEqual(p.forward(m, (torch.zeros(4, 3), 3.14), {}), "original")
+            p.forward(m, (torch.zeros(2, 3), 3.14), {"s": 1})
+        texts = [str(w.message) for w in caught
+                 if issubclass(w.category, kb_runtime.KbFallbackWarning)]
+        self.assertEqual(len(texts), 2, texts)
+        self.assertIn("'x' differs from the traced tensor; called with "
+                      "([4, 3] float32 cpu, 3.14); traced with ([2, 3] float32 cuda, 3.14)",
+                      texts[0])
+        self.assertIn("the kernels run on CUDA tensors", texts[0])
+        self.assertIn("keyword arguments", texts[1])
+        self.assertEqual(p.reasons["'x' differs from the traced tensor"], 3)
+
 
 class LibraryFormTest(unittest.TestCase):
     """Program.lib: the library form of a region, forced or chosen."""
