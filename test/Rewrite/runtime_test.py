@@ -147,8 +147,8 @@ class GuardTest(unittest.TestCase):
         self.assertIn("training mode", p._mismatch(m, (x, 3.14), {}))
 
     def test_first_fallback_warns_once_per_reason(self):
-        """Never silent: the first original-forward call of each reason
-        warns with the arguments beside the traced ones; repeats do not."""
+        # Never silent: the first original-forward call of each reason
+        # warns with the arguments beside the traced ones; repeats do not.
         p = self.program()
         p.original_forward = lambda module, *args, **kwargs: "original"
         m = torch.nn.Linear(3, 3)
