@@ -197,7 +197,7 @@ llvm::ArrayRef<LibEpilogueInfo> kb::libraryEpilogues() {
 llvm::ArrayRef<StepOpInfo> kb::stepOps() {
   static const StepOpInfo kRows[] = {
 #define KB_OP(...)
-#define KB_STEP_OP(NAME, OVERLOAD, WHY) {#NAME, OVERLOAD, WHY},
+#define KB_STEP_OP(NAME, OVERLOAD, RESULT, WHY) {#NAME, OVERLOAD, WHY, RESULT},
 #include "kb/IR/OpSemantics.def"
 #undef KB_STEP_OP
 #undef KB_OP
@@ -238,18 +238,27 @@ llvm::ArrayRef<StepOpInfo> kb::periodicOps() {
   return kRows;
 }
 
-static bool inRows(llvm::ArrayRef<StepOpInfo> rows, StringRef name,
-                   StringRef overload) {
+static const StepOpInfo *findRow(llvm::ArrayRef<StepOpInfo> rows,
+                                 StringRef name, StringRef overload) {
   name.consume_front("aten::");
   StringRef base = stripInPlace(name).first;
   for (const StepOpInfo &r : rows)
     if (r.name == base && (r.overload == "*" || r.overload == overload))
-      return true;
-  return false;
+      return &r;
+  return nullptr;
+}
+
+static bool inRows(llvm::ArrayRef<StepOpInfo> rows, StringRef name,
+                   StringRef overload) {
+  return findRow(rows, name, overload) != nullptr;
 }
 
 bool kb::isStepOp(StringRef name, StringRef overload) {
   return inRows(stepOps(), name, overload);
+}
+
+const StepOpInfo *kb::findStepOp(StringRef name, StringRef overload) {
+  return findRow(stepOps(), name, overload);
 }
 
 bool kb::isSingularOp(StringRef name, StringRef overload) {
@@ -337,10 +346,14 @@ StringRef kb::styleName(OpStyle style) {
 static void renderStepRows(llvm::raw_ostream &os,
                            llvm::ArrayRef<StepOpInfo> rows,
                            llvm::StringRef prefix = "") {
-  for (const StepOpInfo &r : rows)
+  for (const StepOpInfo &r : rows) {
     os << "| `aten::" << r.name << "` | "
-       << (r.overload == "*" ? "all" : r.overload) << " | " << prefix << r.why
-       << " |\n";
+       << (r.overload == "*" ? "all" : r.overload) << " | " << prefix << r.why;
+    if (r.result >= 0)
+      os << " (result " << r.result
+         << " only: the op is no step while that result is unused)";
+    os << " |\n";
+  }
 }
 
 std::string kb::renderOpSemanticsMarkdown() {

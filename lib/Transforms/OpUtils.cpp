@@ -395,15 +395,20 @@ bool kb::isStepOperation(Operation *op) {
                                         op->getNumOperands() == 3 &&
                                         isNone(op->getOperand(2)))
     return false;
-  // max.dim / min.dim step through their indices; their values alone move
-  // with their input's last bits as amax does (`torch.max(x, 0).values`
-  // kept a 0.39 ms region in ATen on seed 20261236 task 1, run70).
-  if (auto aten = dyn_cast<AtenOp>(op);
-      aten && (aten.getName() == "max" || aten.getName() == "min") &&
-      aten.getOverload() == "dim" && op->getNumResults() == 2 &&
-      op->getResult(1).use_empty())
+  // max.dim, min.dim, topk and sort step through their indices only; their
+  // values move with their input's last bits as amax's do
+  // (`torch.max(x, 0).values` kept a 0.39 ms region in ATen on seed
+  // 20261236 task 1, run70). KB_STEP_OP's RESULT names that result.
+  // (topk and sort are not in the op table: they import as opaque ops.)
+  const StepOpInfo *row = nullptr;
+  if (auto aten = dyn_cast<AtenOp>(op))
+    row = findStepOp(aten.getName(), aten.getOverload());
+  else if (auto opaque = dyn_cast<OpaqueOp>(op))
+    row = findStepOp(opaque.getName(), "");
+  if (!row)
     return false;
-  return inTable(op, isStepOp);
+  return row->result < 0 || (row->result < (int)op->getNumResults() &&
+                             !op->getResult(row->result).use_empty());
 }
 
 namespace {

@@ -266,6 +266,45 @@ func.func @sum_then_max_values(%x: tensor<32x64x16xf32>) -> tensor<1x64xf32> {
 
 // -----
 
+// topk steps through its indices only (KB_STEP_OP's RESULT column): the
+// values of the k largest move with their input's last bits.
+// CHECK-LABEL: func.func @sum_then_topk_values
+// CHECK-NOT:   kb.unfused
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    kb.aten "sum"
+// CHECK:       kb.opaque "aten::topk"
+// FUSED-LABEL: func.func @sum_then_topk_values
+func.func @sum_then_topk_values(%x: tensor<32x64x16xf32>) -> tensor<32x5xf32> {
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %k = kb.constant {value = 5 : i64} : i64
+  %dims = kb.list(%m1) : (i64) -> !kb.list<i64>
+  %none = kb.constant {value} : none
+  %f = kb.constant {value = false} : i1
+  %t = kb.constant {value = true} : i1
+  %0 = kb.aten "sum"(%x, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<32x64x16xf32>, !kb.list<i64>, i1, none) -> tensor<32x64xf32>
+  %1:2 = kb.opaque "aten::topk"(%0, %k, %m1, %t, %t) : (tensor<32x64xf32>, i64, i64, i1, i1) -> (tensor<32x5xf32>, tensor<32x5xi64>)
+  return %1#0 : tensor<32x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @sum_then_topk_indices
+// CHECK:       kb.aten "sum"{{.*}}kb.unfused = "a reduction whose result reaches a step op stays in ATen; its consumers are fused"
+// FUSED-LABEL: func.func @sum_then_topk_indices
+func.func @sum_then_topk_indices(%x: tensor<32x64x16xf32>) -> tensor<32x5xi64> {
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %k = kb.constant {value = 5 : i64} : i64
+  %dims = kb.list(%m1) : (i64) -> !kb.list<i64>
+  %none = kb.constant {value} : none
+  %f = kb.constant {value = false} : i1
+  %t = kb.constant {value = true} : i1
+  %0 = kb.aten "sum"(%x, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<32x64x16xf32>, !kb.list<i64>, i1, none) -> tensor<32x64xf32>
+  %1:2 = kb.opaque "aten::topk"(%0, %k, %m1, %t, %t) : (tensor<32x64xf32>, i64, i64, i1, i1) -> (tensor<32x5xf32>, tensor<32x5xi64>)
+  return %1#1 : tensor<32x5xi64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @sum_then_max_indices
 // CHECK:       kb.aten "sum"{{.*}}kb.unfused = "a reduction whose result reaches a step op stays in ATen; its consumers are fused"
 // FUSED-LABEL: func.func @sum_then_max_indices

@@ -151,12 +151,17 @@ llvm::ArrayRef<LibEpilogueInfo> libraryEpilogues();
 /// A KB_STEP_OP row: an op whose result jumps (see OpSemantics.def).
 struct StepOpInfo {
   llvm::StringRef name, overload, why;
+  /// KB_STEP_OP's RESULT: the one result that steps, or -1 for all.
+  int result = -1;
 };
 llvm::ArrayRef<StepOpInfo> stepOps();
 /// Whether aten op `name` (with or without "aten::" and a trailing "_") in
 /// overload `overload` ("" = default; unknown overloads match "*" rows
 /// only) is a step op.
 bool isStepOp(llvm::StringRef name, llvm::StringRef overload);
+/// The KB_STEP_OP row of `name` in `overload` (as isStepOp matches), or
+/// nullptr.
+const StepOpInfo *findStepOp(llvm::StringRef name, llvm::StringRef overload);
 /// A KB_SINGULAR_OP row: an op whose slope is unbounded at 0.
 llvm::ArrayRef<StepOpInfo> singularOps();
 /// Whether aten op `name` in overload `overload` is a singular op (as
