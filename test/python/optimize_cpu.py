@@ -82,3 +82,29 @@ try:
                         quiet=True, extra_args=["--numerics", "sloppy"])
 except kb_rewrite.KbRewriteError as exc:
     print(f"kb-rewrite refused: exit {exc.exit_code}: {exc}")
+
+# What the torch.compile backend hands optimize(): a GraphModule whose
+# parameters are graph inputs (dynamo lifts them; here torch.fx on a
+# functional block). Its regions are found and its program runs.
+import torch.fx  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+
+class Lifted(torch.nn.Module):
+    def forward(self, x, w, mean, var, gamma, beta):
+        y = F.conv2d(x, w, None, 1, 1)
+        y = F.batch_norm(y, mean, var, gamma, beta, False, 0.1, 1e-5)
+        return (torch.relu(y) + x,)
+
+
+gm = torch.fx.symbolic_trace(Lifted())
+lifted_args = [torch.randn(2, 8, 16, 16), torch.randn(8, 8, 3, 3), torch.randn(8),
+               torch.rand(8) + 0.5, torch.randn(8), torch.randn(8)]
+lifted = kb_rewrite.optimize(gm, lifted_args, quiet=True, name="dynamo_graph")
+with torch.no_grad():
+    got, want = lifted(*lifted_args), gm(*lifted_args)
+print(f"graph module: regions={sorted(lifted.kb_stats['regions'].items())} "
+      f"tuple={isinstance(got, tuple)} equal={torch.equal(got[0], want[0])}")
+from kb_rewrite import backend  # noqa: E402
+print(f"backend on CPU inputs: runs as captured "
+      f"{backend.kb_rewrite_backend(gm, lifted_args) == gm.forward}")
