@@ -106,7 +106,7 @@ def _build_package(graph_text, params, name, key, root, rewrite_args, quiet):
 
 def optimize(model, example_inputs, *, mode=None, fast_math=False, model_url=None,
              model_name=None, strategy=None, samples=1, verify="auto", cache_dir=None,
-             quiet=False, name=None, extra_args=()):
+             quiet=False, name=None, extra_args=(), respecialize=8):
     """`model` with each fused region of its forward running a verified
     kernel: an OptimizedModule (a torch.nn.Module) that runs the original
     forward wherever the traced one does not apply (other shapes, dtypes or
@@ -116,8 +116,12 @@ def optimize(model, example_inputs, *, mode=None, fast_math=False, model_url=Non
     ones are baked in as constants). mode: "train" or "eval" to switch the
     module first; by default its current mode is traced. fast_math, model_url,
     model_name, strategy, samples: as `kb-rewrite rewrite`'s options
-    (docs/cli.md); verify: "auto", "on" or "off". Raises KbRewriteError with
-    kb-rewrite's message when the graph cannot be rewritten."""
+    (docs/cli.md); verify: "auto", "on" or "off". respecialize: how many
+    other argument shapes (CUDA tensors) the module may be rewritten for
+    when called with them, like dynamo's recompiles (each cached by graph
+    hash; 0: the original forward for every other shape). Raises
+    KbRewriteError with kb-rewrite's message when the graph cannot be
+    rewritten."""
     import torch
 
     if isinstance(example_inputs, torch.Tensor):
@@ -160,6 +164,11 @@ def optimize(model, example_inputs, *, mode=None, fast_math=False, model_url=Non
     program = _load_program(package, key)
     prefixed = params.get("module_prefix") == WRAPPER_PREFIX
     optimized = _module_class()(model, program, package, key, prefixed, stats, quiet)
+    optimized._kb_options = dict(
+        fast_math=fast_math, model_url=model_url, model_name=model_name,
+        strategy=strategy, samples=samples, verify=verify, cache_dir=cache_dir,
+        quiet=quiet, name=name, extra_args=tuple(extra_args))
+    optimized._kb_limit = respecialize
     verified = stats["regions"].get("verified", 0)
     total = sum(stats["regions"].values())
     _say(quiet, f"{verified} of {total} regions verified; package {package}")
@@ -200,12 +209,71 @@ def _define_module():
             else:
                 original = lambda m, *a, **k: m(*a, **k)  # noqa: E731
             object.__setattr__(self, "_kb", program_module.make_program(original))
+            # Other argument shapes: signature -> (program, holder) or None
+            # (no kernels for it: rewriting failed or the limit was met).
+            object.__setattr__(self, "_kb_shapes", {})
+            object.__setattr__(self, "_kb_options", None)
+            object.__setattr__(self, "_kb_limit", 0)
             self.train(model.training)
 
+        @staticmethod
+        def _signature(args):
+            import torch
+            return tuple((tuple(a.shape), str(a.dtype), a.device.type)
+                         if isinstance(a, torch.Tensor) else ("value", repr(a))
+                         for a in args)
+
+        @staticmethod
+        def _on_gpu(args):
+            import torch
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            return bool(tensors) and all(t.is_cuda for t in tensors)
+
+        def _specialised(self, args, kwargs):
+            """The program for arguments the traced one's guards refuse, made
+            by rewriting the module for them (once per signature, cached);
+            None to run the original forward."""
+            if kwargs or not self._kb_limit or self._kb_options is None:
+                return None
+            reason = self._kb._mismatch(self._target(), args, kwargs)
+            if reason is None or "traced" not in reason or not self._on_gpu(args):
+                return None
+            sig = self._signature(args)
+            if sig in self._kb_shapes:
+                return self._kb_shapes[sig]
+            entry = None
+            if len(self._kb_shapes) < self._kb_limit:
+                _say(self._kb_quiet, f"rewriting for new arguments ({reason})")
+                try:
+                    other = optimize(self._orig_mod, list(args), respecialize=0,
+                                     **self._kb_options)
+                    entry = (other._kb, other._kb_holder)
+                    self.kb_stats.setdefault("specialisations", []).append(
+                        {"signature": repr(sig), "package": other.kb_stats["package"],
+                         "cached": other.kb_stats["cached"],
+                         "rewrite_s": other.kb_stats["rewrite_s"]})
+                except KbRewriteError as exc:
+                    _say(self._kb_quiet, f"no kernels for these arguments: {exc}")
+            else:
+                _say(self._kb_quiet, f"{self._kb_limit} argument shapes rewritten "
+                                     f"already: the original forward for {sig}")
+            self._kb_shapes[sig] = entry
+            return entry
+
+        def _target(self, holder=None):
+            holder = holder if holder is not None else self._kb_holder
+            if holder is not None:
+                holder.training = self._orig_mod.training
+                return holder
+            return self._orig_mod
+
         def forward(self, *args, **kwargs):
-            target = self._kb_holder if self._kb_holder is not None else self._orig_mod
-            if self._kb_holder is not None:
-                self._kb_holder.training = self._orig_mod.training
+            if self._kb_shapes or self._kb_limit:
+                special = self._specialised(args, kwargs)
+                if special is not None:
+                    program, holder = special
+                    return program.forward(self._target(holder), args, kwargs)
+            target = self._target()
             if "first_call_s" in self.kb_stats:
                 return self._kb.forward(target, args, kwargs)
             import torch

@@ -35,6 +35,24 @@ print(f"CPU forward equals the model's: {same}; original forward because "
       f"{', '.join(stats['fallbacks'])}")
 print(f"state_dict keys: {list(fast.state_dict())[0]}")
 
+# Other argument shapes: rewritten once per shape (as dynamo recompiles),
+# up to `respecialize` of them. The kernels need CUDA tensors, so here the
+# GPU check is stood in for and every program runs the original forward.
+fast._on_gpu = lambda args: True
+x4 = torch.randn(4, 8, 16, 16)
+with torch.no_grad():
+    same4 = torch.equal(fast(x4), model(x4))
+    fast(x4)
+specs = fast.kb_stats["specialisations"]
+print(f"new shape: equal={same4} specialisations={len(specs)} "
+      f"own package={specs[0]['package'] != stats['package']}")
+fast._kb_limit = 1
+with torch.no_grad():
+    fast(torch.randn(3, 8, 16, 16))
+print(f"past the limit: specialisations={len(fast.kb_stats['specialisations'])} "
+      f"shapes seen={len(fast._kb_shapes)}")
+del fast._on_gpu
+
 # A new process finds the package in the cache (no kb-rewrite run).
 code = (
     "import sys, torch; sys.path.insert(0, %r); import basic_block_eval, kb_rewrite\n"
