@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 
 class KbRewriteError(RuntimeError):
@@ -67,16 +68,20 @@ def run_kb_rewrite(args, *, quiet=False, log=None):
     exe = find_binary("kb-rewrite", "KB_REWRITE")
     command = [exe] + [str(a) for a in args]
     log = log or sys.stderr
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True, errors="replace")
-    out_lines = []
-    for line in proc.stdout:
-        out_lines.append(line)
-        if not quiet:
-            log.write("kb-rewrite: " + line if not line.startswith("kb-rewrite") else line)
-            log.flush()
-    err = proc.stderr.read()
-    code = proc.wait()
+    # stderr goes to a file: a pipe read only after stdout ends would block
+    # kb-rewrite once it filled the pipe's buffer.
+    with tempfile.TemporaryFile(mode="w+", errors="replace") as err_file:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err_file,
+                                stdin=subprocess.DEVNULL, text=True, errors="replace")
+        out_lines = []
+        for line in proc.stdout:
+            out_lines.append(line)
+            if not quiet:
+                log.write("kb-rewrite: " + line if not line.startswith("kb-rewrite") else line)
+                log.flush()
+        code = proc.wait()
+        err_file.seek(0)
+        err = err_file.read()
     if code != 0:
         message = err.strip() or "".join(out_lines).strip() or f"exit status {code}"
         raise KbRewriteError(message, exit_code=code, command=command)
