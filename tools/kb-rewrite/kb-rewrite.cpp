@@ -775,13 +775,16 @@ int runRewrite(const char *argv0) {
     if (!result->gpu)
       outs() << "warning: no GPU: kernels were compiled but NOT verified "
                 "(report.md says so)\n";
+    bool program = sys::fs::exists(rewriteOut + "/kb_program.py");
     if (!result->modelNew)
       outs() << "note: model_new.py not written: " << result->modelNewNote
+             << (program ? "; kb_program.py holds the graph program "
+                           "(kb_rewrite.optimize, docs/python.md)"
+                         : "")
              << "\n";
     outs() << "wrote " << rewriteOut << "/{"
            << (result->modelNew ? "model_new.py," : "")
-           << (sys::fs::exists(rewriteOut + "/kb_program.py") ? "kb_program.py,"
-                                                               : "")
+           << (program ? "kb_program.py," : "")
            << "manifest.json,report.md,report.html,report.json,kernels/}\n";
   }
   return Ok;
