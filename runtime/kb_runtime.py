@@ -827,7 +827,13 @@ class Program:
         return f"called with ({got}); traced with ({traced})"
 
     def forward(self, module, args, kwargs):
-        reason = self._mismatch(module, args, kwargs)
+        return self.forward_checked(module, args, kwargs,
+                                    self._mismatch(module, args, kwargs))
+
+    def forward_checked(self, module, args, kwargs, reason):
+        """forward() once its guard has given `reason` (None: the traced
+        arguments), for callers that read it first (kb_rewrite.optimize's
+        module picks a program per argument shape by it)."""
         if reason is not None:
             if reason not in self.reasons:
                 self.reasons[reason] = 0

@@ -77,15 +77,6 @@ std::vector<int64_t> inversePerm(ArrayRef<int64_t> perm) {
   return inverse;
 }
 
-/// A norm with running statistics (batch_norm in eval mode) is pointwise,
-/// but it indexes its per-channel operands by dim 1: over the permuted
-/// [N, H, W, C] types of the variant it would take H for the channel, and
-/// so would the reference's ATen ops (agreeing with it where H == C).
-bool indexesChannelDim(Operation &op) {
-  auto aten = dyn_cast<AtenOp>(op);
-  return aten && aten.getInfo() && aten.getInfo()->style == OpStyle::Norm;
-}
-
 /// In the variant, each such norm sees NCHW again: its input through
 /// permute(inverse), its result NCHW-typed and permuted back for its users;
 /// its per-channel operands keep their [C] types. The kernel's index math
@@ -141,6 +132,14 @@ makeReadsVariant(KernelOp kernel, ModuleOp scratch, RankedTensorType first) {
 }
 
 } // namespace
+
+// Over the permuted [N, H, W, C] types of a variant such a norm would take H
+// for the channel, and so would the reference's ATen ops (agreeing with it
+// where H == C).
+bool indexesChannelDim(Operation &op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  return aten && aten.getInfo() && aten.getInfo()->style == OpStyle::Norm;
+}
 
 std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
                                                            ModuleOp scratch) {

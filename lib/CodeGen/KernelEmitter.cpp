@@ -12,6 +12,7 @@
 
 #include "kb/CodeGen/KernelEmitter.h"
 #include "EmitterSupport.h"
+#include "kb/CodeGen/ChannelsLast.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/Transforms/OpUtils.h"
 #include "kb/Verify/Checks.h"
@@ -467,12 +468,6 @@ private:
     return permuteOffset(shape, perm, idx, narrow);
   }
 
-  /// One float4 per thread (grid-stride only past the grid limit). The
-  /// per-element body is a device function called for each lane of a
-  /// float4 and by the scalar tail. Full-size inputs arrive as values;
-  /// broadcast inputs constant over each aligned group of 4 elements (a
-  /// per-channel bias when H*W % 4 == 0) are loaded once per float4 and
-  /// arrive as values too; other broadcast inputs as pointers.
   /// A pointwise region's channels-last variant reads through a permute
   /// only around a norm that indexes dim 1 (ChannelsLast.cpp): the permute
   /// back after it returns each element to its own index, so a value
@@ -484,12 +479,10 @@ private:
           !isa<BlockArgument>(a.getArgs()[0]))
         continue;
       for (Operation *user : a->getResult(0).getUsers()) {
-        auto norm = dyn_cast<AtenOp>(user);
-        if (!norm || !norm.getInfo() ||
-            norm.getInfo()->style != OpStyle::Norm ||
-            norm.getArg("input") != a->getResult(0))
+        if (!indexesChannelDim(*user) ||
+            cast<AtenOp>(user).getArg("input") != a->getResult(0))
           return false;
-        for (Operation *after : norm->getResult(0).getUsers()) {
+        for (Operation *after : user->getResult(0).getUsers()) {
           auto back = dyn_cast<AtenOp>(after);
           if (!back || !back.getInfo() || back.getInfo()->cuda != "permute")
             return false;
@@ -499,6 +492,12 @@ private:
     return true;
   }
 
+  /// One float4 per thread (grid-stride only past the grid limit). The
+  /// per-element body is a device function called for each lane of a
+  /// float4 and by the scalar tail. Full-size inputs arrive as values;
+  /// broadcast inputs constant over each aligned group of 4 elements (a
+  /// per-channel bias when H*W % 4 == 0) are loaded once per float4 and
+  /// arrive as values too; other broadcast inputs as pointers.
   llvm::Expected<EmittedKernel> pointwise(YieldOp yield) {
     Block &body = kernel.getBody().front();
     ArrayRef<int64_t> space = shapeOf(yield.getValues()[0]);

@@ -94,10 +94,12 @@ Error emitRewrite(RewriteRun &run) {
   std::string source = opts.modelSource.empty()
                            ? run.params.getString("source").value_or("").str()
                            : opts.modelSource;
-  if (prog)
+  if (prog) {
     if (auto err = stage("kb_program.py",
                          programSource(result, run.outDir, name, *prog)))
       return err;
+    result.program = true;
+  }
   if (!prog) {
     result.modelNewNote = toString(prog.takeError());
   } else if (source.empty() || !StringRef(source).ends_with(".py")) {
@@ -126,7 +128,7 @@ Error emitRewrite(RewriteRun &run) {
     return err;
   if (!result.modelNew) // an earlier run's would not match this package
     sys::fs::remove(Twine(run.outDir) + "/model_new.py");
-  if (!prog)
+  if (!result.program)
     sys::fs::remove(Twine(run.outDir) + "/kb_program.py");
   return Error::success();
 }

@@ -374,12 +374,19 @@ bool kb::poolWindowsOverlap(Operation *op) {
 }
 
 namespace {
-bool inTable(Operation *op, bool (*rows)(StringRef, StringRef)) {
+/// The (name, overload) the side tables (step, singular, growth, periodic
+/// ops) know `op` by: an opaque op's name has no overload.
+std::optional<std::pair<StringRef, StringRef>> tableKey(Operation *op) {
   if (auto aten = dyn_cast<AtenOp>(op))
-    return rows(aten.getName(), aten.getOverload());
+    return std::make_pair(aten.getName(), aten.getOverload());
   if (auto opaque = dyn_cast<OpaqueOp>(op))
-    return rows(opaque.getName(), "");
-  return false;
+    return std::make_pair(opaque.getName(), StringRef());
+  return std::nullopt;
+}
+
+bool inTable(Operation *op, bool (*rows)(StringRef, StringRef)) {
+  auto key = tableKey(op);
+  return key && rows(key->first, key->second);
 }
 
 bool reaches(Operation *op, bool (*test)(Operation *)) {
@@ -400,11 +407,8 @@ bool kb::isStepOperation(Operation *op) {
   // (`torch.max(x, 0).values` kept a 0.39 ms region in ATen on seed
   // 20261236 task 1, run70). KB_STEP_OP's RESULT names that result.
   // (topk and sort are not in the op table: they import as opaque ops.)
-  const StepOpInfo *row = nullptr;
-  if (auto aten = dyn_cast<AtenOp>(op))
-    row = findStepOp(aten.getName(), aten.getOverload());
-  else if (auto opaque = dyn_cast<OpaqueOp>(op))
-    row = findStepOp(opaque.getName(), "");
+  auto key = tableKey(op);
+  const StepOpInfo *row = key ? findStepOp(key->first, key->second) : nullptr;
   if (!row)
     return false;
   return row->result < 0 || (row->result < (int)op->getNumResults() &&

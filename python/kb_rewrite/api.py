@@ -229,14 +229,12 @@ def _define_module():
             tensors = [a for a in args if isinstance(a, torch.Tensor)]
             return bool(tensors) and all(t.is_cuda for t in tensors)
 
-        def _specialised(self, args, kwargs):
-            """The program for arguments the traced one's guards refuse, made
-            by rewriting the module for them (once per signature, cached);
-            None to run the original forward."""
-            if kwargs or not self._kb_limit or self._kb_options is None:
-                return None
-            reason = self._kb._mismatch(self._target(), args, kwargs)
-            if reason is None or "traced" not in reason or not self._on_gpu(args):
+        def _specialised(self, args, kwargs, reason):
+            """The program for arguments the traced one's guard refuses with
+            `reason`, made by rewriting the module for them (once per
+            signature, cached); None to run the original forward."""
+            if (kwargs or not self._kb_limit or self._kb_options is None
+                    or "traced" not in reason or not self._on_gpu(args)):
                 return None
             sig = self._signature(args)
             if sig in self._kb_shapes:
@@ -268,19 +266,21 @@ def _define_module():
             return self._orig_mod
 
         def forward(self, *args, **kwargs):
-            if self._kb_shapes or self._kb_limit:
-                special = self._specialised(args, kwargs)
+            target = self._target()
+            # The guard runs once a call; only a refusal looks further.
+            reason = self._kb._mismatch(target, args, kwargs)
+            if reason is not None:
+                special = self._specialised(args, kwargs, reason)
                 if special is not None:
                     program, holder = special
                     return program.forward(self._target(holder), args, kwargs)
-            target = self._target()
             if "first_call_s" in self.kb_stats:
-                return self._kb.forward(target, args, kwargs)
+                return self._kb.forward_checked(target, args, kwargs, reason)
             import torch
             cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
             before = torch.cuda.memory_allocated() if cuda else 0
             t0 = time.perf_counter()
-            out = self._kb.forward(target, args, kwargs)
+            out = self._kb.forward_checked(target, args, kwargs, reason)
             if cuda:
                 torch.cuda.synchronize()
             self.kb_stats["first_call_s"] = time.perf_counter() - t0

@@ -775,7 +775,7 @@ int runRewrite(const char *argv0) {
     if (!result->gpu)
       outs() << "warning: no GPU: kernels were compiled but NOT verified "
                 "(report.md says so)\n";
-    bool program = sys::fs::exists(rewriteOut + "/kb_program.py");
+    bool program = result->program;
     if (!result->modelNew)
       outs() << "note: model_new.py not written: " << result->modelNewNote
              << (program ? "; kb_program.py holds the graph program "

@@ -36,6 +36,11 @@ struct ChannelsLastVariant {
   bool readsOnly = false;
 };
 
+/// A norm with running statistics (batch_norm in eval mode): pointwise, but
+/// it indexes its per-channel operands by dim 1, so a variant shows it NCHW
+/// data through a permute and back.
+bool indexesChannelDim(mlir::Operation &op);
+
 /// The channels-last variant of `kernel`, cloned into `scratch`; nullopt
 /// unless the kernel's first input is the rank-4/5 output of a convolution
 /// and the kernel is pointwise (elementwise and broadcast ops only), or

@@ -124,6 +124,8 @@ struct RewriteResult {
   /// heading says why.
   std::vector<KeptOp> biasFreeGemms;
   bool gpu = false, modelNew = false;
+  /// kb_program.py was written (whenever the graph program could be).
+  bool program = false;
   std::string modelNewNote; // why model_new.py was not written
 };
 
