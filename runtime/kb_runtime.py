@@ -540,12 +540,10 @@ class Program:
                     [tuple(u) for u in r.get("updates", [])],
                     eval_launch_expr(r.get("workspace_bytes", "0"), variables),
                     bool(r.get("grid_sync", False)),
-                    [o for o, t in enumerate(r["outputs"])
-                     if t.get("dtype") == "int64"],
+                    [t.get("dtype", "float32") for t in r["outputs"]],
                     [t.get("strides", []) for t in r["inputs"]],
                     [t.get("strides", []) for t in r["outputs"]],
-                    [i for i, t in enumerate(r["inputs"])
-                     if t.get("dtype") == "bool"])
+                    [t.get("dtype", "float32") for t in r["inputs"]])
                 _log(f"{name}: loaded ({r['status']})")
                 return region
             except Exception as e:  # the ATen ops stay correct

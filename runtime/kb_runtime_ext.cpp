@@ -85,6 +85,19 @@ struct TensorGuard {
   std::vector<int64_t> shape;
 };
 
+/// A job's dtype name as a tensor type.
+at::ScalarType dtypeOf(const std::string &d) {
+  if (d == "bool")
+    return at::kBool;
+  if (d == "int64")
+    return at::kLong;
+  if (d == "float16")
+    return at::kHalf;
+  if (d == "bfloat16")
+    return at::kBFloat16;
+  return at::kFloat;
+}
+
 class Region {
 public:
   Region(const std::string &cubin, const std::string &loweredName,
@@ -93,18 +106,20 @@ public:
          std::vector<std::vector<int64_t>> outputShapes,
          std::vector<std::pair<int64_t, int64_t>> updates,
          int64_t workspaceBytes, bool gridSync,
-         std::vector<int64_t> longOutputs,
+         const std::vector<std::string> &outputDtypes,
          std::vector<std::vector<int64_t>> inputStrides,
          std::vector<std::vector<int64_t>> outputStrides,
-         std::vector<int64_t> boolInputs)
+         const std::vector<std::string> &inputDtypes)
       : grid(std::move(grid)), block(std::move(block)),
         sharedBytes(sharedBytes), inputShapes(std::move(inputShapes)),
         outputShapes(std::move(outputShapes)), updates(std::move(updates)),
         workspaceBytes(workspaceBytes), gridSync(gridSync),
-        longOutputs(std::move(longOutputs)),
         inputStrides(std::move(inputStrides)),
-        outputStrides(std::move(outputStrides)),
-        boolInputs(std::move(boolInputs)) {
+        outputStrides(std::move(outputStrides)) {
+    for (const std::string &d : inputDtypes)
+      inputTypes.push_back(dtypeOf(d));
+    for (const std::string &d : outputDtypes)
+      outputTypes.push_back(dtypeOf(d));
     TORCH_CHECK(workspaceBytes >= 0, "kb_runtime: negative workspace size");
     TORCH_CHECK(this->grid.size() == 3 && this->block.size() == 3,
                 "kb_runtime: grid and block need three dimensions");
@@ -148,10 +163,10 @@ public:
         return which + "undefined";
       if (!t.is_cuda() || t.get_device() != device)
         return which + "not on cuda:" + std::to_string(device);
-      bool mask = std::find(boolInputs.begin(), boolInputs.end(), (int64_t)i) !=
-                  boolInputs.end();
-      if (t.scalar_type() != (mask ? at::kBool : at::kFloat))
-        return which + (mask ? "dtype is not bool" : "dtype is not float32");
+      at::ScalarType type = i < inputTypes.size() ? inputTypes[i] : at::kFloat;
+      bool mask = type == at::kBool;
+      if (t.scalar_type() != type)
+        return which + "dtype is not " + c10::toString(type);
       if (t.sizes() != at::IntArrayRef(inputShapes[i]))
         return which + "sizes differ from the traced ones";
       // The kernel reads a strided input where the traced strides put each
@@ -163,7 +178,8 @@ public:
       }
       if (!t.is_contiguous())
         return which + "not contiguous";
-      // Floats may be read as float4s; a mask is read byte by byte.
+      // Floats may be read as float4s (16-bit ones as groups of four); a
+      // mask is read byte by byte.
       if (!mask && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0)
         return which + "not 16-byte aligned";
     }
@@ -184,15 +200,13 @@ public:
         if ((size_t)output == o)
           out = inputs[input]; // written in place, as the ATen op does
       if (!out.defined()) {
-        at::TensorOptions opts = inputs.empty()
-                                     ? at::TensorOptions()
-                                           .device(at::kCUDA, device)
-                                           .dtype(at::kFloat)
-                                     : inputs[0].options().dtype(at::kFloat);
-        // argmax / argmin indices
-        if (std::find(longOutputs.begin(), longOutputs.end(), (int64_t)o) !=
-            longOutputs.end())
-          opts = opts.dtype(at::kLong);
+        // float32, float16 / bfloat16, or argmax / argmin's int64 indices.
+        at::ScalarType type =
+            o < outputTypes.size() ? outputTypes[o] : at::kFloat;
+        at::TensorOptions opts =
+            inputs.empty()
+                ? at::TensorOptions().device(at::kCUDA, device).dtype(type)
+                : inputs[0].options().dtype(type);
         // The layout the trace recorded (a permuted view's), which later
         // ops and their kernels' guards expect.
         out = o < outputStrides.size() && !outputStrides[o].empty()
@@ -245,7 +259,8 @@ private:
   std::vector<int64_t> grid, block;
   int64_t sharedBytes;
   std::vector<std::vector<int64_t>> inputShapes, outputShapes;
-  std::vector<int64_t> longOutputs; // outputs of dtype int64
+  // Per input and output, its element type (the job's dtype).
+  std::vector<at::ScalarType> inputTypes, outputTypes;
   std::vector<std::pair<int64_t, int64_t>> updates;
   int64_t workspaceBytes = 0;
   bool gridSync = false;
@@ -253,7 +268,6 @@ private:
   // Per input and output: the traced strides of a strided view, empty for
   // row-major.
   std::vector<std::vector<int64_t>> inputStrides, outputStrides;
-  std::vector<int64_t> boolInputs; // inputs of dtype bool (masks)
 };
 
 /// NCHW (or NCDHW) -> channels-last copies for the inputs of convolutions
@@ -379,8 +393,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                     std::vector<std::vector<int64_t>>,
                     std::vector<std::vector<int64_t>>,
                     std::vector<std::pair<int64_t, int64_t>>, int64_t, bool,
-                    std::vector<int64_t>, std::vector<std::vector<int64_t>>,
-                    std::vector<std::vector<int64_t>>, std::vector<int64_t>>())
+                    const std::vector<std::string> &,
+                    std::vector<std::vector<int64_t>>,
+                    std::vector<std::vector<int64_t>>,
+                    const std::vector<std::string> &>())
       .def("guard", &Region::guard)
       .def("run", &Region::run)
       .def_readonly("launches", &Region::launches);

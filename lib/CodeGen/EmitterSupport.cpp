@@ -67,6 +67,70 @@ bool codegen::isF32Tensor(Type t) {
          (!rt.getEncoding() || encodedStrides(rt));
 }
 
+std::optional<Storage> codegen::floatStorage(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  if (!rt || !rt.hasStaticShape() || (rt.getEncoding() && !encodedStrides(rt)))
+    return std::nullopt;
+  Type e = rt.getElementType();
+  if (e.isF32())
+    return Storage::F32;
+  if (e.isF16())
+    return Storage::F16;
+  if (e.isBF16())
+    return Storage::BF16;
+  return std::nullopt;
+}
+
+bool codegen::isHalfTensor(Type t) {
+  std::optional<Storage> s = floatStorage(t);
+  return s && *s != Storage::F32;
+}
+
+bool codegen::hasHalfValues(Block &body) {
+  for (BlockArgument a : body.getArguments())
+    if (isHalfTensor(a.getType()))
+      return true;
+  for (Operation &op : body)
+    for (Type t : op.getResultTypes())
+      if (isHalfTensor(t))
+        return true;
+  for (Value v : body.getTerminator()->getOperands())
+    if (isHalfTensor(v.getType()))
+      return true;
+  return false;
+}
+
+const char *codegen::storageDtype(Storage s) {
+  switch (s) {
+  case Storage::F32:
+    return "float32";
+  case Storage::F16:
+    return "float16";
+  case Storage::BF16:
+    return "bfloat16";
+  }
+  llvm_unreachable("unknown Storage");
+}
+
+std::string codegen::fromStorage(Storage s, llvm::StringRef expr) {
+  if (s == Storage::F32)
+    return expr.str();
+  return (s == Storage::F16 ? "kb::f16_f(" : "kb::bf16_f(") + expr.str() + ")";
+}
+
+std::string codegen::toStorage(Storage s, llvm::StringRef expr) {
+  if (s == Storage::F32)
+    return expr.str();
+  return (s == Storage::F16 ? "kb::f_f16(" : "kb::f_bf16(") + expr.str() + ")";
+}
+
+std::string codegen::roundToStorage(Storage s, llvm::StringRef expr) {
+  if (s == Storage::F32)
+    return expr.str();
+  return (s == Storage::F16 ? "kb::rn_f16(" : "kb::rn_bf16(") + expr.str() +
+         ")";
+}
+
 bool codegen::isBoolTensor(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
   return rt && rt.hasStaticShape() && rt.getElementType().isInteger(1) &&
@@ -74,6 +138,8 @@ bool codegen::isBoolTensor(Type t) {
 }
 
 const char *codegen::argElementType(Value arg) {
+  if (isHalfTensor(arg.getType()))
+    return "unsigned short";
   return isBoolTensor(arg.getType()) ? "bool" : "float";
 }
 
@@ -381,8 +447,14 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   // int64 index an argmax / argmin stage yields (KernelEmitter checks that
   // nothing in the region reads it).
   bool isBool = isBoolTensor(v.getType());
-  if (!isF32Tensor(v.getType()) && !isBool && !isArgIndex(v))
-    return unsupported("a value that is not a static float32 tensor");
+  std::optional<Storage> storage = floatStorage(v.getType());
+  if (storage && *storage != Storage::F32 && !halfStorage)
+    storage.reset();
+  if (!storage && !isBool && !isArgIndex(v))
+    return unsupported(halfStorage || !isHalfTensor(v.getType())
+                           ? "a value that is not a static float32 tensor"
+                           : "a float16 or bfloat16 value outside a "
+                             "pointwise kernel");
   std::string name;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (auto it = argNames.find(v); it != argNames.end())
@@ -393,8 +465,11 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     // where its traced strides put the element.
     if (SmallVector<int64_t> strides = tracedStrides(arg); !strides.empty())
       at = stridedOffset(shapeOf(arg), strides, idx, narrow);
-    os << indent << "const float " << name << " = in" << arg.getArgNumber()
-       << "[" << at << "];\n";
+    os << indent << "const float " << name << " = "
+       << fromStorage(storage.value_or(Storage::F32),
+                      "in" + std::to_string(arg.getArgNumber()) + "[" + at +
+                          "]")
+       << ";\n";
     memo[key] = name;
     return name;
   }
@@ -460,7 +535,8 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   if (info->kind == OpKind::Injective && info->cuda == "permute") {
     auto perm = getConstantIntList(aten.getArgs()[1]);
     Value src = aten.getArgs()[0];
-    if (!perm || !isF32Tensor(src.getType()))
+    if (!perm || !(isF32Tensor(src.getType()) ||
+                   (halfStorage && isHalfTensor(src.getType()))))
       return unsupported("'" + displayName(aten) +
                          "' without constant dims or a static float32 input");
     ArrayRef<int64_t> in = shapeOf(src);
@@ -540,6 +616,9 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
       return e.takeError();
     expr = *e;
   }
+  // Eager stores a 16-bit op's result rounded (cast ops included).
+  if (storage)
+    expr = roundToStorage(*storage, expr);
   name = fresh("t");
   os << indent << (isBool ? "const bool " : "const float ") << name << " = "
      << expr << "; // " << displayName(aten) << "\n";

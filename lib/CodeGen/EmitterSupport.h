@@ -31,6 +31,23 @@ std::string doubleLiteral(double v); // exact (17 digits), for double math
 std::string cString(llvm::StringRef s);
 /// A static float32 tensor, row-major or with traced strides.
 bool isF32Tensor(mlir::Type t);
+/// How a float tensor is stored. Kernels compute in float (ATen's opmath
+/// type for all three) and convert at loads and stores.
+enum class Storage { F32, F16, BF16 };
+/// The storage of a static float32, float16 or bfloat16 tensor (traced
+/// strides allowed); none for anything else.
+std::optional<Storage> floatStorage(mlir::Type t);
+/// A static float16 or bfloat16 tensor.
+bool isHalfTensor(mlir::Type t);
+/// Whether any block argument, op result or output of `body` is one.
+bool hasHalfValues(mlir::Block &body);
+/// The kb-verify dtype name ("float32", "float16", "bfloat16").
+const char *storageDtype(Storage s);
+/// `expr`, an element as stored, as a float; a float as stored; and a
+/// float rounded to the storage type (eager stores each op's result).
+std::string fromStorage(Storage s, llvm::StringRef expr);
+std::string toStorage(Storage s, llvm::StringRef expr);
+std::string roundToStorage(Storage s, llvm::StringRef expr);
 /// A static bool tensor (a mask a region reads: `const bool*`, each element
 /// read as 0.f or 1.f, never as float4s).
 bool isBoolTensor(mlir::Type t);
@@ -198,6 +215,9 @@ public:
   bool laneShortRows = false;
   /// EmitOptions::sharedRowMax (0: the default).
   int sharedRowMax = 0;
+  /// The region holds float16 / bfloat16 values (pointwise kernels only):
+  /// valueAt loads them converted to float and rounds 16-bit op results.
+  bool halfStorage = false;
   /// EmitOptions::atenOrderNorms.
   bool atenOrderNorms = false;
   /// EmitOptions::groupUnroll (0: the default, one).

@@ -43,7 +43,10 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
   });
   for (auto [k, arg] : llvm::enumerate(blk.getArguments())) {
     bool mask = isBoolTensor(arg.getType());
-    if (!isF32Tensor(arg.getType()) && !mask)
+    std::optional<Storage> storage = floatStorage(arg.getType());
+    if (storage && *storage != Storage::F32 && !e.halfStorage)
+      storage.reset();
+    if (!storage && !mask)
       return e.unsupported("input " + llvm::Twine(k) +
                            " is not a static float32 or bool tensor");
     ArrayRef<int64_t> s = shapeOf(arg);
@@ -52,6 +55,8 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
                           positive.count(arg) ? "positive" : "normal"});
     if (mask)
       out.inputs.back().dtype = "bool";
+    else if (*storage != Storage::F32)
+      out.inputs.back().dtype = storageDtype(*storage);
     SmallVector<int64_t> strides = tracedStrides(arg);
     out.inputs.back().strides.assign(strides.begin(), strides.end());
   }
@@ -62,6 +67,8 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
     out.outputs.back().strides.assign(strides.begin(), strides.end());
     if (isArgIndex(v))
       out.outputs.back().dtype = "int64";
+    else if (std::optional<Storage> st = floatStorage(v.getType()))
+      out.outputs.back().dtype = storageDtype(*st);
   }
   out.outputs.insert(out.outputs.end(), extraOutputs.begin(),
                      extraOutputs.end());
@@ -80,7 +87,8 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
     s << "#define KB_FAST_MATH 1\n";
   // A grid-synchronised kernel is launched with blocksPerSM blocks per SM:
   // the second bound caps its registers so that many fit at once.
-  s << cudaPrelude() << helpers << "\nextern \"C\" __global__ void "
+  s << cudaPrelude() << (e.halfStorage ? halfPrelude() : "") << helpers
+    << "\nextern \"C\" __global__ void "
     << "__launch_bounds__(" << blockSize
     << (out.gridSync ? ", " + std::to_string(out.blocksPerSM) : "") << ")\n"
     << out.name << "(";
@@ -125,9 +133,12 @@ public:
     auto yield = cast<YieldOp>(body.getTerminator());
     if (yield.getValues().empty())
       return unsupported("no outputs");
+    halfStorage = hasHalfValues(body);
     for (Value v : yield.getValues()) {
-      if (!isF32Tensor(v.getType()) && !isArgIndex(v))
-        return unsupported("outputs must be static float32 tensors");
+      if (!isF32Tensor(v.getType()) && !isArgIndex(v) &&
+          !(halfStorage && isHalfTensor(v.getType())))
+        return unsupported("outputs must be static float32, float16 or "
+                           "bfloat16 tensors");
       // An output keeps the layout the trace recorded (later ops, and the
       // guards of their kernels, expect it): a permutation of row-major,
       // every element written once. Strides with gaps or overlaps are not.
@@ -165,6 +176,13 @@ public:
     for (Value v : yield.getValues())
       if (plain(v) != outType)
         return unsupported("outputs of different shapes");
+    // Row, per-output and cooperative kernels are float32 only: their
+    // accumulations and staging are written for it.
+    if (halfStorage && last)
+      return unsupported("float16 / bfloat16 are generated in pointwise "
+                         "kernels only, not yet in '" +
+                         displayName(*last) + "' (a reduction, norm or "
+                         "pooling)");
     if (!last)
       return channelsLastRead && !permutesOnlyAroundNorms(body)
                  ? unsupported("a channels-last read without a reduction "
@@ -526,7 +544,7 @@ private:
         continue;
       }
       if (physical) {
-        if (isF32Tensor(arg.getType()) && shapeOf(arg) == space &&
+        if (floatStorage(arg.getType()) && shapeOf(arg) == space &&
             tracedStrides(arg) == phys) {
           p = Full;
           argNames[arg] = "v" + std::to_string(arg.getArgNumber());
@@ -536,7 +554,7 @@ private:
       }
       // A strided argument is read element by element where its strides
       // put it (RegionEmitter::valueAt), never as float4s.
-      if (isF32Tensor(arg.getType()) && isContiguousArg(arg)) {
+      if (floatStorage(arg.getType()) && isContiguousArg(arg)) {
         ArrayRef<int64_t> in = shapeOf(arg);
         int64_t rank = space.size(), lead = rank - (int64_t)in.size(), p4 = 1;
         int64_t d = rank - 1;
@@ -581,10 +599,42 @@ private:
       hs << ", float& o" << k;
     hs << ") {\n" << fn << "}\n";
 
+    // Per tensor, how it is stored (float32 for masks: never converted).
+    auto storageOf = [](Value v) {
+      return floatStorage(v.getType()).value_or(Storage::F32);
+    };
     auto at = [&](size_t k, llvm::StringRef idx) {
-      return "in" + std::to_string(k) + "[" +
-             broadcastOffset(shapeOf(body.getArgument(k)), space, idx, narrow) +
-             "]";
+      return fromStorage(storageOf(body.getArgument(k)),
+                         "in" + std::to_string(k) + "[" +
+                             broadcastOffset(shapeOf(body.getArgument(k)),
+                                             space, idx, narrow) +
+                             "]");
+    };
+    // Four consecutive elements at float4 index q of input k / output k.
+    auto load4 = [&](size_t k, llvm::StringRef q) {
+      std::string K = std::to_string(k);
+      switch (storageOf(body.getArgument(k))) {
+      case Storage::F16:
+        return "kb::ld4_f16(in" + K + ", " + q.str() + ")";
+      case Storage::BF16:
+        return "kb::ld4_bf16(in" + K + ", " + q.str() + ")";
+      case Storage::F32:
+        break;
+      }
+      return "reinterpret_cast<const float4*>(in" + K + ")[" + q.str() + "]";
+    };
+    auto store4 = [&](size_t k, llvm::StringRef q) {
+      std::string K = std::to_string(k);
+      switch (storageOf(yield.getValues()[k])) {
+      case Storage::F16:
+        return "kb::st4_f16(out" + K + ", " + q.str() + ", r" + K + ");";
+      case Storage::BF16:
+        return "kb::st4_bf16(out" + K + ", " + q.str() + ", r" + K + ");";
+      case Storage::F32:
+        break;
+      }
+      return "reinterpret_cast<float4*>(out" + K + ")[" + q.str() + "] = r" +
+             K + ";";
     };
     // Call arguments for lane `lane` of a float4 (`sub` its slot, "[u]",
     // when a thread takes several), or (empty lane) for the scalar tail.
@@ -594,7 +644,8 @@ private:
       for (size_t k = 0; k < nIn; ++k) {
         std::string K = std::to_string(k);
         if (pass[k] == Full)
-          a += lane.empty() ? ", in" + K + "[i]"
+          a += lane.empty() ? ", " + fromStorage(storageOf(body.getArgument(k)),
+                                                 "in" + K + "[i]")
                             : ", a" + K + sub.str() + lane.str();
         else if (pass[k] == Uniform)
           a += lane.empty() ? ", " + at(k, "i") : ", b" + K + sub.str();
@@ -609,7 +660,8 @@ private:
     int64_t n = product(space);
     std::string text;
     llvm::raw_string_ostream s(text);
-    int V = std::max(pointwiseVectors, 1);
+    // The --pointwise-vectors probe is written for float32 (float4 arrays).
+    int V = halfStorage ? 1 : std::max(pointwiseVectors, 1);
     if (V > 1)
       emitPointwiseVectors(s, V, n, pass, nIn, nOut, name, at, callArgs);
     else {
@@ -628,8 +680,7 @@ private:
              "threadIdx.x; q < nv; q += stride) {\n";
       for (size_t k = 0; k < nIn; ++k)
         if (pass[k] == Full)
-          s << "    const float4 a" << k
-            << " = reinterpret_cast<const float4*>(in" << k << ")[q];\n";
+          s << "    const float4 a" << k << " = " << load4(k, "q") << ";\n";
         else if (pass[k] == Uniform)
           s << "    const float b" << k << " = " << at(k, "4 * q") << ";\n";
       for (size_t k = 0; k < nOut; ++k)
@@ -639,8 +690,7 @@ private:
         s << "    " << name << "_element("
           << callArgs("4 * q + " + std::to_string(l), lanes[l]) << ");\n";
       for (size_t k = 0; k < nOut; ++k)
-        s << "    reinterpret_cast<float4*>(out" << k << ")[q] = r" << k
-          << ";\n";
+        s << "    " << store4(k, "q") << "\n";
       s << "  }\n";
     }
     if (n % 4) {
@@ -656,7 +706,10 @@ private:
         s << "    float o" << k << ";\n";
       s << "    " << name << "_element(" << callArgs("i", "") << ");\n";
       for (size_t k = 0; k < nOut; ++k)
-        s << "    out" << k << "[i] = o" << k << ";\n";
+        s << "    out" << k << "[i] = "
+          << toStorage(storageOf(yield.getValues()[k]),
+                       "o" + std::to_string(k))
+          << ";\n";
       s << "  }\n";
     }
     std::string comment =
@@ -664,7 +717,11 @@ private:
         (V > 1 ? std::to_string(V) + " float4s" : std::string("a float4")) +
         " per thread (scalar code takes the tail);\n"
         "inputs are read once, outputs written once. Tensors must be "
-        "16-byte aligned.";
+        "16-byte aligned." +
+        (halfStorage ? std::string("\n16-bit tensors move as 8-byte groups of "
+                                   "four, computed in float and rounded\n"
+                                   "after each op as eager stores them.")
+                     : std::string());
     if (auto err =
             assembleKernel(*this, out, yield, comment, helpers, text, 256))
       return std::move(err);

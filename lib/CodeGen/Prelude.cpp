@@ -439,6 +439,58 @@ bool kb::callsFastMathHelper(llvm::StringRef code) {
   return false;
 }
 
+llvm::StringRef kb::halfPrelude() {
+  return R"CUDA(// ---- kb half prelude: float16 / bfloat16 as their bits ----
+// ATen computes a 16-bit op in float and rounds its result to nearest even
+// when it stores it; kernels round (rn_*) after every op whose eager result
+// is 16-bit. No cuda_fp16.h under NVRTC: float16 by cvt in PTX, bfloat16 by
+// integer rounding as __float2bfloat16 (a NaN becomes 0x7fff), so sm_75
+// (no cvt to bf16) takes the same code.
+namespace kb {
+__device__ __forceinline__ float f16_f(unsigned short h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ unsigned short f_f16(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float bf16_f(unsigned short h) {
+  return __uint_as_float((unsigned)h << 16);
+}
+__device__ __forceinline__ unsigned short f_bf16(float f) {
+  if (f != f) return 0x7fffu;
+  const unsigned u = __float_as_uint(f);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ float rn_f16(float f) { return f16_f(f_f16(f)); }
+__device__ __forceinline__ float rn_bf16(float f) { return bf16_f(f_bf16(f)); }
+// Four consecutive 16-bit elements, element q * 4 first (little-endian: the
+// low half of each word), as one 8-byte access.
+__device__ __forceinline__ float4 ld4_f16(const unsigned short* p, long long q) {
+  const uint2 u = reinterpret_cast<const uint2*>(p)[q];
+  return make_float4(f16_f(u.x & 0xffffu), f16_f(u.x >> 16), f16_f(u.y & 0xffffu), f16_f(u.y >> 16));
+}
+__device__ __forceinline__ float4 ld4_bf16(const unsigned short* p, long long q) {
+  const uint2 u = reinterpret_cast<const uint2*>(p)[q];
+  return make_float4(__uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u),
+                     __uint_as_float(u.y << 16), __uint_as_float(u.y & 0xffff0000u));
+}
+__device__ __forceinline__ void st4_f16(unsigned short* p, long long q, float4 v) {
+  reinterpret_cast<uint2*>(p)[q] =
+      make_uint2(f_f16(v.x) | ((unsigned)f_f16(v.y) << 16), f_f16(v.z) | ((unsigned)f_f16(v.w) << 16));
+}
+__device__ __forceinline__ void st4_bf16(unsigned short* p, long long q, float4 v) {
+  reinterpret_cast<uint2*>(p)[q] =
+      make_uint2(f_bf16(v.x) | ((unsigned)f_bf16(v.y) << 16), f_bf16(v.z) | ((unsigned)f_bf16(v.w) << 16));
+}
+} // namespace kb
+// ---- end of kb half prelude ----
+)CUDA";
+}
+
 std::string kb::deviceStringOption(std::optional<llvm::StringRef> s) {
   if (!s || s->empty())
     return "'\\0'";

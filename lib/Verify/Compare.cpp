@@ -85,7 +85,7 @@ void kb::verify::envelopeBins(const float *eager32, const double *ref64,
 
 std::vector<double>
 kb::verify::envelopeFromBins(const std::vector<double> &bins,
-                             const std::vector<double> &counts) {
+                             const std::vector<double> &counts, int mantissa) {
   double total = 0;
   for (double c : counts)
     total += c;
@@ -94,14 +94,14 @@ kb::verify::envelopeFromBins(const std::vector<double> &bins,
     if ((seen += counts[median]) >= total / 2)
       break;
   double floor =
-      std::ldexp(1.0, std::min(median, kEnvBuckets - 1) + kEnvLo + 1 - 23);
+      std::ldexp(1.0, std::min(median, kEnvBuckets - 1) + kEnvLo + 1 - mantissa);
   std::vector<double> cum(kEnvBuckets), env(kEnvBuckets);
   double m = 0;
   for (int k = 0; k < kEnvBuckets; ++k)
     cum[k] = m = std::max(m, bins[k]);
   for (int k = 0; k < kEnvBuckets; ++k)
     env[k] = std::max({cum[std::min(k + kEnvHeadroom, kEnvBuckets - 1)],
-                       std::ldexp(1.0, k + kEnvLo + 1 - 23), floor});
+                       std::ldexp(1.0, k + kEnvLo + 1 - mantissa), floor});
   return env;
 }
 
@@ -246,17 +246,21 @@ kb::verify::compareStats(const float *cand, const float *eager32,
 }
 
 Comparison kb::verify::judgeComparison(const ComparisonStats &s,
-                                       double factor) {
+                                       double factor, int mantissa) {
   Comparison c;
   c.allclose1e4 = s.allclose1e4 && !s.nanBad;
   c.allclose1e2 = s.allclose1e2 && !s.nanBad;
   c.maxAbsError = s.candErr;
   c.eagerMaxAbsError = s.eagerErr;
-  c.bound = factor * std::max(s.eagerErr, std::ldexp(s.scale, -23));
+  c.bound = factor * std::max(s.eagerErr, std::ldexp(s.scale, -mantissa));
   c.relL2 = s.refSq > 0 ? std::sqrt(s.sumSq / s.refSq) : std::sqrt(s.sumSq);
   std::ostringstream os;
   os.precision(9);
   // Unwritten elements first: they are the most specific evidence.
+  // Eager in the output's own type (a 16-bit region's eager is 16-bit).
+  const char *eager = mantissa == 10  ? "eager fp16"
+                      : mantissa == 7 ? "eager bf16"
+                                      : "eager fp32";
   if (s.unwritten) {
     os << s.unwritten << " of " << s.n
        << " output elements still hold the poison pattern (never written); "
@@ -265,19 +269,19 @@ Comparison kb::verify::judgeComparison(const ComparisonStats &s,
     c.status = VerdictStatus::UnwrittenOutput;
   } else if (s.nanBad) {
     os.precision(6);
-    os << s.nanBad << " elements differ in NaN/Inf from eager fp32; first at "
+    os << s.nanBad << " elements differ in NaN/Inf from " << eager << "; first at "
        << "index " << s.firstNanBad << " (candidate " << s.nanBadCand
        << ", eager " << s.nanBadEager << ", float64 " << s.nanBadRef << ")";
     c.status = VerdictStatus::NanMismatch;
   } else if (s.hugeBad) {
     os << s.hugeBad << " elements of magnitude > 1e30 are off by more than "
-       << factor << " x eager fp32's relative error; first at index "
+       << factor << " x " << eager << "'s relative error; first at index "
        << s.firstHugeBad << ": candidate " << s.hugeBadCand << ", reference "
        << s.hugeBadRef;
     c.status = VerdictStatus::WrongResult;
   } else if (s.candErr <= c.bound && s.envBad) {
     os << s.envBad << " elements are off by more than " << factor
-       << " x eager fp32's error at values of their magnitude (up to "
+       << " x " << eager << "'s error at values of their magnitude (up to "
        << (1 << kEnvHeadroom) << "x larger); first at index " << s.firstEnvBad
        << ": candidate " << s.envBadCand << ", reference " << s.envBadRef
        << ", bound there " << s.envBadBound
@@ -288,7 +292,7 @@ Comparison kb::verify::judgeComparison(const ComparisonStats &s,
   } else if (s.candErr > c.bound) {
     os << "max |candidate - float64 reference| = " << s.candErr
        << " exceeds the bound " << c.bound << " (" << factor
-       << " x eager fp32 error " << s.eagerErr << "); worst at index "
+       << " x " << eager << " error " << s.eagerErr << "); worst at index "
        << s.worst << ": candidate " << s.worstCand << ", reference "
        << s.worstRef << "; relative L2 error " << c.relL2;
     c.status = VerdictStatus::WrongResult;

@@ -66,11 +66,16 @@ TensorSpec tensor(const json &j, const std::string &path, bool output) {
     t.dtype = str(j["dtype"], path + ".dtype");
   // int64 outputs (argmax / argmin indices) must equal eager's exactly;
   // bool inputs are masks (random bits each trial).
-  if (t.dtype != "float32" && !(output && t.dtype == "int64") &&
+  // float16 / bfloat16 tensors are compared as float32 values with their
+  // own format's bounds (TensorChecks.h).
+  bool floating =
+      t.dtype == "float32" || t.dtype == "float16" || t.dtype == "bfloat16";
+  if (!floating && !(output && t.dtype == "int64") &&
       !(!output && t.dtype == "bool"))
-    bad(path + ".dtype", std::string(output ? "outputs are float32 or int64"
-                                            : "inputs are float32 or bool") +
-                             ", got '" + t.dtype + "'");
+    bad(path + ".dtype",
+        std::string(output ? "outputs are float32, float16, bfloat16 or int64"
+                           : "inputs are float32, float16, bfloat16 or bool") +
+            ", got '" + t.dtype + "'");
   if (j.contains("role"))
     t.role = str(j["role"], path + ".role");
   if (j.contains("distribution"))

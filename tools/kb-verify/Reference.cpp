@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Reference.h"
+#include "TensorChecks.h"
 #include "TorchCompat.h"
 
 #include <cuda_runtime.h>
@@ -94,7 +95,8 @@ struct Reference::Impl {
   /// when an op fails: this reference only ever excuses, so without it the
   /// comparison is the stricter one.
   std::vector<at::Tensor>
-  runStepwise(const std::vector<at::Tensor> &inputs) const try {
+  runStepwise(const std::vector<at::Tensor> &inputs,
+              at::ScalarType storage) const try {
     using namespace torch::jit;
     if (steps.empty())
       return {};
@@ -119,7 +121,7 @@ struct Reference::Impl {
       for (size_t i = 0; i < stack.size(); ++i) {
         c10::IValue r = stack[i];
         if (r.isTensor() && r.toTensor().is_floating_point())
-          r = r.toTensor().to(torch::kFloat32).to(torch::kFloat64);
+          r = r.toTensor().to(storage).to(torch::kFloat64);
         env[s.results[i]] = r;
       }
     }
@@ -152,6 +154,15 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
                          /*non_blocking=*/false, /*copy=*/true));
     return out;
   };
+  // A region over 16-bit tensors: eager and the op-by-op evaluation round
+  // to that type, and a perturbation of one of its ulps is what rounding
+  // its inputs moves the truth by. (Autocast regions mixing types take the
+  // 16-bit one: both only ever excuse.)
+  at::ScalarType storage = torch::kFloat32;
+  for (const at::Tensor &t : inputs)
+    if (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16)
+      storage = t.scalar_type();
+  const int mantissa = formatOf(storage).mantissa;
   ReferenceOutputs r;
   std::vector<at::Tensor> out64 = impl->runWith(copies(torch::kFloat64));
   for (const at::Tensor &t : out64)
@@ -167,7 +178,7 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
       draws.push_back(at::rand_like(t, t.options().dtype(torch::kFloat64))
                           .mul_(2)
                           .sub_(1)
-                          .mul_(std::ldexp(1.0, -23)));
+                          .mul_(std::ldexp(1.0, -mantissa)));
     for (double sign : {1.0, -1.0}) {
       std::vector<at::Tensor> shaken = copies(torch::kFloat64);
       for (size_t i = 0; i < shaken.size(); ++i)
@@ -189,7 +200,8 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
     // float32's range is +-Inf here as in any fp32 kernel, and the next
     // op's fp32 semantics (hardswish(-Inf) = NaN) follow from it, where the
     // float64 truth stays finite and eager's own order may too.
-    std::vector<at::Tensor> steps = impl->runStepwise(copies(torch::kFloat64));
+    std::vector<at::Tensor> steps =
+        impl->runStepwise(copies(torch::kFloat64), storage);
     if (steps.size() == r.truth64.size())
       for (const at::Tensor &t : steps)
         r.step32.push_back(t.scalar_type() == torch::kLong
@@ -198,10 +210,16 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
   }
   // Indices (argmax / argmin) stay int64: as float32 they would be exact
   // only below 2^24.
-  for (const at::Tensor &t : impl->runWith(copies(torch::kFloat32)))
+  // Eager on the inputs in their own types (copies: in-place ops).
+  std::vector<at::Tensor> own;
+  for (const at::Tensor &t : inputs)
+    own.push_back(t.clone());
+  for (const at::Tensor &t : impl->runWith(own)) {
+    r.outTypes.push_back(t.scalar_type());
     r.eager32.push_back(t.scalar_type() == torch::kLong
                             ? t.contiguous()
                             : t.to(torch::kFloat32).contiguous());
+  }
   if (r.truth64.size() != r.eager32.size())
     throw std::runtime_error("reference returned different output counts");
   return r;

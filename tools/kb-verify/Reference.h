@@ -26,6 +26,9 @@ struct ReferenceOutputs {
   /// only for special-value trials (with sens64), else empty; an undefined
   /// tensor for an int64 output.
   std::vector<at::Tensor> step32;
+  /// Eager's own output types (eager32 holds them widened to float32, exact
+  /// for float16 / bfloat16; int64 indices stay int64).
+  std::vector<at::ScalarType> outTypes;
 };
 
 class Reference {

@@ -32,7 +32,7 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
                            const at::Tensor &r, double factor, uint32_t poison,
                            NonfiniteRule nonfinite, const at::Tensor &sens,
                            const at::Tensor &step, double eagerRel,
-                           const at::Tensor &env) {
+                           const at::Tensor &env, double maxFinite) {
   ComparisonStats s;
   s.n = x.numel();
   at::Tensor unwritten = x.view(at::kInt).eq(static_cast<int32_t>(poison));
@@ -52,18 +52,18 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
     same = same | (eSpecial & xSpecial & r.isfinite().logical_not());
   else if (nonfinite == NonfiniteRule::Order)
     same = same | (eSpecial & xSpecial & r.isnan());
-  at::Tensor overflowed = r.isfinite() & ar.le(kFloatMax);
+  at::Tensor overflowed = r.isfinite() & ar.le(maxFinite);
   // The truth beyond float32's range: the candidate's Inf of the truth's
   // sign is the correctly rounded result, whatever eager's order gave
   // (finite, or NaN from +Inf and -Inf partials) (Compare.cpp).
-  at::Tensor rightInf = xInf & r.isfinite() & ar.gt(kFloatMax) &
+  at::Tensor rightInf = xInf & r.isfinite() & ar.gt(maxFinite) &
                         (x.signbit() == r.signbit());
   // So is the truth's own Inf where eager stayed finite (Compare.cpp).
   rightInf = rightInf | (xInf & r.isinf() & (x.signbit() == r.signbit()) &
                          eSpecial.logical_not());
   // NaN where the truth lies beyond float32's range: an intermediate's
   // overflow met by an op that makes Inf a NaN (Compare.cpp).
-  rightInf = rightInf | (xNan & r.isfinite() & ar.gt(kFloatMax));
+  rightInf = rightInf | (xNan & r.isfinite() & ar.gt(maxFinite));
   // The NaN or Inf of the op-by-op fp32 evaluation (Compare.cpp).
   at::Tensor stepSame =
       step.defined()
@@ -140,16 +140,21 @@ at::Tensor kb::verify::makeInput(const TensorSpec &spec,
                                  at::Device device) {
   at::Generator gen = seededGenerator(device, seed);
   auto opts = at::TensorOptions().dtype(at::kFloat).device(device);
+  // 16-bit inputs are drawn in float32 and rounded to their type (special
+  // values beyond its range become +-Inf, denormals of float32 0).
+  at::ScalarType type = inputType(spec);
   // A strided input is laid out as the model's view is, so the reference's
   // ATen ops (and their timing) read memory as the model does.
-  auto laidOut = [&](const at::Tensor &t) {
+  auto laidOut = [&](at::Tensor t) {
+    if (type != at::kBool && type != t.scalar_type())
+      t = t.to(type);
     if (spec.strides.empty())
       return t.contiguous();
     at::Tensor out = at::empty_strided(shape, spec.strides, t.options());
     copyIntoView(out, t);
     return out;
   };
-  if (inputType(spec) == at::kBool)
+  if (type == at::kBool)
     return laidOut(at::rand(shape, gen, opts).lt(0.5));
   at::Tensor x;
   const std::string &dist = spec.distribution;
@@ -182,14 +187,15 @@ at::Tensor kb::verify::makeInput(const TensorSpec &spec,
 }
 
 EagerProfile kb::verify::eagerProfile(const at::Tensor &eager32,
-                                      const at::Tensor &truth64,
-                                      int64_t chunk) {
+                                      const at::Tensor &truth64, int64_t chunk,
+                                      FloatFormat format) {
   at::Tensor e = eager32.contiguous().view(-1),
              r = truth64.contiguous().view(-1);
   // Over the whole tensor, as compareStats (hugeEagerRelError and the
   // envelope), a chunk at a time: the double temporaries stay chunk-sized.
   EagerProfile p;
-  p.eagerRel = std::ldexp(1.0, -23);
+  p.eagerRel = std::ldexp(1.0, -format.mantissa);
+  p.format = format;
   std::vector<double> bins(kEnvBuckets, 0.0), counts(kEnvBuckets, 0.0);
   for (int64_t off = 0; off < e.numel(); off += chunk) {
     int64_t len = std::min(chunk, e.numel() - off);
@@ -221,7 +227,8 @@ EagerProfile kb::verify::eagerProfile(const at::Tensor &eager32,
                                    .item<double>());
   }
   p.env =
-      at::tensor(envelopeFromBins(bins, counts), r.options().device(at::kCPU))
+      at::tensor(envelopeFromBins(bins, counts, format.mantissa),
+                 r.options().device(at::kCPU))
           .to(r.device());
   return p;
 }
@@ -231,14 +238,14 @@ kb::verify::tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
                         const at::Tensor &truth64, double factor,
                         uint32_t poison, NonfiniteRule nonfinite, int64_t chunk,
                         const at::Tensor &sens64, const EagerProfile *profile,
-                        const at::Tensor &step32) {
+                        const at::Tensor &step32, FloatFormat format) {
   at::Tensor x = cand.contiguous().view(-1), e = eager32.contiguous().view(-1),
              r = truth64.contiguous().view(-1);
   at::Tensor sv = sens64.defined() ? sens64.contiguous().view(-1) : sens64;
   at::Tensor st = step32.defined() ? step32.contiguous().view(-1) : step32;
   EagerProfile own;
   if (!profile)
-    own = eagerProfile(eager32, truth64, chunk);
+    own = eagerProfile(eager32, truth64, chunk, format);
   const EagerProfile &p = profile ? *profile : own;
   ComparisonStats total;
   for (int64_t off = 0; off < x.numel(); off += chunk) {
@@ -246,7 +253,8 @@ kb::verify::tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
     total.append(chunkStats(
         x.narrow(0, off, len), e.narrow(0, off, len), r.narrow(0, off, len),
         factor, poison, nonfinite, sv.defined() ? sv.narrow(0, off, len) : sv,
-        st.defined() ? st.narrow(0, off, len) : st, p.eagerRel, p.env));
+        st.defined() ? st.narrow(0, off, len) : st, p.eagerRel, p.env,
+        p.format.maxFinite));
   }
   return total;
 }
@@ -290,6 +298,13 @@ Comparison kb::verify::indexComparison(const at::Tensor &cand,
 std::pair<int64_t, int64_t> kb::verify::jointPattern(const at::Tensor &a,
                                                      const at::Tensor &b,
                                                      uint32_t pa, uint32_t pb) {
+  if (a.element_size() == 2) { // each element holds the low half
+    at::Tensor both =
+        a.contiguous().view(-1).view(at::kShort).eq(int16_t(pa & 0xffffu)) &
+        b.contiguous().view(-1).view(at::kShort).eq(int16_t(pb & 0xffffu));
+    int64_t n = both.sum().item<int64_t>();
+    return {n, n ? firstTrue(both) : 0};
+  }
   at::Tensor both =
       a.contiguous().view(-1).view(at::kInt).eq(static_cast<int32_t>(pa)) &
       b.contiguous().view(-1).view(at::kInt).eq(static_cast<int32_t>(pb));
@@ -333,7 +348,25 @@ bool kb::verify::sameBits(const at::Tensor &a, const at::Tensor &b) {
 }
 
 at::ScalarType kb::verify::inputType(const TensorSpec &spec) {
+  if (spec.dtype == "float16")
+    return at::kHalf;
+  if (spec.dtype == "bfloat16")
+    return at::kBFloat16;
   return spec.dtype == "bool" ? at::kBool : at::kFloat;
+}
+
+at::ScalarType kb::verify::outputType(const TensorSpec &spec) {
+  if (spec.dtype == "int64")
+    return at::kLong;
+  return inputType(spec);
+}
+
+FloatFormat kb::verify::formatOf(at::ScalarType type) {
+  if (type == at::kHalf)
+    return kFloat16Format;
+  if (type == at::kBFloat16)
+    return kBFloat16Format;
+  return kFloat32Format;
 }
 
 void kb::verify::copyIntoView(at::Tensor dst, const at::Tensor &src) {

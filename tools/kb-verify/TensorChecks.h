@@ -25,8 +25,13 @@ namespace kb::verify {
 at::Tensor makeInput(const TensorSpec &spec, const std::vector<int64_t> &shape,
                      uint64_t seed, int trialKind, at::Device device);
 
-/// The input's element type: at::kBool for a mask, else at::kFloat.
+/// The input's element type: at::kBool for a mask, at::kHalf /
+/// at::kBFloat16 for "float16" / "bfloat16", else at::kFloat.
 at::ScalarType inputType(const TensorSpec &spec);
+/// The output's element type (at::kLong for "int64").
+at::ScalarType outputType(const TensorSpec &spec);
+/// The comparison format of a floating type (float32's for the others).
+FloatFormat formatOf(at::ScalarType type);
 
 /// dst.copy_(src) where `dst` may be an expanded view (stride 0 along a dim
 /// of size > 1, whose elements share memory): one slice along such dims.
@@ -39,9 +44,11 @@ void copyIntoView(at::Tensor dst, const at::Tensor &src);
 struct EagerProfile {
   double eagerRel = 0;
   at::Tensor env; // per envBucket, the bound before the factor
+  FloatFormat format;
 };
 EagerProfile eagerProfile(const at::Tensor &eager32, const at::Tensor &truth64,
-                          int64_t chunk = int64_t(1) << 26);
+                          int64_t chunk = int64_t(1) << 26,
+                          FloatFormat format = kFloat32Format);
 
 /// compareStats over tensors (any shape, contiguous float32 `cand` and
 /// `eager32`, float64 `truth64`), processed in chunks of `chunk` elements so
@@ -53,7 +60,8 @@ ComparisonStats tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
                             int64_t chunk = int64_t(1) << 26,
                             const at::Tensor &sens64 = at::Tensor(),
                             const EagerProfile *profile = nullptr,
-                            const at::Tensor &step32 = at::Tensor());
+                            const at::Tensor &step32 = at::Tensor(),
+                            FloatFormat format = kFloat32Format);
 
 /// int64 outputs (argmax / argmin indices): accepted only when every
 /// element equals eager's; a poison word left in place is an unwritten

@@ -283,6 +283,28 @@ struct GpuWorker::Impl {
   static at::Tensor words(const GuardedBuffer &b) {
     return view(b, {int64_t(b.bytes / 4)}, at::kInt);
   }
+  /// Output `o`'s element type, as eager gives it; an output whose type
+  /// is not the job's is an invalid job (its buffer would be mis-sized).
+  static at::ScalarType outType(const ReferenceOutputs &e, size_t o) {
+    return o < e.outTypes.size() ? e.outTypes[o] : at::kFloat;
+  }
+  /// Output poison `which` (0: A, 1: B) for elements of `type`.
+  static uint32_t poisonOf(at::ScalarType type, int which) {
+    return at::elementSize(type) == 2 ? twice(which ? kPoisonB16 : kPoisonA16)
+                                      : (which ? kPoisonB : kPoisonA);
+  }
+  /// Poisons `b` (an output of type `type`) with pattern `which` (0: A).
+  static void poison(const GuardedBuffer &b, at::ScalarType type, int which) {
+    uint32_t p = poisonOf(type, which);
+    // A 16-bit output of an odd element count leaves a half word: filled
+    // through the 16-bit view.
+    if (b.bytes % 4)
+      view(b, {int64_t(b.bytes / 2)}, at::kShort)
+          .fill_(static_cast<int16_t>(p & 0xffffu));
+    else
+      words(b).fill_(static_cast<int32_t>(p));
+  }
+
   /// One output against eager: exact for indices (int64), else the
   /// tolerance rule against the float64 truth.
   /// `poisonChecked`: unwritten elements were already judged over two
@@ -295,21 +317,27 @@ struct GpuWorker::Impl {
                                   std::vector<EagerProfile> &profiles) {
     if (got.scalar_type() == at::kLong)
       return indexComparison(got, expect.eager32[o], poison);
+    // A 16-bit output is compared widened to float32 (exact), with its own
+    // format's ulp floors and range.
+    FloatFormat format = formatOf(got.scalar_type());
     if (profiles.size() <= o)
       profiles.resize(expect.eager32.size());
     if (!profiles[o].env.defined())
-      profiles[o] = eagerProfile(expect.eager32[o], expect.truth64[o]);
+      profiles[o] = eagerProfile(expect.eager32[o], expect.truth64[o],
+                                 int64_t(1) << 26, format);
     ComparisonStats stats = tensorStats(
-        got, expect.eager32[o], expect.truth64[o], job.checks.toleranceFactor,
+        got.scalar_type() == at::kFloat ? got : got.to(at::kFloat),
+        expect.eager32[o], expect.truth64[o], job.checks.toleranceFactor,
         poison, job.checks.nonfinite, int64_t(1) << 26,
         withSensitivity && !expect.sens64.empty() ? expect.sens64[o]
                                                   : at::Tensor(),
         &profiles[o],
         withSensitivity && o < expect.step32.size() ? expect.step32[o]
-                                                    : at::Tensor());
+                                                    : at::Tensor(),
+        format);
     if (poisonChecked)
       stats.unwritten = 0;
-    return judgeComparison(stats, job.checks.toleranceFactor);
+    return judgeComparison(stats, job.checks.toleranceFactor, format.mantissa);
   }
 
   /// Fresh inputs for the first `n` of `specs` (their shapes), generated
@@ -402,6 +430,12 @@ struct GpuWorker::Impl {
                        "the reference output " + job.outputs[o].name +
                            " has shape " + shapeStr(got) + ", the job says " +
                            shapeStr(l.tensors[nIn + o].shape)};
+      if (outType(expect, o) != outputType(job.outputs[o]))
+        return Failure{VerdictStatus::InvalidJob,
+                       "the reference output " + job.outputs[o].name +
+                           " has dtype " +
+                           std::string(c10::toString(outType(expect, o))) +
+                           ", the job says " + job.outputs[o].dtype};
     }
     return std::nullopt;
   }
@@ -427,14 +461,13 @@ struct GpuWorker::Impl {
     // after the first launch and poison B after the second, so a correct
     // output that happens to hold one poison's bits (a NaN with that
     // payload) is not reported unwritten.
-    const uint32_t poisons[2] = {kPoisonA, kPoisonB};
     std::vector<std::vector<at::Tensor>> runs(2);
     for (int r = 0; r < 2; ++r) {
       std::vector<GuardedBuffer> outs;
       for (size_t o = 0; o < job.outputs.size(); ++o) {
         outs.emplace_back(expect.eager32[o].numel() *
-                          expect.eager32[o].element_size());
-        words(outs.back()).fill_(static_cast<int32_t>(poisons[r]));
+                          at::elementSize(outType(expect, o)));
+        poison(outs.back(), outType(expect, o), r);
         ptrs[job.outputs[o].name] = outs.back().data();
       }
       check(cudaDeviceSynchronize(), "before launch");
@@ -444,15 +477,15 @@ struct GpuWorker::Impl {
       if (auto f = checkBuffers(l, outs, liveInputs, pristine))
         return f;
       for (size_t o = 0; o < outs.size(); ++o)
-        runs[r].push_back(specView(outs[o], l.tensors[nIn + o],
-                                   expect.eager32[o].scalar_type())
-                              .clone());
+        runs[r].push_back(
+            specView(outs[o], l.tensors[nIn + o], outType(expect, o)).clone());
     }
     for (size_t o = 0; o < job.outputs.size(); ++o) {
       if (runs[0][o].scalar_type() == at::kLong)
         continue; // indices: both words of the poison (indexComparison)
-      auto [left, first] =
-          jointPattern(runs[0][o], runs[1][o], poisons[0], poisons[1]);
+      at::ScalarType type = outType(expect, o);
+      auto [left, first] = jointPattern(runs[0][o], runs[1][o],
+                                        poisonOf(type, 0), poisonOf(type, 1));
       if (left)
         return Failure{VerdictStatus::UnwrittenOutput,
                        "output " + job.outputs[o].name + ": " +
@@ -466,7 +499,8 @@ struct GpuWorker::Impl {
     std::vector<EagerProfile> profiles;
     for (int r = 0; r < 2; ++r)
       for (size_t o = 0; o < job.outputs.size(); ++o) {
-        Comparison c = compareOutput(runs[r][o], expect, o, job, poisons[r],
+        Comparison c = compareOutput(runs[r][o], expect, o, job,
+                                     poisonOf(outType(expect, o), r),
                                      /*withSensitivity=*/true,
                                      /*poisonChecked=*/true, profiles);
         v.maxAbsError = std::max(v.maxAbsError, c.maxAbsError);
@@ -480,8 +514,11 @@ struct GpuWorker::Impl {
                          "output " + job.outputs[o].name + ": " + c.detail};
       }
     for (size_t o = 0; o < job.outputs.size(); ++o) {
-      v.eagerMismatches = std::max<int64_t>(v.eagerMismatches, 0) +
-                          countBitDifferences(runs[0][o], expect.eager32[o]);
+      const at::Tensor &x = runs[0][o];
+      v.eagerMismatches =
+          std::max<int64_t>(v.eagerMismatches, 0) +
+          countBitDifferences(x.element_size() == 2 ? x.to(at::kFloat) : x,
+                              expect.eager32[o]);
       if (!sameBits(runs[0][o], runs[1][o]))
         v.deterministic = false;
     }
@@ -535,7 +572,7 @@ struct GpuWorker::Impl {
     std::vector<GuardedBuffer> outs;
     for (size_t o = 0; o < job.outputs.size(); ++o) {
       outs.emplace_back(expect.eager32[o].numel() *
-                        expect.eager32[o].element_size());
+                        at::elementSize(outType(expect, o)));
       ptrs[job.outputs[o].name] = outs.back().data();
       outBytes += outs.back().bytes;
     }
@@ -545,7 +582,6 @@ struct GpuWorker::Impl {
     for (const GuardedBuffer &b : bufs)
       inBytes += std::min<int64_t>(b.bytes, outBytes);
     int64_t bytes = outBytes + inBytes;
-    const uint32_t poisons[2] = {kPoisonA, kPoisonB};
     std::vector<at::Tensor> seen[2];
     std::vector<EagerProfile> profiles[2];
     int placed = 0;
@@ -563,9 +599,9 @@ struct GpuWorker::Impl {
           copyIntoView(inputView(bufs[k], l.tensors[k]), sets[set][k]);
         placed = set;
       }
-      uint32_t poison = poisons[splitmix(job.checks.seed + 31 * i) & 1];
-      for (GuardedBuffer &b : outs)
-        words(b).fill_(static_cast<int32_t>(poison));
+      int which = int(splitmix(job.checks.seed + 31 * i) & 1);
+      for (size_t o = 0; o < outs.size(); ++o)
+        poison(outs[o], outType(expect, o), which);
       check(cudaDeviceSynchronize(), "before a timed launch");
       flush(this);
       check(cudaEventRecord(s, stream), "event");
@@ -585,14 +621,15 @@ struct GpuWorker::Impl {
       if (auto f = checkBuffers(l, outs, bufs, sets[set]))
         return failed(statusName(f->status) + std::string(": ") + f->detail);
       for (size_t o = 0; o < outs.size(); ++o) {
-        at::Tensor got = specView(outs[o], l.tensors[nIn + o],
-                                  expect.eager32[o].scalar_type());
+        at::Tensor got =
+            specView(outs[o], l.tensors[nIn + o], outType(expect, o));
         if (o < seen[set].size() && sameBits(got, seen[set][o]))
           continue;
         // A poison left in place is a wrong value here (poison A is a
         // NaN, B a finite 6.2e18); a correct value with a poison's bits
         // is not refused (the trials judged unwritten elements).
-        Comparison c = compareOutput(got, expects[set], o, job, poison,
+        Comparison c = compareOutput(got, expects[set], o, job,
+                                     poisonOf(outType(expect, o), which),
                                      /*withSensitivity=*/false,
                                      /*poisonChecked=*/true, profiles[set]);
         if (c.status != VerdictStatus::Accepted)

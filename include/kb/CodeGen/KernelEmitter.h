@@ -27,11 +27,17 @@ struct EmittedTensor {
 /// The C type of a tensor's elements among a kernel's parameters, from its
 /// dtype: "bool" (masks), "long long" (int64 indices) or "float". The
 /// kernel's signature and the model's prompt both spell it so.
+/// float16 and bfloat16 are their bits (NVRTC gets no cuda_fp16.h): the
+/// prelude's kb::f16_f and friends convert.
 inline const char *elementCType(const std::string &dtype) {
+  if (dtype == "float16" || dtype == "bfloat16")
+    return "unsigned short";
   return dtype == "bool" ? "bool" : dtype == "int64" ? "long long" : "float";
 }
 /// The size of that element type in bytes.
 inline int elementBytes(const std::string &dtype) {
+  if (dtype == "float16" || dtype == "bfloat16")
+    return 2;
   return dtype == "bool" ? 1 : dtype == "int64" ? 8 : 4;
 }
 

@@ -11,6 +11,10 @@ namespace kb {
 /// CUDA source of the kb:: helpers, pasted into each emitted translation
 /// unit so that it stays self-contained (nvcc -c and NVRTC accept it alone).
 llvm::StringRef cudaPrelude();
+/// Conversions between float and float16 / bfloat16 bits, pasted after the
+/// prelude into kernels with 16-bit tensors only (float32 kernels, and
+/// their hashes in lock files, stay as they were).
+llvm::StringRef halfPrelude();
 /// Whether `code` calls a helper whose KB_FAST_MATH variant differs from
 /// the exact one (so defining the macro changes its results).
 bool callsFastMathHelper(llvm::StringRef code);

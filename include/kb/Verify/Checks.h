@@ -24,6 +24,12 @@ namespace kb::verify {
 /// Output poison patterns: a quiet NaN with a payload, then a finite value.
 constexpr uint32_t kPoisonA = 0x7FC0DEADu;
 constexpr uint32_t kPoisonB = 0x5EADBEEFu;
+/// Poisons of 16-bit outputs (each 32-bit word holds the pattern twice):
+/// a float16 NaN (bfloat16 7.1e37), then a finite value (float16 427.25,
+/// bfloat16 6.2e18).
+constexpr uint16_t kPoisonA16 = 0x7E5Au;
+constexpr uint16_t kPoisonB16 = 0x5EADu;
+constexpr uint32_t twice(uint16_t p) { return uint32_t(p) | (uint32_t(p) << 16); }
 constexpr uint8_t kCanaryByte = 0xA5;
 
 /// Where a device buffer's data lies in its allocation. Every buffer the
@@ -110,7 +116,8 @@ ComparisonStats compareStats(const float *cand, const float *eager32,
                              NonfiniteRule nonfinite = NonfiniteRule::Exact,
                              const double *sens64 = nullptr,
                              const float *step32 = nullptr);
-Comparison judgeComparison(const ComparisonStats &s, double factor);
+Comparison judgeComparison(const ComparisonStats &s, double factor,
+                           int mantissa = 23);
 Comparison compareOutput(const float *cand, const float *eager32,
                          const double *ref64, size_t n, double factor,
                          uint32_t poison,
@@ -139,12 +146,26 @@ void envelopeBins(const float *eager32, const double *ref64, size_t n,
                   std::vector<double> &bins, std::vector<double> &counts);
 /// The bound before `factor`, per bucket, from the bins.
 std::vector<double> envelopeFromBins(const std::vector<double> &bins,
-                                     const std::vector<double> &counts);
+                                     const std::vector<double> &counts,
+                                     int mantissa = 23);
 
 /// Magnitude beyond which an element is checked relatively (see above).
 constexpr double kHugeMagnitude = 1e30;
 /// FLT_MAX: a float64 truth up to this magnitude is representable in fp32.
 constexpr double kFloatMax = 3.4028234663852886e38;
+
+/// The storage format of an output: its explicit mantissa bits (one ulp
+/// at 1 is 2^-mantissa) and its largest finite value. Outputs of 16-bit
+/// types are compared as float32 values (exact) with their own format's
+/// ulp floors and overflow threshold; eager's errors, measured against the
+/// truth, set the rest of the bound as they do for float32.
+struct FloatFormat {
+  int mantissa = 23;
+  double maxFinite = kFloatMax;
+};
+constexpr FloatFormat kFloat32Format{23, kFloatMax};
+constexpr FloatFormat kFloat16Format{10, 65504.0};
+constexpr FloatFormat kBFloat16Format{7, 3.3895313892515355e38};
 
 // ---- static checks ----------------------------------------------------------
 
