@@ -484,6 +484,11 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
       if (!e)
         return e.takeError();
       name = *e;
+      if (storage && *storage != Storage::F32) { // as eager stores it
+        name = fresh("t");
+        os << indent << "const float " << name << " = "
+           << roundToStorage(*storage, *e) << "; // rounded\n";
+      }
     } else if (normStats.count(aten)) {
       auto e = softmaxFromStatsAt(aten, idx, os, indent);
       if (!e)

@@ -104,6 +104,28 @@ def _build_package(graph_text, params, name, key, root, rewrite_args, quiet):
     return package
 
 
+def _autocast_dtype(torch, device):
+    """The dtype name ("float16", "bfloat16") of an enabled torch.autocast
+    for `device`, else None."""
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    try:
+        if not torch.is_autocast_enabled(kind):
+            return None
+        dtype = torch.get_autocast_dtype(kind)
+    except TypeError:  # torch < 2.4: per-device functions
+        if kind == "cuda":
+            if not torch.is_autocast_enabled():
+                return None
+            dtype = torch.get_autocast_gpu_dtype()
+        else:
+            if not torch.is_autocast_cpu_enabled():
+                return None
+            dtype = torch.get_autocast_cpu_dtype()
+    except AttributeError:
+        return None
+    return str(dtype).replace("torch.", "")
+
+
 def optimize(model, example_inputs, *, mode=None, fast_math=False, model_url=None,
              model_name=None, strategy=None, samples=1, verify="auto", cache_dir=None,
              quiet=False, name=None, extra_args=(), respecialize=8):
@@ -135,8 +157,13 @@ def optimize(model, example_inputs, *, mode=None, fast_math=False, model_url=Non
     device = _device_of(torch, model, inputs)
     stats = {"device": device}
     t0 = time.perf_counter()
-    _say(quiet, f"tracing {name} on {device} ({'train' if model.training else 'eval'} mode)")
-    graph_text, params = export_module(model, inputs, name=name, device=device)
+    # Called under torch.autocast: traced under it too (its casts become
+    # graph ops, rewritten with the rest); the cache key holds its dtype.
+    amp = _autocast_dtype(torch, device)
+    _say(quiet, f"tracing {name} on {device} ({'train' if model.training else 'eval'} mode"
+                f"{', autocast ' + amp if amp else ''})")
+    graph_text, params = export_module(model, inputs, name=name, device=device,
+                                       autocast=amp)
     stats["export_s"] = time.perf_counter() - t0
 
     exe = find_binary("kb-rewrite", "KB_REWRITE")

@@ -145,12 +145,30 @@ def check_meta_trace(graph, device, source):
                 f"--device cpu or --device cuda")
 
 
+def to_dtype(torch, model, inputs, dtype):
+    """The model's floating parameters and buffers, and the floating
+    tensor inputs, in `dtype` ("float16" / "bfloat16"): as `model.half()`
+    and `x.half()` would leave them."""
+    t = getattr(torch, dtype)
+    model = model.to(t)
+    def cast(v):
+        if isinstance(v, torch.Tensor) and v.is_floating_point():
+            return v.to(t)
+        if isinstance(v, (list, tuple)):
+            return type(v)(cast(e) for e in v)
+        return v
+    return model, [cast(v) for v in inputs]
+
+
 def export_module(model, inputs, *, name, device, seed=0, source=None,
-                  init_args=(), forward_names=None):
+                  init_args=(), forward_names=None, autocast=None):
     """Traces `model` on `inputs` (its current training mode is recorded)
     and returns (graph_text, params): what kb-export writes as
     <name>.graph.txt and <name>.params.json. Non-tensor inputs are baked
-    into the graph as constants. Raises ExportError."""
+    into the graph as constants. `autocast` ("float16" / "bfloat16"):
+    traced under torch.autocast with that dtype and cache_enabled=False, so
+    that its casts appear in the graph as aten::to ops (a cached cast of a
+    weight would be traced as a constant). Raises ExportError."""
     import inspect
     import torch
 
@@ -160,8 +178,15 @@ def export_module(model, inputs, *, name, device, seed=0, source=None,
         except (TypeError, ValueError):
             forward_names = []
     training = bool(model.training)
+    import contextlib
+    amp = contextlib.nullcontext()
+    if autocast:
+        if not hasattr(torch, "autocast"):
+            raise ExportError(f"--autocast needs torch >= 1.10 (this is {torch.__version__})")
+        amp = torch.autocast(device_type="cuda" if device == "cuda" else "cpu",
+                             dtype=getattr(torch, autocast), cache_enabled=False)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), amp:
             traced, traced_root, prefix, inputs = trace(torch, model, list(inputs), device)
     except Exception as exc:
         raise ExportError(f"tracing '{source or name}' on {device} failed: "
@@ -197,6 +222,7 @@ def export_module(model, inputs, *, name, device, seed=0, source=None,
         "device": device,
         "seed": seed,
         "training": training,
+        "autocast": autocast or "",
         "module_prefix": prefix,
         "init_inputs": jsonable(list(init_args)),
         "inputs": input_records,

@@ -2,6 +2,7 @@
 """kb-export: trace a PyTorch model and write what kb-rewrite reads.
 
     kb-export model.py [-o DIR] [--name NAME] [--device cpu|cuda|meta] [--mode train|eval]
+              [--dtype float16|bfloat16] [--autocast float16|bfloat16]
     kb-export package.module:factory --input 1,3,224,224 [--input 8:int64] ...
 
 A file is KernelBench-style: `class Model(nn.Module)`, `get_inputs()` and
@@ -17,8 +18,11 @@ nn.Module trains, as KernelBench evaluates it; a factory may return one in
 eval mode). In eval mode batch norms use their running statistics (a
 per-channel affine map kb-rewrite fuses into its region) and dropout is the
 identity. params.json records the mode ("training"); the rewritten model
-runs its original forward when called in the other mode. Works with torch
-1.13 and 2.x.
+runs its original forward when called in the other mode. --dtype converts
+the model and its floating inputs first (as model.half() would); --autocast
+traces under torch.autocast (cache_enabled=False), so the graph carries its
+casts between 16-bit convolutions and matmuls and float32 ops. Works with
+torch 1.13 and 2.x.
 
 Exit codes: 0 ok; 1 usage or I/O error; 2 the model failed to load or trace.
 """
@@ -44,7 +48,7 @@ def _package_dir():
 
 if _package_dir():
     sys.path.insert(0, _package_dir())
-from kb_rewrite.export import ExportError, export_module, write_export  # noqa: E402
+from kb_rewrite.export import ExportError, export_module, to_dtype, write_export  # noqa: E402
 
 
 def fail(code, msg):
@@ -92,6 +96,12 @@ def main(argv=None):
     parser.add_argument("--mode", choices=("train", "eval"),
                         help="trace in training or inference mode (default: "
                              "the module's own mode as constructed)")
+    parser.add_argument("--dtype", choices=("float32", "float16", "bfloat16"),
+                        help="the model's parameters and floating inputs in this "
+                             "type before tracing (model.half() / .bfloat16())")
+    parser.add_argument("--autocast", choices=("float16", "bfloat16"),
+                        help="trace under torch.autocast with this dtype "
+                             "(cache_enabled=False: its casts become graph ops)")
     args = parser.parse_args(argv)
 
     try:
@@ -150,10 +160,13 @@ def main(argv=None):
 
     if args.mode is not None:
         model.train(args.mode == "train")
+    if args.dtype and args.dtype != "float32":
+        model, inputs = to_dtype(torch, model, inputs, args.dtype)
     try:
         graph_text, params = export_module(
             model, inputs, name=name, device=device, seed=args.seed,
-            source=source, init_args=init_args, forward_names=forward_names)
+            source=source, init_args=init_args, forward_names=forward_names,
+            autocast=args.autocast)
     except ExportError as exc:
         fail(2, str(exc))
     graph_path, params_path = write_export(graph_text, params, args.output_dir, name)
