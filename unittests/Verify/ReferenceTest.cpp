@@ -246,3 +246,36 @@ TEST(Reference, SensitivitySeesPastAClamp) {
     EXPECT_LE(s[1].item<double>(), 12.0 * std::ldexp(1.0, -23));
   }
 }
+
+// A 16-bit region: eager runs on the inputs in their own type (each op's
+// result rounded to bfloat16 as eager stores it), eager32 holds those
+// values widened, outTypes the type, and the op-by-op evaluation rounds
+// to bfloat16 too; the truth is float64 from the same (bfloat16) inputs.
+TEST(Reference, HalfInputsRunEagerInTheirOwnType) {
+  Reference ref("graph(%x : Tensor):\n"
+                "  %c : float = prim::Constant[value=0.1]()\n"
+                "  %y : Tensor = aten::mul(%x, %c)\n"
+                "  %z : Tensor = aten::mul(%y, %c)\n"
+                "  return (%z)\n");
+  at::Tensor x =
+      at::tensor(std::vector<float>{1, 3, -7, 1000}).to(at::kBFloat16);
+  ReferenceOutputs out = ref.run({x}, /*sensitivity=*/true);
+  ASSERT_EQ(out.outTypes.size(), 1u);
+  EXPECT_EQ(out.outTypes[0], at::kBFloat16);
+  EXPECT_EQ(out.eager32[0].scalar_type(), at::kFloat);
+  // ATen's own bfloat16 ops (on the CPU the scalar is rounded to
+  // bfloat16 first; on CUDA it stays a float: kernels follow CUDA's).
+  at::Tensor twice = x.mul(0.1).mul(0.1);
+  EXPECT_TRUE(at::equal(out.eager32[0], twice.to(at::kFloat)));
+  for (int64_t i = 0; i < 4; ++i) {
+    double xi = x[i].item<float>(); // bfloat16 inputs are exact
+    EXPECT_DOUBLE_EQ(out.truth64[0][i].item<double>(), xi * 0.1 * 0.1);
+  }
+  // Op by op, each op's float64 result rounded to bfloat16 (eager's
+  // rounding points; each op correctly rounded, so within a bfloat16 ulp
+  // of eager's float-then-round).
+  ASSERT_EQ(out.step32.size(), 1u);
+  at::Tensor s = out.step32[0];
+  EXPECT_TRUE(at::equal(s, s.to(at::kBFloat16).to(at::kFloat)));
+  EXPECT_TRUE(at::allclose(s, twice.to(at::kFloat), 1.0 / 128, 0));
+}

@@ -629,3 +629,77 @@ TEST(SameBits, ZeroDimIndices) {
   EXPECT_FALSE(sameBits(a, b));
   EXPECT_TRUE(sameBits(at::scalar_tensor(1.5f), at::scalar_tensor(1.5f)));
 }
+
+// 16-bit inputs are drawn in float32 and rounded to their type: float16's
+// range turns the special values +-3e38 into +-Inf, bfloat16 keeps them.
+TEST(TensorInputs, HalfInputsAreRoundedToTheirType) {
+  at::Device cpu(at::kCPU);
+  TensorSpec h{"x", {4096}};
+  h.dtype = "float16";
+  at::Tensor a = makeInput(h, {4096}, 7, 2, cpu);
+  EXPECT_EQ(a.scalar_type(), at::kHalf);
+  EXPECT_EQ(a.to(at::kFloat).abs().eq(3e38f).sum().item<int64_t>(), 0);
+  EXPECT_GT(a.isinf().sum().item<int64_t>(), 0);
+  TensorSpec f{"x", {4096}};
+  at::Tensor full = makeInput(f, {4096}, 7, 0, cpu);
+  h.dtype = "bfloat16";
+  at::Tensor b = makeInput(h, {4096}, 7, 0, cpu);
+  EXPECT_EQ(b.scalar_type(), at::kBFloat16);
+  EXPECT_TRUE(at::equal(b, full.to(at::kBFloat16))); // same draw, rounded
+  EXPECT_EQ(outputType(h), at::kBFloat16);
+  EXPECT_EQ(formatOf(at::kHalf).mantissa, 10);
+  EXPECT_EQ(formatOf(at::kBFloat16).mantissa, 7);
+}
+
+// 16-bit outputs are poisoned 16 bits an element: unwritten where both
+// launches left their pattern.
+TEST(TensorInputs, JointPatternOfHalfOutputs) {
+  at::Tensor a = at::zeros({8}, at::kHalf), b = at::zeros({8}, at::kHalf);
+  a.view(at::kShort).narrow(0, 2, 4).fill_(int16_t(kPoisonA16));
+  b.view(at::kShort).narrow(0, 3, 4).fill_(int16_t(kPoisonB16));
+  auto [n, first] = jointPattern(a, b, twice(kPoisonA16), twice(kPoisonB16));
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(first, 3);
+}
+
+// A float16 output: eager's error is float16 rounding (2^-11 relative),
+// so a candidate one float16 ulp from eager is accepted and one off by
+// 1% is not; a truth beyond float16's range (65504) makes the candidate's
+// Inf the correctly rounded result, which float32's range would reject.
+TEST(TensorStats, Float16OutputsUseTheirOwnFormat) {
+  Planted p(512);
+  for (size_t i = 0; i < p.r.size(); ++i)
+    p.e[i] = at::tensor(float(p.r[i])).to(at::kHalf).item<float>();
+  p.c = p.e;
+  p.c[17] = std::nextafter(p.e[17], 10.f); // float32 ulps: still eager's
+  int16_t bits =
+      at::tensor(p.e[30]).to(at::kHalf).view(at::kShort).item<int16_t>();
+  p.c[30] = at::tensor(std::vector<int16_t>{int16_t(bits + 1)})
+                .view(at::kHalf)
+                .item<float>(); // one float16 ulp
+  p.tensors();
+  auto judge = [&](FloatFormat f) {
+    return judgeComparison(tensorStats(p.cand, p.eager, p.truth, 8, kPoisonA,
+                                       NonfiniteRule::Exact, int64_t(1) << 26,
+                                       at::Tensor(), nullptr, at::Tensor(), f),
+                           8, f.mantissa);
+  };
+  Comparison ok = judge(kFloat16Format);
+  EXPECT_EQ(ok.status, VerdictStatus::Accepted) << ok.detail;
+  p.c[30] = p.e[30] * 1.01f;
+  p.tensors();
+  Comparison bad = judge(kFloat16Format);
+  EXPECT_EQ(bad.status, VerdictStatus::WrongResult);
+  EXPECT_NE(bad.detail.find("eager fp16"), std::string::npos) << bad.detail;
+  p.c[30] = p.e[30];
+  p.r[40] = 7.0e4;
+  p.e[40] = std::numeric_limits<float>::infinity();
+  p.c[40] = std::numeric_limits<float>::infinity();
+  p.r[41] = 7.0e4;
+  p.e[41] = 65504.f; // eager's order stayed finite
+  p.c[41] = std::numeric_limits<float>::infinity();
+  p.tensors();
+  Comparison inf = judge(kFloat16Format);
+  EXPECT_EQ(inf.status, VerdictStatus::Accepted) << inf.detail;
+  EXPECT_EQ(judge(kFloat32Format).status, VerdictStatus::NanMismatch);
+}

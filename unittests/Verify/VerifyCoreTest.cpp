@@ -72,9 +72,11 @@ TEST(Job, ErrorsNameThePath) {
   EXPECT_NE(message(fewTrials).find("at least 5 trials"), std::string::npos);
 }
 
-TEST(Job, Int64OutputsOnly) {
-  // argmax / argmin jobs declare int64 outputs (compared exactly); an
-  // int64 input, or another dtype, is an error naming the field.
+TEST(Job, OutputAndInputDtypes) {
+  // argmax / argmin jobs declare int64 outputs (compared exactly);
+  // float16 / bfloat16 tensors are inputs and outputs of 16-bit regions;
+  // an int64 input, a bool output or another dtype is an error naming the
+  // field.
   std::string text = kJob;
   const std::string y = R"({"name": "y", "shape": [4, 6]})";
   text.replace(text.find(y), y.size(),
@@ -85,9 +87,9 @@ TEST(Job, Int64OutputsOnly) {
   std::string input = kJob;
   input.replace(input.find(R"([4, 6]}],)"), 9,
                 R"([4, 6], "dtype": "int64"}],)");
-  EXPECT_NE(
-      message(input).find("job.inputs[0].dtype: inputs are float32 or bool"),
-      std::string::npos)
+  EXPECT_NE(message(input).find("job.inputs[0].dtype: inputs are float32, "
+                                "float16, bfloat16 or bool"),
+            std::string::npos)
       << message(input);
   // A bool input (a mask) round-trips; a bool output is an error.
   std::string mask = kJob;
@@ -95,14 +97,20 @@ TEST(Job, Int64OutputsOnly) {
   EXPECT_EQ(parseJob(toJson(parseJob(mask))).inputs[0].dtype, "bool");
   std::string boolOut = text;
   boolOut.replace(boolOut.find("int64"), 5, "bool");
-  EXPECT_NE(message(boolOut).find("outputs are float32 or int64, got 'bool'"),
+  EXPECT_NE(message(boolOut).find("outputs are float32, float16, bfloat16 "
+                                  "or int64, got 'bool'"),
             std::string::npos)
       << message(boolOut);
   std::string half = text;
   half.replace(half.find("int64"), 5, "float16");
-  EXPECT_NE(message(half).find("outputs are float32 or int64, got 'float16'"),
-            std::string::npos)
-      << message(half);
+  EXPECT_EQ(parseJob(toJson(parseJob(half))).outputs[0].dtype, "float16");
+  std::string bf = kJob;
+  bf.replace(bf.find(R"([4, 6]}],)"), 9, R"([4, 6], "dtype": "bfloat16"}],)");
+  EXPECT_EQ(parseJob(toJson(parseJob(bf))).inputs[0].dtype, "bfloat16");
+  std::string f64 = text;
+  f64.replace(f64.find("int64"), 5, "float64");
+  EXPECT_NE(message(f64).find("got 'float64'"), std::string::npos)
+      << message(f64);
 }
 
 TEST(Job, StridedViewsFixTheirShapes) {
