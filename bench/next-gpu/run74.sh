@@ -10,7 +10,7 @@ set -uo pipefail
 source bench/next-gpu/prepare.sh
 export KB_VERIFY=$KBV PYTHONPATH=$PWD/python KB_CACHE_DIR=/tmp/kbcache74
 mkdir -p $OUT/fx /tmp/fx74
-exp() { tools/kb-export/kb-export --python python3 "$@" -o $OUT/fx --device cuda > /dev/null 2>&1 || echo "export failed: $*"; }
+exp() { tools/kb-export/kb-export --python "$(command -v python3)" "$@" -o $OUT/fx --device cuda > /dev/null 2>&1 || echo "export failed: $*"; }
 exp test/fixtures/models/half_gemm_epilogue_bf16.py --name half_gemm_epilogue_bf16 --dtype bfloat16
 exp test/fixtures/models/half_gemm_epilogue_bf16.py --name half_gemm_epilogue_f16 --dtype float16
 exp test/fixtures/models/basic_block_autocast.py --name basic_block_autocast --autocast bfloat16
