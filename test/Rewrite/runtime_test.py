@@ -146,6 +146,18 @@ class GuardTest(unittest.TestCase):
         m.eval()
         self.assertIn("training mode", p._mismatch(m, (x, 3.14), {}))
 
+    def test_dtypes_and_shapes(self):
+        # The per-argument checks are made once from the manifest: a
+        # float16 input wants torch.float16 (and the traced shape).
+        h = self.program([{"name": "x", "kind": "tensor", "shape": [2, 3],
+                           "dtype": "float16"}])
+        m = torch.nn.Linear(3, 3)
+        self.assertIn("'x' differs", h._mismatch(m, (torch.zeros(2, 3),), {}))
+        self.assertEqual(h._checks[0][2], torch.float16)
+        self.assertEqual(h._checks[0][1], torch.Size([2, 3]))
+        self.assertIn("'x' differs",
+                      h._mismatch(m, (torch.zeros(3, 2, dtype=torch.float16),), {}))
+
     def test_first_fallback_warns_once_per_reason(self):
         # Never silent: the first original-forward call of each reason
         # warns with the arguments beside the traced ones; repeats do not.
