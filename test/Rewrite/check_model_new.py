@@ -122,6 +122,14 @@ class PermutedReference:
         return out
 
 
+def close(a, b, tol, amp):
+    """allclose at `tol`, or at the written policy's 1e-2 for 16-bit
+    results and for models traced under autocast."""
+    if amp or a.dtype in (torch.float16, torch.bfloat16):
+        tol = max(tol, 1e-2)
+    return torch.allclose(a.float(), b.float(), atol=tol, rtol=tol, equal_nan=True)
+
+
 def flat(x):
     return list(x) if isinstance(x, (tuple, list)) else [x]
 
@@ -150,6 +158,12 @@ def main():
     if not manifest.get("training", True):
         model.eval()
         model_new.eval()
+    # A model exported with --dtype: its parameters were converted after
+    # construction (as model.half() would), so both are here too.
+    dtypes = {q["dtype"] for q in params.get("parameters", [])}
+    if len(dtypes) == 1 and dtypes & {"float16", "bfloat16"}:
+        model.to(getattr(torch, dtypes.pop()))
+        model_new.to(model.parameters().__next__().dtype)
     sd, sd_new = model.state_dict(), model_new.state_dict()
     assert list(sd) == list(sd_new), f"state_dict keys differ: {list(sd)} vs {list(sd_new)}"
     for k in sd:
@@ -173,15 +187,29 @@ def main():
     # program its own copy of the state.
     import copy
     model_a, model_b = copy.deepcopy(model), copy.deepcopy(model)
+    # Traced under torch.autocast (kb-export --autocast): Model.forward runs
+    # under it, the graph program holds its casts.
+    import contextlib
+    amp = params.get("autocast") or ""
+    try:
+        ctx = (torch.autocast("cpu", dtype=getattr(torch, amp), cache_enabled=False)
+               if amp else contextlib.nullcontext())
+        with ctx:
+            pass
+    except RuntimeError as exc:  # torch 1.13's CPU autocast: bfloat16 only
+        print(f"skipped: autocast {amp} does not run on this CPU torch ({exc})")
+        return 77
     with torch.no_grad():
-        ref = flat(model_a(*args_in))
+        with ctx:
+            ref = flat(model_a(*args_in))
         regions = ReferenceRegions(new._KB_REFERENCES)
         got = flat(new._kb_forward(model_b, regions, *tensors))
     assert len(ref) == len(got), f"{len(ref)} outputs vs {len(got)}"
     for i, (a, b) in enumerate(zip(ref, got)):
         assert a.shape == b.shape, f"output {i}: shape {tuple(a.shape)} vs {tuple(b.shape)}"
-        assert torch.allclose(a, b, atol=1e-5, rtol=1e-5, equal_nan=True), \
-            f"output {i}: max |diff| {float((a - b).abs().max())}"
+        assert a.dtype == b.dtype, f"output {i}: dtype {a.dtype} vs {b.dtype}"
+        assert close(a, b, 1e-5, amp), \
+            f"output {i}: max |diff| {float((a.float() - b.float()).abs().max())}"
     for (k, a), b in zip(model_a.state_dict().items(), model_b.state_dict().values()):
         assert torch.allclose(a.float(), b.float(), atol=1e-6), f"state '{k}' after forward differs"
     print(f"graph program: {len(ref)} outputs match Model.forward "
@@ -212,8 +240,8 @@ def main():
         with torch.no_grad():
             got_cl = flat(program._run(model_c, *tensors))
         for i, (a, b) in enumerate(zip(ref, got_cl)):
-            assert torch.allclose(a, b, atol=1e-4, rtol=1e-4, equal_nan=True), \
-                f"channels-last output {i}: max |diff| {float((a - b).abs().max())}"
+            assert close(a, b, 1e-4, amp), \
+                f"channels-last output {i}: max |diff| {float((a.float() - b.float()).abs().max())}"
         calls = sum(r.calls for r in permuted)
         assert calls or converted, "no channels-last variant ran"
         misses = sum(r.guard_failures for r in permuted)
@@ -221,10 +249,10 @@ def main():
               f"{f', {converted} converted to NCHW' if converted else ''} match"
               f"{f' ({misses} guarded back to NCHW)' if misses else ''}")
 
-    with torch.no_grad():
+    with torch.no_grad(), ctx:
         guarded = flat(model_new(*args_in))
     for a, b in zip(ref, guarded):
-        assert torch.allclose(a, b, atol=1e-5, rtol=1e-5, equal_nan=True), "guarded forward differs"
+        assert close(a, b, 1e-5, amp), "guarded forward differs"
     reasons = model_new._kb.reasons
     assert reasons, "CPU inputs should have taken the original forward"
     print(f"guards: CPU inputs ran the original forward ({', '.join(reasons)})")
