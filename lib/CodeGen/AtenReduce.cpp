@@ -16,26 +16,24 @@
 //  - longer rows (up to 130560, or any length with more than 528 rows, so
 //    that ATen splits no row over CTAs on the H200's 132 SMs), the block
 //    of 32 x 16 takes one row: thread (x, y) adds float4s x + 32y, + 512,
-//    ...; then ATen's block_y_reduce, a shared-memory tree over y halving
-//    from 8;
+//    ...;
 // then the four accumulators in order ((a0 + a1) + a2) + a3, and
 // block_x_reduce's shuffle-down tree with offsets 16, 8, 4, 2, 1, as CUDA
 // builds of recent ATen take them (ROCm's keep 1, 2, ..., 16; the
 // increasing order left 25-30% of outputs an ulp off eager's on torch
-// 2.11, run68). A mean multiplies by ATen's float factor,
+// 2.11, run68); a block's row then sums its 16 warps' results in a
+// shared-memory tree halving from 8. A mean multiplies by ATen's float factor,
 // rows / (rows * cols). The pointwise
 // prologue rounds as ATen's own kernels (they write each value as a float
 // before the sum reads it). kb-verify's eager_mismatches confirms each
 // kernel's bits.
 //
-// Measured on torch 2.11 (bench/probes/aten_sum_order.py, run70): the warp
-// form is eager's bits on every row of 512-8160; the block form on about a
-// quarter of rows of 8192-65536 only, as are three variants of it (an
-// increasing shuffle, two and nine CTAs a row), so eager takes another
-// order there that this file does not know. The block form stays for such
-// rows (seed 20261234 task 7's rows of 32768 met 1e-4 with it in run68,
-// run69 and run71, where a double sum did not), promising no bits: only
-// kb::isAtenOrderSum's rows pass the numerics policy on its promise.
+// Measured on torch 2.11 (bench/probes/aten_sum_order.py): the warp form
+// is eager's bits on every row of 512-8160 (run70); on rows of 8192-65536
+// the block form with the tree over y before the shuffle over x matched
+// about a quarter of rows only (run70), and the order above, each warp's
+// shuffle tree then the tree over the warps, every row (run76's
+// `block_xy`: 300 x 8192 to 530 x 65536, and 64 x 16384).
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,18 +93,20 @@ public:
        << "          a[j] = __fadd_rn(a[j], xv[j]);\n      }\n    }\n"
        << "    float acc = __fadd_rn(__fadd_rn(__fadd_rn(a[0], a[1]), a[2]), "
           "a[3]);\n";
-    if (!warpRows)
-      os << "    __syncthreads(); // the previous row's readers of ared\n"
-         << "    ared[threadIdx.x] = acc;\n"
-         << "    for (int o = 8; o > 0; o >>= 1) {\n"
-         << "      __syncthreads();\n"
-         << "      if (y < o) {\n"
-         << "        acc = __fadd_rn(acc, ared[x + (y + o) * 32]);\n"
-         << "        ared[threadIdx.x] = acc;\n"
-         << "      }\n    }\n";
     os << "    for (int o = 16; o > 0; o >>= 1)\n"
        << "      acc = __fadd_rn(acc, __shfl_down_sync(0xffffffffu, acc, "
           "o));\n";
+    // A block a row: each warp's shuffle tree first (above), then the
+    // tree over the 16 warps' sums, halving from 8 (eager's order, run76).
+    if (!warpRows)
+      os << "    __syncthreads(); // the previous row's readers of ared\n"
+         << "    if (x == 0) ared[y] = acc;\n"
+         << "    for (int o = 8; o > 0; o >>= 1) {\n"
+         << "      __syncthreads();\n"
+         << "      if (threadIdx.x < o) {\n"
+         << "        acc = __fadd_rn(ared[threadIdx.x], ared[threadIdx.x + o]);\n"
+         << "        ared[threadIdx.x] = acc;\n"
+         << "      }\n    }\n";
     if (auto err = writeRowResult(p,
                                   warpRows ? "    if (live && lane == 0) {\n"
                                            : "    if (threadIdx.x == 0) {\n",

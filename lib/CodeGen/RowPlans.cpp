@@ -631,10 +631,9 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
           recipe == "mean"
               ? "__fmul_rn(acc, " + atenMeanFactor(p.rows, p.cols) + ")"
               : std::string("acc");
-      // Eager's bits where a warp sums a row; the block form of longer rows
-      // is near ATen's order but not it (AtenReduce.cpp), so it promises
-      // nothing the numerics policy could rely on.
-      out.atenOrder = atenCols <= kAtenReduceWarpMax; // isAtenOrderSum
+      // Eager's bits, a warp or a block a row (AtenReduce.cpp;
+      // kb::isAtenOrderSum).
+      out.atenOrder = true;
     }
   }
 
@@ -966,9 +965,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                         "accumulators, then its shuffle tree; 16 rows a "
                         "block, bit-identical to eager)")
           : std::string("block of 512 (ATen's block form of its reduce: "
-                        "float4s into four float accumulators, its tree over "
-                        "16 warps, then its shuffle tree; not eager's bits "
-                        "on torch 2.11)")};
+                        "float4s into four float accumulators, each warp's "
+                        "shuffle tree, then the tree over its 16 warps; "
+                        "bit-identical to eager)")};
   std::string comment =
       p.what + " of " + std::to_string(p.rows) + " rows x " +
       std::to_string(p.cols) + " elements, one " +

@@ -608,10 +608,7 @@ bool kb::isAtenReduceShape(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
          (cols <= 130560 || rows > 528) && rows * cols < (int64_t(1) << 31);
 }
 
-bool kb::isAtenOrderSum(Operation *op) {
-  int64_t cols = 0;
-  return isAtenReduceShape(op, nullptr, &cols) && cols <= kAtenReduceWarpMax;
-}
+bool kb::isAtenOrderSum(Operation *op) { return isAtenReduceShape(op); }
 
 bool kb::hasAtenOrder(Operation *op) {
   return isAtenOrderNorm(op) || isAtenOrderSoftmax(op) || isAtenOrderSum(op);

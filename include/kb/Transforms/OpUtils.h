@@ -128,10 +128,10 @@ bool isAtenReduceShape(mlir::Operation *op, int64_t *rows = nullptr,
 /// ATen's reduce kernel gives a warp a row up to this length (its
 /// values_per_thread over 32 lanes below 256); beyond, a block of 512.
 constexpr int64_t kAtenReduceWarpMax = 8160;
-/// isAtenReduceShape with rows a warp sums (at most kAtenReduceWarpMax):
-/// the code generator's kernel then rounds as eager's sum does (every
-/// output eager's bits on torch 2.11, run69 and run70). The block form of
-/// longer rows is not eager's order there (bench/probes/aten_sum_order.py).
+/// isAtenReduceShape: the code generator's kernel then rounds as eager's
+/// sum does (every output eager's bits on torch 2.11: rows a warp sums in
+/// run69 and run70, rows a block sums in the order run76's probe found,
+/// bench/probes/aten_sum_order.py).
 bool isAtenOrderSum(mlir::Operation *op);
 /// isAtenOrderNorm, isAtenOrderSoftmax or isAtenOrderSum: a reduction whose
 /// kernel can round as ATen's, so that the numerics rules need not keep it in
