@@ -388,15 +388,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("to_channels_last", &toChannelsLast, py::arg("tensor"),
         py::arg("arch"), py::arg("round_tf32") = false);
   py::class_<Region>(m, "Region")
-      .def(py::init<const std::string &, const std::string &,
-                    std::vector<int64_t>, std::vector<int64_t>, int64_t,
-                    std::vector<std::vector<int64_t>>,
-                    std::vector<std::vector<int64_t>>,
-                    std::vector<std::pair<int64_t, int64_t>>, int64_t, bool,
-                    const std::vector<std::string> &,
-                    std::vector<std::vector<int64_t>>,
-                    std::vector<std::vector<int64_t>>,
-                    const std::vector<std::string> &>())
+      .def(py::init<
+           const std::string &, const std::string &, std::vector<int64_t>,
+           std::vector<int64_t>, int64_t, std::vector<std::vector<int64_t>>,
+           std::vector<std::vector<int64_t>>,
+           std::vector<std::pair<int64_t, int64_t>>, int64_t, bool,
+           const std::vector<std::string> &, std::vector<std::vector<int64_t>>,
+           std::vector<std::vector<int64_t>>,
+           const std::vector<std::string> &>())
       .def("guard", &Region::guard)
       .def("run", &Region::run)
       .def_readonly("launches", &Region::launches);

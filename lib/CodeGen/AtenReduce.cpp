@@ -104,7 +104,8 @@ public:
          << "    for (int o = 8; o > 0; o >>= 1) {\n"
          << "      __syncthreads();\n"
          << "      if (threadIdx.x < o) {\n"
-         << "        acc = __fadd_rn(ared[threadIdx.x], ared[threadIdx.x + o]);\n"
+         << "        acc = __fadd_rn(ared[threadIdx.x], ared[threadIdx.x + "
+            "o]);\n"
          << "        ared[threadIdx.x] = acc;\n"
          << "      }\n    }\n";
     if (auto err = writeRowResult(p,

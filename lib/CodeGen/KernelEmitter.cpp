@@ -181,7 +181,8 @@ public:
     if (halfStorage && last)
       return unsupported("float16 / bfloat16 are generated in pointwise "
                          "kernels only, not yet in '" +
-                         displayName(*last) + "' (a reduction, norm or "
+                         displayName(*last) +
+                         "' (a reduction, norm or "
                          "pooling)");
     if (!last)
       return channelsLastRead && !permutesOnlyAroundNorms(body)
@@ -707,8 +708,7 @@ private:
       s << "    " << name << "_element(" << callArgs("i", "") << ");\n";
       for (size_t k = 0; k < nOut; ++k)
         s << "    out" << k << "[i] = "
-          << toStorage(storageOf(yield.getValues()[k]),
-                       "o" + std::to_string(k))
+          << toStorage(storageOf(yield.getValues()[k]), "o" + std::to_string(k))
           << ";\n";
       s << "  }\n";
     }

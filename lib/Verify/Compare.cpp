@@ -93,8 +93,8 @@ kb::verify::envelopeFromBins(const std::vector<double> &bins,
   for (double seen = 0; median < kEnvBuckets; ++median)
     if ((seen += counts[median]) >= total / 2)
       break;
-  double floor =
-      std::ldexp(1.0, std::min(median, kEnvBuckets - 1) + kEnvLo + 1 - mantissa);
+  double floor = std::ldexp(1.0, std::min(median, kEnvBuckets - 1) + kEnvLo +
+                                     1 - mantissa);
   std::vector<double> cum(kEnvBuckets), env(kEnvBuckets);
   double m = 0;
   for (int k = 0; k < kEnvBuckets; ++k)
@@ -245,8 +245,8 @@ kb::verify::compareStats(const float *cand, const float *eager32,
   return s;
 }
 
-Comparison kb::verify::judgeComparison(const ComparisonStats &s,
-                                       double factor, int mantissa) {
+Comparison kb::verify::judgeComparison(const ComparisonStats &s, double factor,
+                                       int mantissa) {
   Comparison c;
   c.allclose1e4 = s.allclose1e4 && !s.nanBad;
   c.allclose1e2 = s.allclose1e2 && !s.nanBad;
@@ -269,7 +269,8 @@ Comparison kb::verify::judgeComparison(const ComparisonStats &s,
     c.status = VerdictStatus::UnwrittenOutput;
   } else if (s.nanBad) {
     os.precision(6);
-    os << s.nanBad << " elements differ in NaN/Inf from " << eager << "; first at "
+    os << s.nanBad << " elements differ in NaN/Inf from " << eager
+       << "; first at "
        << "index " << s.firstNanBad << " (candidate " << s.nanBadCand
        << ", eager " << s.nanBadEager << ", float64 " << s.nanBadRef << ")";
     c.status = VerdictStatus::NanMismatch;
@@ -280,8 +281,8 @@ Comparison kb::verify::judgeComparison(const ComparisonStats &s,
        << s.hugeBadRef;
     c.status = VerdictStatus::WrongResult;
   } else if (s.candErr <= c.bound && s.envBad) {
-    os << s.envBad << " elements are off by more than " << factor
-       << " x " << eager << "'s error at values of their magnitude (up to "
+    os << s.envBad << " elements are off by more than " << factor << " x "
+       << eager << "'s error at values of their magnitude (up to "
        << (1 << kEnvHeadroom) << "x larger); first at index " << s.firstEnvBad
        << ": candidate " << s.envBadCand << ", reference " << s.envBadRef
        << ", bound there " << s.envBadBound
@@ -291,10 +292,10 @@ Comparison kb::verify::judgeComparison(const ComparisonStats &s,
     c.status = VerdictStatus::WrongResult;
   } else if (s.candErr > c.bound) {
     os << "max |candidate - float64 reference| = " << s.candErr
-       << " exceeds the bound " << c.bound << " (" << factor
-       << " x " << eager << " error " << s.eagerErr << "); worst at index "
-       << s.worst << ": candidate " << s.worstCand << ", reference "
-       << s.worstRef << "; relative L2 error " << c.relL2;
+       << " exceeds the bound " << c.bound << " (" << factor << " x " << eager
+       << " error " << s.eagerErr << "); worst at index " << s.worst
+       << ": candidate " << s.worstCand << ", reference " << s.worstRef
+       << "; relative L2 error " << c.relL2;
     c.status = VerdictStatus::WrongResult;
   }
   c.detail = os.str();

@@ -94,9 +94,8 @@ struct Reference::Impl {
   /// a faithful fp32 evaluation of each op gives. Empty without steps or
   /// when an op fails: this reference only ever excuses, so without it the
   /// comparison is the stricter one.
-  std::vector<at::Tensor>
-  runStepwise(const std::vector<at::Tensor> &inputs,
-              at::ScalarType storage) const try {
+  std::vector<at::Tensor> runStepwise(const std::vector<at::Tensor> &inputs,
+                                      at::ScalarType storage) const try {
     using namespace torch::jit;
     if (steps.empty())
       return {};

@@ -56,8 +56,8 @@ ComparisonStats chunkStats(const at::Tensor &x, const at::Tensor &e,
   // The truth beyond float32's range: the candidate's Inf of the truth's
   // sign is the correctly rounded result, whatever eager's order gave
   // (finite, or NaN from +Inf and -Inf partials) (Compare.cpp).
-  at::Tensor rightInf = xInf & r.isfinite() & ar.gt(maxFinite) &
-                        (x.signbit() == r.signbit());
+  at::Tensor rightInf =
+      xInf & r.isfinite() & ar.gt(maxFinite) & (x.signbit() == r.signbit());
   // So is the truth's own Inf where eager stayed finite (Compare.cpp).
   rightInf = rightInf | (xInf & r.isinf() & (x.signbit() == r.signbit()) &
                          eSpecial.logical_not());
@@ -226,10 +226,9 @@ EagerProfile kb::verify::eagerProfile(const at::Tensor &eager32,
                                    .max()
                                    .item<double>());
   }
-  p.env =
-      at::tensor(envelopeFromBins(bins, counts, format.mantissa),
-                 r.options().device(at::kCPU))
-          .to(r.device());
+  p.env = at::tensor(envelopeFromBins(bins, counts, format.mantissa),
+                     r.options().device(at::kCPU))
+              .to(r.device());
   return p;
 }
 
@@ -250,11 +249,11 @@ kb::verify::tensorStats(const at::Tensor &cand, const at::Tensor &eager32,
   ComparisonStats total;
   for (int64_t off = 0; off < x.numel(); off += chunk) {
     int64_t len = std::min(chunk, x.numel() - off);
-    total.append(chunkStats(
-        x.narrow(0, off, len), e.narrow(0, off, len), r.narrow(0, off, len),
-        factor, poison, nonfinite, sv.defined() ? sv.narrow(0, off, len) : sv,
-        st.defined() ? st.narrow(0, off, len) : st, p.eagerRel, p.env,
-        p.format.maxFinite));
+    total.append(chunkStats(x.narrow(0, off, len), e.narrow(0, off, len),
+                            r.narrow(0, off, len), factor, poison, nonfinite,
+                            sv.defined() ? sv.narrow(0, off, len) : sv,
+                            st.defined() ? st.narrow(0, off, len) : st,
+                            p.eagerRel, p.env, p.format.maxFinite));
   }
   return total;
 }

@@ -29,7 +29,9 @@ constexpr uint32_t kPoisonB = 0x5EADBEEFu;
 /// bfloat16 6.2e18).
 constexpr uint16_t kPoisonA16 = 0x7E5Au;
 constexpr uint16_t kPoisonB16 = 0x5EADu;
-constexpr uint32_t twice(uint16_t p) { return uint32_t(p) | (uint32_t(p) << 16); }
+constexpr uint32_t twice(uint16_t p) {
+  return uint32_t(p) | (uint32_t(p) << 16);
+}
 constexpr uint8_t kCanaryByte = 0xA5;
 
 /// Where a device buffer's data lies in its allocation. Every buffer the
