@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -160,6 +161,7 @@ def optimize(model, example_inputs, *, mode=None, fast_math=False, model_url=Non
     # Called under torch.autocast: traced under it too (its casts become
     # graph ops, rewritten with the rest); the cache key holds its dtype.
     amp = _autocast_dtype(torch, device)
+    stats["autocast"] = amp
     _say(quiet, f"tracing {name} on {device} ({'train' if model.training else 'eval'} mode"
                 f"{', autocast ' + amp if amp else ''})")
     graph_text, params = export_module(model, inputs, name=name, device=device,
@@ -170,8 +172,12 @@ def optimize(model, example_inputs, *, mode=None, fast_math=False, model_url=Non
     rewrite_args = _rewrite_args(fast_math, verify, model_url, model_name, strategy,
                                  samples, extra_args)
     keyed = dict(params, source="", torch_version=torch.__version__)
+    # TorchScript mangles the class names of a module traced again in the
+    # same process (`___torch_mangle_7.Model`): the same graph, so the same
+    # key (a second optimize() in one process was no cache hit, run75).
     h = hashlib.sha256()
-    for part in (graph_text, json.dumps(keyed, sort_keys=True), json.dumps(rewrite_args),
+    for part in (_unmangled(graph_text), json.dumps(keyed, sort_keys=True),
+                 json.dumps(rewrite_args),
                  binary_identity(exe), str(SAVED_FORMAT)):
         h.update(part.encode())
         h.update(b"\0")
@@ -205,6 +211,20 @@ def optimize(model, example_inputs, *, mode=None, fast_math=False, model_url=Non
     return optimized
 
 
+def _unmangled(graph_text):
+    return re.sub(r"___torch_mangle_\d+\.", "", graph_text)
+
+
+def _traced_autocast(package):
+    """The autocast dtype the package's graph was traced under (its
+    params.json), or None."""
+    try:
+        with open(os.path.join(package, "params.json")) as f:
+            return json.load(f).get("autocast") or None
+    except (OSError, ValueError):
+        return None
+
+
 def _define_module():
     import torch
 
@@ -231,6 +251,7 @@ def _define_module():
             object.__setattr__(self, "_kb_quiet", quiet)
             object.__setattr__(self, "kb_stats", stats)
             object.__setattr__(self, "_kb_holder", _Baked(model) if prefixed else None)
+            object.__setattr__(self, "_kb_amp", _traced_autocast(package))
             if prefixed:
                 original = lambda holder, *a, **k: holder.model(*a, **k)  # noqa: E731
             else:
@@ -246,9 +267,24 @@ def _define_module():
         @staticmethod
         def _signature(args):
             import torch
-            return tuple((tuple(a.shape), str(a.dtype), a.device.type)
-                         if isinstance(a, torch.Tensor) else ("value", repr(a))
-                         for a in args)
+            sig = tuple((tuple(a.shape), str(a.dtype), a.device.type)
+                        if isinstance(a, torch.Tensor) else ("value", repr(a))
+                        for a in args)
+            # The autocast state is part of what was traced (its casts).
+            return sig + (("autocast", _autocast_dtype(torch, "cuda")),)
+
+        def _autocast_changed(self, args):
+            """A reason when autocast on CUDA is not as it was traced (the
+            program holds the traced casts): rewritten for the call's state
+            as for other shapes; None when it is the same."""
+            import torch
+            if not self._on_gpu(args):
+                return None
+            now = _autocast_dtype(torch, "cuda")
+            if now == self._kb_amp:
+                return None
+            return (f"autocast {now or 'off'} differs from the traced "
+                    f"({self._kb_amp or 'off'})")
 
         @staticmethod
         def _on_gpu(args):
@@ -296,6 +332,8 @@ def _define_module():
             target = self._target()
             # The guard runs once a call; only a refusal looks further.
             reason = self._kb._mismatch(target, args, kwargs)
+            if reason is None:
+                reason = self._autocast_changed(args)
             if reason is not None:
                 special = self._specialised(args, kwargs, reason)
                 if special is not None:

@@ -34,6 +34,11 @@ with torch.no_grad():
 print(f"CPU forward equals the model's: {same}; original forward because "
       f"{', '.join(stats['fallbacks'])}")
 print(f"state_dict keys: {list(fast.state_dict())[0]}")
+# Traced again in the same process (TorchScript mangles the class names of
+# the second trace): the same graph, a cache hit.
+again = kb_rewrite.optimize(model, (x,), quiet=True)
+print(f"same process again: cached={again.kb_stats['cached']} "
+      f"same package={again.kb_stats['package'] == stats['package']}")
 
 # Other argument shapes: rewritten once per shape (as dynamo recompiles),
 # up to `respecialize` of them. The kernels need CUDA tensors, so here the
