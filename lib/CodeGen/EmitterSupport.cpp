@@ -112,23 +112,33 @@ const char *codegen::storageDtype(Storage s) {
   llvm_unreachable("unknown Storage");
 }
 
+const char *codegen::halfSuffix(Storage s) {
+  return s == Storage::F16 ? "f16" : "bf16";
+}
+
 std::string codegen::fromStorage(Storage s, llvm::StringRef expr) {
   if (s == Storage::F32)
     return expr.str();
-  return (s == Storage::F16 ? "kb::f16_f(" : "kb::bf16_f(") + expr.str() + ")";
+  return "kb::" + std::string(halfSuffix(s)) + "_f(" + expr.str() + ")";
 }
 
 std::string codegen::toStorage(Storage s, llvm::StringRef expr) {
   if (s == Storage::F32)
     return expr.str();
-  return (s == Storage::F16 ? "kb::f_f16(" : "kb::f_bf16(") + expr.str() + ")";
+  return "kb::f_" + std::string(halfSuffix(s)) + "(" + expr.str() + ")";
 }
 
 std::string codegen::roundToStorage(Storage s, llvm::StringRef expr) {
   if (s == Storage::F32)
     return expr.str();
-  return (s == Storage::F16 ? "kb::rn_f16(" : "kb::rn_bf16(") + expr.str() +
-         ")";
+  return "kb::rn_" + std::string(halfSuffix(s)) + "(" + expr.str() + ")";
+}
+
+std::optional<Storage> RegionEmitter::storageOf(Type t) const {
+  std::optional<Storage> s = floatStorage(t);
+  if (s && *s != Storage::F32 && !halfStorage)
+    return std::nullopt;
+  return s;
 }
 
 bool codegen::isBoolTensor(Type t) {
@@ -447,9 +457,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   // int64 index an argmax / argmin stage yields (KernelEmitter checks that
   // nothing in the region reads it).
   bool isBool = isBoolTensor(v.getType());
-  std::optional<Storage> storage = floatStorage(v.getType());
-  if (storage && *storage != Storage::F32 && !halfStorage)
-    storage.reset();
+  std::optional<Storage> storage = storageOf(v.getType());
   if (!storage && !isBool && !isArgIndex(v))
     return unsupported(halfStorage || !isHalfTensor(v.getType())
                            ? "a value that is not a static float32 tensor"
@@ -540,8 +548,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   if (info->kind == OpKind::Injective && info->cuda == "permute") {
     auto perm = getConstantIntList(aten.getArgs()[1]);
     Value src = aten.getArgs()[0];
-    if (!perm || !(isF32Tensor(src.getType()) ||
-                   (halfStorage && isHalfTensor(src.getType()))))
+    if (!perm || !storageOf(src.getType()))
       return unsupported("'" + displayName(aten) +
                          "' without constant dims or a static float32 input");
     ArrayRef<int64_t> in = shapeOf(src);

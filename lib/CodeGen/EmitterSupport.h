@@ -43,6 +43,9 @@ bool isHalfTensor(mlir::Type t);
 bool hasHalfValues(mlir::Block &body);
 /// The kb-verify dtype name ("float32", "float16", "bfloat16").
 const char *storageDtype(Storage s);
+/// "f16" or "bf16": the suffix of the half prelude's helpers (kb::f_f16,
+/// kb::ld4_bf16, ...) for a 16-bit storage.
+const char *halfSuffix(Storage s);
 /// `expr`, an element as stored, as a float; a float as stored; and a
 /// float rounded to the storage type (eager stores each op's result).
 std::string fromStorage(Storage s, llvm::StringRef expr);
@@ -218,6 +221,8 @@ public:
   /// The region holds float16 / bfloat16 values (pointwise kernels only):
   /// valueAt loads them converted to float and rounds 16-bit op results.
   bool halfStorage = false;
+  /// floatStorage(t), where a 16-bit storage counts only in such a region.
+  std::optional<Storage> storageOf(mlir::Type t) const;
   /// EmitOptions::atenOrderNorms.
   bool atenOrderNorms = false;
   /// EmitOptions::groupUnroll (0: the default, one).

@@ -43,9 +43,7 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
   });
   for (auto [k, arg] : llvm::enumerate(blk.getArguments())) {
     bool mask = isBoolTensor(arg.getType());
-    std::optional<Storage> storage = floatStorage(arg.getType());
-    if (storage && *storage != Storage::F32 && !e.halfStorage)
-      storage.reset();
+    std::optional<Storage> storage = e.storageOf(arg.getType());
     if (!storage && !mask)
       return e.unsupported("input " + llvm::Twine(k) +
                            " is not a static float32 or bool tensor");
@@ -135,8 +133,7 @@ public:
       return unsupported("no outputs");
     halfStorage = hasHalfValues(body);
     for (Value v : yield.getValues()) {
-      if (!isF32Tensor(v.getType()) && !isArgIndex(v) &&
-          !(halfStorage && isHalfTensor(v.getType())))
+      if (!storageOf(v.getType()) && !isArgIndex(v))
         return unsupported("outputs must be static float32, float16 or "
                            "bfloat16 tensors");
       // An output keeps the layout the trace recorded (later ops, and the
@@ -601,11 +598,11 @@ private:
     hs << ") {\n" << fn << "}\n";
 
     // Per tensor, how it is stored (float32 for masks: never converted).
-    auto storageOf = [](Value v) {
-      return floatStorage(v.getType()).value_or(Storage::F32);
+    auto storedAs = [&](Value v) {
+      return storageOf(v.getType()).value_or(Storage::F32);
     };
     auto at = [&](size_t k, llvm::StringRef idx) {
-      return fromStorage(storageOf(body.getArgument(k)),
+      return fromStorage(storedAs(body.getArgument(k)),
                          "in" + std::to_string(k) + "[" +
                              broadcastOffset(shapeOf(body.getArgument(k)),
                                              space, idx, narrow) +
@@ -614,26 +611,18 @@ private:
     // Four consecutive elements at float4 index q of input k / output k.
     auto load4 = [&](size_t k, llvm::StringRef q) {
       std::string K = std::to_string(k);
-      switch (storageOf(body.getArgument(k))) {
-      case Storage::F16:
-        return "kb::ld4_f16(in" + K + ", " + q.str() + ")";
-      case Storage::BF16:
-        return "kb::ld4_bf16(in" + K + ", " + q.str() + ")";
-      case Storage::F32:
-        break;
-      }
+      Storage st = storedAs(body.getArgument(k));
+      if (st != Storage::F32)
+        return "kb::ld4_" + std::string(halfSuffix(st)) + "(in" + K + ", " +
+               q.str() + ")";
       return "reinterpret_cast<const float4*>(in" + K + ")[" + q.str() + "]";
     };
     auto store4 = [&](size_t k, llvm::StringRef q) {
       std::string K = std::to_string(k);
-      switch (storageOf(yield.getValues()[k])) {
-      case Storage::F16:
-        return "kb::st4_f16(out" + K + ", " + q.str() + ", r" + K + ");";
-      case Storage::BF16:
-        return "kb::st4_bf16(out" + K + ", " + q.str() + ", r" + K + ");";
-      case Storage::F32:
-        break;
-      }
+      Storage st = storedAs(yield.getValues()[k]);
+      if (st != Storage::F32)
+        return "kb::st4_" + std::string(halfSuffix(st)) + "(out" + K + ", " +
+               q.str() + ", r" + K + ");";
       return "reinterpret_cast<float4*>(out" + K + ")[" + q.str() + "] = r" +
              K + ";";
     };
@@ -645,7 +634,7 @@ private:
       for (size_t k = 0; k < nIn; ++k) {
         std::string K = std::to_string(k);
         if (pass[k] == Full)
-          a += lane.empty() ? ", " + fromStorage(storageOf(body.getArgument(k)),
+          a += lane.empty() ? ", " + fromStorage(storedAs(body.getArgument(k)),
                                                  "in" + K + "[i]")
                             : ", a" + K + sub.str() + lane.str();
         else if (pass[k] == Uniform)
@@ -708,7 +697,7 @@ private:
       s << "    " << name << "_element(" << callArgs("i", "") << ");\n";
       for (size_t k = 0; k < nOut; ++k)
         s << "    out" << k << "[i] = "
-          << toStorage(storageOf(yield.getValues()[k]), "o" + std::to_string(k))
+          << toStorage(storedAs(yield.getValues()[k]), "o" + std::to_string(k))
           << ";\n";
       s << "  }\n";
     }

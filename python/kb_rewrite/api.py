@@ -278,10 +278,10 @@ def _define_module():
             program holds the traced casts): rewritten for the call's state
             as for other shapes; None when it is the same."""
             import torch
-            if not self._on_gpu(args):
-                return None
+            # Every call: the autocast check first (the argument walk of
+            # _on_gpu covers all of a dynamo graph's parameters).
             now = _autocast_dtype(torch, "cuda")
-            if now == self._kb_amp:
+            if now == self._kb_amp or not self._on_gpu(args):
                 return None
             return (f"autocast {now or 'off'} differs from the traced "
                     f"({self._kb_amp or 'off'})")
