@@ -309,15 +309,19 @@ class _GraphRunner:
              f"{'replay' if use else 'eager'}")
         return use
 
-    def __call__(self, *args):
+    def __call__(self, *args, key=None):
         if self.disabled or torch.cuda.is_current_stream_capturing():
             return self.fn(*args)
-        # Addresses and strides: a replay reads memory as it was captured.
-        key = tuple((a.data_ptr(), a.stride()) if isinstance(a, torch.Tensor)
-                    else a for a in args)
+        # Addresses and strides of the arguments and of the module's tensors
+        # (Program.check): a replay reads memory as it was captured.
+        if key is None:
+            key = tuple((a.data_ptr(), a.stride()) if isinstance(a, torch.Tensor)
+                        else a for a in args)
         slots = self.entries.get(key)
         if slots is None:
             if key not in self.seen:
+                if len(self.seen) >= 64:  # inputs at new addresses each call
+                    self.seen.clear()
                 self.seen.add(key)
                 return self.fn(*args)
             if len(self.entries) >= self.max_keys:
@@ -462,6 +466,13 @@ class Program:
         self.original_forward = original_forward
         self.inputs = self.manifest["inputs"]
         self._checks = None  # _mismatch's per-argument tuples, made once
+        # The extension's CallGuard (check()), made when the kernels load, and
+        # the (dict, name) pairs of the module's parameters and buffers it
+        # reads at every call, made once per module.
+        self._call_guard = None
+        self._state_of = (None, None)
+        self._value_positions = [i for i, spec in enumerate(self.inputs)
+                                 if spec["kind"] != "tensor"]
         self.training = self.manifest.get("training", True)
         self.tensor_positions = [i for i, spec in enumerate(self.inputs)
                                  if spec["kind"] == "tensor"]
@@ -503,6 +514,42 @@ class Program:
         self.attn_masks = {}
 
     # ---- guards -----------------------------------------------------------
+    def check(self, module, args, kwargs):
+        """(reason, key): the guard's refusal (None: the traced arguments)
+        and, where the extension's CallGuard made it, the CUDA graph key of
+        the call (None: _GraphRunner makes its own). One C++ pass over the
+        tensor arguments once the kernels are loaded; the Python guard
+        before that and to name what differs."""
+        guard = self._call_guard
+        if guard is None or kwargs or len(args) != len(self.inputs) or \
+                module.training != self.training:
+            return self._mismatch(module, args, kwargs), None
+        key = guard.check(args, self._state(module))
+        if key is None or self._value_positions or torch.is_grad_enabled():
+            reason = self._mismatch(module, args, kwargs)
+            if reason is not None or key is None:
+                return reason, None
+        return None, (id(module), key)
+
+    def _state(self, module):
+        """The (dict, name) pairs of `module`'s parameters and buffers, for
+        CallGuard to read the tensors they hold at every call."""
+        held, pairs = self._state_of
+        if held is not module:
+            pairs = [(d, name) for m in module.modules()
+                     for d in (m._parameters, m._buffers) for name in d]
+            self._state_of = (module, pairs)
+        return pairs
+
+    def _make_call_guard(self, ext):
+        specs = [self.inputs[i] for i in self.tensor_positions]
+        try:
+            self._call_guard = ext.CallGuard(
+                list(self.tensor_positions), [list(s["shape"]) for s in specs],
+                [s["dtype"] for s in specs])
+        except Exception as e:  # an extension without it, a dtype it lacks
+            _log(f"call guard: {e}; the Python guard checks every call")
+
     def _mismatch(self, module, args, kwargs):
         if kwargs:
             return "keyword arguments"
@@ -582,6 +629,7 @@ class Program:
                 self.cl_regions[i] = CONVERT
             elif spec is not None and self.regions[i] is not None:
                 self.cl_regions[i] = make(spec, r["name"] + "_cl")
+        self._make_call_guard(ext)
         graphs = os.environ.get("KB_CUDA_GRAPHS", "")
         if self.manifest.get("cuda_graphs", True) and graphs != "0":
             self.graphs = _GraphRunner(self._run, measure=graphs != "1")
@@ -848,12 +896,13 @@ class Program:
 
     def forward(self, module, args, kwargs):
         return self.forward_checked(module, args, kwargs,
-                                    self._mismatch(module, args, kwargs))
+                                    *self.check(module, args, kwargs))
 
-    def forward_checked(self, module, args, kwargs, reason):
-        """forward() once its guard has given `reason` (None: the traced
-        arguments), for callers that read it first (kb_rewrite.optimize's
-        module picks a program per argument shape by it)."""
+    def forward_checked(self, module, args, kwargs, reason, key=None):
+        """forward() once check() has given `reason` (None: the traced
+        arguments) and `key`, for callers that read them first
+        (kb_rewrite.optimize's module picks a program per argument shape by
+        the reason)."""
         if reason is not None:
             if reason not in self.reasons:
                 self.reasons[reason] = 0
@@ -885,7 +934,13 @@ class Program:
             self.reasons[reason] = self.reasons.get(reason, 0) + 1
             return self.original_forward(module, *args)
         if self.graphs is not None:
-            out = self.graphs(module, *tensors)
+            if key is None:  # no CallGuard: the same key, made in Python
+                key = (id(module), tuple(
+                    (a.data_ptr(), a.stride()) for a in tensors), tuple(
+                    (v.data_ptr(), v.dtype, v.shape, v.stride())
+                    if isinstance(v, torch.Tensor) else None
+                    for v in (d.get(n) for d, n in self._state(module))))
+            out = self.graphs(module, *tensors, key=key)
             if self.forward_choice == "pending":
                 self._settle_forward()
             return out

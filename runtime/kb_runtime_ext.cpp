@@ -98,6 +98,103 @@ at::ScalarType dtypeOf(const std::string &d) {
   return at::kFloat;
 }
 
+/// A manifest dtype name as a tensor type, exactly (CallGuard); throws on a
+/// name it does not know, and the caller keeps its Python guard.
+at::ScalarType exactDtypeOf(const std::string &d) {
+  static const std::map<std::string, at::ScalarType> names = {
+      {"float32", at::kFloat}, {"float64", at::kDouble},
+      {"float16", at::kHalf},  {"bfloat16", at::kBFloat16},
+      {"int64", at::kLong},    {"int32", at::kInt},
+      {"int16", at::kShort},   {"int8", at::kChar},
+      {"uint8", at::kByte},    {"bool", at::kBool}};
+  auto it = names.find(d);
+  TORCH_CHECK(it != names.end(), "kb_runtime: no call guard for dtype ", d);
+  return it->second;
+}
+
+void appendWords(std::string &key, const int64_t *words, size_t n) {
+  key.append(reinterpret_cast<const char *>(words), n * sizeof(int64_t));
+}
+
+void appendTensor(std::string &key, const at::Tensor &t) {
+  int64_t head[3] = {
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data_ptr())),
+      static_cast<int64_t>(t.scalar_type()), t.dim()};
+  appendWords(key, head, 3);
+  appendWords(key, t.sizes().data(), t.dim());
+  appendWords(key, t.strides().data(), t.dim());
+}
+
+/// The forward's guard and its CUDA graph key in one pass over the call.
+/// A graph from dynamo passes every parameter as an argument (ResNet-50:
+/// 320), and Python's per-argument checks with the key cost a fifth of a
+/// replay there (bench/NOTES.md, session 45).
+///
+/// check() returns None when a tensor argument differs from the traced one
+/// (the caller's Python guard then names it), else the key: each tensor
+/// argument's address and strides, then the address, type, sizes and
+/// strides of each tensor the module holds (read from its parameter and
+/// buffer dicts at every call, so a replaced or moved parameter changes the
+/// key and is never replayed from memory the graph captured).
+class CallGuard {
+public:
+  CallGuard(std::vector<int64_t> positions,
+            std::vector<std::vector<int64_t>> shapes,
+            const std::vector<std::string> &dtypes)
+      : positions(std::move(positions)), shapes(std::move(shapes)) {
+    TORCH_CHECK(this->positions.size() == this->shapes.size() &&
+                    this->shapes.size() == dtypes.size(),
+                "kb_runtime: CallGuard needs one shape and dtype per position");
+    for (const std::string &d : dtypes)
+      types.push_back(exactDtypeOf(d));
+  }
+
+  py::object check(const py::tuple &args, const py::list &state) const {
+    std::string key;
+    key.reserve(positions.size() * 48 + state.size() * 64);
+    size_t count = PyTuple_GET_SIZE(args.ptr());
+    for (size_t i = 0; i < positions.size(); ++i) {
+      int64_t pos = positions[i];
+      if (pos < 0 || static_cast<size_t>(pos) >= count)
+        return py::none();
+      PyObject *obj = PyTuple_GET_ITEM(args.ptr(), pos);
+      if (!THPVariable_Check(obj))
+        return py::none();
+      const at::Tensor &t = THPVariable_Unpack(obj);
+      if (!t.defined() || !t.is_cuda() || t.scalar_type() != types[i] ||
+          t.sizes() != c10::IntArrayRef(shapes[i]))
+        return py::none();
+      int64_t ptr =
+          static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data_ptr()));
+      appendWords(key, &ptr, 1);
+      appendWords(key, t.strides().data(), t.dim());
+    }
+    // state: (dict, name) pairs, the module's _parameters / _buffers.
+    for (py::handle pair : state) {
+      PyObject *p = pair.ptr();
+      if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) != 2)
+        return py::none();
+      PyObject *value =
+          PyDict_GetItem(PyTuple_GET_ITEM(p, 0), PyTuple_GET_ITEM(p, 1));
+      if (value != nullptr && THPVariable_Check(value)) {
+        const at::Tensor &t = THPVariable_Unpack(value);
+        if (t.defined()) {
+          appendTensor(key, t);
+          continue;
+        }
+      }
+      int64_t none = -1;
+      appendWords(key, &none, 1);
+    }
+    return py::bytes(key);
+  }
+
+private:
+  std::vector<int64_t> positions;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<at::ScalarType> types;
+};
+
 class Region {
 public:
   Region(const std::string &cubin, const std::string &loweredName,
@@ -387,6 +484,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("arch"));
   m.def("to_channels_last", &toChannelsLast, py::arg("tensor"),
         py::arg("arch"), py::arg("round_tf32") = false);
+  py::class_<CallGuard>(m, "CallGuard")
+      .def(py::init<std::vector<int64_t>, std::vector<std::vector<int64_t>>,
+                    const std::vector<std::string> &>())
+      .def("check", &CallGuard::check);
   py::class_<Region>(m, "Region")
       .def(py::init<
            const std::string &, const std::string &, std::vector<int64_t>,

@@ -331,7 +331,7 @@ def _define_module():
         def forward(self, *args, **kwargs):
             target = self._target()
             # The guard runs once a call; only a refusal looks further.
-            reason = self._kb._mismatch(target, args, kwargs)
+            reason, key = self._kb.check(target, args, kwargs)
             if reason is None:
                 reason = self._autocast_changed(args)
             if reason is not None:
@@ -340,12 +340,12 @@ def _define_module():
                     program, holder = special
                     return program.forward(self._target(holder), args, kwargs)
             if "first_call_s" in self.kb_stats:
-                return self._kb.forward_checked(target, args, kwargs, reason)
+                return self._kb.forward_checked(target, args, kwargs, reason, key)
             import torch
             cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
             before = torch.cuda.memory_allocated() if cuda else 0
             t0 = time.perf_counter()
-            out = self._kb.forward_checked(target, args, kwargs, reason)
+            out = self._kb.forward_checked(target, args, kwargs, reason, key)
             if cuda:
                 torch.cuda.synchronize()
             self.kb_stats["first_call_s"] = time.perf_counter() - t0

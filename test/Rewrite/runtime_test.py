@@ -158,6 +158,58 @@ class GuardTest(unittest.TestCase):
         self.assertIn("'x' differs",
                       h._mismatch(m, (torch.zeros(3, 2, dtype=torch.float16),), {}))
 
+    def test_check_takes_the_call_guards_key(self):
+        # Once the kernels load, check() asks the extension's CallGuard
+        # (one C++ pass: the argument checks and the CUDA graph key) and
+        # runs the Python guard only to name a refusal, for values, or
+        # under grad mode (parameters requiring gradients).
+        p = self.program([{"name": "x", "kind": "tensor", "shape": [2, 3],
+                           "dtype": "float32"}])
+        m = torch.nn.Linear(3, 3)
+        seen = []
+
+        class Guard:
+            def __init__(self, answer):
+                self.answer = answer
+
+            def check(self, args, state):
+                seen.append(state)
+                return self.answer
+
+        x = torch.zeros(2, 3)
+        # (No CUDA tensor on a CPU host: a program of one value argument.)
+        q = self.program([{"name": "s", "kind": "constant", "value": 3.14}])
+        q._call_guard = Guard(b"key")
+        with torch.no_grad():
+            self.assertEqual(q.check(m, (3.14,), {}), (None, (id(m), b"key")))
+            self.assertIn("'s' differs", q.check(m, (2.0,), {})[0])
+        with torch.enable_grad():
+            reason, key = q.check(m, (3.14,), {})
+            self.assertIn("autograd", reason)
+            self.assertIsNone(key)
+        # The module's parameters, read through their dicts at every call.
+        self.assertEqual(sorted(name for _, name in seen[0]), ["bias", "weight"])
+        self.assertIs(seen[0], seen[1])  # made once per module
+        # A refusal is named by the Python guard (a CPU tensor here).
+        p._call_guard = Guard(None)
+        reason, key = p.check(m, (x,), {})
+        self.assertIn("'x' differs", reason)
+        self.assertIsNone(key)
+        self.assertIn("keyword", p.check(m, (x,), {"y": 1})[0])
+
+    def test_state_pairs_see_replaced_parameters(self):
+        # CallGuard reads each (dict, name) pair at the call: a parameter
+        # replaced after the pairs were made is the one it reads.
+        p = self.program()
+        m = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3))
+        pairs = p._state(m)
+        m[0].weight = torch.nn.Parameter(torch.ones(3, 3))
+        m[1].running_mean = torch.full((3,), 2.0)
+        held = [d.get(n) for d, n in pairs]
+        self.assertTrue(any(t is m[0].weight for t in held))
+        self.assertTrue(any(t is m[1].running_mean for t in held))
+        self.assertEqual(len(pairs), 2 + 2 + 3)  # BatchNorm1d: 2 parameters, 3 buffers
+
     def test_first_fallback_warns_once_per_reason(self):
         # Never silent: the first original-forward call of each reason
         # warns with the arguments beside the traced ones; repeats do not.
