@@ -15,6 +15,9 @@ KB_RUNTIME_VERBOSE=1 timeout 200 python3 bench/python_api.py --models 1 --runs 3
   --json $OUT/python_api79_fp32.json > $OUT/python_api79_fp32.log 2>&1
 echo "python_api fp32 rc $? $(( $(date +%s)-t0 ))s"; grep '^{' $OUT/python_api79_fp32.log | cut -c1-1200
 grep -E "kb_runtime: (layout|CUDA graph|forward|call guard)" $OUT/python_api79_fp32.log | cut -c1-300 | head -8
+timeout 150 python3 bench/probes/kernel_mix.py --model 1 --iters 10 \
+  --json $OUT/kernel_mix79.json > $OUT/kernel_mix79.log 2>&1
+echo "kernel_mix rc $? $(( $(date +%s)-t0 ))s"; cut -c1-1500 $OUT/kernel_mix79.log | grep -v Warn | tail -4
 mkdir -p /tmp/fx78/a /tmp/fx78/b
 cp test/fixtures/graphs/torch-1.13/aten_sum_rows.* test/fixtures/graphs/torch-1.13/level2_8_*.* \
    test/fixtures/graphs/torch-1.13/half_gemm_epilogue_bf16.* test/fixtures/graphs/torch-1.13/basic_block_autocast.* /tmp/fx78/a/
