@@ -23,6 +23,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 
@@ -563,29 +564,101 @@ emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
            const std::set<std::string> &convert) {
   PythonProgram prog;
   Emitter emitter(regionIndex);
-  // A channels-last region returns channels-last tensors: only where the
-  // graph returns them directly (view-like consumers would see new strides).
-  module.walk([&](LaunchOp launch) {
-    std::string name = launch.getKernel().str();
-    bool toNCHW = convert.count(name) && !channelsLast.count(name);
-    if ((!channelsLast.count(name) && !toNCHW) || launch.getArgs().empty())
-      return;
+  // The convolution a channels-last-capable launch reads as its input 0.
+  auto anchorConv = [](LaunchOp launch) -> AtenOp {
+    if (launch.getArgs().empty())
+      return nullptr;
     auto conv = launch.getArgs()[0].getDefiningOp<AtenOp>();
     if (!conv || conv.getName() != "_convolution" ||
         !launch.getArgs()[0].hasOneUse())
+      return nullptr;
+    return conv;
+  };
+  // Launches whose kernels run channels-last: "reads" variants (outputs in
+  // the traced layout) always, full variants (channels-last outputs) while
+  // every user of their results takes channels-last data as it is: the
+  // graph's return, a later channels-last launch's operand other than its
+  // convolution's output (_call_cl keeps or copies it), a convolution that
+  // feeds a channels-last launch (its input converted anyway) or whose
+  // users take its channels-last output, max pooling whose users do, and a
+  // global average pool (its [N, C, 1, 1] is
+  // contiguous in both layouts). Anything else (a view would see new
+  // strides, a kernel of the traced layout would fail its guard) keeps the
+  // launch out. So a network of such blocks runs channels-last from its
+  // input to its head, with no transpose around each convolution (cuDNN's
+  // NCHW path makes two: bench/NOTES.md, session 45).
+  llvm::DenseMap<Operation *, AtenOp> clLaunches; // launch -> its anchor
+  llvm::DenseSet<Operation *> full;
+  module.walk([&](LaunchOp launch) {
+    std::string name = launch.getKernel().str();
+    if (!channelsLast.count(name))
       return;
-    if (toNCHW) {
-      // A library form (a cuDNN epilogue) keeps its anchor as it is.
-      if (matchLibraryEpilogue(launch, module))
-        return;
-    } else if (!readsOnly.count(name)) {
-      for (Value r : launch.getResults())
-        for (Operation *user : r.getUsers())
-          if (!isa<func::ReturnOp>(user))
-            return;
+    if (AtenOp conv = anchorConv(launch)) {
+      clLaunches[launch] = conv;
+      if (!readsOnly.count(name))
+        full.insert(launch);
     }
+  });
+  llvm::DenseSet<Operation *> clAnchors;
+  std::function<bool(OpOperand &)> takesChannelsLast = [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (isa<func::ReturnOp>(user))
+      return true;
+    if (auto launch = dyn_cast<LaunchOp>(user))
+      return clLaunches.count(launch) &&
+             use.getOperandNumber() > launch.getArgs().getBeginOperandIndex();
+    auto aten = dyn_cast<AtenOp>(user);
+    if (!aten || use.getOperandNumber() != 0)
+      return false;
+    StringRef op = aten.getName();
+    // A convolution that anchors no channels-last launch (a downsampling
+    // branch, its result another operand of one) reads channels-last
+    // input as it is and returns channels-last output.
+    if (op == "_convolution")
+      return clAnchors.count(aten) ||
+             llvm::all_of(aten->getResult(0).getUses(), takesChannelsLast);
+    if (op == "max_pool2d")
+      return llvm::all_of(aten->getResult(0).getUses(), takesChannelsLast);
+    if (op == "adaptive_avg_pool2d") {
+      auto t = dyn_cast<RankedTensorType>(aten->getResult(0).getType());
+      return t && t.getRank() == 4 && t.getShape()[2] == 1 &&
+             t.getShape()[3] == 1;
+    }
+    return false;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    clAnchors.clear();
+    for (auto &[launch, conv] : clLaunches)
+      clAnchors.insert(conv);
+    for (Operation *launch : llvm::to_vector(full)) {
+      bool keeps = llvm::all_of(launch->getResults(), [&](Value r) {
+        return llvm::all_of(r.getUses(), takesChannelsLast);
+      });
+      if (!keeps) {
+        full.erase(launch);
+        clLaunches.erase(launch);
+        changed = true;
+      }
+    }
+  }
+  module.walk([&](LaunchOp launch) {
+    std::string name = launch.getKernel().str();
+    if (auto it = clLaunches.find(launch); it != clLaunches.end()) {
+      emitter.clConvs[it->second] = regionIndex.at(name);
+      prog.channelsLast.insert(name);
+      return;
+    }
+    // A region without a channels-last kernel whose convolution may still
+    // run channels-last: the runtime gives the kernel an NCHW copy.
+    if (!convert.count(name) || channelsLast.count(name))
+      return;
+    AtenOp conv = anchorConv(launch);
+    // A library form (a cuDNN epilogue) keeps its anchor as it is.
+    if (!conv || matchLibraryEpilogue(launch, module))
+      return;
     emitter.clConvs[conv] = regionIndex.at(name);
-    (toNCHW ? prog.convert : prog.channelsLast).insert(name);
+    prog.convert.insert(name);
   });
   // Library forms (cuBLASLt / cuDNN epilogues), where no channels-last
   // variant competes for the anchor.
