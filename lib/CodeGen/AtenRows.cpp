@@ -258,7 +258,8 @@ private:
        << "      if (c < " << C
        << ") {\n        const long long i = " << p.index("r", "c") << ";\n";
     for (size_t k = 0; k < yield.getValues().size(); ++k)
-      os << "        " << e.outputAt(k, "i") << " = ov" << k << "[j];\n";
+      os << "        " << e.store(k, "i", "ov" + std::to_string(k) + "[j]")
+         << "\n";
     os << "      }\n    }\n    }\n  }\n";
     return llvm::Error::success();
   }

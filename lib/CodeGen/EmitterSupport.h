@@ -241,9 +241,13 @@ public:
   std::vector<llvm::SmallVector<int64_t>> outputStrides;
   /// Output k at linear index `idx` of its shape, where its layout puts it.
   std::string outputAt(size_t k, llvm::StringRef idx) const;
+  /// The statement storing the float `value` as element `idx` of output k,
+  /// converted to the output's 16-bit storage where it has one (the value
+  /// is rounded already where eager rounds it: the conversion is exact).
+  std::string store(size_t k, llvm::StringRef idx, llvm::StringRef value) const;
   /// Statements storing four consecutive elements idx..idx+3 of output k
   /// from the array `a`: one float4 store, or four scalar ones for a
-  /// strided output.
+  /// strided or 16-bit output.
   std::string storeFour(size_t k, llvm::StringRef idx, llvm::StringRef a) const;
   /// That permute's result; its block argument is contiguous [N, ..., C].
   mlir::Value channelsLastView;

@@ -169,18 +169,34 @@ public:
       auto t = cast<RankedTensorType>(v.getType());
       return RankedTensorType::get(t.getShape(), t.getElementType());
     };
+    // (A 16-bit region may yield float32 and 16-bit outputs of one shape:
+    // each is stored in its own type.)
     Type outType = plain(yield.getValues()[0]);
     for (Value v : yield.getValues())
-      if (plain(v) != outType)
+      if (halfStorage ? shapeOf(v) != shapeOf(yield.getValues()[0])
+                      : plain(v) != outType)
         return unsupported("outputs of different shapes");
-    // Row, per-output and cooperative kernels are float32 only: their
-    // accumulations and staging are written for it.
-    if (halfStorage && last)
-      return unsupported("float16 / bfloat16 are generated in pointwise "
-                         "kernels only, not yet in '" +
-                         displayName(*last) +
-                         "' (a reduction, norm or "
-                         "pooling)");
+    // Row, per-output and cooperative kernels accumulate and stage in
+    // float32: in a 16-bit region 16-bit values may only surround their
+    // stages (loaded and widened before, rounded and stored after, as
+    // autocast's casts around a norm or softmax are), never be a stage's
+    // operand or result.
+    if (halfStorage && last) {
+      for (Operation &op : body.without_terminator()) {
+        auto a = dyn_cast<AtenOp>(op);
+        if (!a || !isStage(a))
+          continue;
+        auto half = [](Value v) { return isHalfTensor(v.getType()); };
+        if (llvm::any_of(a->getOperands(), half) ||
+            llvm::any_of(a->getResults(), half))
+          return unsupported("float16 / bfloat16 '" + displayName(a) +
+                             "': a reduction, norm or pooling over 16-bit "
+                             "values is not generated yet (16-bit values "
+                             "around it are)");
+      }
+      if (channelsLastRead)
+        return unsupported("a channels-last read in a 16-bit region");
+    }
     if (!last)
       return channelsLastRead && !permutesOnlyAroundNorms(body)
                  ? unsupported("a channels-last read without a reduction "
@@ -816,7 +832,7 @@ private:
     }
     s << "    if (threadIdx.x == 0) {\n";
     for (auto [k, y] : llvm::enumerate(ys))
-      s << "      " << outputAt(k, "o") << " = " << y << ";\n";
+      s << "      " << store(k, "o", y) << "\n";
     s << "    }\n  }\n";
     // Shared memory for the block-wide combines the code uses.
     std::string all = stageDefs + text;
@@ -900,7 +916,7 @@ private:
       open();
     }
     for (unsigned k = 0; k < outs; ++k)
-      s << "      " << outputAt(k, "o") << " = " << slot(k) << ";\n";
+      s << "      " << store(k, "o", slot(k)) << "\n";
     s << "    }\n  }\n";
     std::string comment = displayName(f.op) + ": one thread per output (" +
                           std::to_string(n) +

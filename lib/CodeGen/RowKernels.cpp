@@ -510,8 +510,8 @@ public:
       t << "    for (int t = threadIdx.x; t < n; t += 256) {\n"
         << "      const unsigned q = " << at("t") << ";\n";
       for (size_t k = 0; k < outs; ++k)
-        t << "      " << e.outputAt(k, "r0 * " + Cs + "LL + t") << " = "
-          << tile(k) << "[q];\n";
+        t << "      " << e.store(k, "r0 * " + Cs + "LL + t", tile(k) + "[q]")
+          << "\n";
       t << "    }\n    __syncthreads();\n";
     }
     std::string each = "#pragma unroll\n    for (int k = 0; k < " + Cs +
@@ -973,7 +973,7 @@ llvm::Error codegen::RowWriter::writeOutputs(llvm::StringRef idx,
     if (toSlots)
       os << indent << "ov" << k << "[j] = " << *y << ";\n";
     else
-      os << indent << e.outputAt(k, idx) << " = " << *y << ";\n";
+      os << indent << e.store(k, idx, *y) << "\n";
   }
   return llvm::Error::success();
 }
