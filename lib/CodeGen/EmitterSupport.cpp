@@ -16,28 +16,6 @@ using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
 
-std::string codegen::floatLiteral(double v) {
-  if (std::isinf(v))
-    return v > 0 ? "kb::inf()" : "(-kb::inf())";
-  if (std::isnan(v))
-    return "__int_as_float(0x7fffffff)";
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << llvm::format("%.9g", v);
-  if (s.find_first_of(".en") == std::string::npos)
-    s += ".0";
-  return s + "f";
-}
-
-std::string codegen::doubleLiteral(double v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << llvm::format("%.17g", v);
-  if (s.find_first_of(".en") == std::string::npos)
-    s += ".0";
-  return s;
-}
-
 std::string codegen::cString(llvm::StringRef s) {
   std::string out = "\"";
   for (char c : s)
@@ -661,14 +639,10 @@ RegionEmitter::render(AtenOp op, const ArgSpec &arg, Value v,
   if (auto it = operands.find(v); it != operands.end())
     return it->second;
   if (isNone(v)) {
-    // An absent string option (div's rounding_mode).
-    if (arg.type == ArgType::Str && arg.optional)
-      return deviceStringOption(std::nullopt);
-    // An absent bound of a clamp-like op is unbounded on that side.
-    if (llvm::StringRef(arg.name).contains("max"))
-      return std::string("kb::inf()");
-    if (llvm::StringRef(arg.name).contains("min"))
-      return std::string("(-kb::inf())");
+    // An absent string option (div's rounding_mode), or an absent bound
+    // of a clamp-like op (unbounded on that side).
+    if (std::optional<std::string> absent = absentOperand(arg))
+      return *absent;
     return unsupported("None for operand '" + arg.name + "' of '" +
                        displayName(op) + "'");
   }
@@ -708,20 +682,11 @@ RegionEmitter::substitute(AtenOp op,
             }))
           row = alt;
   const OpInfo &info = *row;
-  std::string expr = info.cuda.str();
-  if (expr.empty())
+  if (info.cuda.empty())
     return unsupported("'" + displayName(op) + "' has no CUDA expression");
-  for (auto [idx, arg] : llvm::enumerate(info.args)) {
-    std::string key = "{" + arg.name + "}";
-    if (expr.find(key) == std::string::npos)
-      continue;
-    auto r = render(op, arg, op.getArgs()[idx], operands);
-    if (!r)
-      return r.takeError();
-    for (size_t p; (p = expr.find(key)) != std::string::npos;)
-      expr.replace(p, key.size(), *r);
-  }
-  return expr;
+  return expandTemplate(info, [&](size_t k) {
+    return render(op, info.args[k], op.getArgs()[k], operands);
+  });
 }
 
 std::string codegen::normElement(llvm::StringRef x, llvm::StringRef mean,

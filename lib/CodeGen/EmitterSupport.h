@@ -13,6 +13,7 @@
 #define KB_LIB_CODEGEN_EMITTERSUPPORT_H
 
 #include "kb/CodeGen/KernelEmitter.h"
+#include "kb/CodeGen/OpTemplate.h"
 #include "kb/IR/KbDialect.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -26,8 +27,6 @@
 
 namespace kb::codegen {
 
-std::string floatLiteral(double v);
-std::string doubleLiteral(double v); // exact (17 digits), for double math
 std::string cString(llvm::StringRef s);
 /// A static float32 tensor, row-major or with traced strides.
 bool isF32Tensor(mlir::Type t);

@@ -1,6 +1,7 @@
 //===- CxxRewrite.cpp - Fused calls for libtorch C++ chains ---------------===//
 
 #include "kb/Emit/CxxRewrite.h"
+#include "kb/CodeGen/OpTemplate.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Support/InputFile.h"
@@ -58,16 +59,13 @@ std::string operandName(const CxxRewritePlan &p, int idx) {
   return "";
 }
 
+/// A literal of the source's number text (a default of the op table) as
+/// the graph path writes it; "" when it is not a number.
 std::string floatLiteral(StringRef text) {
   double v = 0;
   if (text.getAsDouble(v))
     return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos)
-    s += ".0";
-  return s + "f";
+  return codegen::floatLiteral(v);
 }
 
 bool isTensor(const CxxOperand &o) {
@@ -106,19 +104,18 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
                                        const CxxPlanOp &op, size_t pos,
                                        const std::string &self) {
   if (StringRef cuda = moduleCuda(p, op); !cuda.empty()) {
-    std::string expr = cuda.str();
-    std::vector<std::pair<std::string, std::string>> subs = {{"self", self}};
-    for (const auto &[name, idx] : op.named)
-      subs.push_back({name, isTensor(p.operands[idx])
-                                ? "v" + std::to_string(idx)
-                                : operandName(p, idx)});
-    for (const auto &[name, val] : subs) {
-      std::string key = "{" + name + "}";
-      for (size_t at = 0; (at = expr.find(key, at)) != std::string::npos;
-           at += val.size())
-        expr.replace(at, key.size(), val);
+    std::vector<std::string> names = {"self"}, values = {self};
+    for (const auto &[name, idx] : op.named) {
+      names.push_back(name);
+      values.push_back(isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
+                                                 : operandName(p, idx));
     }
-    if (expr.find('{') != std::string::npos)
+    auto expr = codegen::expandTemplate(
+        cuda, names,
+        [&](size_t k) -> llvm::Expected<std::string> { return values[k]; });
+    if (!expr)
+      return expr.takeError();
+    if (expr->find('{') != std::string::npos)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "module expression '" + cuda.str() +
                                          "' names an unknown operand");
@@ -128,41 +125,36 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
   if (!row || row->cuda.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "'" + op.op + "' has no CUDA expression");
-  std::string expr = row->cuda.str();
-  for (size_t k = 0; k < row->args.size(); ++k) {
-    const ArgSpec &arg = row->args[k];
-    std::string val;
-    int idx = k == 0 ? -2 : op.args[k - 1];
-    if (k == 0) {
-      val = self;
-    } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::Value) {
-      val = valueName((int)pos - p.operands[idx].back, "t", "x");
-    } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::String) {
-      // A string literal of the source ("tanh"): its first character.
-      val = deviceStringOption(StringRef(p.operands[idx].text).trim('"'));
-    } else if (idx >= 0) {
-      val = isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
-                                      : operandName(p, idx);
-    } else if (!arg.defaultValue.empty()) {
-      // A string default ("none"): the helpers take its first character.
-      val = arg.defaultValue.front() == '"'
-                ? deviceStringOption(StringRef(arg.defaultValue).trim('"'))
-                : floatLiteral(arg.defaultValue);
-    } else if (arg.optional && StringRef(arg.name).contains("max")) {
-      val = "kb::inf()"; // an absent upper bound
-    } else if (arg.optional && StringRef(arg.name).contains("min")) {
-      val = "(-kb::inf())";
-    }
-    if (val.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "no value for operand '" + arg.name +
-                                         "' of '" + op.op + "'");
-    std::string key = "{" + arg.name + "}";
-    for (size_t at = 0; (at = expr.find(key, at)) != std::string::npos;
-         at += val.size())
-      expr.replace(at, key.size(), val);
-  }
-  return expr;
+  return codegen::expandTemplate(
+      *row, [&](size_t k) -> llvm::Expected<std::string> {
+        const ArgSpec &arg = row->args[k];
+        std::string val;
+        int idx = k == 0 ? -2 : op.args[k - 1];
+        if (k == 0) {
+          val = self;
+        } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::Value) {
+          val = valueName((int)pos - p.operands[idx].back, "t", "x");
+        } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::String) {
+          // A string literal of the source ("tanh"): its first character.
+          val = deviceStringOption(StringRef(p.operands[idx].text).trim('"'));
+        } else if (idx >= 0) {
+          val = isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
+                                          : operandName(p, idx);
+        } else if (!arg.defaultValue.empty()) {
+          // A string default ("none"): the helpers take its first character.
+          val = arg.defaultValue.front() == '"'
+                    ? deviceStringOption(StringRef(arg.defaultValue).trim('"'))
+                    : floatLiteral(arg.defaultValue);
+        } else if (arg.optional) {
+          // An absent bound is no bound on that side.
+          val = codegen::absentOperand(arg).value_or("");
+        }
+        if (val.empty())
+          return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                         "no value for operand '" + arg.name +
+                                             "' of '" + op.op + "'");
+        return val;
+      });
 }
 
 /// The chain through ATen, exactly as written (in-place ops stay in place):
