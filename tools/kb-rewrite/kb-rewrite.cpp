@@ -28,6 +28,7 @@
 #include "kb/Driver/Failure.h"
 #include "kb/Driver/Stages.h"
 #include "kb/Emit/AnalysisReport.h"
+#include "kb/Emit/CxxAnalysisReport.h"
 #include "kb/Emit/Files.h"
 #include "kb/IR/OpSemantics.h"
 #include "kb/Import/CxxFrontend.h"

@@ -128,11 +128,6 @@ struct CxxAnalysis {
 void analyzeCxxFunction(clang::ASTContext &ctx, const clang::FunctionDecl &fn,
                         CxxAnalysis &out);
 
-/// JSON (one object: chains, skipped) as `kb-rewrite analyze --json` prints.
-std::string cxxAnalysisJson(const CxxAnalysis &a);
-/// The text report: one paragraph per chain.
-std::string cxxAnalysisText(const CxxAnalysis &a);
-
 } // namespace kb
 
 #endif // KB_IMPORT_CXXCHAINS_H
