@@ -1,0 +1,112 @@
+//===- CxxChainParts.cpp - What chain finding and planning share ----------===//
+#include "CxxChainParts.h"
+
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+
+using namespace clang;
+using llvm::StringRef;
+
+namespace kb::cxxchains {
+
+bool isTensorType(QualType t) {
+  t = t.getNonReferenceType().getCanonicalType();
+  const auto *rd = t->getAsCXXRecordDecl();
+  if (!rd)
+    return false;
+  std::string n = rd->getQualifiedNameAsString();
+  return n == "at::Tensor" || n == "at::TensorBase";
+}
+
+const Expr *strip(const Expr *e) {
+  while (e) {
+    const Expr *before = e;
+    e = e->IgnoreImplicit()->IgnoreParens();
+    if (const auto *c = dyn_cast<CXXConstructExpr>(e))
+      if (c->getNumArgs() == 1 && isTensorType(c->getType()) &&
+          isTensorType(c->getArg(0)->getType()))
+        e = c->getArg(0); // copies and moves of a Tensor
+    if (const auto *c = dyn_cast<CXXFunctionalCastExpr>(e))
+      e = c->getSubExpr();
+    if (e == before)
+      break;
+  }
+  return e;
+}
+
+/// The aten op a table row names, if the table lists it.
+const OpInfo *tableRow(StringRef base) {
+  auto rows = lookupOverloads(base);
+  return rows.empty() ? nullptr : rows.front();
+}
+
+/// Looks through the implicit conversions a call adds to an operand
+/// (double -> at::Scalar, "tanh" -> c10::string_view).
+const Expr *operandCore(const Expr *e) {
+  while (true) {
+    e = strip(e)->IgnoreParenImpCasts();
+    const auto *c = dyn_cast<CXXConstructExpr>(e);
+    if (!c || c->getNumArgs() != 1 || isa<CXXTemporaryObjectExpr>(c))
+      return e;
+    e = c->getArg(0);
+  }
+}
+
+/// Operands the rewrite may move to the fused call: no side effects and no
+/// evaluation order to keep (locals, members, literals).
+bool movableOperand(const Expr *e) {
+  e = operandCore(e);
+  if (isa<IntegerLiteral, FloatingLiteral, CXXBoolLiteralExpr, StringLiteral,
+          DeclRefExpr, CXXThisExpr>(e))
+    return true;
+  if (const auto *u = dyn_cast<UnaryOperator>(e))
+    return (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus) &&
+           movableOperand(u->getSubExpr());
+  if (const auto *m = dyn_cast<MemberExpr>(e))
+    return !isa<CXXMethodDecl>(m->getMemberDecl()) &&
+           movableOperand(m->getBase());
+  if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) // module->weight
+    return op->getOperator() == OO_Arrow && movableOperand(op->getArg(0));
+  return false;
+}
+
+/// `target = value` forms: assignment, declaration, in-place statements.
+bool assignment(const Stmt *s, const VarDecl *&target, const Expr *&value) {
+  if (const auto *ds = dyn_cast<DeclStmt>(s)) {
+    if (!ds->isSingleDecl())
+      return false;
+    const auto *vd = dyn_cast<VarDecl>(ds->getSingleDecl());
+    if (!vd || !vd->getInit() || vd->getType()->isReferenceType() ||
+        !isTensorType(vd->getType()))
+      return false;
+    target = vd;
+    value = vd->getInit();
+    return true;
+  }
+  const auto *e = dyn_cast<Expr>(s);
+  if (!e)
+    return false;
+  e = strip(e);
+  if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) {
+    if (op->getOperator() == OO_Equal && op->getNumArgs() == 2) {
+      const auto *d = dyn_cast<DeclRefExpr>(strip(op->getArg(0)));
+      const auto *vd = d ? dyn_cast<VarDecl>(d->getDecl()) : nullptr;
+      if (!vd || !isTensorType(vd->getType()))
+        return false;
+      target = vd;
+      value = op->getArg(1);
+      return true;
+    }
+  }
+  // x.relu_(); x += b;  — the statement itself is the op.
+  if (auto step = stepOf(e); step && step->inPlace && !step->inputs.empty())
+    if (const auto *d = dyn_cast<DeclRefExpr>(strip(step->inputs.front())))
+      if (const auto *vd = dyn_cast<VarDecl>(d->getDecl())) {
+        target = vd;
+        value = e;
+        return true;
+      }
+  return false;
+}
+
+} // namespace kb::cxxchains

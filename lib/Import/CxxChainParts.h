@@ -1,0 +1,106 @@
+//===- CxxChainParts.h - What chain finding and planning share -*- C++ -*-===//
+//
+// lib/Import's C++ frontend in two jobs: CxxChains.cpp finds the chains
+// of a function (which calls fuse, where a chain ends and why), and
+// CxxPlanner.cpp plans the source edits of a finished chain (byte ranges,
+// the fused call's prefix and suffix, operands moved into it). This
+// private header holds what both read: a call as an op (Step), a chain's
+// ops as the AST has them, and the AST helpers both use.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KB_LIB_IMPORT_CXXCHAINPARTS_H
+#define KB_LIB_IMPORT_CXXCHAINPARTS_H
+
+#include "kb/IR/OpSemantics.h"
+#include "kb/Import/CxxChains.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kb::cxxchains {
+
+using clang::CompoundStmt;
+using clang::Expr;
+using clang::Stmt;
+using clang::VarDecl;
+
+/// Whether `t` is (a reference to) at::Tensor or at::TensorBase.
+bool isTensorType(clang::QualType t);
+/// `e` without implicit nodes, parentheses, Tensor copies and functional
+/// casts.
+const Expr *strip(const Expr *e);
+/// The aten op a table row names, if the table lists it.
+const OpInfo *tableRow(llvm::StringRef base);
+/// Looks through the implicit conversions a call adds to an operand
+/// (double -> at::Scalar, "tanh" -> c10::string_view).
+const Expr *operandCore(const Expr *e);
+/// Operands the rewrite may move to the fused call: no side effects and no
+/// evaluation order to keep (locals, members, literals).
+bool movableOperand(const Expr *e);
+
+/// One call as an op: what it computes and through which operands a chain
+/// can flow into it.
+struct Step {
+  std::string op;
+  bool inPlace = false;
+  bool anchor = false;
+  bool isFusable = false;
+  bool module = false; // a module's forward: its options live in the module
+  const Expr *moduleObj = nullptr;  // the module (holder, pointer or object)
+  bool moduleDeref = false;         // `*obj` is the implementation object
+  std::string moduleType;           // its qualified implementation class
+  std::vector<const Expr *> inputs; // tensor operands a chain may come through
+  std::vector<const Expr *> others; // every other operand
+};
+
+/// An op of a chain as the AST has it, for the rewrite plan.
+struct OpRef {
+  Step step;
+  const Expr *expr = nullptr;    // the call
+  const Expr *chainIn = nullptr; // the operand the chain flows through
+  // `x * f(x)`: the other operand that reads the chain's value, how many
+  // ops back its value is, and how many back `self`'s is.
+  const Expr *value = nullptr;
+  int valueBack = 0, selfBack = 1;
+};
+
+/// A chain while its function's block is read, and once finished: its
+/// ops, the statements holding them, and how it starts.
+struct ActiveChain {
+  CxxChain chain;
+  const VarDecl *var = nullptr;
+  std::vector<OpRef> refs;
+  // Statements holding the chain's ops, with their index in the block.
+  std::vector<std::pair<const Stmt *, unsigned>> stmts;
+  const Expr *anchorExpr = nullptr; // when the first statement holds it
+  std::string inputVar;             // otherwise: the local it was stored in
+  bool feedsAnchor = false;         // its last ops sit in an anchor's operand
+  bool expression = false;          // one statement: replace the expression
+  const CompoundStmt *parent = nullptr; // the block of `stmts`
+};
+
+/// Every reference to a local, by file offset.
+using LocalRefs = std::map<const VarDecl *, std::vector<unsigned>>;
+
+/// The op `e` computes, with the operands a chain may flow through; nullopt
+/// for a call the op table and module rows do not know.
+std::optional<Step> stepOf(const Expr *e);
+/// `target = value` forms: assignment, declaration, in-place statements.
+bool assignment(const Stmt *s, const VarDecl *&target, const Expr *&value);
+
+/// The source edits that replace finished chain `a` of a function by a
+/// call of its fused function (or why it stays as written, in the plan's
+/// `why`). `refs` holds the function's references to its locals.
+CxxRewritePlan planRewrite(clang::ASTContext &ctx, const LocalRefs &refs,
+                           const ActiveChain &a);
+
+} // namespace kb::cxxchains
+
+#endif // KB_LIB_IMPORT_CXXCHAINPARTS_H
