@@ -153,51 +153,6 @@ SmallVector<int64_t> codegen::tracedStrides(Value v) {
 
 bool codegen::isContiguousArg(Value v) { return tracedStrides(v).empty(); }
 
-/// `idx` as an operand of `/` and `%`: parenthesised unless a name, cast
-/// to unsigned for 32-bit index math.
-static std::string indexOperand(llvm::StringRef idx, bool narrow) {
-  std::string I =
-      llvm::all_of(idx, [](char c) { return isalnum(c) || c == '_'; })
-          ? idx.str()
-          : "(" + idx.str() + ")";
-  return narrow ? "(unsigned)" + I : I;
-}
-
-std::string codegen::stridedOffset(ArrayRef<int64_t> shape,
-                                   ArrayRef<int64_t> strides,
-                                   llvm::StringRef idx, bool narrow) {
-  // Runs of dims (innermost first) that continue each other, {size,
-  // stride}: a dim whose stride is the run's extent merges into it (a
-  // transposed [B, T, E] view of [T, B, E] keeps E whole); size-1 dims
-  // never move an address.
-  SmallVector<std::pair<int64_t, int64_t>> runs;
-  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
-    if (shape[d] == 1)
-      continue;
-    if (!runs.empty() && strides[d] == runs.back().first * runs.back().second)
-      runs.back().first *= shape[d];
-    else
-      runs.push_back({shape[d], strides[d]});
-  }
-  std::string I = indexOperand(idx, narrow);
-  std::string expr;
-  int64_t inner = 1;
-  for (auto [k, run] : llvm::enumerate(runs)) {
-    auto [size, stride] = run;
-    std::string coord =
-        inner == 1 ? I : "(" + I + " / " + intLit(inner, narrow) + ")";
-    if (k + 1 < runs.size()) // the outermost run needs no modulo
-      coord = "(" + coord + " % " + intLit(size, narrow) + ")";
-    inner *= size;
-    if (stride == 0) // a broadcast (expanded) dim
-      continue;
-    std::string term =
-        stride == 1 ? coord : coord + " * " + intLit(stride, narrow);
-    expr = expr.empty() ? term : expr + " + " + term;
-  }
-  return expr.empty() ? "0" : expr;
-}
-
 bool codegen::isI64Tensor(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
   return rt && rt.hasStaticShape() && rt.getElementType().isInteger(64) &&
@@ -218,139 +173,12 @@ ArrayRef<int64_t> codegen::shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
-int64_t codegen::product(ArrayRef<int64_t> s) {
-  int64_t n = 1;
-  for (int64_t d : s)
-    n *= d;
-  return n;
-}
-
-std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
-                                     ArrayRef<int64_t> space,
-                                     llvm::StringRef idx, bool narrow) {
-  if (in == space)
-    return idx.str();
-  std::string I = indexOperand(idx, narrow);
-  idx = I;
-  int64_t rank = space.size(), off = rank - (int64_t)in.size();
-  auto broadcast = [&](int64_t d) {
-    int64_t id = d - off;
-    return id < 0 || (in[id] == 1 && space[d] != 1);
-  };
-  std::vector<int64_t> inStride(in.size(), 1);
-  for (int64_t k = (int64_t)in.size() - 2; k >= 0; --k)
-    inStride[k] = inStride[k + 1] * in[k + 1];
-  std::string expr;
-  int64_t inner = 1;
-  for (int64_t d = rank - 1; d >= 0;) {
-    if (broadcast(d)) {
-      inner *= space[d];
-      --d;
-      continue;
-    }
-    int64_t b = d, runSize = 1;
-    while (d >= 0 && !broadcast(d)) {
-      runSize *= space[d];
-      --d;
-    }
-    std::string coord =
-        inner == 1 ? idx.str()
-                   : "(" + idx.str() + " / " + intLit(inner, narrow) + ")";
-    if (d >= 0) // a run that reaches dim 0 needs no modulo
-      coord = "(" + coord + " % " + intLit(runSize, narrow) + ")";
-    int64_t stride = inStride[b - off];
-    std::string term =
-        stride == 1 ? coord : coord + " * " + intLit(stride, narrow);
-    expr = expr.empty() ? term : expr + " + " + term;
-    inner *= runSize;
-  }
-  return expr.empty() ? "0" : expr;
-}
-
-std::optional<std::string>
-codegen::coordinateOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> space,
-                          ArrayRef<std::string> coords, bool narrow) {
-  int64_t rank = space.size(), off = rank - (int64_t)in.size();
-  if (off < 0 || (int64_t)coords.size() != rank)
-    return std::nullopt;
-  std::string expr;
-  int64_t stride = 1;
-  for (int64_t d = rank - 1; d >= off; --d) {
-    int64_t id = d - off;
-    if (in[id] != 1) {
-      if (coords[d].empty())
-        return std::nullopt;
-      std::string c = "(" + coords[d] + ")";
-      if (narrow)
-        c = "((unsigned)" + c + ")";
-      std::string term = stride == 1 ? c : c + " * " + intLit(stride, narrow);
-      expr = expr.empty() ? term : term + " + " + expr;
-    }
-    stride *= in[id];
-  }
-  return expr.empty() ? std::string("0") : expr;
-}
-
-std::string codegen::permuteOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> perm,
-                                   llvm::StringRef idx, bool narrow) {
-  // permute(x, perm) of a row-major x is a strided view of x.
-  int64_t rank = in.size();
-  std::vector<int64_t> inStride(rank, 1);
-  for (int64_t k = rank - 2; k >= 0; --k)
-    inStride[k] = inStride[k + 1] * in[k + 1];
-  SmallVector<int64_t> shape, strides;
-  for (int64_t d : perm) {
-    shape.push_back(in[d]);
-    strides.push_back(inStride[d]);
-  }
-  return stridedOffset(shape, strides, idx, narrow);
-}
-
-std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
-                                    ArrayRef<int64_t> dims, llvm::StringRef idx,
-                                    bool narrow) {
-  std::vector<int64_t> stride(shape.size(), 1);
-  for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
-    stride[k] = stride[k + 1] * shape[k + 1];
-  // Merge runs of adjacent dims (innermost first): {size, stride}.
-  SmallVector<std::pair<int64_t, int64_t>> runs;
-  for (int64_t k = (int64_t)dims.size() - 1; k >= 0; --k) {
-    int64_t d = dims[k];
-    if (shape[d] == 1)
-      continue;
-    // Contiguous with the run so far (a size-1 dim between is no gap).
-    if (!runs.empty() && stride[d] == runs.back().first * runs.back().second)
-      runs.back() = {runs.back().first * shape[d], runs.back().second};
-    else
-      runs.push_back({shape[d], stride[d]});
-  }
-  std::string I = narrow ? "(unsigned)" + idx.str() : idx.str();
-  std::string expr;
-  int64_t inner = 1;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    auto [size, st] = runs[r];
-    std::string coord =
-        inner == 1 ? idx.str()
-                   : "(" + idx.str() + " / " + std::to_string(inner) + "LL)";
-    if (r + 1 < runs.size())
-      coord = "(" + coord + " % " + intLit(size, narrow) + ")";
-    std::string term = st == 1 ? coord : coord + " * " + intLit(st, narrow);
-    expr = expr.empty() ? term : term + " + " + expr;
-    inner *= size;
-  }
-  return expr.empty() ? "0" : expr;
-}
-
 std::string codegen::replaceAll(std::string text, llvm::StringRef key,
                                 llvm::StringRef value) {
   for (size_t p = 0; (p = text.find(key.str(), p)) != std::string::npos;
        p += value.size())
     text.replace(p, key.size(), value.str());
   return text;
-}
-
-std::string codegen::intLit(int64_t v, bool narrow) {
-  return std::to_string(v) + (narrow ? "u" : "LL");
 }
 
 RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {

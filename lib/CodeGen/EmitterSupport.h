@@ -12,6 +12,7 @@
 #ifndef KB_LIB_CODEGEN_EMITTERSUPPORT_H
 #define KB_LIB_CODEGEN_EMITTERSUPPORT_H
 
+#include "kb/CodeGen/IndexMath.h"
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/CodeGen/OpTemplate.h"
 #include "kb/IR/KbDialect.h"
@@ -62,12 +63,6 @@ const char *argElementType(mlir::Value arg);
 llvm::SmallVector<int64_t> tracedStrides(mlir::Value v);
 /// A value without traced strides: float4 and raw-offset reads apply.
 bool isContiguousArg(mlir::Value v);
-/// Offset of the element at linear (row-major) index `idx` of `shape` in
-/// a tensor laid out with `strides`; dims that are runs of each other
-/// merge, so a transposed [B, T, E] costs two divisions.
-std::string stridedOffset(llvm::ArrayRef<int64_t> shape,
-                          llvm::ArrayRef<int64_t> strides, llvm::StringRef idx,
-                          bool narrow = false);
 /// A static int64 tensor (argmax / argmin results).
 bool isI64Tensor(mlir::Type t);
 /// The int64 index an argmax / argmin stage yields: the one non-float
@@ -76,43 +71,7 @@ bool isArgIndex(mlir::Value v);
 /// The C++ element type of a region value: long long for an index.
 const char *valueCType(mlir::Value v);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
-int64_t product(llvm::ArrayRef<int64_t> s);
 
-/// Offset into a tensor of shape `in` (row-major, broadcast to `space` by
-/// numpy rules) of the element at linear index `idx` of `space`. Sizes are
-/// constants, so the divisions are by constants.
-/// With `narrow` (every tensor of the kernel has < 2^31 elements) the math
-/// is 32-bit: a 64-bit division by a constant costs several times the
-/// instructions of a 32-bit one.
-std::string broadcastOffset(llvm::ArrayRef<int64_t> in,
-                            llvm::ArrayRef<int64_t> space, llvm::StringRef idx,
-                            bool narrow = false);
-
-/// broadcastOffset from coordinates a loop already has: `coords[d]` names
-/// the coordinate of dim d of `space` (empty: not known). Where the tensor
-/// broadcasts over every dim whose coordinate is unknown, its offset needs
-/// no division (a per-channel bias in a loop over (channel, position)
-/// costs one multiply-add instead of a division and a modulo of the linear
-/// index); nullopt otherwise.
-std::optional<std::string> coordinateOffset(llvm::ArrayRef<int64_t> in,
-                                            llvm::ArrayRef<int64_t> space,
-                                            llvm::ArrayRef<std::string> coords,
-                                            bool narrow = false);
-
-/// Offset into the operand of `permute(x, perm)` (x of shape `in`, row-major)
-/// of the element at linear index `idx` of the permuted shape. Dims adjacent
-/// in both orders merge: NCHW indices into NHWC data cost three terms.
-std::string permuteOffset(llvm::ArrayRef<int64_t> in,
-                          llvm::ArrayRef<int64_t> perm, llvm::StringRef idx,
-                          bool narrow = false);
-
-/// Offset of linear index `idx` over the dims `dims` of a row-major tensor of
-/// shape `shape` (the other dims held at 0). Adjacent dims merge.
-std::string subspaceOffset(llvm::ArrayRef<int64_t> shape,
-                           llvm::ArrayRef<int64_t> dims, llvm::StringRef idx,
-                           bool narrow = false);
-/// An integer literal: `12u` when narrow, else `12LL`.
-std::string intLit(int64_t v, bool narrow);
 /// `text` with every `key` replaced by `value` (recipe templates' {x}).
 std::string replaceAll(std::string text, llvm::StringRef key,
                        llvm::StringRef value);

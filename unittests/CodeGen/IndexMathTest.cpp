@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../lib/CodeGen/EmitterSupport.h"
+#include "kb/CodeGen/IndexMath.h"
 
 #include "gtest/gtest.h"
 
