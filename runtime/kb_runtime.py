@@ -524,7 +524,8 @@ class Program:
         if guard is None or kwargs or len(args) != len(self.inputs) or \
                 module.training != self.training:
             return self._mismatch(module, args, kwargs), None
-        key = guard.check(args, self._state(module))
+        key = guard.check(args if type(args) is tuple else tuple(args),
+                          self._state(module))
         if key is None or self._value_positions or torch.is_grad_enabled():
             reason = self._mismatch(module, args, kwargs)
             if reason is not None or key is None:
