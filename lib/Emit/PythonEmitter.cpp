@@ -66,7 +66,6 @@ bool isPythonIdentifier(llvm::StringRef s) {
   return true;
 }
 
-
 std::string pyFloat(double d) {
   if (std::isnan(d))
     return "float(\"nan\")";
@@ -581,25 +580,24 @@ emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
   // convolution's output (_call_cl keeps or copies it), a convolution that
   // feeds a channels-last launch (its input converted anyway) or whose
   // users take its channels-last output, max pooling whose users do, and a
-  // global average pool (its [N, C, 1, 1] is
-  // contiguous in both layouts). Anything else (a view would see new
-  // strides, a kernel of the traced layout would fail its guard) keeps the
-  // launch out. So a network of such blocks runs channels-last from its
-  // input to its head, with no transpose around each convolution (cuDNN's
-  // NCHW path makes two: bench/NOTES.md, session 45).
+  // global average pool (its [N, C, 1, 1] is contiguous in both layouts).
+  // Anything else (a view would see new strides, a kernel of the traced
+  // layout would fail its guard) keeps the launch out. So a network of
+  // such blocks runs channels-last from its input to its head, with no
+  // transpose around each convolution (cuDNN's NCHW path makes two:
+  // bench/NOTES.md, session 45).
   llvm::DenseMap<Operation *, AtenOp> clLaunches; // launch -> its anchor
-  llvm::DenseSet<Operation *> full;
   module.walk([&](LaunchOp launch) {
-    std::string name = launch.getKernel().str();
-    if (!channelsLast.count(name))
-      return;
-    if (AtenOp conv = anchorConv(launch)) {
-      clLaunches[launch] = conv;
-      if (!readsOnly.count(name))
-        full.insert(launch);
-    }
+    if (channelsLast.count(launch.getKernel().str()))
+      if (AtenOp conv = anchorConv(launch))
+        clLaunches[launch] = conv;
   });
-  llvm::DenseSet<Operation *> clAnchors;
+  // anchorConv's result has one use, input 0 of its launch.
+  auto anchorsClLaunch = [&](AtenOp conv) {
+    Value r = conv->getResult(0);
+    return r.hasOneUse() && clLaunches.count(*r.user_begin()) &&
+           clLaunches.lookup(*r.user_begin()) == conv;
+  };
   std::function<bool(OpOperand &)> takesChannelsLast = [&](OpOperand &use) {
     Operation *user = use.getOwner();
     if (isa<func::ReturnOp>(user))
@@ -615,7 +613,7 @@ emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
     // branch, its result another operand of one) reads channels-last
     // input as it is and returns channels-last output.
     if (op == "_convolution")
-      return clAnchors.count(aten) ||
+      return anchorsClLaunch(aten) ||
              llvm::all_of(aten->getResult(0).getUses(), takesChannelsLast);
     if (op == "max_pool2d")
       return llvm::all_of(aten->getResult(0).getUses(), takesChannelsLast);
@@ -626,17 +624,18 @@ emitPython(ModuleOp module, const std::map<std::string, unsigned> &regionIndex,
     }
     return false;
   };
+  // Dropping a full variant can disqualify the users of others: to a
+  // fixpoint.
   for (bool changed = true; changed;) {
     changed = false;
-    clAnchors.clear();
-    for (auto &[launch, conv] : clLaunches)
-      clAnchors.insert(conv);
-    for (Operation *launch : llvm::to_vector(full)) {
+    auto launches = llvm::to_vector(llvm::make_first_range(clLaunches));
+    for (Operation *launch : launches) {
+      if (readsOnly.count(cast<LaunchOp>(launch).getKernel().str()))
+        continue;
       bool keeps = llvm::all_of(launch->getResults(), [&](Value r) {
         return llvm::all_of(r.getUses(), takesChannelsLast);
       });
       if (!keeps) {
-        full.erase(launch);
         clLaunches.erase(launch);
         changed = true;
       }
