@@ -271,6 +271,14 @@ class _Captured:
                    for n, b in zip(self._counts(), self.baseline))
 
 
+def _argument_key(args):
+    """A CUDA graph key of the arguments: each tensor's address and strides
+    (a replay reads memory as it was captured), other arguments as they
+    are."""
+    return tuple((a.data_ptr(), a.stride()) if isinstance(a, torch.Tensor)
+                 else a for a in args)
+
+
 class _GraphRunner:
     """Replays the forward as a CUDA graph, keyed by input addresses.
 
@@ -310,13 +318,13 @@ class _GraphRunner:
         return use
 
     def __call__(self, *args, key=None):
+        """`key`: where the replay reads, the addresses and strides of the
+        arguments (and, from Program, of the module's tensors); by default
+        _argument_key(args)."""
         if self.disabled or torch.cuda.is_current_stream_capturing():
             return self.fn(*args)
-        # Addresses and strides of the arguments and of the module's tensors
-        # (Program.check): a replay reads memory as it was captured.
         if key is None:
-            key = tuple((a.data_ptr(), a.stride()) if isinstance(a, torch.Tensor)
-                        else a for a in args)
+            key = _argument_key(args)
         slots = self.entries.get(key)
         if slots is None:
             if key not in self.seen:
@@ -541,6 +549,14 @@ class Program:
                      for d in (m._parameters, m._buffers) for name in d]
             self._state_of = (module, pairs)
         return pairs
+
+    def _python_key(self, module, tensors):
+        """CallGuard's key made in Python, where it made none (a dtype it
+        lacks, the Python guard's calls): the same addresses and layouts."""
+        return (_argument_key((module, *tensors)),
+                tuple((v.data_ptr(), v.dtype, v.shape, v.stride())
+                      if isinstance(v, torch.Tensor) else None
+                      for v in (d.get(n) for d, n in self._state(module))))
 
     def _make_call_guard(self, ext):
         specs = [self.inputs[i] for i in self.tensor_positions]
@@ -935,12 +951,8 @@ class Program:
             self.reasons[reason] = self.reasons.get(reason, 0) + 1
             return self.original_forward(module, *args)
         if self.graphs is not None:
-            if key is None:  # no CallGuard: the same key, made in Python
-                key = (id(module), tuple(
-                    (a.data_ptr(), a.stride()) for a in tensors), tuple(
-                    (v.data_ptr(), v.dtype, v.shape, v.stride())
-                    if isinstance(v, torch.Tensor) else None
-                    for v in (d.get(n) for d, n in self._state(module))))
+            if key is None:
+                key = self._python_key(module, tensors)
             out = self.graphs(module, *tensors, key=key)
             if self.forward_choice == "pending":
                 self._settle_forward()
