@@ -231,17 +231,14 @@ std::string RegionEmitter::outputAt(size_t k, llvm::StringRef idx) const {
 std::string RegionEmitter::store(size_t k, llvm::StringRef idx,
                                  llvm::StringRef value) const {
   Value v = kernel.getBody().front().getTerminator()->getOperand(k);
-  std::optional<Storage> st = storageOf(v.getType());
-  return outputAt(k, idx) + " = " +
-         toStorage(st.value_or(Storage::F32), value) + ";";
+  return outputAt(k, idx) + " = " + toStorage(storedAs(v), value) + ";";
 }
 
 std::string RegionEmitter::storeFour(size_t k, llvm::StringRef idx,
                                      llvm::StringRef a) const {
   auto elem = [&](int j) { return a.str() + "[" + std::to_string(j) + "]"; };
   Value v = kernel.getBody().front().getTerminator()->getOperand(k);
-  std::optional<Storage> st = storageOf(v.getType());
-  if (st && *st != Storage::F32) {
+  if (storedAs(v) != Storage::F32) {
     std::string s;
     for (int j = 0; j < 4; ++j)
       s += (j ? " " : "") +

@@ -181,6 +181,11 @@ public:
   bool halfStorage = false;
   /// floatStorage(t), where a 16-bit storage counts only in such a region.
   std::optional<Storage> storageOf(mlir::Type t) const;
+  /// How value `v` is stored: storageOf, float32 for the rest (masks and
+  /// indices are never converted).
+  Storage storedAs(mlir::Value v) const {
+    return storageOf(v.getType()).value_or(Storage::F32);
+  }
   /// EmitOptions::atenOrderNorms.
   bool atenOrderNorms = false;
   /// EmitOptions::groupUnroll (0: the default, one).

@@ -613,10 +613,6 @@ private:
       hs << ", float& o" << k;
     hs << ") {\n" << fn << "}\n";
 
-    // Per tensor, how it is stored (float32 for masks: never converted).
-    auto storedAs = [&](Value v) {
-      return storageOf(v.getType()).value_or(Storage::F32);
-    };
     auto at = [&](size_t k, llvm::StringRef idx) {
       return fromStorage(storedAs(body.getArgument(k)),
                          "in" + std::to_string(k) + "[" +
