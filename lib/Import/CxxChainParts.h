@@ -17,6 +17,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
 
 #include <map>
 #include <optional>
@@ -44,6 +45,24 @@ const Expr *operandCore(const Expr *e);
 /// Operands the rewrite may move to the fused call: no side effects and no
 /// evaluation order to keep (locals, members, literals).
 bool movableOperand(const Expr *e);
+
+/// The function's source as both jobs read it: positions at their macro
+/// expansion.
+class SourceView {
+public:
+  explicit SourceView(clang::ASTContext &ctx)
+      : ctx(ctx), sm(ctx.getSourceManager()) {}
+  unsigned offset(clang::SourceLocation l) const {
+    return sm.getFileOffset(sm.getExpansionLoc(l));
+  }
+  unsigned line(clang::SourceLocation l) const {
+    return sm.getExpansionLineNumber(l);
+  }
+
+protected:
+  clang::ASTContext &ctx;
+  clang::SourceManager &sm;
+};
 
 /// One call as an op: what it computes and through which operands a chain
 /// can flow into it.

@@ -197,12 +197,12 @@ struct Root {
   std::vector<CxxOpSite> feedOps;
 };
 
-class Analyzer {
+class Analyzer : SourceView {
 public:
   using Active = ActiveChain;
 
   Analyzer(ASTContext &ctx, const FunctionDecl &fn, CxxAnalysis &out)
-      : ctx(ctx), sm(ctx.getSourceManager()), fn(fn), out(out) {
+      : SourceView(ctx), fn(fn), out(out) {
     collectRefs(fn.getBody());
   }
 
@@ -212,19 +212,12 @@ public:
   }
 
 private:
-  ASTContext &ctx;
-  SourceManager &sm;
   const FunctionDecl &fn;
   CxxAnalysis &out;
   // Every reference to a local, by file offset; aliases (references bound
   // to a local, its address taken) mark the local as unusable.
   LocalRefs refs;
   std::map<const VarDecl *, std::string> aliased;
-
-  unsigned offset(SourceLocation l) const {
-    return sm.getFileOffset(sm.getExpansionLoc(l));
-  }
-  unsigned line(SourceLocation l) const { return sm.getExpansionLineNumber(l); }
 
   CxxOpSite site(const Step &s, const Expr *e) const {
     CxxOpSite o;

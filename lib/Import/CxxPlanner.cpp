@@ -27,10 +27,10 @@ using llvm::StringRef;
 namespace kb::cxxchains {
 namespace {
 
-class Planner {
+class Planner : SourceView {
 public:
   Planner(ASTContext &ctx, const LocalRefs &refs)
-      : ctx(ctx), sm(ctx.getSourceManager()), refs(refs) {}
+      : SourceView(ctx), refs(refs) {}
 
   using Active = ActiveChain;
 
@@ -622,14 +622,7 @@ public:
   }
 
 private:
-  ASTContext &ctx;
-  SourceManager &sm;
   const LocalRefs &refs;
-
-  unsigned offset(SourceLocation l) const {
-    return sm.getFileOffset(sm.getExpansionLoc(l));
-  }
-  unsigned line(SourceLocation l) const { return sm.getExpansionLineNumber(l); }
 };
 
 } // namespace
