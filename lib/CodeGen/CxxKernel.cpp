@@ -1,0 +1,525 @@
+//===- CxxKernel.cpp - Fused functions for libtorch C++ chains ------------===//
+//
+// A rewritable C++ chain becomes one host function of kb_kernels.cu: a
+// shape-generic kernel over the chain's input (scalar and float4 forms),
+// guards, and the chain's own ATen ops as the fallback. The element
+// expression of each op is the op table's CUDA template, expanded by the
+// one expander the graph kernels use (OpTemplate.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/CodeGen/CxxKernel.h"
+#include "kb/CodeGen/OpTemplate.h"
+#include "kb/CodeGen/Prelude.h"
+#include "kb/IR/OpSemantics.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using llvm::StringRef;
+
+namespace kb::codegen {
+namespace {
+
+const OpInfo *rowOf(const CxxPlanOp &op) {
+  for (const OpInfo *row : lookupOverloads(op.op))
+    if (row->overload == op.overload)
+      return row;
+  return nullptr;
+}
+
+std::string operandName(const CxxRewritePlan &p, int idx) {
+  const CxxOperand &o = p.operands[idx];
+  switch (o.kind) {
+  case CxxOperand::Tensor:
+  case CxxOperand::ModuleTensor:
+    return "a" + std::to_string(idx);
+  case CxxOperand::Scalar:
+  case CxxOperand::ModuleOption:
+    return "s" + std::to_string(idx);
+  case CxxOperand::String:
+    return o.text;
+  case CxxOperand::Module:
+    return "m" + std::to_string(idx);
+  case CxxOperand::Value: // named by its position (valueName)
+    return "";
+  }
+  return "";
+}
+
+/// A literal of the source's number text (a default of the op table) as
+/// the graph path writes it; "" when it is not a number.
+std::string floatLiteral(StringRef text) {
+  double v = 0;
+  if (text.getAsDouble(v))
+    return "";
+  return kb::codegen::floatLiteral(v);
+}
+
+bool isTensor(const CxxOperand &o) {
+  return o.kind == CxxOperand::Tensor || o.kind == CxxOperand::ModuleTensor;
+}
+
+/// The expression a module row substitutes for its op, or "".
+StringRef moduleCuda(const CxxRewritePlan &p, const CxxPlanOp &op) {
+  if (op.module < 0)
+    return "";
+  StringRef type = p.operands[op.module].type;
+  const CxxModuleInfo *m = cxxModule(
+      type.rsplit("::").second.empty() ? type : type.rsplit("::").second);
+  return m ? m->cuda : "";
+}
+
+/// The result of op `j` under `prefix` ("t" in the element function, "r" in
+/// the fallback), or the chain's input `in` when j < 0.
+std::string valueName(int j, StringRef prefix, StringRef in) {
+  return j < 0 ? in.str() : prefix.str() + std::to_string(j);
+}
+
+/// Whether an op reads anything but the previous op's result as the
+/// chain's value (`x * torch::sigmoid(x)`).
+bool readsTwice(const CxxRewritePlan &p) {
+  return llvm::any_of(p.ops,
+                      [](const CxxPlanOp &o) { return o.selfBack != 1; }) ||
+         llvm::any_of(p.operands, [](const CxxOperand &o) {
+           return o.kind == CxxOperand::Value;
+         });
+}
+
+/// One op (number k of the chain) as a device expression over `self`, from
+/// its table row (or its module row's expression).
+llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
+                                       const CxxPlanOp &op, size_t pos,
+                                       const std::string &self) {
+  if (StringRef cuda = moduleCuda(p, op); !cuda.empty()) {
+    std::vector<std::string> names = {"self"}, values = {self};
+    for (const auto &[name, idx] : op.named) {
+      names.push_back(name);
+      values.push_back(isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
+                                                 : operandName(p, idx));
+    }
+    auto expr = expandTemplate(
+        cuda, names,
+        [&](size_t k) -> llvm::Expected<std::string> { return values[k]; });
+    if (!expr)
+      return expr.takeError();
+    if (expr->find('{') != std::string::npos)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "module expression '" + cuda.str() +
+                                         "' names an unknown operand");
+    return expr;
+  }
+  const OpInfo *row = rowOf(op);
+  if (!row || row->cuda.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + op.op + "' has no CUDA expression");
+  return expandTemplate(*row, [&](size_t k) -> llvm::Expected<std::string> {
+    const ArgSpec &arg = row->args[k];
+    std::string val;
+    int idx = k == 0 ? -2 : op.args[k - 1];
+    if (k == 0) {
+      val = self;
+    } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::Value) {
+      val = valueName((int)pos - p.operands[idx].back, "t", "x");
+    } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::String) {
+      // A string literal of the source ("tanh"): its first character.
+      val = deviceStringOption(StringRef(p.operands[idx].text).trim('"'));
+    } else if (idx >= 0) {
+      val = isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
+                                      : operandName(p, idx);
+    } else if (!arg.defaultValue.empty()) {
+      // A string default ("none"): the helpers take its first character.
+      val = arg.defaultValue.front() == '"'
+                ? deviceStringOption(StringRef(arg.defaultValue).trim('"'))
+                : floatLiteral(arg.defaultValue);
+    } else if (arg.optional) {
+      // An absent bound is no bound on that side.
+      val = absentOperand(arg).value_or("");
+    }
+    if (val.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no value for operand '" + arg.name +
+                                         "' of '" + op.op + "'");
+    return val;
+  });
+}
+
+/// The chain through ATen, exactly as written (in-place ops stay in place):
+/// the guard and autograd fallback.
+std::string referenceBody(const CxxRewritePlan &p) {
+  if (readsTwice(p)) {
+    // The chain's values are read twice: each op's result is kept (no
+    // in-place ops: the plan refuses those here).
+    std::string s;
+    for (size_t k = 0; k < p.ops.size(); ++k) {
+      const CxxPlanOp &op = p.ops[k];
+      std::string self = valueName((int)k - op.selfBack, "r", "in");
+      std::string r = "    at::Tensor r" + std::to_string(k) + " = ";
+      if (op.module >= 0) {
+        s += r + operandName(p, op.module) + ".forward(" + self + ");\n";
+        continue;
+      }
+      size_t given = 0;
+      for (size_t a = 0; a < op.args.size(); ++a)
+        if (op.args[a] >= 0)
+          given = a + 1;
+      const OpInfo *row = rowOf(op);
+      std::string args;
+      for (size_t a = 0; a < given; ++a) {
+        int idx = op.args[a];
+        args +=
+            ", " + (idx < 0 ? (row ? row->args[a + 1].defaultValue : "")
+                    : p.operands[idx].kind == CxxOperand::Value
+                        ? valueName((int)k - p.operands[idx].back, "r", "in")
+                        : operandName(p, idx));
+      }
+      s += r + "at::" + op.op + "(" + self + args + ");\n";
+    }
+    return s + "    return r" + std::to_string(p.ops.size() - 1) + ";\n";
+  }
+  std::string s = "    at::Tensor t = in;\n";
+  for (const CxxPlanOp &op : p.ops) {
+    if (op.module >= 0) { // the module itself, options and all
+      s += "    t = " + operandName(p, op.module) + ".forward(t);\n";
+      continue;
+    }
+    // C++ calls omit trailing operands only: one left out before a given
+    // one (set through an options object) passes the schema default.
+    size_t given = 0;
+    for (size_t k = 0; k < op.args.size(); ++k)
+      if (op.args[k] >= 0)
+        given = k + 1;
+    const OpInfo *row = rowOf(op);
+    std::string args;
+    for (size_t k = 0; k < given; ++k)
+      args += (args.empty() ? "" : ", ") +
+              (op.args[k] >= 0 ? operandName(p, op.args[k])
+               : row           ? row->args[k + 1].defaultValue
+                               : std::string());
+    if (op.inPlace)
+      s += "    t." + op.op + "_(" + args + ");\n";
+    else
+      s += "    t = at::" + op.op + "(t" + (args.empty() ? "" : ", " + args) +
+           ");\n";
+  }
+  return s + "    return t;\n";
+}
+
+std::string params(const CxxRewritePlan &p) {
+  std::string s = "const at::Tensor& in";
+  for (size_t i = 0; i < p.operands.size(); ++i)
+    if (p.operands[i].kind == CxxOperand::Tensor)
+      s += ", const at::Tensor& a" + std::to_string(i);
+    else if (p.operands[i].kind == CxxOperand::Scalar)
+      s += ", const at::Scalar& s" + std::to_string(i);
+    else if (p.operands[i].kind == CxxOperand::Module)
+      s += ", " + p.operands[i].type + "& m" + std::to_string(i);
+  return s;
+}
+
+const char *kSupport = R"(namespace kb_rewrite {
+namespace detail {
+
+// How a tensor operand broadcasts against the chain's input (a contiguous
+// float32 tensor): mode 0 same layout, 1 one value, 2 one varying dim of
+// stride 1 (a per-channel bias), 3 general strides.
+struct Operand {
+  const float* p;
+  int mode, rank;
+  bool narrow; // every index fits 32 bits: cheaper division
+  long long inner, count;
+  long long size[8], stride[8];
+  __device__ __forceinline__ float load(long long i) const {
+    switch (mode) {
+    case 0: return p[i];
+    case 1: return p[0];
+    case 2:
+      return narrow ? p[((unsigned)i / (unsigned)inner) % (unsigned)count]
+                    : p[(i / inner) % count];
+    default: {
+      long long off = 0;
+      for (int d = rank - 1; d >= 0; --d) {
+        off += (i % size[d]) * stride[d];
+        i /= size[d];
+      }
+      return p[off];
+    }
+    }
+  }
+  // The operand at the 4 elements of float4 q (vec4() below holds).
+  __device__ __forceinline__ float4 load4(long long q) const {
+    if (mode == 0)
+      return reinterpret_cast<const float4*>(p)[q];
+    const float v = load(4 * q);
+    return make_float4(v, v, v, v);
+  }
+};
+
+// Whether the float4 kernel may run: 16-byte aligned whole float4s, and
+// every operand the same over each float4 or read as float4s.
+inline bool vec4(const at::Tensor& t) {
+  return t.numel() % 4 == 0 &&
+         reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+}
+inline bool vec4(const Operand& o) {
+  return o.mode == 1 || (o.mode == 2 && o.inner % 4 == 0) ||
+         (o.mode == 0 && reinterpret_cast<uintptr_t>(o.p) % 16 == 0);
+}
+
+// The fused kernel runs only on what it was written for; anything else runs
+// the original ATen ops.
+inline bool usable(const at::Tensor& in) {
+  return in.defined() && in.is_cuda() && in.scalar_type() == at::kFloat &&
+         in.is_contiguous() && in.numel() > 0 && in.dim() <= 8;
+}
+
+inline bool needsGrad(std::initializer_list<const at::Tensor*> ts) {
+  if (!c10::GradMode::is_enabled())
+    return false;
+  for (const at::Tensor* t : ts)
+    if (t->defined() && t->requires_grad())
+      return true;
+  return false;
+}
+
+// False when the op's result would not have `in`'s shape, dtype and device.
+inline bool operand(const at::Tensor& o, const at::Tensor& in, Operand& out) {
+  if (!o.defined() || !o.is_cuda() || o.get_device() != in.get_device() ||
+      o.scalar_type() != at::kFloat || o.dim() > in.dim())
+    return false;
+  const int rank = (int)in.dim(), lead = rank - (int)o.dim();
+  out = Operand{};
+  out.p = o.data_ptr<float>();
+  out.rank = rank;
+  out.narrow = in.numel() < (1LL << 32);
+  bool full = true, zero = true;
+  int varying = 0, dim = -1;
+  long long expect = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    const long long size = in.size(d);
+    long long stride = 0;
+    if (d >= lead) {
+      const long long os = o.size(d - lead);
+      if (os != size && os != 1)
+        return false;
+      stride = os == 1 ? 0 : o.stride(d - lead);
+    }
+    out.size[d] = size;
+    out.stride[d] = stride;
+    if (size != 1) {
+      full = full && stride == expect;
+      if (stride != 0) {
+        zero = false;
+        ++varying;
+        dim = d;
+      }
+    }
+    expect *= size;
+  }
+  if (full) {
+    out.mode = 0;
+  } else if (zero) {
+    out.mode = 1;
+  } else if (varying == 1 && out.stride[dim] == 1) {
+    out.mode = 2;
+    out.count = in.size(dim);
+    out.inner = 1;
+    for (int d = dim + 1; d < rank; ++d)
+      out.inner *= in.size(d);
+  } else {
+    out.mode = 3;
+  }
+  return true;
+}
+
+// A module's per-channel tensor (batch norm statistics): one float32 value
+// per channel (dim 1) of `in`, contiguous on its device.
+inline bool perChannel(const at::Tensor& v, const at::Tensor& in) {
+  return v.defined() && v.dim() == 1 && in.dim() >= 2 &&
+         v.size(0) == in.size(1) && v.is_cuda() &&
+         v.get_device() == in.get_device() && v.scalar_type() == at::kFloat &&
+         v.is_contiguous();
+}
+
+// The channel (dim 1) of element i of a contiguous tensor; one division
+// per element for all per-channel operands, in 32 bits when it fits.
+__device__ __forceinline__ long long channelOf(long long i, long long inner,
+                                               long long channels) {
+  return i < (1LL << 32) && inner < (1LL << 32)
+             ? (long long)(((unsigned)i / (unsigned)inner) % (unsigned)channels)
+             : (i / inner) % channels;
+}
+
+inline unsigned blocks(long long n) {
+  long long b = (n + 255) / 256;
+  return (unsigned)(b < (1LL << 30) ? b : (1LL << 30));
+}
+
+} // namespace detail
+} // namespace kb_rewrite
+)";
+
+} // namespace
+
+StringRef cxxKernelSupport() { return kSupport; }
+
+llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
+                                            StringRef fnName, StringRef where) {
+  const std::string name = fnName.str();
+  // The chain per element, called by the scalar and the float4 kernel.
+  std::string body;
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    auto e = deviceExpr(p, p.ops[k], k,
+                        valueName((int)k - p.ops[k].selfBack, "t", "x"));
+    if (!e)
+      return e.takeError();
+    body += "  const float t" + std::to_string(k) + " = " + *e +
+            "; // aten::" + p.ops[k].op + "\n";
+  }
+  std::string kparams, kargs, eparams = "float x";
+  // Per operand: its element-function argument in the scalar kernel, in
+  // lane L of the float4 kernel, and the float4 kernel's loads.
+  std::string scalarArgs, loads4, vecGuards;
+  std::vector<std::string> laneArgs(4);
+  const char *lanes[] = {"x", "y", "z", "w"};
+  std::string guards, tensors = "&in", moduleGuards, derived;
+  bool perChannel = false;
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const CxxPlanOp &op = p.ops[k];
+    if (op.module < 0)
+      continue;
+    std::string m = operandName(p, op.module);
+    if (op.evalOnly)
+      moduleGuards +=
+          "  if (" + m + ".is_training())\n    return reference();\n";
+    for (const auto &[name, val] : op.pinned)
+      moduleGuards += "  if (" + m + ".options." + name + "() != " + val +
+                      ")\n    return reference();\n";
+    // Only the first op's input can be seen by others: a module that
+    // would write it runs as written.
+    if (op.inplaceOpt && k == 0)
+      moduleGuards +=
+          "  if (" + m + ".options.inplace())\n    return reference();\n";
+  }
+  for (size_t i = 0; i < p.operands.size(); ++i) {
+    std::string I = std::to_string(i);
+    const CxxOperand &o = p.operands[i];
+    if (o.kind == CxxOperand::ModuleOption)
+      derived += "  const at::Scalar s" + I + " = " + operandName(p, o.owner) +
+                 ".options." + o.text + "();\n";
+    else if (o.kind == CxxOperand::ModuleTensor)
+      derived += "  const at::Tensor& a" + I + " = " + operandName(p, o.owner) +
+                 "." + o.text + ";\n";
+  }
+  for (size_t i = 0; i < p.operands.size(); ++i) {
+    std::string I = std::to_string(i);
+    if (isTensor(p.operands[i]) || p.operands[i].kind == CxxOperand::Scalar ||
+        p.operands[i].kind == CxxOperand::ModuleOption)
+      eparams += isTensor(p.operands[i]) ? ", float v" + I : ", float s" + I;
+    if (p.operands[i].kind == CxxOperand::ModuleTensor) {
+      scalarArgs += ", a" + I + "[ch]";
+      loads4 += "    const float v" + I + " = a" + I + "[ch];\n";
+      for (int l = 0; l < 4; ++l)
+        laneArgs[l] += ", v" + I;
+    } else if (isTensor(p.operands[i])) {
+      scalarArgs += ", a" + I + ".load(i)";
+      loads4 += "    const float4 v" + I + " = a" + I + ".load4(q);\n";
+      for (int l = 0; l < 4; ++l)
+        laneArgs[l] += ", v" + I + "." + lanes[l];
+      vecGuards += " && kb_rewrite::detail::vec4(o" + I + ")";
+    } else if (p.operands[i].kind == CxxOperand::Scalar ||
+               p.operands[i].kind == CxxOperand::ModuleOption) {
+      scalarArgs += ", s" + I;
+      for (int l = 0; l < 4; ++l)
+        laneArgs[l] += ", s" + I;
+    }
+    if (p.operands[i].kind == CxxOperand::ModuleTensor) {
+      kparams += ", const float* __restrict__ a" + I;
+      kargs += ", a" + I + ".data_ptr<float>()";
+      tensors += ", &a" + I;
+      guards += "  if (!kb_rewrite::detail::perChannel(a" + I +
+                ", in))\n    return reference();\n";
+      perChannel = true;
+    } else if (isTensor(p.operands[i])) {
+      kparams += ", kb_rewrite::detail::Operand a" + I;
+      kargs += ", o" + I;
+      tensors += ", &a" + I;
+      guards += "  kb_rewrite::detail::Operand o" + I +
+                ";\n  if (!kb_rewrite::detail::operand(a" + I + ", in, o" + I +
+                "))\n    return reference();\n";
+    } else if (p.operands[i].kind == CxxOperand::Scalar ||
+               p.operands[i].kind == CxxOperand::ModuleOption) {
+      kparams += ", float s" + I;
+      kargs += ", s" + I + ".to<float>()";
+    }
+  }
+  std::string chLine, chLine4;
+  if (perChannel) {
+    kparams += ", long long inner, long long channels";
+    kargs += ", inner, in.size(1)";
+    chLine = "    const long long ch = kb_rewrite::detail::channelOf(i, "
+             "inner, channels);\n";
+    chLine4 = "    const long long ch = kb_rewrite::detail::channelOf(4 * "
+              "q, inner, channels);\n";
+    vecGuards += " && inner % 4 == 0";
+  }
+  std::string sig = "at::Tensor " + name + "(" + params(p) + ")";
+  CxxFunction fn;
+  fn.decl = "/// " + where.str() + "\n" + sig + ";\n";
+  std::string &defs = fn.def;
+  defs += "// " + where.str() + "\n";
+  defs += "// In and out may be the same tensor (in-place chains): no "
+          "__restrict__.\n";
+  defs += "static __device__ __forceinline__ float " + name + "_element(" +
+          eparams + ") {\n" + body + "  return t" +
+          std::to_string(p.ops.size() - 1) + ";\n}\n\n";
+  defs += "__global__ void __launch_bounds__(256)\n" + name +
+          "_kernel(const float* in, float* out, long long n" + kparams +
+          ") {\n  for (long long i = (long long)blockIdx.x * blockDim.x + "
+          "threadIdx.x; i < n;\n       i += (long long)gridDim.x * "
+          "blockDim.x) {\n" +
+          chLine + "    out[i] = " + name + "_element(in[i]" + scalarArgs +
+          ");\n  }\n}\n\n";
+  // A float4 per thread (16-byte accesses), operands loaded once per
+  // float4 where the 4 lanes share them.
+  std::string lanesText;
+  for (int l = 0; l < 4; ++l)
+    lanesText += std::string("    r.") + lanes[l] + " = " + name +
+                 "_element(x." + lanes[l] + laneArgs[l] + ");\n";
+  defs += "__global__ void __launch_bounds__(256)\n" + name +
+          "_kernel4(const float* in, float* out, long long nv" + kparams +
+          ") {\n  for (long long q = (long long)blockIdx.x * blockDim.x + "
+          "threadIdx.x; q < nv;\n       q += (long long)gridDim.x * "
+          "blockDim.x) {\n    const float4 x = reinterpret_cast<const "
+          "float4*>(in)[q];\n" +
+          chLine4 + loads4 + "    float4 r;\n" + lanesText +
+          "    reinterpret_cast<float4*>(out)[q] = r;\n  }\n}\n\n";
+  defs += sig + " {\n  auto reference = [&]() {\n" + referenceBody(p) +
+          "  };\n  if (kb_rewrite::testing::forceReference() ||\n"
+          "      !kb_rewrite::detail::usable(in))\n    return "
+          "reference();\n" +
+          moduleGuards + derived + "  if (kb_rewrite::detail::needsGrad({" +
+          tensors + "}))\n    return reference();\n" + guards +
+          "  c10::cuda::CUDAGuard device(in.device());\n" +
+          (p.writesInput ? "  at::Tensor out = in; // the chain was in place\n"
+                         : "  at::Tensor out = at::empty_like(in);\n") +
+          (perChannel ? "  const long long inner = in.numel() / (in.size(0) * "
+                        "in.size(1));\n"
+                      : "") +
+          "  const auto stream = at::cuda::getCurrentCUDAStream();\n"
+          "  const float* pin = in.data_ptr<float>();\n"
+          "  float* pout = out.data_ptr<float>();\n"
+          "  if (kb_rewrite::detail::vec4(in) && "
+          "kb_rewrite::detail::vec4(out)" +
+          vecGuards + ")\n    " + name +
+          "_kernel4<<<kb_rewrite::detail::blocks(in.numel() / 4), 256, 0, "
+          "stream>>>(\n        pin, pout, in.numel() / 4" +
+          kargs + ");\n  else\n    " + name +
+          "_kernel<<<kb_rewrite::detail::blocks(in.numel()), 256, 0, "
+          "stream>>>(\n        pin, pout, in.numel()" +
+          kargs + ");\n" +
+          "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n"
+          "  ++kb_rewrite::testing::fusedLaunches();\n  return out;\n}\n\n";
+  return fn;
+}
+
+} // namespace kb::codegen
