@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kb/CodeGen/CxxKernel.h"
+#include "CxxKernelParts.h"
 #include "kb/CodeGen/OpTemplate.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/IR/OpSemantics.h"
@@ -17,7 +17,7 @@
 
 using llvm::StringRef;
 
-namespace kb::codegen {
+namespace kb::codegen::cxx {
 namespace {
 
 const OpInfo *rowOf(const CxxPlanOp &op) {
@@ -27,6 +27,8 @@ const OpInfo *rowOf(const CxxPlanOp &op) {
   return nullptr;
 }
 
+} // namespace
+
 std::string operandName(const CxxRewritePlan &p, int idx) {
   const CxxOperand &o = p.operands[idx];
   switch (o.kind) {
@@ -35,6 +37,9 @@ std::string operandName(const CxxRewritePlan &p, int idx) {
     return "a" + std::to_string(idx);
   case CxxOperand::Scalar:
   case CxxOperand::ModuleOption:
+  case CxxOperand::Int:
+  case CxxOperand::Bool:
+  case CxxOperand::IntList:
     return "s" + std::to_string(idx);
   case CxxOperand::String:
     return o.text;
@@ -46,6 +51,8 @@ std::string operandName(const CxxRewritePlan &p, int idx) {
   return "";
 }
 
+namespace {
+
 /// A literal of the source's number text (a default of the op table) as
 /// the graph path writes it; "" when it is not a number.
 std::string floatLiteral(StringRef text) {
@@ -55,9 +62,13 @@ std::string floatLiteral(StringRef text) {
   return kb::codegen::floatLiteral(v);
 }
 
+} // namespace
+
 bool isTensor(const CxxOperand &o) {
   return o.kind == CxxOperand::Tensor || o.kind == CxxOperand::ModuleTensor;
 }
+
+namespace {
 
 /// The expression a module row substitutes for its op, or "".
 StringRef moduleCuda(const CxxRewritePlan &p, const CxxPlanOp &op) {
@@ -69,11 +80,15 @@ StringRef moduleCuda(const CxxRewritePlan &p, const CxxPlanOp &op) {
   return m ? m->cuda : "";
 }
 
+} // namespace
+
 /// The result of op `j` under `prefix` ("t" in the element function, "r" in
 /// the fallback), or the chain's input `in` when j < 0.
 std::string valueName(int j, StringRef prefix, StringRef in) {
   return j < 0 ? in.str() : prefix.str() + std::to_string(j);
 }
+
+namespace {
 
 /// Whether an op reads anything but the previous op's result as the
 /// chain's value (`x * torch::sigmoid(x)`).
@@ -84,6 +99,8 @@ bool readsTwice(const CxxRewritePlan &p) {
            return o.kind == CxxOperand::Value;
          });
 }
+
+} // namespace
 
 /// One op (number k of the chain) as a device expression over `self`, from
 /// its table row (or its module row's expression).
@@ -215,6 +232,8 @@ std::string params(const CxxRewritePlan &p) {
       s += ", " + p.operands[i].type + "& m" + std::to_string(i);
   return s;
 }
+
+namespace {
 
 const char *kSupport = R"(namespace kb_rewrite {
 namespace detail {
@@ -358,16 +377,100 @@ inline unsigned blocks(long long n) {
 } // namespace kb_rewrite
 )";
 
+/// The stage kernels' helpers (CxxStages.cpp).
+const char *kStageSupport = R"(namespace kb_rewrite {
+namespace detail {
+
+// Combines of the stage kernels: sums, and maxima and minima where a NaN
+// wins whatever the order (ATen's amax, amin and max pooling).
+struct Add {
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct MaxNan {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return (b > a || b != b) ? b : a;
+  }
+};
+struct MinNan {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return (b < a || b != b) ? b : a;
+  }
+};
+
+template <class T, class Op>
+__device__ __forceinline__ T warpReduce(T v, Op op) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Every thread of a block of whole warps gets the block's value; `sh`
+// holds one value per warp (32).
+template <class T, class Op>
+__device__ __forceinline__ T blockReduce(T v, Op op, T* sh) {
+  v = warpReduce(v, op);
+  __syncthreads(); // a previous call may still read sh
+  if ((threadIdx.x & 31) == 0)
+    sh[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = sh[0];
+  for (unsigned w = 1; w < blockDim.x / 32; ++w)
+    v = op(v, sh[w]);
+  return v;
+}
+
+// A 2-d pooling window from ATen's int[] operands: one value for both dims
+// or one per dim; an empty stride is the kernel size, an empty padding 0
+// and an empty dilation 1. False for what ATen refuses (it then reports).
+struct Window {
+  int kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  bool countPad = true;
+  long long divisor = 0;
+  static bool pick(at::IntArrayRef v, size_t i, int dflt, int& out) {
+    if (v.empty()) {
+      out = dflt;
+      return true;
+    }
+    if (v.size() > 2 || v[v.size() == 1 ? 0 : i] > (1 << 30) ||
+        v[v.size() == 1 ? 0 : i] < -(1 << 30))
+      return false;
+    out = (int)v[v.size() == 1 ? 0 : i];
+    return true;
+  }
+  bool set(at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
+           at::IntArrayRef d) {
+    if (k.empty() || !pick(k, 0, 1, kh) || !pick(k, 1, 1, kw) ||
+        !pick(s, 0, kh, sh) || !pick(s, 1, kw, sw) || !pick(p, 0, 0, ph) ||
+        !pick(p, 1, 0, pw) || !pick(d, 0, 1, dh) || !pick(d, 1, 1, dw))
+      return false;
+    return kh > 0 && kw > 0 && sh > 0 && sw > 0 && dh > 0 && dw > 0 &&
+           ph >= 0 && pw >= 0 && kh / 2 >= ph && kw / 2 >= pw;
+  }
+};
+
+// ATen's pooling_output_shape: floor (or ceil) division, and a last
+// window that would start in the right padding dropped.
+inline long long poolOut(long long in, long long k, long long pad,
+                         long long stride, long long dil, bool ceil) {
+  const long long num =
+      in + 2 * pad - dil * (k - 1) - 1 + (ceil ? stride - 1 : 0);
+  long long out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil && (out - 1) * stride >= in + pad)
+    --out;
+  return out;
+}
+
+} // namespace detail
+} // namespace kb_rewrite
+)";
+
 } // namespace
 
-StringRef cxxKernelSupport() { return kSupport; }
-
-llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
-                                            StringRef fnName, StringRef where) {
-  const std::string name = fnName.str();
-  // The chain per element, called by the scalar and the float4 kernel.
+llvm::Expected<std::string> elementOps(const CxxRewritePlan &p, size_t begin,
+                                       size_t end) {
   std::string body;
-  for (size_t k = 0; k < p.ops.size(); ++k) {
+  for (size_t k = begin; k < end; ++k) {
     auto e = deviceExpr(p, p.ops[k], k,
                         valueName((int)k - p.ops[k].selfBack, "t", "x"));
     if (!e)
@@ -375,14 +478,25 @@ llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
     body += "  const float t" + std::to_string(k) + " = " + *e +
             "; // aten::" + p.ops[k].op + "\n";
   }
-  std::string kparams, kargs, eparams = "float x";
+  return body;
+}
+
+ChainParts chainParts(const CxxRewritePlan &p) {
+  ChainParts c;
+  std::string &postParams = c.postParams, &postArgs = c.postArgs;
+  std::string &kparams = c.kparams, &kargs = c.kargs, &eparams = c.eparams;
+  eparams = "float x";
   // Per operand: its element-function argument in the scalar kernel, in
   // lane L of the float4 kernel, and the float4 kernel's loads.
-  std::string scalarArgs, loads4, vecGuards;
-  std::vector<std::string> laneArgs(4);
+  std::string &scalarArgs = c.scalarArgs, &loads4 = c.loads4,
+              &vecGuards = c.vecGuards;
+  std::vector<std::string> &laneArgs = c.laneArgs;
+  laneArgs.resize(4);
+  std::string &guards = c.guards, &tensors = c.tensors,
+              &moduleGuards = c.moduleGuards, &derived = c.derived;
+  tensors = "&in";
+  bool &perChannel = c.perChannel;
   const char *lanes[] = {"x", "y", "z", "w"};
-  std::string guards, tensors = "&in", moduleGuards, derived;
-  bool perChannel = false;
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const CxxPlanOp &op = p.ops[k];
     if (op.module < 0)
@@ -450,9 +564,11 @@ llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
                p.operands[i].kind == CxxOperand::ModuleOption) {
       kparams += ", float s" + I;
       kargs += ", s" + I + ".to<float>()";
+      postParams += ", float s" + I;
+      postArgs += ", s" + I;
     }
   }
-  std::string chLine, chLine4;
+  std::string &chLine = c.chLine, &chLine4 = c.chLine4;
   if (perChannel) {
     kparams += ", long long inner, long long channels";
     kargs += ", inner, in.size(1)";
@@ -462,7 +578,32 @@ llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
               "q, inner, channels);\n";
     vecGuards += " && inner % 4 == 0";
   }
-  std::string sig = "at::Tensor " + name + "(" + params(p) + ")";
+  c.sig = "(" + params(p) + ")";
+  return c;
+}
+
+namespace {
+
+/// A pointwise chain: one kernel over the input's elements, in a scalar and
+/// a float4 form.
+llvm::Expected<CxxFunction> emitPointwise(const CxxRewritePlan &p,
+                                          const std::string &name,
+                                          StringRef where) {
+  // The chain per element, called by the scalar and the float4 kernel.
+  auto body = elementOps(p, 0, p.ops.size());
+  if (!body)
+    return body.takeError();
+  const ChainParts c = chainParts(p);
+  const std::string &kparams = c.kparams, &kargs = c.kargs,
+                    &eparams = c.eparams, &scalarArgs = c.scalarArgs,
+                    &loads4 = c.loads4, &vecGuards = c.vecGuards,
+                    &guards = c.guards, &tensors = c.tensors,
+                    &moduleGuards = c.moduleGuards, &derived = c.derived,
+                    &chLine = c.chLine, &chLine4 = c.chLine4;
+  const std::vector<std::string> &laneArgs = c.laneArgs;
+  const bool perChannel = c.perChannel;
+  const char *lanes[] = {"x", "y", "z", "w"};
+  std::string sig = "at::Tensor " + name + c.sig;
   CxxFunction fn;
   fn.decl = "/// " + where.str() + "\n" + sig + ";\n";
   std::string &defs = fn.def;
@@ -470,7 +611,7 @@ llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
   defs += "// In and out may be the same tensor (in-place chains): no "
           "__restrict__.\n";
   defs += "static __device__ __forceinline__ float " + name + "_element(" +
-          eparams + ") {\n" + body + "  return t" +
+          eparams + ") {\n" + *body + "  return t" +
           std::to_string(p.ops.size() - 1) + ";\n}\n\n";
   defs += "__global__ void __launch_bounds__(256)\n" + name +
           "_kernel(const float* in, float* out, long long n" + kparams +
@@ -520,6 +661,25 @@ llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
           "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n"
           "  ++kb_rewrite::testing::fusedLaunches();\n  return out;\n}\n\n";
   return fn;
+}
+
+} // namespace
+
+} // namespace kb::codegen::cxx
+
+namespace kb::codegen {
+
+StringRef cxxKernelSupport() {
+  static const std::string text =
+      std::string(cxx::kSupport) + "\n" + cxx::kStageSupport;
+  return text;
+}
+
+llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
+                                            StringRef name, StringRef where) {
+  if (p.stage >= 0)
+    return cxx::emitStageFunction(p, name.str(), where);
+  return cxx::emitPointwise(p, name.str(), where);
 }
 
 } // namespace kb::codegen

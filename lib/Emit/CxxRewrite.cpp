@@ -59,7 +59,10 @@ std::string signatureOf(const CxxRewritePlan &p) {
       key += idx < 0 ? std::string("-")
              : p.operands[idx].kind == CxxOperand::Value
                  ? "@" + std::to_string(p.operands[idx].back)
-             : p.operands[idx].kind == CxxOperand::String
+             : p.operands[idx].kind == CxxOperand::String ||
+                     p.operands[idx].kind == CxxOperand::Int ||
+                     p.operands[idx].kind == CxxOperand::Bool ||
+                     p.operands[idx].kind == CxxOperand::IntList
                  ? p.operands[idx].text
                  : std::to_string(idx) +
                        (p.operands[idx].kind == CxxOperand::Tensor ? "t" : "s");

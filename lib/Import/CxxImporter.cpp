@@ -149,6 +149,20 @@ private:
     int64_t i;
     if (!t.getAsInteger(10, i))
       return constant(l, b.getI64Type(), b.getI64IntegerAttr(i));
+    // `{2, 3}` (an int[] literal of a stage op) or the schema's `[]`: a
+    // list of int constants, as TorchScript's prim::ListConstruct gives.
+    if ((t.starts_with("{") && t.ends_with("}")) ||
+        (t.starts_with("[") && t.ends_with("]"))) {
+      SmallVector<llvm::StringRef> parts;
+      t.drop_front().drop_back().split(parts, ',', -1, false);
+      SmallVector<Value> elems;
+      for (llvm::StringRef part : parts) {
+        if (part.trim().getAsInteger(10, i))
+          return constant(l, NoneType::get(&ctx), b.getUnitAttr());
+        elems.push_back(constant(l, b.getI64Type(), b.getI64IntegerAttr(i)));
+      }
+      return ListOp::create(b, l, ListType::get(&ctx, b.getI64Type()), elems);
+    }
     if (auto d = literal(t))
       return constant(l, b.getF64Type(), b.getF64FloatAttr(*d));
     return constant(l, NoneType::get(&ctx), b.getUnitAttr());

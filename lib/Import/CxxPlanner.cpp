@@ -148,6 +148,97 @@ public:
     return std::nullopt;
   }
 
+  /// `{2, 3}` or `{-1}` where an int[] is taken: the braced list of
+  /// integer literals as written; none for anything else.
+  std::optional<std::string> intList(const Expr *e) const {
+    const Expr *core = operandCore(e);
+    if (const auto *il = dyn_cast<CXXStdInitializerListExpr>(core))
+      core = il->getSubExpr()->IgnoreImplicit();
+    if (const auto *m = dyn_cast<MaterializeTemporaryExpr>(core))
+      core = m->getSubExpr()->IgnoreImplicit();
+    const auto *init = dyn_cast<InitListExpr>(core);
+    if (!init)
+      return std::nullopt;
+    std::string text = "{";
+    for (const Expr *x : init->inits()) {
+      auto v = intLiteral(x);
+      if (!v)
+        return std::nullopt;
+      text += (text.size() > 1 ? ", " : "") + std::to_string(*v);
+    }
+    return text + "}";
+  }
+
+  /// An integer literal, possibly negated.
+  static std::optional<int64_t> intLiteral(const Expr *e) {
+    e = operandCore(e);
+    bool neg = false;
+    if (const auto *u = dyn_cast<UnaryOperator>(e);
+        u && u->getOpcode() == UO_Minus) {
+      neg = true;
+      e = operandCore(u->getSubExpr());
+    }
+    const auto *lit = dyn_cast<IntegerLiteral>(e);
+    if (!lit)
+      return std::nullopt;
+    int64_t v = (int64_t)lit->getValue().getLimitedValue(INT64_MAX);
+    return neg ? -v : v;
+  }
+
+  /// A stage op's int, bool and int[] operands take their C++ types
+  /// (int64_t, bool, at::IntArrayRef), and must be literals: the kernel's
+  /// test runs them with the values the source gives.
+  static std::optional<std::string>
+  typeStageOperands(const OpInfo &row, const CxxPlanOp &op, CxxRewritePlan &p) {
+    for (size_t k = 0; k < op.args.size(); ++k) {
+      if (op.args[k] < 0)
+        continue;
+      const ArgSpec &spec = row.args[k + 1];
+      CxxOperand &o = p.operands[op.args[k]];
+      if (spec.type == ArgType::Tensor)
+        return "'" + op.op + "' takes a tensor operand ('" + o.text + "')";
+      StringRef text = StringRef(o.text).trim();
+      int64_t v;
+      bool isInt = !text.getAsInteger(10, v);
+      if (spec.type == ArgType::Bool && (text == "true" || text == "false"))
+        o.kind = CxxOperand::Bool;
+      else if (spec.type == ArgType::Int && isInt)
+        o.kind = CxxOperand::Int;
+      else if (spec.type == ArgType::IntList &&
+               (isInt || o.kind == CxxOperand::IntList))
+        o.kind = CxxOperand::IntList;
+      else
+        return "operand '" + o.text + "' (" + spec.name + ") of '" + op.op +
+               "' is not a literal of its type";
+    }
+    return std::nullopt;
+  }
+
+  /// What a chain through a stage may hold: no in-place ops (the stage's
+  /// result has another shape), and after the stage only ops on its value
+  /// and numbers (nothing of the input's shape is left to broadcast).
+  static std::optional<std::string> checkStage(const CxxRewritePlan &p,
+                                               bool inPlace) {
+    if (p.stage < 0)
+      return std::nullopt;
+    const std::string &stageOp = p.ops[p.stage].op;
+    if (inPlace)
+      return "in-place ops and '" + stageOp + "' (another shape)";
+    for (size_t k = p.stage + 1; k < p.ops.size(); ++k) {
+      const CxxPlanOp &op = p.ops[k];
+      if (op.module >= 0)
+        return "a module call after '" + stageOp + "'";
+      if (op.selfBack != 1)
+        return "'" + op.op + "' reads a value from before '" + stageOp + "'";
+      for (int idx : op.args)
+        if (idx >= 0 && (p.operands[idx].kind == CxxOperand::Tensor ||
+                         p.operands[idx].kind == CxxOperand::Value))
+          return "'" + op.op + "' after '" + stageOp +
+                 "' takes a tensor (only numbers there)";
+    }
+    return std::nullopt;
+  }
+
   /// The declarations (locals, members) `s` names.
   static void namedDecls(const Stmt *s, std::set<const Decl *> &out) {
     if (!s)
@@ -375,11 +466,15 @@ public:
           return fail(*err);
         continue;
       }
-      if (!row ||
-          (row->kind != OpKind::Elementwise && row->kind != OpKind::Broadcast))
+      bool isStage = row && cxxStageOf(*row) != CxxStage::None;
+      if (!row || (row->kind != OpKind::Elementwise &&
+                   row->kind != OpKind::Broadcast && !isStage))
         return fail("'" + op +
-                    "' is not pointwise: only pointwise C++ chains "
-                    "are rewritten so far");
+                    "' is not pointwise, nor a reduction, softmax or 2-d "
+                    "pooling the C++ kernels take");
+      if (isStage && p.stage >= 0)
+        return fail("'" + op + "' is a second reduction or pooling after '" +
+                    p.ops[p.stage].op + "': one per chain");
       if (inPlace && !r.step.inPlace)
         return fail(
             "it mixes in-place ops on a variable with out-of-place ops");
@@ -464,19 +559,25 @@ public:
           continue;
         }
         CxxOperand o;
+        std::optional<std::string> list = isStage ? intList(e) : std::nullopt;
         if (isTensorType(e->getType()) || isTensorType(core->getType()))
           o.kind = CxxOperand::Tensor;
         else if (isa<StringLiteral>(core))
           o.kind = CxxOperand::String;
         else if (core->getType()->isArithmeticType())
           o.kind = CxxOperand::Scalar;
+        else if (list)
+          o.kind = CxxOperand::IntList;
         else
           return fail("operand '" + source(e->getSourceRange()) + "' of '" +
-                      op + "' is not a tensor, a number or a string literal");
-        if (!movableOperand(e))
+                      op + "' is not a tensor, a number or a string literal" +
+                      (isStage ? " (dims and window sizes must be integer "
+                                 "literals or braced lists of them)"
+                               : ""));
+        if (!list && !movableOperand(e))
           return fail("operand '" + source(e->getSourceRange()) +
                       "' may have side effects: it is not moved");
-        o.text = source(core->getSourceRange());
+        o.text = list ? *list : source(core->getSourceRange());
         kinds.push_back(o.kind);
         indices.push_back((int)p.operands.size());
         p.operands.push_back(std::move(o));
@@ -507,13 +608,21 @@ public:
             ok = spec.type == ArgType::Str;
             break;
           case CxxOperand::Scalar:
+            // One int where int[] is taken: at::IntArrayRef of one element
+            // (a pool's kernel_size 2 is {2, 2}).
             ok = spec.type == ArgType::Scalar || spec.type == ArgType::Int ||
-                 spec.type == ArgType::Float || spec.type == ArgType::Bool;
+                 spec.type == ArgType::Float || spec.type == ArgType::Bool ||
+                 (isStage && spec.type == ArgType::IntList);
+            break;
+          case CxxOperand::IntList:
+            ok = spec.type == ArgType::IntList;
             break;
           case CxxOperand::Value:  // pushed as Tensor above
           case CxxOperand::Module: // only module calls have these
           case CxxOperand::ModuleOption:
           case CxxOperand::ModuleTensor:
+          case CxxOperand::Int: // typed below, once a row is chosen
+          case CxxOperand::Bool:
             ok = false;
             break;
           }
@@ -538,6 +647,15 @@ public:
                                : it != named.end()    ? it->second.second
                                                       : -1);
       }
+      if (isStage) {
+        p.stage = (int)p.ops.size();
+        p.stageKind = cxxStageOf(*chosen);
+        if (p.stageKind == CxxStage::None)
+          return fail("'" + op + "." + chosen->overload.str() +
+                      "' is not a reduction the C++ kernels take");
+        if (auto err = typeStageOperands(*chosen, planned, p))
+          return fail(*err);
+      }
       // The fallback calls the ATen op positionally: an operand left out
       // before one that is given takes the schema's default there.
       for (size_t k = 0; k + 1 < planned.args.size(); ++k)
@@ -549,6 +667,8 @@ public:
                       "' has no default to pass before the options given");
       p.ops.push_back(std::move(planned));
     }
+    if (auto err = checkStage(p, inPlace))
+      return fail(*err);
     p.writesInput = inPlace;
     if (a.anchorExpr)
       p.input = source(a.anchorExpr->getSourceRange());

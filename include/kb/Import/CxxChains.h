@@ -31,6 +31,8 @@ class FunctionDecl;
 
 namespace kb {
 
+struct OpInfo;
+
 struct CxxOpSite {
   std::string op;       // aten name ("relu", "add", "conv2d")
   bool inPlace = false; // relu_, +=
@@ -49,6 +51,10 @@ struct CxxOperand {
   /// Value: the chain's own value read a second time (`x * torch::sigmoid(x)`):
   /// the result of the op `back` places before the one it feeds, or the
   /// chain's input when there is none.
+  /// Int, Bool, IntList: an integer literal, a bool literal or a braced list
+  /// of integer literals where a stage op's schema takes int, bool or int[]
+  /// (softmax's dim, mean's dims and keepdim, a pool's kernel_size); the
+  /// fused function takes them as int64_t, bool and at::IntArrayRef.
   enum Kind {
     Tensor,
     Scalar,
@@ -56,7 +62,10 @@ struct CxxOperand {
     Module,
     ModuleOption,
     ModuleTensor,
-    Value
+    Value,
+    Int,
+    Bool,
+    IntList
   };
   Kind kind = Tensor;
   std::string text; // its source ("bias", "this->scale", "0.5", "\"tanh\"")
@@ -86,6 +95,25 @@ struct CxxPlanOp {
   bool inplaceOpt = false; // the module has an `inplace` option
 };
 
+/// What a chain's one shape-changing op computes: a reduction over dims, a
+/// softmax over a dim, or a 2-d pooling (docs/cxx.md, "Reductions,
+/// softmax and pooling").
+enum class CxxStage {
+  None,
+  Sum,
+  Mean,
+  Amax,
+  Amin,
+  Softmax,
+  LogSoftmax,
+  MaxPool2d,
+  AvgPool2d,
+  AdaptiveAvgPool2d
+};
+/// The stage an op-table row computes in a C++ chain, None for the rows a
+/// C++ chain cannot take as its stage (every pointwise row among them).
+CxxStage cxxStageOf(const OpInfo &row);
+
 /// How a chain is replaced by one call; `whyNot` says why it is not.
 struct CxxRewritePlan {
   std::string whyNot;
@@ -99,6 +127,11 @@ struct CxxRewritePlan {
   bool writesInput = false; // in-place ops on a variable: the call writes it
   std::vector<CxxOperand> operands;
   std::vector<CxxPlanOp> ops;
+  /// The op of `ops` that is a stage (cxxStageOf), -1 for a pointwise
+  /// chain: the ops before it run per element of its input, the ops after
+  /// it (scalar operands only) per element of its result.
+  int stage = -1;
+  CxxStage stageKind = CxxStage::None;
 };
 
 struct CxxChain {
