@@ -65,6 +65,11 @@ def main():
             torch.randn(8192, 1024, device=d), torch.randn(1024, 4096, device=d) * 0.03),
         "conv_swish": lambda d, dt=torch.float32: (
             torch.randn(64, 128, 64, 64, device=d), torch.randn(128, 128, 3, 3, device=d) * 0.05),
+        # Chains through a pooling and a softmax (issue 27).
+        "conv_pool": lambda d, dt=torch.float32: (
+            torch.randn(64, 128, 64, 64, device=d), torch.randn(128, 128, 3, 3, device=d) * 0.05),
+        "classifier": lambda d, dt=torch.float32: (
+            torch.randn(8192, 1024, device=d), torch.randn(1024, 1000, device=d) * 0.03),
     }
     ok, rows = True, []
     for name, make in cases.items():

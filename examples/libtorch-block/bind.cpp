@@ -54,6 +54,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("mlp_head", &mlp_head);
   m.def("scaled_relu", &scaled_relu);
   m.def("conv_swish", &conv_swish);
+  m.def("conv_pool", &conv_pool);
+  m.def("classifier", &classifier);
   m.def("make_block", &make_block);
   m.def("block_forward", &block_forward);
   m.def("block_running_mean", &block_running_mean);

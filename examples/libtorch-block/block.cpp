@@ -41,6 +41,21 @@ torch::Tensor conv_swish(const torch::Tensor &x, const torch::Tensor &w) {
   return y;
 }
 
+// conv -> relu -> 2x2 max pool (a VGG stage): the pooling reads the relu's
+// values in the fused kernel, so the full-size activation is never stored.
+torch::Tensor conv_pool(const torch::Tensor &x, const torch::Tensor &w) {
+  auto y = torch::conv2d(x, w, {}, 1, 1);
+  y = torch::relu(y);
+  y = torch::max_pool2d(y, 2);
+  return y;
+}
+
+// A classifier head: matmul -> tanh-GELU -> * 0.5 -> softmax over classes.
+torch::Tensor classifier(const torch::Tensor &x, const torch::Tensor &w) {
+  auto h = torch::matmul(x, w);
+  return torch::softmax(torch::gelu(h, "tanh") * 0.5, 1);
+}
+
 ConvBnReluImpl::ConvBnReluImpl(int64_t channels)
     : conv(torch::nn::Conv2dOptions(channels, channels, 3)
                .padding(1)

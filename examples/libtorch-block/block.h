@@ -7,6 +7,8 @@ torch::Tensor mlp_head(const torch::Tensor &x, const torch::Tensor &w,
                        const torch::Tensor &b);
 torch::Tensor scaled_relu(const torch::Tensor &x, const torch::Tensor &w);
 torch::Tensor conv_swish(const torch::Tensor &x, const torch::Tensor &w);
+torch::Tensor conv_pool(const torch::Tensor &x, const torch::Tensor &w);
+torch::Tensor classifier(const torch::Tensor &x, const torch::Tensor &w);
 
 // conv -> batch norm -> relu as modules (a ResNet stem): the rewrite passes
 // the modules to the fused call, which reads the running statistics in

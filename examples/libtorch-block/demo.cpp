@@ -17,6 +17,9 @@ int main() {
   std::printf("conv_block %.6f\n", conv_block(x, w, bias).sum().item<double>());
   std::printf("mlp_head %.6f\n", mlp_head(a, wm, b).sum().item<double>());
   std::printf("scaled_relu %.6f\n", scaled_relu(a, wm).sum().item<double>());
+  std::printf("conv_pool %.6f\n", conv_pool(x, w).sum().item<double>());
+  std::printf("classifier %.6f\n",
+              classifier(a, wm).max(1).values.sum().item<double>());
   ConvBnRelu block(32);
   block->to(torch::kCUDA);
   block->eval();
