@@ -377,8 +377,22 @@ inline unsigned blocks(long long n) {
 } // namespace kb_rewrite
 )";
 
-/// The stage kernels' helpers (CxxStages.cpp).
+/// The stage kernels' helpers (CxxStages.cpp), and the approximate forms
+/// of --fast-math: the prelude's KB_FAST_MATH variants of sigmoid, silu,
+/// mish and softmax's division (Prelude.cpp has why each is so), under
+/// their own names since one kb_kernels.cu may hold exact functions too.
 const char *kStageSupport = R"(namespace kb_rewrite {
+namespace fast {
+__device__ __forceinline__ float sigmoid(float x) { return __fdividef(1.f, 1.f + __expf(-x)); }
+__device__ __forceinline__ float silu(float x) { return __fdividef(x, 1.f + __expf(-x)); }
+__device__ __forceinline__ float mish(float x) {
+  if (x > 20.f) return x;
+  const float e = __expf(x), n = e * (e + 2.f);
+  return x * __fdividef(n, n + 2.f);
+}
+__device__ __forceinline__ float softmax_div(float a, float s) { return __fdividef(a, s); }
+} // namespace fast
+
 namespace detail {
 
 // Combines of the stage kernels: sums, and maxima and minima where a NaN
@@ -468,13 +482,27 @@ inline long long poolOut(long long in, long long k, long long pad,
 } // namespace
 
 llvm::Expected<std::string> elementOps(const CxxRewritePlan &p, size_t begin,
-                                       size_t end) {
+                                       size_t end, bool fast,
+                                       bool &approximate) {
   std::string body;
   for (size_t k = begin; k < end; ++k) {
     auto e = deviceExpr(p, p.ops[k], k,
                         valueName((int)k - p.ops[k].selfBack, "t", "x"));
     if (!e)
       return e.takeError();
+    // The prelude's exact helpers have approximate twins in
+    // kb_rewrite::fast (cxxKernelSupport), so exact and --fast-math
+    // functions can share one kb_kernels.cu.
+    if (fast)
+      for (const char *helper : {"sigmoid(", "silu(", "mish("}) {
+        std::string from = std::string("kb::") + helper;
+        for (size_t at = e->find(from); at != std::string::npos;
+             at = e->find(from, at)) {
+          e->replace(at, from.size(),
+                     "kb_rewrite::fast::" + std::string(helper));
+          approximate = true;
+        }
+      }
     body += "  const float t" + std::to_string(k) + " = " + *e +
             "; // aten::" + p.ops[k].op + "\n";
   }
@@ -588,9 +616,10 @@ namespace {
 /// a float4 form.
 llvm::Expected<CxxFunction> emitPointwise(const CxxRewritePlan &p,
                                           const std::string &name,
-                                          StringRef where) {
+                                          StringRef where, bool fast) {
   // The chain per element, called by the scalar and the float4 kernel.
-  auto body = elementOps(p, 0, p.ops.size());
+  bool approximate = false;
+  auto body = elementOps(p, 0, p.ops.size(), fast, approximate);
   if (!body)
     return body.takeError();
   const ChainParts c = chainParts(p);
@@ -605,6 +634,7 @@ llvm::Expected<CxxFunction> emitPointwise(const CxxRewritePlan &p,
   const char *lanes[] = {"x", "y", "z", "w"};
   std::string sig = "at::Tensor " + name + c.sig;
   CxxFunction fn;
+  fn.approximate = approximate;
   fn.decl = "/// " + where.str() + "\n" + sig + ";\n";
   std::string &defs = fn.def;
   defs += "// " + where.str() + "\n";
@@ -676,10 +706,11 @@ StringRef cxxKernelSupport() {
 }
 
 llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
-                                            StringRef name, StringRef where) {
+                                            StringRef name, StringRef where,
+                                            bool fastMath) {
   if (p.stage >= 0)
-    return cxx::emitStageFunction(p, name.str(), where);
-  return cxx::emitPointwise(p, name.str(), where);
+    return cxx::emitStageFunction(p, name.str(), where, fastMath);
+  return cxx::emitPointwise(p, name.str(), where, fastMath);
 }
 
 } // namespace kb::codegen

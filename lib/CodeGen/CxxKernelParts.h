@@ -24,9 +24,11 @@ bool isTensor(const CxxOperand &o);
 /// the fallback), or the chain's input `in` when j < 0.
 std::string valueName(int j, llvm::StringRef prefix, llvm::StringRef in);
 /// Ops [begin, end) of the chain as `const float tK = ...;` lines over the
-/// element function's parameters.
+/// element function's parameters; with `fast`, approximate helpers where
+/// --fast-math has them (setting `approximate` when one is called).
 llvm::Expected<std::string> elementOps(const CxxRewritePlan &p, size_t begin,
-                                       size_t end);
+                                       size_t end, bool fast,
+                                       bool &approximate);
 /// The chain through ATen, exactly as written: the guards' fallback.
 std::string referenceBody(const CxxRewritePlan &p);
 
@@ -62,7 +64,7 @@ ChainParts chainParts(const CxxRewritePlan &p);
 /// The fused function of a chain through a stage (plan.stage >= 0).
 llvm::Expected<CxxFunction> emitStageFunction(const CxxRewritePlan &p,
                                               const std::string &name,
-                                              llvm::StringRef where);
+                                              llvm::StringRef where, bool fast);
 
 } // namespace kb::codegen::cxx
 

@@ -86,9 +86,14 @@ bool isSoftmax(CxxStage k) {
 }
 
 /// The softmax element of `v` from the row's max `m` and sum `s`, in
-/// ATen's forms (its epilogues: exp(x - max) / sum, x - max - log(sum)).
-std::string softmaxElement(CxxStage k) {
-  return k == CxxStage::LogSoftmax ? "v - m - logf(s)" : "expf(v - m) / s";
+/// ATen's forms (its epilogues: exp(x - max) / sum, x - max - log(sum));
+/// --fast-math divides approximately (the exp stays expf, as in the graph
+/// kernels).
+std::string softmaxElement(CxxStage k, bool fast) {
+  if (k == CxxStage::LogSoftmax)
+    return "v - m - logf(s)";
+  return fast ? "kb_rewrite::fast::softmax_div(expf(v - m), s)"
+              : "expf(v - m) / s";
 }
 
 /// The three kernels over rows of `len` elements `inner` apart: a warp per
@@ -99,7 +104,7 @@ struct RowKernelText {
   std::string warp, block, column;
 };
 
-std::string rowBody(CxxStage k, const std::string &name,
+std::string rowBody(CxxStage k, bool fast, const std::string &name,
                     const std::string &args, const std::string &post,
                     const std::string &first, const std::string &step,
                     const std::string &reduceAcc, const std::string &reduceMax,
@@ -121,7 +126,8 @@ std::string rowBody(CxxStage k, const std::string &name,
     s += loop("      s += expf(" + load(at) + " - m);\n");
     s += reduceSum;
     s += loop("      const float v = " + load(at) + ";\n      out[" + at +
-              "] = " + name + "_post(" + softmaxElement(k) + post + ");\n");
+              "] = " + name + "_post(" + softmaxElement(k, fast) + post +
+              ");\n");
     return s;
   }
   Reduction red = reductionOf(k);
@@ -133,7 +139,7 @@ std::string rowBody(CxxStage k, const std::string &name,
   return s;
 }
 
-RowKernelText rowKernels(CxxStage k, const std::string &name,
+RowKernelText rowKernels(CxxStage k, bool fast, const std::string &name,
                          const ChainParts &c) {
   const std::string args = parameterNames(c.kparams), post = c.postArgs;
   Reduction red = reductionOf(k);
@@ -156,7 +162,7 @@ RowKernelText rowKernels(CxxStage k, const std::string &name,
            "(threadIdx.x >> 5);\n  const int lane = threadIdx.x & 31;\n"
            "  if (row >= rows)\n    return;\n  {\n"
            "    const long long base = row * len;\n" +
-           rowBody(k, name, args, post, "lane", "32",
+           rowBody(k, fast, name, args, post, "lane", "32",
                    combine("acc", red.combine, false),
                    combine("m", "kb_rewrite::detail::MaxNan{}", false),
                    combine("s", "kb_rewrite::detail::Add{}", false),
@@ -170,7 +176,7 @@ RowKernelText rowKernels(CxxStage k, const std::string &name,
       " {\n" + shared +
       "  const long long row = blockIdx.x;\n  {\n"
       "    const long long base = row * len;\n" +
-      rowBody(k, name, args, post, "(long long)threadIdx.x",
+      rowBody(k, fast, name, args, post, "(long long)threadIdx.x",
               "(long long)blockDim.x", combine("acc", red.combine, true),
               combine("m", "kb_rewrite::detail::MaxNan{}", true),
               combine("s", "kb_rewrite::detail::Add{}", true),
@@ -187,7 +193,7 @@ RowKernelText rowKernels(CxxStage k, const std::string &name,
       "threadIdx.x; t < rows * span;\n       t += (long long)gridDim.x * "
       "blockDim.x) {\n    const long long o = t / span, j = t - o * "
       "span;\n    const long long base = o * len * span + j;\n" +
-      rowBody(k, name, args, post, "0", "1", "", "", "",
+      rowBody(k, fast, name, args, post, "0", "1", "", "", "",
               "    out[t] = ", "base + r * span") +
       "  }\n}\n\n";
   return t;
@@ -382,18 +388,20 @@ std::string poolGeometry(CxxStage k, const CxxRewritePlan &p) {
 
 llvm::Expected<CxxFunction> emitStageFunction(const CxxRewritePlan &p,
                                               const std::string &name,
-                                              StringRef where) {
+                                              StringRef where, bool fast) {
   const size_t s = p.stage;
-  auto pre = elementOps(p, 0, s);
+  bool approximate = fast && p.stageKind == CxxStage::Softmax;
+  auto pre = elementOps(p, 0, s, fast, approximate);
   if (!pre)
     return pre.takeError();
-  auto postOps = elementOps(p, s + 1, p.ops.size());
+  auto postOps = elementOps(p, s + 1, p.ops.size(), fast, approximate);
   if (!postOps)
     return postOps.takeError();
   const ChainParts c = chainParts(p);
   const CxxStage k = p.stageKind;
   std::string sig = "at::Tensor " + name + c.sig;
   CxxFunction fn;
+  fn.approximate = approximate;
   fn.decl = "/// " + where.str() + "\n" + sig + ";\n";
   std::string &d = fn.def;
   d += "// " + where.str() + "\n";
@@ -420,7 +428,7 @@ llvm::Expected<CxxFunction> emitStageFunction(const CxxRewritePlan &p,
   if (!pooled || k == CxxStage::AdaptiveAvgPool2d) {
     // An adaptive pooling to 1x1 is ATen's mean over the planes.
     RowKernelText rows = rowKernels(
-        k == CxxStage::AdaptiveAvgPool2d ? CxxStage::Mean : k, name, c);
+        k == CxxStage::AdaptiveAvgPool2d ? CxxStage::Mean : k, fast, name, c);
     d += rows.warp + rows.block + rows.column;
   }
   if (isSoftmax(k)) {

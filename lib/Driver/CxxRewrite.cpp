@@ -115,7 +115,7 @@ verifyAndDrop(const CxxRewriteOptions &opts, VerifyMode verify,
     rejected = true;
   }
   if (rejected) {
-    out = rewriteCxx(analysis, layout.includeFor);
+    out = rewriteCxx(analysis, layout.includeFor, opts.fastMath);
     if (!out)
       return failure(FailureKind::Input, toString(out.takeError()));
   }
@@ -270,7 +270,7 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
   if (!analysis)
     return withKind(analysis.takeError(), FailureKind::Input);
   Layout layout = layoutFor(opts, *analysis);
-  auto out = rewriteCxx(*analysis, layout.includeFor);
+  auto out = rewriteCxx(*analysis, layout.includeFor, opts.fastMath);
   if (!out)
     return failure(FailureKind::Input, toString(out.takeError()));
 
@@ -306,7 +306,7 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
           dropped = true;
         }
       if (dropped) {
-        out = rewriteCxx(*analysis, layout.includeFor);
+        out = rewriteCxx(*analysis, layout.includeFor, opts.fastMath);
         if (!out)
           return failure(FailureKind::Input, toString(out.takeError()));
       }

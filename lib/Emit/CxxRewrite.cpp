@@ -72,8 +72,8 @@ std::string signatureOf(const CxxRewritePlan &p) {
 }
 } // namespace
 
-std::string cxxFusedName(const CxxRewritePlan &p) {
-  std::string key = signatureOf(p);
+std::string cxxFusedName(const CxxRewritePlan &p, bool approximate) {
+  std::string key = signatureOf(p) + (approximate ? ";fast-math" : "");
   char buf[32];
   std::snprintf(buf, sizeof buf, "kb_fused_%08llx",
                 (unsigned long long)(llvm::xxh3_64bits(key) & 0xffffffffULL));
@@ -82,7 +82,8 @@ std::string cxxFusedName(const CxxRewritePlan &p) {
 
 llvm::Expected<CxxRewriteOutput>
 rewriteCxx(const CxxAnalysis &analysis,
-           const std::map<std::string, std::string> &includeFor) {
+           const std::map<std::string, std::string> &includeFor,
+           bool fastMath) {
   CxxRewriteOutput out;
   std::map<std::string, clang::tooling::Replacements> reps;
   std::map<std::string, unsigned> firstEdit;
@@ -95,11 +96,20 @@ rewriteCxx(const CxxAnalysis &analysis,
       out.functions.push_back("");
       continue;
     }
-    std::string name = cxxFusedName(p);
+    // Under --fast-math a chain with an approximate helper is another
+    // function than its exact form (name, lock); one without stays exact.
+    bool approximate = false;
+    if (fastMath) {
+      auto probe = codegen::emitCxxFunction(p, "kb_probe", "", true);
+      if (!probe)
+        return probe.takeError();
+      approximate = probe->approximate;
+    }
+    std::string name = cxxFusedName(p, approximate);
     for (const CxxOperand &o : p.operands)
       usesModules |= o.kind == CxxOperand::Module;
     if (defined.insert(name).second) {
-      auto fn = codegen::emitCxxFunction(p, name, where(c));
+      auto fn = codegen::emitCxxFunction(p, name, where(c), approximate);
       if (!fn)
         return fn.takeError();
       decls += beginMark(name) + fn->decl + endMark(name) + "\n";
@@ -117,10 +127,10 @@ rewriteCxx(const CxxAnalysis &analysis,
       std::string chain; // the ops replaced (a partial plan: its last ones)
       for (const CxxPlanOp &o : p.ops)
         chain += (chain.empty() ? "" : " -> ") + o.op + (o.inPlace ? "_" : "");
-      out.lock[name] = {signatureOf(p), hash, chain,
-                        formatv("{0}:{1} in {2}",
-                                llvm::sys::path::filename(c.file),
-                                c.anchor.line, c.function)};
+      out.lock[name] = {
+          signatureOf(p) + (approximate ? ";fast-math" : ""), hash, chain,
+          formatv("{0}:{1} in {2}", llvm::sys::path::filename(c.file),
+                  c.anchor.line, c.function)};
     }
     std::string call = "kb_rewrite::" + name + "(" + p.input;
     for (const CxxOperand &o : p.operands)

@@ -11,6 +11,11 @@
 // RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t %t/kb_verify_harness.cpp
 // In the kb dialect the stage's int[] operands are lists, its defaults ATen's.
 // RUN: kb-rewrite analyze %s --emit=kb -- %torch_cxx_flags | FileCheck %s --check-prefix=IR
+// --fast-math: the chains with an approximate helper (sigmoid, softmax's
+// division) become other functions; the exact ones keep their names.
+// RUN: kb-rewrite rewrite %s -o %t.fast --fast-math -- %torch_cxx_flags > /dev/null
+// RUN: FileCheck %s --check-prefix=FAST --input-file %t.fast/kb_kernels.cu
+// RUN: cat %t/cxx-rewrite-stages.cpp %t.fast/cxx-rewrite-stages.cpp | FileCheck %s --check-prefix=SAME
 #include <torch/torch.h>
 
 // The three chains of the issue, as a libtorch user writes them.
@@ -186,3 +191,11 @@ torch::Tensor runtime_dim(const torch::Tensor &x, const torch::Tensor &w,
 // IR-NEXT: %[[DIMS:.*]] = kb.list(%[[D2]], %[[D3]]) : (i64, i64) -> !kb.list<i64>
 // IR-NEXT: %[[KEEP:.*]] = kb.constant {value = false} : i1
 // IR: kb.aten "mean"(%{{.*}}, %[[DIMS]], %[[KEEP]], %{{.*}}) {overload = "dim"}
+
+// FAST: out[base + r] = kb_fused_{{[0-9a-f]+}}_post(kb_rewrite::fast::softmax_div(expf(v - m), s), s0);
+// FAST: const float t0 = kb_rewrite::fast::sigmoid(x); // aten::sigmoid
+// SAME: auto m = kb_rewrite::kb_fused_[[M:[0-9a-f]+]](y);
+// SAME: return kb_rewrite::kb_fused_[[S:[0-9a-f]+]](h, 0.5);
+// SAME: auto m = kb_rewrite::kb_fused_[[M]](y);
+// SAME-NOT: kb_fused_[[S]](
+// SAME: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(h, 0.5);

@@ -656,6 +656,7 @@ int runRewriteCxx(const char *argv0) {
   opts.json = jsonOut;
   opts.verify = verifyMode;
   opts.kbVerify = findVerifier(argv0);
+  opts.fastMath = fastMath;
   if (Error err = kb::driver::rewriteCxxSources(opts, outs()))
     return fail(std::move(err), kb::driver::FailureKind::Internal);
   return Ok;
@@ -669,7 +670,6 @@ int runRewrite(const char *argv0) {
                     &noCudaGraphs,
                     &fuseBeforeTF32,
                     &numericsOpt,
-                    &fastMath,
                     &quiet,
                     &storeDir,
                     &noModel,

@@ -25,12 +25,19 @@ namespace kb::codegen {
 /// a comment line naming `where` the chain was found.
 struct CxxFunction {
   std::string decl, def;
+  /// Built with fastMath and calling an approximate helper: its name and
+  /// lock signature must say so (cxxFusedName's `approximate`).
+  bool approximate = false;
 };
 
-/// The function `name` for a rewrite plan (one with an empty whyNot).
+/// The function `name` for a rewrite plan (one with an empty whyNot). With
+/// `fastMath` (kb-rewrite rewrite --fast-math) sigmoid, silu, mish and
+/// softmax's division use the approximate forms the graph kernels use
+/// under the same option (docs/codegen.md, "Exact and fast math").
 llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &plan,
                                             llvm::StringRef name,
-                                            llvm::StringRef where);
+                                            llvm::StringRef where,
+                                            bool fastMath = false);
 
 /// The device and host helpers every fused function uses (namespace
 /// kb_rewrite::detail), once per kb_kernels.cu.

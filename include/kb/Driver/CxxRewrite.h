@@ -34,6 +34,8 @@ struct CxxRewriteOptions {
   bool json = false;         // print one JSON object instead of the log
   VerifyMode verify = VerifyMode::Auto;
   std::string kbVerify; // path of kb-verify ("" = not found)
+  /// --fast-math: approximate sigmoid, silu, mish and softmax division.
+  bool fastMath = false;
 };
 
 /// Rewrites `opts.inputs`, printing the log (or JSON) to `out`; failures are

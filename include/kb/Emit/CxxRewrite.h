@@ -61,13 +61,17 @@ unsigned keepEarlierKernels(CxxRewriteOutput &out, llvm::StringRef header,
 
 /// The name a plan's fused function gets: a hash of what it computes, so
 /// identical chains share one kernel and names are stable across edits.
-std::string cxxFusedName(const CxxRewritePlan &plan);
+/// `approximate`: built with --fast-math and calling an approximate
+/// helper (a function apart from the chain's exact one).
+std::string cxxFusedName(const CxxRewritePlan &plan, bool approximate = false);
 
 /// Builds the generated files and the rewritten sources. `includeFor` maps
 /// a source path to the #include spelling of kb_kernels.h from it.
+/// `fastMath`: kb-rewrite rewrite --fast-math (CxxKernel.h).
 llvm::Expected<CxxRewriteOutput>
 rewriteCxx(const CxxAnalysis &analysis,
-           const std::map<std::string, std::string> &includeFor);
+           const std::map<std::string, std::string> &includeFor,
+           bool fastMath = false);
 
 /// kb.lock.json for C++ rewrites: function -> signature, source hash, origin
 /// (the code generator), verdict and the toolchain that produced it.
