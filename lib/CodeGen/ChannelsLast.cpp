@@ -2,7 +2,7 @@
 
 #include "kb/CodeGen/ChannelsLast.h"
 
-#include "EmitterSupport.h"
+#include "RegionEmitter.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"

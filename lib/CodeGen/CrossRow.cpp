@@ -9,7 +9,7 @@
 // per-channel mean and rstd stored in the workspace, the running
 // statistics updated as ATen does), waits at a grid barrier, then runs the
 // final stage's row kernel, which evaluates the norm per element from x and
-// the stored statistics (EmitterSupport's affineNormAt), in the split
+// the stored statistics (RegionEmitter's affineNormAt), in the split
 // kernel's own expression, so every element rounds as it did in the norm's
 // kernel. Row kernels loop over their rows by gridDim, so the final stage
 // runs unchanged on the grid of resident blocks a cooperative launch needs.

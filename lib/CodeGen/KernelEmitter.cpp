@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kb/CodeGen/KernelEmitter.h"
-#include "EmitterSupport.h"
+#include "RegionEmitter.h"
 #include "kb/CodeGen/ChannelsLast.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/Transforms/OpUtils.h"

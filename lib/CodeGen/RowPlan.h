@@ -10,7 +10,7 @@
 #ifndef KB_LIB_CODEGEN_ROWPLAN_H
 #define KB_LIB_CODEGEN_ROWPLAN_H
 
-#include "EmitterSupport.h"
+#include "RegionEmitter.h"
 
 #include <functional>
 

@@ -9,7 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmitterSupport.h"
+#include "Stages.h"
+
+#include "kb/CodeGen/IndexMath.h"
+#include "kb/CodeGen/OpTemplate.h"
 
 #include "kb/Transforms/OpUtils.h"
 
@@ -434,16 +437,15 @@ std::string codegen::stepText(const StageInfo &s, const ReducePass &pass,
   return s.input2 ? replaceAll(step, "{y}", y) : step;
 }
 
-llvm::Expected<std::string> RegionEmitter::stepAt(const StageInfo &s,
-                                                  const ReducePass &pass,
-                                                  llvm::raw_ostream &os,
-                                                  llvm::StringRef indent) {
-  auto x = valueAt(s.input, "i", os, indent);
+llvm::Expected<std::string>
+codegen::stepAt(ElementSource &e, const StageInfo &s, const ReducePass &pass,
+                llvm::raw_ostream &os, llvm::StringRef indent) {
+  auto x = e.valueAt(s.input, "i", os, indent);
   if (!x)
     return x.takeError();
   std::string y;
   if (s.input2) {
-    auto v = valueAt(s.input2, "i", os, indent);
+    auto v = e.valueAt(s.input2, "i", os, indent);
     if (!v)
       return v.takeError();
     y = *v;
@@ -451,9 +453,10 @@ llvm::Expected<std::string> RegionEmitter::stepAt(const StageInfo &s,
   return stepText(s, pass, *x, y, "j");
 }
 
-llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
-                                           llvm::raw_ostream &os,
-                                           llvm::StringRef indent) {
+llvm::Error codegen::emitSerialStage(ElementSource &e, const StageInfo &s,
+                                     llvm::raw_ostream &os,
+                                     llvm::StringRef indent) {
+  const bool narrow = e.narrowIndices();
   std::string in2 = indent.str() + "  ";
   if (isReduceRecipe(s.recipe)) {
     SmallVector<int64_t> kept;
@@ -472,12 +475,12 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
       os << indent << "for (long long j = 0; j < " << count << "LL; ++j) {\n"
          << in2 << "const long long i = base + "
          << subspaceOffset(s.inShape, s.reduced, "j", narrow) << ";\n";
-      newScope();
-      auto x = stepAt(s, pass, os, in2);
+      e.newScope();
+      auto x = stepAt(e, s, pass, os, in2);
       if (!x)
         return x.takeError();
       os << in2 << *x << "\n" << indent << "}\n";
-      newScope();
+      e.newScope();
       if (!pass.after.empty())
         os << indent << pass.after << "\n";
     }
@@ -486,8 +489,8 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
     return llvm::Error::success();
   }
   if (!isPoolRecipe(s.recipe))
-    return unsupported("'" + displayName(s.op) +
-                       "' is generated only as the last stage of a region");
+    return e.unsupported("'" + displayName(s.op) +
+                         "' is generated only as the last stage of a region");
   int64_t k = s.spatial;
   ArrayRef<int64_t> inSp = ArrayRef<int64_t>(s.inShape).take_back(k);
   ArrayRef<int64_t> outSp = ArrayRef<int64_t>(s.outShape).take_back(k);
@@ -540,17 +543,17 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
   auto foldWindow = [&](llvm::function_ref<std::string(llvm::StringRef)> step)
       -> llvm::Error {
     os << ind << "const long long i = " << elementIndex() << ";\n";
-    newScope();
+    e.newScope();
     // Operands broadcast over the spatial dims (a convolution's per-channel
     // bias) are addressed from the plane, which the window loops do not
     // change, instead of dividing i for every element (seed 20261221 task
     // 1: a 2x2x2 max pool of (x + b)^2 spent 8 divisions an output).
-    seedCoordinates("i", s.inShape, windowCoordinates());
-    auto x = valueAt(s.input, "i", os, ind);
+    e.seedCoordinates("i", s.inShape, windowCoordinates());
+    auto x = e.valueAt(s.input, "i", os, ind);
     if (!x)
       return x.takeError();
     os << ind << step(*x) << "\n";
-    newScope();
+    e.newScope();
     for (int64_t d = 0; d < k; ++d) {
       ind.resize(ind.size() - 2);
       os << ind << "}\n";
@@ -704,11 +707,11 @@ llvm::Error RegionEmitter::emitSerialStage(const StageInfo &s,
   return llvm::Error::success();
 }
 
-llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
-                                          llvm::StringRef idx,
-                                          llvm::StringRef result,
-                                          llvm::raw_ostream &os,
-                                          llvm::StringRef indent) {
+llvm::Error codegen::emitBlockStage(ElementSource &e, const StageInfo &s,
+                                    llvm::StringRef idx, llvm::StringRef result,
+                                    llvm::raw_ostream &os,
+                                    llvm::StringRef indent) {
+  const bool narrow = e.narrowIndices();
   SmallVector<int64_t> kept;
   int64_t count = 1;
   for (int64_t d = 0; d < (int64_t)s.inShape.size(); ++d)
@@ -727,12 +730,12 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
        << "LL; j += blockDim.x) {\n"
        << in2 << "const long long i = base + "
        << subspaceOffset(s.inShape, s.reduced, "j", narrow) << ";\n";
-    newScope();
-    auto x = stepAt(s, pass, os, in2);
+    e.newScope();
+    auto x = stepAt(e, s, pass, os, in2);
     if (!x)
       return x.takeError();
     os << in2 << *x << "\n" << indent << "}\n";
-    newScope();
+    e.newScope();
     for (const Accumulator &a : pass.accs)
       os << indent << combineAcc(a, 0) << "\n";
     if (!pass.after.empty())
@@ -740,4 +743,14 @@ llvm::Error RegionEmitter::emitBlockStage(const StageInfo &s,
   }
   os << indent << result << " = " << p.result << ";\n";
   return llvm::Error::success();
+}
+
+bool codegen::isArgIndex(Value v) {
+  auto a = v.getDefiningOp<AtenOp>();
+  return a && a.getInfo() && isArgRecipe(a.getInfo()->cuda) &&
+         isI64Tensor(v.getType());
+}
+
+const char *codegen::valueCType(Value v) {
+  return isArgIndex(v) ? "long long" : "float";
 }

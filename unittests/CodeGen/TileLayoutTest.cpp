@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../lib/CodeGen/EmitterSupport.h"
+#include "kb/CodeGen/RowLayout.h"
 
 #include "gtest/gtest.h"
 
