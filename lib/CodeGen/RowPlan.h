@@ -391,6 +391,12 @@ int64_t splitItemRows(const RowPlan &p);
 int64_t splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
                     int64_t gather = 1);
 
+/// The index of element (r, c) of contiguous rows of `cols` elements.
+inline std::string rowMajor(llvm::StringRef r, llvm::StringRef c,
+                            int64_t cols) {
+  return "(" + r.str() + ") * " + std::to_string(cols) + "LL + " + c.str();
+}
+
 } // namespace kb::codegen
 
 #endif

@@ -754,3 +754,19 @@ bool codegen::isArgIndex(Value v) {
 const char *codegen::valueCType(Value v) {
   return isArgIndex(v) ? "long long" : "float";
 }
+
+/// Per dim, the window of a pooling from `in` to `out` whose every dim is
+/// a multiple of its output (adaptive pooling's windows are then equal;
+/// 1 where the dim is kept); none where one is not.
+std::optional<SmallVector<int64_t>>
+codegen::equalWindows(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
+  if (in.size() != out.size())
+    return std::nullopt;
+  SmallVector<int64_t> window;
+  for (auto [i, o] : llvm::zip_equal(in, out)) {
+    if (o < 1 || i % o)
+      return std::nullopt;
+    window.push_back(i / o);
+  }
+  return window;
+}

@@ -138,6 +138,12 @@ bool isArgIndex(mlir::Value v);
 /// The C++ element type of a region value: long long for an index.
 const char *valueCType(mlir::Value v);
 
+/// Per dim, the window of a pooling from `in` to `out` whose every dim is
+/// a multiple of its output (adaptive pooling's windows are then equal;
+/// 1 where the dim is kept); none where one is not.
+std::optional<llvm::SmallVector<int64_t>>
+equalWindows(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> out);
+
 /// What stage code needs of the region around it: the C++ computing a
 /// value at a linear index (its loads written to `os`), scopes of that
 /// memo, coordinates a loop already holds, and whether index math fits in
