@@ -22,6 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommandLine.h"
+
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Driver/Coverage.h"
 #include "kb/Driver/CxxRewrite.h"
@@ -54,10 +56,9 @@
 #include <chrono>
 
 using namespace llvm;
+using namespace kbtool;
 
 namespace {
-
-enum ExitCode { Ok = 0, UsageError = 1, InputError = 2, InternalError = 3 };
 
 cl::SubCommand analyzeCmd("analyze", "Report fusable regions of a graph or of "
                                      "libtorch C++ sources");
@@ -348,72 +349,9 @@ cl::opt<bool> noSimplify("no-simplify",
 cl::opt<bool> markdown("markdown", cl::desc("Markdown (docs/op-semantics.md)"),
                        cl::sub(opsCmd));
 
-int fail(ExitCode code, const Twine &msg) {
-  std::string text = msg.str();
-  // Errors from the parser already carry "file:line:col: error:".
-  if (StringRef(text).contains(": error:") ||
-      StringRef(text).starts_with("error:"))
-    errs() << text;
-  else
-    WithColor::error(errs(), "kb-rewrite") << text;
-  if (!StringRef(text).ends_with("\n"))
-    errs() << "\n";
-  return code;
-}
-
-/// Reports `err`; its kind (Failure.h) is the exit code.
-int fail(Error err, kb::driver::FailureKind fallback) {
-  auto [kind, msg] = kb::driver::takeFailure(std::move(err), fallback);
-  return fail(ExitCode(kind), msg);
-}
-
 /// What main cut off after `--`: a compiler's command line (C++ sources).
 std::vector<std::string> compilerFlags;
 bool haveCompilerFlags = false;
-
-/// The first of `opts` given on the command line, spelled as given.
-std::string firstGiven(ArrayRef<const cl::Option *> opts) {
-  for (const cl::Option *o : opts)
-    if (o->getNumOccurrences())
-      return (o->ArgStr.size() == 1 ? "-" : "--") + o->ArgStr.str();
-  return "";
-}
-
-/// Whether `inputs` are C++ sources (every one) rather than one graph; a
-/// usage error names what is wrong with a mix, several graphs, an option
-/// of the other frontend or flags after `--` with a graph.
-Expected<bool> pickFrontend(StringRef cmd, ArrayRef<std::string> inputs,
-                            ArrayRef<const cl::Option *> graphOnly,
-                            ArrayRef<const cl::Option *> cxxOnly) {
-  using kb::driver::FailureKind;
-  auto usage = [&](const Twine &msg) {
-    return kb::driver::failure(FailureKind::Usage, cmd + ": " + msg);
-  };
-  size_t cxx = llvm::count_if(
-      inputs, [](const std::string &f) { return kb::isCxxSource(f); });
-  if (cxx && cxx != inputs.size())
-    for (const std::string &f : inputs)
-      if (!kb::isCxxSource(f))
-        return usage("'" + f +
-                     "' is not a C++ source (.cpp, .cc, .cxx, .cu, .h, ...): "
-                     "give one graph or only C++ sources");
-  if (cxx) {
-    if (std::string o = firstGiven(graphOnly); !o.empty())
-      return usage(o + " applies to graphs, not to C++ sources (see " +
-                   "kb-rewrite " + cmd + " --help)");
-    return true;
-  }
-  if (inputs.size() != 1)
-    return usage("one graph at a time (" + Twine(inputs.size()) +
-                 " inputs given); C++ sources end in .cpp, .cc, .cxx or .cu");
-  if (std::string o = firstGiven(cxxOnly); !o.empty())
-    return usage(o + " applies to C++ sources, not to the graph '" + inputs[0] +
-                 "'");
-  if (haveCompilerFlags)
-    return usage("flags after -- apply to C++ sources, not to the graph '" +
-                 inputs[0] + "'");
-  return false;
-}
 
 kb::CxxInputs cxxInputsFrom(ArrayRef<std::string> files) {
   kb::CxxInputs in;
@@ -491,7 +429,7 @@ int runCoverage(StringRef analyzeInput) {
 int runAnalyzeCxx(ArrayRef<std::string> files);
 
 int runAnalyze() {
-  auto isCxx = pickFrontend("analyze", analyzeInputs,
+  auto isCxx = pickFrontend("analyze", analyzeInputs, haveCompilerFlags,
                             {&paramsPath, &coverage, &noSimplify},
                             {&buildDirOpt, &emitOpt, &progressOpt});
   if (!isCxx)
@@ -664,7 +602,7 @@ int runRewriteCxx(const char *argv0) {
 
 int runRewrite(const char *argv0) {
   auto isCxx =
-      pickFrontend("rewrite", rewriteInputs,
+      pickFrontend("rewrite", rewriteInputs, haveCompilerFlags,
                    {&paramsPath,
                     &modelFile,
                     &noCudaGraphs,
