@@ -281,7 +281,7 @@ def run_task(args, set_, task_path, result):
                          for reg in report["regions"]]
     if not report["model_new"]:
         raise StageError(stage, report["model_new_note"])
-    for f in ("kb_runtime.py", "kb_runtime_ext.cpp"):
+    for f in ("kb_runtime.py", "kb_runtime_graphs.py", "kb_runtime_ext.cpp"):
         with open(os.path.join(ROOT, "runtime", f)) as a, \
                 open(os.path.join(work, "rewritten", f)) as b:
             if a.read() != b.read():
