@@ -113,3 +113,19 @@ TEST(OpSemantics, EveryCxxModuleComputesATableOp) {
   EXPECT_EQ(kb::cxxModuleOp("BatchNorm2dImpl"), "batch_norm");
   EXPECT_EQ(kb::cxxModuleOp("MyBlockImpl"), "");
 }
+
+// Recipes are parsed once from the table: every Reduction row names one,
+// its name is the CUDA column's text, and no other row has one.
+TEST(OpSemantics, RecipesParsedOnceFromTheTable) {
+  for (const kb::OpInfo &row : kb::allOps()) {
+    if (row.kind == kb::OpKind::Reduction) {
+      EXPECT_NE(row.recipe, kb::Recipe::None) << row.qualifiedName();
+      EXPECT_EQ(kb::recipeName(row.recipe), row.cuda) << row.qualifiedName();
+    } else {
+      EXPECT_EQ(row.recipe, kb::Recipe::None) << row.qualifiedName();
+    }
+  }
+  EXPECT_TRUE(kb::isNormRecipe(kb::Recipe::GroupNorm));
+  EXPECT_FALSE(kb::isNormRecipe(kb::Recipe::Softmax));
+  EXPECT_EQ(kb::recipeName(kb::Recipe::None), "");
+}

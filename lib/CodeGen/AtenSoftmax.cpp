@@ -46,7 +46,7 @@ public:
     std::string IT = std::to_string(pow2 / W), Ws = std::to_string(W),
                 Bs = std::to_string(B), C = std::to_string(p.cols) + "LL",
                 R = std::to_string(p.rows) + "LL";
-    bool log = f.recipe == "log_softmax";
+    bool log = f.recipe == Recipe::LogSoftmax;
     // Lane group q takes rows qB .. qB + B - 1 (ATen's WARP_BATCH), all
     // their loads before the first shuffle; each row's arithmetic is its
     // own, so B changes no bit.

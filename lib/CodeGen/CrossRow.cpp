@@ -83,7 +83,7 @@ codegen::planCrossRowStats(RegionEmitter &e, AtenOp norm, YieldOp yield,
                          "' as split rows");
   s.plan.element = nullptr;
   s.plan.statsOnly = true;
-  bool bn = s.stage.recipe == "batch_norm";
+  bool bn = s.stage.recipe == Recipe::BatchNorm;
   // The statistics the split kernel's element expression reads.
   s.first = bn ? "mean" : "m";
   s.second = bn ? "rstd" : "acc";
@@ -145,7 +145,7 @@ bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre, const RowPlan &final,
     llvm::consumeError(s.takeError());
     return false;
   }
-  if (s->recipe != "softmax" && s->recipe != "log_softmax")
+  if (s->recipe != Recipe::Softmax && s->recipe != Recipe::LogSoftmax)
     return false;
   int64_t d = s->reduced.empty() ? 0 : s->reduced[0];
   ArrayRef<int64_t> in = s->inShape;

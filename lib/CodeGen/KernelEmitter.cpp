@@ -55,7 +55,7 @@ public:
     // between its ops).
     for (Operation &op : body.without_terminator())
       if (auto a = dyn_cast<AtenOp>(op);
-          a && a.getInfo() && isArgRecipe(a.getInfo()->cuda))
+          a && a.getInfo() && isArgRecipe(a.getInfo()->recipe))
         for (Operation *user : a->getResult(0).getUsers())
           if (!isa<YieldOp>(user))
             return unsupported("the index of '" + displayName(a) +
@@ -194,7 +194,8 @@ private:
   /// (gen-20261219 task 5: adaptive_avg_pool2d to (1, 2) over 225 x 56, 546
   /// outputs of 6300 elements, 1.748 ms one thread each, ATen 0.214).
   void windowsAsRows(StageInfo &s) {
-    if ((s.recipe != "adaptive_avg_pool" && s.recipe != "adaptive_max_pool") ||
+    if ((s.recipe != Recipe::AdaptiveAvgPool &&
+         s.recipe != Recipe::AdaptiveMaxPool) ||
         channelsLastRead || !s.spatial)
       return;
     ArrayRef<int64_t> in = s.inShape, out = s.outShape;
@@ -204,7 +205,8 @@ private:
       return;
     s.poolIn.assign(in.begin(), in.end());
     s.window = *window;
-    s.recipe = s.recipe == "adaptive_avg_pool" ? "mean" : "amax";
+    s.recipe =
+        s.recipe == Recipe::AdaptiveAvgPool ? Recipe::Mean : Recipe::Amax;
     s.inShape = {product(out), product(*window)};
     s.reduced = {1};
   }
@@ -219,8 +221,8 @@ private:
   /// The mean of equal windows' means is the mean of their elements; a sum
   /// of them is the elements' sum over the window size.
   void poolsIntoRows(StageInfo &s) {
-    bool avg = s.recipe == "sum" || s.recipe == "mean";
-    if ((!avg && s.recipe != "amax" && s.recipe != "amin") ||
+    bool avg = s.recipe == Recipe::Sum || s.recipe == Recipe::Mean;
+    if ((!avg && s.recipe != Recipe::Amax && s.recipe != Recipe::Amin) ||
         channelsLastRead || s.input2 || !s.window.empty() ||
         s.reduced.empty() || ArrayRef<int64_t>(s.inShape) != shapeOf(s.input))
       return;
@@ -260,7 +262,7 @@ private:
     // which evaluates the poolings as written.
     if (cols <= 16)
       return;
-    if (s.recipe == "sum")
+    if (s.recipe == Recipe::Sum)
       s.sumDivisor = product(window);
     SmallVector<int64_t> reduced = s.reduced;
     s.input = x;
@@ -277,16 +279,16 @@ private:
   /// equal windows that tile the input from its start (a remainder at the
   /// end left out) of the kind `avg` names; none otherwise.
   std::optional<SmallVector<int64_t>> tilingWindow(AtenOp op, bool avg) {
-    llvm::StringRef recipe = op.getInfo()->cuda;
+    Recipe recipe = op.getInfo()->recipe;
     if (getKind(op) != OpKind::Reduction ||
-        (recipe != (avg ? "avg_pool" : "max_pool") &&
-         recipe != (avg ? "adaptive_avg_pool" : "adaptive_max_pool")))
+        (recipe != (avg ? Recipe::AvgPool : Recipe::MaxPool) &&
+         recipe != (avg ? Recipe::AdaptiveAvgPool : Recipe::AdaptiveMaxPool)))
       return std::nullopt;
     ArrayRef<int64_t> in = shapeOf(op.getArgs()[0]),
                       out = shapeOf(op->getResult(0));
     if (in.size() != out.size() || op->getNumResults() != 1)
       return std::nullopt;
-    if (recipe.starts_with("adaptive"))
+    if (recipe == Recipe::AdaptiveAvgPool || recipe == Recipe::AdaptiveMaxPool)
       return equalWindows(in, out);
     int64_t rank = in.size();
     SmallVector<int64_t> window(rank, 1);
@@ -366,7 +368,8 @@ private:
     if (getKind(a) != OpKind::Reduction)
       return false;
     auto training = getConstantBool(a.getArg("training"));
-    return !(a.getInfo()->cuda == "batch_norm" && training && !*training);
+    return !(a.getInfo()->recipe == Recipe::BatchNorm && training &&
+             !*training);
   }
 
   /// Whether `test` holds for an aten op that produces one of `roots`,
@@ -697,7 +700,8 @@ private:
     if (!roots.empty())
       roots[0] = stage.input;
     return anyProducer(roots, [&](AtenOp a) {
-      if (getKind(a) != OpKind::Reduction || !isSerialRecipe(a.getInfo()->cuda))
+      if (getKind(a) != OpKind::Reduction ||
+          !isSerialRecipe(a.getInfo()->recipe))
         return false;
       auto s = analyzeStage(kernel, a);
       if (!s) {
@@ -850,8 +854,8 @@ private:
   int64_t outputsPerThread(const StageInfo &f) const {
     if (perOutputUnroll > 0)
       return perOutputUnroll;
-    if (!f.spatial || f.recipe == "adaptive_avg_pool" ||
-        f.recipe == "adaptive_max_pool" || dependsOnReduction(f.input))
+    if (!f.spatial || f.recipe == Recipe::AdaptiveAvgPool ||
+        f.recipe == Recipe::AdaptiveMaxPool || dependsOnReduction(f.input))
       return 1;
     int64_t window = product(f.kernel);
     return std::clamp<int64_t>((12 + window - 1) / window, 1, 4);
@@ -891,10 +895,10 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   for (Operation &op : kernel.getBody().front().without_terminator())
     if (auto a = dyn_cast<AtenOp>(op);
         a && getKind(a) == OpKind::Reduction && a.getInfo()) {
-      llvm::StringRef r = a.getInfo()->cuda;
-      k->orderFree &= r == "amax" || r == "amin" || r == "argmax" ||
-                      r == "argmin" || r == "max_pool" ||
-                      r == "adaptive_max_pool";
+      Recipe r = a.getInfo()->recipe;
+      k->orderFree &= r == Recipe::Amax || r == Recipe::Amin ||
+                      r == Recipe::Argmax || r == Recipe::Argmin ||
+                      r == Recipe::MaxPool || r == Recipe::AdaptiveMaxPool;
     }
   return k;
 }

@@ -149,7 +149,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
                        "' is not generated yet");
   const OpInfo *info = aten.getInfo();
   if (info->kind == OpKind::Reduction) {
-    if (info->cuda == "batch_norm") {
+    if (info->recipe == Recipe::BatchNorm) {
       auto e = affineNormAt(aten, idx, os, indent);
       if (!e)
         return e.takeError();
@@ -165,7 +165,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
         return e.takeError();
       name = *e;
     } else if (cooperative && aten != serialFinal &&
-               isSerialRecipe(info->cuda) &&
+               isSerialRecipe(info->recipe) &&
                !analyzeStage(kernel, aten)->reduced.empty()) {
       auto s = analyzeStage(kernel, aten);
       name = fresh("t");
@@ -177,7 +177,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
         return std::move(e);
       os << indent << "}\n";
       newScope();
-    } else if (isSerialRecipe(info->cuda)) {
+    } else if (isSerialRecipe(info->recipe)) {
       auto it = stageFns.find(aten);
       if (it == stageFns.end()) {
         auto s = analyzeStage(kernel, aten);
@@ -393,7 +393,7 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
   auto s = analyzeStage(kernel, op);
   if (!s)
     return s.takeError();
-  if (s->recipe != "softmax" && s->recipe != "log_softmax")
+  if (s->recipe != Recipe::Softmax && s->recipe != Recipe::LogSoftmax)
     return unsupported("'" + displayName(op) +
                        "' from a first phase's statistics");
   auto [m, acc] = normStats.lookup(op);
@@ -414,7 +414,7 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
   auto x = valueAt(s->input, idx, os, indent);
   if (!x)
     return x.takeError();
-  std::string y = softmaxElement(*x, m, acc, s->recipe == "log_softmax");
+  std::string y = softmaxElement(*x, m, acc, s->recipe == Recipe::LogSoftmax);
   std::string name = fresh("t");
   os << indent << "const float " << name << " = " << y << "; // "
      << displayName(op)

@@ -20,7 +20,7 @@ llvm::Expected<EmittedKernel>
 codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   EmittedKernel out;
   RowPlan p;
-  const std::string &recipe = f.recipe;
+  const Recipe recipe = f.recipe;
   SmallVector<unsigned> updated; // inputs an op updates in place
   // A training batch norm or softmax before the final stage, over other
   // rows: its statistics come first, in a phase of their own
@@ -34,7 +34,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     // the 150 MB input three times: 0.258 ms, seed 20261234 task 2).
     // The final stage is planned once more for that (a batch norm's rows
     // are channels, never the final stage's).
-    if (pre.getInfo()->cuda != "batch_norm") {
+    if (pre.getInfo()->recipe != Recipe::BatchNorm) {
       RowPlan trial;
       EmittedKernel trialOut;
       SmallVector<unsigned> trialUpdated;
@@ -215,9 +215,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                                 split || stats ? splitHelpers() : "", body,
                                 block, extra, updated))
     return std::move(err);
-  out.kind = recipe == "softmax" || recipe == "log_softmax" ? "softmax"
-             : llvm::StringRef(recipe).ends_with("_norm")   ? "norm"
-                                                            : "reduction";
+  out.kind = recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax
+                 ? "softmax"
+             : isNormRecipe(recipe) ? "norm"
+                                    : "reduction";
   out.grid = {grid, "1", "1"};
   out.block = {std::to_string(block), "1", "1"};
   return out;

@@ -248,7 +248,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                               bool forceSplit) {
   ArrayRef<int64_t> in = f.inShape;
   int64_t rank = in.size();
-  const std::string &recipe = f.recipe;
+  const Recipe recipe = f.recipe;
   // Rows whose elements are strided by the row count: neighbouring rows,
   // not neighbouring elements, are neighbouring addresses.
   bool stridedRows = false;
@@ -260,11 +260,11 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // layer_norm over the last dim.
   bool trailingSpatial = reduce && !f.reduced.empty() &&
                          f.reduced.front() >= 2 && f.reduced.back() == rank - 1;
-  if (e.channelsLastRead && recipe != "layer_norm" && !trailingSpatial)
+  if (e.channelsLastRead && recipe != Recipe::LayerNorm && !trailingSpatial)
     return e.unsupported("channels-last reads are generated for reductions "
                          "over trailing spatial dims and layer_norm over the "
                          "last dim only");
-  if (recipe == "softmax" || recipe == "log_softmax") {
+  if (recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax) {
     int64_t d = f.reduced.empty() ? 0 : f.reduced[0];
     int64_t R = rank ? in[d] : 1, inner = product(in.drop_front(d + 1));
     p.rows = product(in) / std::max<int64_t>(R, 1);
@@ -288,7 +288,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                              "",
                              /*online=*/false,
                              softmaxExp("__fsub_rn({x}, m)")});
-    bool log = recipe == "log_softmax";
+    bool log = recipe == Recipe::LogSoftmax;
     p.element = [log, fast](llvm::StringRef x, llvm::raw_ostream &,
                             llvm::StringRef) -> llvm::Expected<std::string> {
       return softmaxElement(x, "m", "acc", log, fast);
@@ -300,7 +300,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
         return fast ? "kb::softmax_div(" + h.str() + ", acc)"
                     : h.str() + " / acc";
       };
-    p.what = recipe + " over dim " + std::to_string(d);
+    p.what = recipeName(recipe).str() + " over dim " + std::to_string(d);
     if (e.atenOrderNorms && !e.channelsLastRead && inner == 1 && R <= 1024 &&
         onlyReduction(e.kernel, f.op)) {
       // ATen's order (AtenSoftmax.cpp): its warp softmax's lanes, maximum
@@ -351,19 +351,20 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
         };
       out.atenOrder = true;
     }
-  } else if (recipe == "layer_norm" || recipe == "group_norm" ||
-             recipe == "instance_norm" || recipe == "batch_norm") {
+  } else if (recipe == Recipe::LayerNorm || recipe == Recipe::GroupNorm ||
+             recipe == Recipe::InstanceNorm || recipe == Recipe::BatchNorm) {
     AtenOp op = f.op;
     auto eps = getConstantNumber(op.getArg("eps"));
     if (!eps)
-      return e.unsupported(recipe + " with a non-constant eps");
-    if (rank < 2 && recipe != "layer_norm")
-      return e.unsupported(recipe + " of a tensor with fewer than 2 dims");
+      return e.unsupported(recipeName(recipe) + " with a non-constant eps");
+    if (rank < 2 && recipe != Recipe::LayerNorm)
+      return e.unsupported(recipeName(recipe) +
+                           " of a tensor with fewer than 2 dims");
     int64_t C = rank >= 2 ? in[1] : 1, N = in[0],
             HW = rank >= 2 ? product(in.drop_front(2)) : 1;
     // ch(r, c): the channel of element (r, c) for the per-channel affine.
     std::function<std::string(llvm::StringRef, llvm::StringRef)> channel;
-    if (recipe == "layer_norm") {
+    if (recipe == Recipe::LayerNorm) {
       auto shape = getConstantIntList(op.getArg("normalized_shape"));
       if (!shape || shape->empty() || (int64_t)shape->size() > rank)
         return e.unsupported("layer_norm with a non-constant shape");
@@ -388,7 +389,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
         return rowMajor(r, c, cols);
       };
       channel = [](llvm::StringRef, llvm::StringRef c) { return c.str(); };
-    } else if (recipe == "group_norm") {
+    } else if (recipe == Recipe::GroupNorm) {
       auto groups = getConstantNumber(op.getArg("num_groups"));
       if (!groups || *groups < 1 || C % (int64_t)*groups)
         return e.unsupported("group_norm with groups that do not divide the "
@@ -406,7 +407,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                std::to_string(C / G) + "LL + " + c.str() + " / " +
                std::to_string(HW) + "LL";
       };
-    } else if (recipe == "instance_norm") {
+    } else if (recipe == Recipe::InstanceNorm) {
       auto useInput = getConstantBool(op.getArg("use_input_stats"));
       if (!useInput || !*useInput)
         return e.unsupported("instance_norm with running statistics is not "
@@ -474,7 +475,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       }
     }
     p.mode = p.tileW ? Mode::Tile
-             : recipe == "batch_norm"
+             : recipe == Recipe::BatchNorm
                  ? (p.cols <= 1024 ? Mode::Warp : Mode::Block)
                  : chooseMode(p.cols, true, e.threadShortRows);
     p.shiftFirst = true;
@@ -526,8 +527,9 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       return normElement(x, "mean", "rstd", wv, bv);
     };
     p.what = displayName(op);
-    if (recipe == "layer_norm" && e.atenOrderNorms && !e.channelsLastRead &&
-        isAtenOrderNorm(op) && onlyReduction(e.kernel, op)) {
+    if (recipe == Recipe::LayerNorm && e.atenOrderNorms &&
+        !e.channelsLastRead && isAtenOrderNorm(op) &&
+        onlyReduction(e.kernel, op)) {
       // ATen's order (AtenRows.cpp): float statistics, and the output as
       // ATen's kernel rounds it, gamma * (rstd * (x - mean)) + beta with
       // the product and the sum fused (nvcc contracts ATen's expression).
@@ -615,16 +617,17 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     bool rowOutputs = llvm::all_of(yield.getValues(), [&](Value v) {
       return product(shapeOf(v)) == p.rows;
     });
-    if ((recipe == "sum" || recipe == "mean") && !e.channelsLastRead &&
-        f.window.empty() && !f.input2 && !f.rebroadcast && f.sumDivisor == 0 &&
-        !forceSplit && rowOutputs && onlyReduction(e.kernel, f.op) &&
-        !crossRowNorm(f.op) && isF32Tensor(f.input.getType()) &&
+    if ((recipe == Recipe::Sum || recipe == Recipe::Mean) &&
+        !e.channelsLastRead && f.window.empty() && !f.input2 &&
+        !f.rebroadcast && f.sumDivisor == 0 && !forceSplit && rowOutputs &&
+        onlyReduction(e.kernel, f.op) && !crossRowNorm(f.op) &&
+        isF32Tensor(f.input.getType()) &&
         isAtenReduceShape(f.op, &atenRows, &atenCols) && atenRows == p.rows &&
         atenCols == p.cols && inner == 1) {
       p.mode = Mode::AtenReduce;
       p.prog.passes.clear();
       p.prog.result =
-          recipe == "mean"
+          recipe == Recipe::Mean
               ? "__fmul_rn(acc, " + atenMeanFactor(p.rows, p.cols) + ")"
               : std::string("acc");
       // Eager's bits, a warp or a block a row (AtenReduce.cpp;
@@ -775,15 +778,15 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // gen-20261208 task 1's over 258048 strided rows of 126 ran at 1.6 TB/s
   // of one read). An infinite max is ATen's result as it is: its two
   // passes replace it by 0, so the sum is 0 (all -inf) or +inf.
-  if ((recipe == "softmax" || recipe == "log_softmax" ||
-       recipe == "logsumexp") &&
+  if ((recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax ||
+       recipe == Recipe::Logsumexp) &&
       stridedPasses && !out.atenOrder) {
     p.prog.passes = {{{{"m", "float", "(-kb::inf())", "Max"},
                        {"acc", "float", "0.f", "Sum"}},
                       "kb::online_add(m, acc, {x});",
                       "",
                       /*online=*/true}};
-    if (recipe == "logsumexp")
+    if (recipe == Recipe::Logsumexp)
       p.prog.result = "(isinf(m) ? m : logf(acc) + m)";
   }
 
@@ -794,7 +797,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // barrier instead of two). Rows held in registers keep the two passes.
   bool streamed = p.mode == Mode::Split || p.mode == Mode::Thread ||
                   (p.mode == Mode::Block && blockRegisterSlots(p) == 0);
-  if ((recipe == "var" || recipe == "std") && streamed) {
+  if ((recipe == Recipe::Var || recipe == Recipe::Std) && streamed) {
     std::string n = std::to_string(p.cols) + ".0";
     p.shiftFirst = true;
     p.prog.passes = {shiftedMoments(
@@ -804,8 +807,8 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
         ") + nf, q = q0 < 0.0 ? 0.0 : q0;")};
     std::string var =
         "q / fmax(" + n + " - " + doubleLiteral(f.correction) + ", 0.0)";
-    p.prog.result =
-        recipe == "var" ? "(float)(" + var + ")" : "(float)sqrt(" + var + ")";
+    p.prog.result = recipe == Recipe::Var ? "(float)(" + var + ")"
+                                          : "(float)sqrt(" + var + ")";
   }
 
   p.rowBlock = e.rowBlock; // rowBlockSize reads it for streamed block rows
@@ -822,7 +825,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // where staging took 0.063, so those stage. Rows of 4096 (16 a thread)
   // were slower in registers (0.226 vs 0.164 streamed, session 22).
   p.registerRowMax = e.registerRowMax;
-  if (recipe == "layer_norm" && isa<BlockArgument>(f.input))
+  if (recipe == Recipe::LayerNorm && isa<BlockArgument>(f.input))
     p.registerRowDefault = kLayerNormRegisterRowMax;
   // Layer norms over rows too long for registers stage them in shared
   // memory. Measured on the H200 (codegen_knobs.py, session 22): rows of
@@ -833,7 +836,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // xlogy) measured 0.084 ms streamed, 0.059 staged (session 25): rows
   // whose prologue evaluates two ops or more are staged too.
   p.sharedRowMax = e.sharedRowMax > 0 ? e.sharedRowMax
-                   : recipe == "layer_norm" || expensivePrologue(prologue)
+                   : recipe == Recipe::LayerNorm || expensivePrologue(prologue)
                        ? int(kSharedRowMax)
                        : 0;
   // Softmax over short contiguous rows of scalars as one tile per block:
@@ -851,7 +854,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       plainOutputs &= !isArgIndex(v) && (k >= e.outputStrides.size() ||
                                          e.outputStrides[k].empty());
   }
-  p.stagedTile = (recipe == "softmax" || recipe == "log_softmax") &&
+  p.stagedTile = (recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax) &&
                  p.mode == Mode::Warp && !p.vec4 && p.cols <= kStagedRowMax &&
                  p.rows >= kStagedMinRows && run == p.cols && !f.input2 &&
                  !e.channelsLastRead && !e.laneShortRows && !forceSplit &&

@@ -29,16 +29,17 @@ namespace {
 /// clipped window.
 constexpr int64_t kUnrolledWindowMax = 64;
 
-bool isReduceRecipe(llvm::StringRef r) {
-  return llvm::is_contained({"sum", "mean", "prod", "amax", "amin", "logsumexp",
-                             "var", "std", "pnorm", "cosine", "argmax",
-                             "argmin"},
+bool isReduceRecipe(Recipe r) {
+  return llvm::is_contained({Recipe::Sum, Recipe::Mean, Recipe::Prod,
+                             Recipe::Amax, Recipe::Amin, Recipe::Logsumexp,
+                             Recipe::Var, Recipe::Std, Recipe::Pnorm,
+                             Recipe::Cosine, Recipe::Argmax, Recipe::Argmin},
                             r);
 }
 
-bool isPoolRecipe(llvm::StringRef r) {
-  return r == "max_pool" || r == "avg_pool" || r == "adaptive_avg_pool" ||
-         r == "adaptive_max_pool";
+bool isPoolRecipe(Recipe r) {
+  return r == Recipe::MaxPool || r == Recipe::AvgPool ||
+         r == Recipe::AdaptiveAvgPool || r == Recipe::AdaptiveMaxPool;
 }
 
 /// ATen's int[] pooling operands: one value stands for every spatial dim.
@@ -60,20 +61,20 @@ std::optional<SmallVector<int64_t>> spatialList(Value v, int64_t k,
 
 } // namespace
 
-bool codegen::isArgRecipe(llvm::StringRef recipe) {
-  return recipe == "argmax" || recipe == "argmin";
+bool codegen::isArgRecipe(Recipe recipe) {
+  return recipe == Recipe::Argmax || recipe == Recipe::Argmin;
 }
 
 const char *codegen::resultType(const StageInfo &s) {
   return isArgRecipe(s.recipe) ? "long long" : "float";
 }
 
-bool codegen::isPerElementRecipe(llvm::StringRef recipe) {
-  return recipe == "softmax" || recipe == "log_softmax" ||
-         recipe.ends_with("_norm");
+bool codegen::isPerElementRecipe(Recipe recipe) {
+  return recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax ||
+         isNormRecipe(recipe);
 }
 
-bool codegen::isSerialRecipe(llvm::StringRef recipe) {
+bool codegen::isSerialRecipe(Recipe recipe) {
   return isReduceRecipe(recipe) || isPoolRecipe(recipe);
 }
 
@@ -84,9 +85,9 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
   };
   StageInfo s;
   s.op = op;
-  s.recipe = op.getInfo()->cuda.str();
+  s.recipe = op.getInfo()->recipe;
   std::string name = displayName(op);
-  if (s.recipe.empty())
+  if (s.recipe == Recipe::None)
     return fail("reduction op '" + name + "' is not generated yet");
   s.input = op.getArgs()[0];
   bool arg = isArgRecipe(s.recipe);
@@ -114,7 +115,7 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     return rank ? ((d % rank) + rank) % rank : 0;
   };
 
-  if (s.recipe == "cosine") {
+  if (s.recipe == Recipe::Cosine) {
     s.input2 = op.getArg("x2");
     auto eps = getConstantNumber(op.getArg("eps"));
     if (!s.input2 || shapeOf(s.input2) != shapeOf(s.input) ||
@@ -124,8 +125,8 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
       return fail("'" + name + "' with a non-constant eps");
     s.eps = *eps;
   }
-  if (isReduceRecipe(s.recipe) || s.recipe == "softmax" ||
-      s.recipe == "log_softmax") {
+  if (isReduceRecipe(s.recipe) || s.recipe == Recipe::Softmax ||
+      s.recipe == Recipe::LogSoftmax) {
     Value dimArg = op.getArg("dim");
     SmallVector<int64_t> dims;
     if (dimArg && !isNone(dimArg)) {
@@ -154,7 +155,7 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
         return fail("'" + name + "' over more than " +
                     llvm::Twine(kArgMaxElements) + " elements per row");
     }
-    if (s.recipe == "pnorm") {
+    if (s.recipe == Recipe::Pnorm) {
       // ATen's orders: p > 0, 0 (a count of nonzeros) and +-inf; negative
       // finite orders (a harmonic-like mean) are left to ATen.
       // frobenius_norm has no ord: the 2-norm.
@@ -167,7 +168,7 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
         return fail("'" + name + "' with a negative finite ord");
       s.ord = *ord;
     }
-    if (s.recipe == "var" || s.recipe == "std") {
+    if (s.recipe == Recipe::Var || s.recipe == Recipe::Std) {
       if (Value c = op.getArg("correction"); c && !isNone(c)) {
         auto n = getConstantNumber(c);
         if (!n)
@@ -184,7 +185,8 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     for (int64_t d = 0; d < rank; ++d)
       if (!llvm::is_contained(dims, d))
         kept *= in[d];
-    bool shapePreserving = s.recipe == "softmax" || s.recipe == "log_softmax";
+    bool shapePreserving =
+        s.recipe == Recipe::Softmax || s.recipe == Recipe::LogSoftmax;
     if (product(out) != (shapePreserving ? product(in) : kept))
       return fail("'" + name + "' has an unexpected result shape");
     return s;
@@ -199,11 +201,13 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     for (int64_t d = 0; d < rank - k; ++d)
       if (in[d] != out[d])
         return fail("'" + name + "' changes a leading dim");
-    if (s.recipe == "adaptive_avg_pool" || s.recipe == "adaptive_max_pool") {
+    if (s.recipe == Recipe::AdaptiveAvgPool ||
+        s.recipe == Recipe::AdaptiveMaxPool) {
       // Global pooling is a mean (a max) over the trailing dims: it gets
       // the parallel row kernels instead of one thread per output.
       if (llvm::all_of(out.take_back(k), [](int64_t d) { return d == 1; })) {
-        s.recipe = s.recipe == "adaptive_avg_pool" ? "mean" : "amax";
+        s.recipe =
+            s.recipe == Recipe::AdaptiveAvgPool ? Recipe::Mean : Recipe::Amax;
         for (int64_t d = rank - k; d < rank; ++d)
           s.reduced.push_back(d);
         return s;
@@ -219,7 +223,8 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
       if (p < rank && in[p] % out[p] == 0 &&
           llvm::all_of(out.drop_front(p + 1),
                        [](int64_t d) { return d == 1; })) {
-        s.recipe = s.recipe == "adaptive_avg_pool" ? "mean" : "amax";
+        s.recipe =
+            s.recipe == Recipe::AdaptiveAvgPool ? Recipe::Mean : Recipe::Amax;
         s.inShape.resize(p + 2);
         s.inShape[p] = out[p];
         s.inShape[p + 1] = in[p] / out[p] * product(in.drop_front(p + 1));
@@ -262,8 +267,8 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
 ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
   ReduceProgram p;
   std::string n = std::to_string(count);
-  const std::string &r = s.recipe;
-  if (r == "sum" || r == "mean") {
+  const Recipe r = s.recipe;
+  if (r == Recipe::Sum || r == Recipe::Mean) {
     // Double sums: with +-3e38 in a row, fp32 partial sums (compensated or
     // not) overflow to Inf or cancel to NaN in an order unlike ATen's, where
     // the float64 truth is finite (kb-verify's special-value trials rejected
@@ -274,12 +279,12 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
         {{{"acc", "double", "0.0", "Sum"}}, "acc += (double){x};", ""});
     // A mean divides by the count; a sum of window averages folded into
     // the rows (StageInfo::sumDivisor) by the window size.
-    std::string divisor = r == "mean"        ? n
+    std::string divisor = r == Recipe::Mean  ? n
                           : s.sumDivisor > 0 ? std::to_string(s.sumDivisor)
                                              : "";
     p.result =
         divisor.empty() ? "(float)acc" : "(float)(acc / " + divisor + ".0)";
-  } else if (r == "prod") {
+  } else if (r == Recipe::Prod) {
     // In double, as sum: ATen's float partial products overflow, underflow
     // and round in an order of their own; a double's product of fp32
     // values is exact to far below fp32's rounding over any row a float
@@ -287,8 +292,8 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
     p.passes.push_back(
         {{{"acc", "double", "1.0", "Prod"}}, "acc *= (double){x};", ""});
     p.result = "(float)acc";
-  } else if (r == "amax" || r == "amin") {
-    bool mx = r == "amax";
+  } else if (r == Recipe::Amax || r == Recipe::Amin) {
+    bool mx = r == Recipe::Amax;
     p.passes.push_back(
         {{{"acc", "float", mx ? "(-kb::inf())" : "kb::inf()",
            mx ? "Max" : "Min"}},
@@ -303,11 +308,11 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
     // gives the same index whatever the order.
     p.passes.push_back({{{"acc", "double", "0.0", "KeyMax"}},
                         std::string("acc = kb::KeyMax()(acc, kb::arg_key<") +
-                            (r == "argmax" ? "true" : "false") +
+                            (r == Recipe::Argmax ? "true" : "false") +
                             ">({x}, {c}));",
                         ""});
     p.result = "kb::arg_index(acc)";
-  } else if (r == "logsumexp") {
+  } else if (r == Recipe::Logsumexp) {
     // ATen: the max is replaced by 0 where it is infinite, so all -inf rows
     // give -inf and +inf rows +inf instead of NaN.
     p.passes.push_back({{{"m", "float", "(-kb::inf())", "Max"}},
@@ -317,7 +322,7 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
                         "acc += expf(__fsub_rn({x}, mz));",
                         ""});
     p.result = "logf(acc) + mz";
-  } else if (r == "pnorm") {
+  } else if (r == Recipe::Pnorm) {
     // As ATen's norm kernels: |x|^p accumulated in float (here compensated,
     // like sum), then the p-th root; +-inf take the max/min of |x| (NaN
     // propagates), 0 counts the nonzeros (NaN counts).
@@ -345,7 +350,7 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
                           "acc += accc;"});
       p.result = "powf(acc, " + floatLiteral(1.0 / q) + ")";
     }
-  } else if (r == "cosine") {
+  } else if (r == Recipe::Cosine) {
     // One pass, three sums in double: ATen divides each input by its norm
     // first and sums the products (three passes over memory and two
     // divisions per element); sum(x y) / (max(|x|, eps) max(|y|, eps)) is
@@ -359,7 +364,7 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
                         ""});
     p.result = "(float)(sxy / kb::cosine_denominator(sxx, syy, " +
                doubleLiteral(s.eps) + "))";
-  } else if (r == "var" || r == "std") {
+  } else if (r == Recipe::Var || r == Recipe::Std) {
     // Two passes in double: the mean, then squared deviations from it.
     p.passes.push_back({{{"acc", "double", "0.0", "Sum"}},
                         "acc += (double){x};",
@@ -369,7 +374,8 @@ ReduceProgram codegen::reduceProgram(const StageInfo &s, int64_t count) {
                         ""});
     std::string var =
         "q / fmax(" + n + ".0 - " + std::to_string(s.correction) + ", 0.0)";
-    p.result = r == "var" ? "(float)(" + var + ")" : "(float)sqrt(" + var + ")";
+    p.result =
+        r == Recipe::Var ? "(float)(" + var + ")" : "(float)sqrt(" + var + ")";
   }
   return p;
 }
@@ -607,17 +613,17 @@ llvm::Error codegen::emitSerialStage(ElementSource &e, const StageInfo &s,
   // Every window inside the input (no padding, no ceil_mode overhang): the
   // loops have constant trip counts and no bounds checks, so they unroll and
   // all of a window's loads are issued together.
-  bool adaptive =
-      s.recipe == "adaptive_avg_pool" || s.recipe == "adaptive_max_pool";
+  bool adaptive = s.recipe == Recipe::AdaptiveAvgPool ||
+                  s.recipe == Recipe::AdaptiveMaxPool;
   bool inside = !adaptive;
   for (int64_t d = 0; inside && d < k; ++d)
     inside = s.padding[d] == 0 &&
              (outSp[d] - 1) * s.stride[d] + (s.kernel[d] - 1) * s.dilation[d] <
                  inSp[d];
-  if (s.recipe == "max_pool" || inside) {
+  if (s.recipe == Recipe::MaxPool || inside) {
     // ATen: a NaN in the window wins (val > max || isnan(val)); windows
     // never include padding.
-    bool mx = s.recipe == "max_pool";
+    bool mx = s.recipe == Recipe::MaxPool;
     os << ind << (mx ? "float acc = -kb::inf();\n" : "float acc = 0.f;\n");
     openUnrolledWindow([&](const std::string &D, int64_t d) {
       return inside
@@ -664,7 +670,7 @@ llvm::Error codegen::emitSerialStage(ElementSource &e, const StageInfo &s,
     count += (d ? " * " : "") + std::string("(e") + D + " - b" + D + ")";
     padded += (d ? " * " : "") + std::string("n") + D;
   }
-  if (s.recipe == "adaptive_max_pool") {
+  if (s.recipe == Recipe::AdaptiveMaxPool) {
     // ATen's adaptive_max_pool: the window in (d, h, w) order; windows are
     // never empty.
     os << ind << "float acc = -kb::inf();\n";
@@ -747,7 +753,7 @@ llvm::Error codegen::emitBlockStage(ElementSource &e, const StageInfo &s,
 
 bool codegen::isArgIndex(Value v) {
   auto a = v.getDefiningOp<AtenOp>();
-  return a && a.getInfo() && isArgRecipe(a.getInfo()->cuda) &&
+  return a && a.getInfo() && isArgRecipe(a.getInfo()->recipe) &&
          isI64Tensor(v.getType());
 }
 

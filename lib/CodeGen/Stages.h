@@ -30,7 +30,7 @@ namespace kb::codegen {
 /// of OpSemantics.def (the CUDA column names the recipe).
 struct StageInfo {
   AtenOp op;
-  std::string recipe; // sum, mean, amax, ..., max_pool, layer_norm
+  Recipe recipe = Recipe::None; // sum, mean, amax, ..., max_pool, layer_norm
   mlir::Value input;  // the tensor reduced or pooled
   // The second tensor of a two-input reduction (cosine: {y} in the steps
   // of its ReduceProgram); null for the others.
@@ -66,12 +66,12 @@ llvm::Expected<StageInfo> analyzeStage(KernelOp kernel, AtenOp op);
 
 /// True for reductions whose per-element value the serial lambda computes
 /// (Reduce and Pool recipes); softmax and norms are only final stages.
-bool isSerialRecipe(llvm::StringRef recipe);
+bool isSerialRecipe(Recipe recipe);
 /// True for final stages that write one value per input element (softmax,
 /// log_softmax and the norms); the other recipes write one per output row.
-bool isPerElementRecipe(llvm::StringRef recipe);
+bool isPerElementRecipe(Recipe recipe);
 /// argmax / argmin: one int64 index per row (the final stage only).
-bool isArgRecipe(llvm::StringRef recipe);
+bool isArgRecipe(Recipe recipe);
 /// The C++ type of a stage's result: long long for the arg recipes.
 const char *resultType(const StageInfo &s);
 /// Elements per row an arg recipe indexes exactly (kb::arg_key).

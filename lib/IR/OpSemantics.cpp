@@ -50,6 +50,39 @@ ArgType parseArgType(StringRef t) {
   return it->second;
 }
 
+const std::pair<Recipe, llvm::StringLiteral> kRecipes[] = {
+    {Recipe::AdaptiveAvgPool, "adaptive_avg_pool"},
+    {Recipe::AdaptiveMaxPool, "adaptive_max_pool"},
+    {Recipe::Amax, "amax"},
+    {Recipe::Amin, "amin"},
+    {Recipe::Argmax, "argmax"},
+    {Recipe::Argmin, "argmin"},
+    {Recipe::AvgPool, "avg_pool"},
+    {Recipe::BatchNorm, "batch_norm"},
+    {Recipe::Cosine, "cosine"},
+    {Recipe::GroupNorm, "group_norm"},
+    {Recipe::InstanceNorm, "instance_norm"},
+    {Recipe::LayerNorm, "layer_norm"},
+    {Recipe::LogSoftmax, "log_softmax"},
+    {Recipe::Logsumexp, "logsumexp"},
+    {Recipe::MaxPool, "max_pool"},
+    {Recipe::Mean, "mean"},
+    {Recipe::Pnorm, "pnorm"},
+    {Recipe::Prod, "prod"},
+    {Recipe::Softmax, "softmax"},
+    {Recipe::Std, "std"},
+    {Recipe::Sum, "sum"},
+    {Recipe::Var, "var"},
+};
+
+Recipe parseRecipe(StringRef name) {
+  for (const auto &[r, text] : kRecipes)
+    if (text == name)
+      return r;
+  llvm::report_fatal_error(llvm::Twine("OpSemantics.def: unknown recipe '") +
+                           name + "' of a Reduction row");
+}
+
 // The table is static data; a malformed row is a programming error caught by
 // the first unit test that loads it.
 std::vector<OpInfo> buildTable() {
@@ -66,6 +99,8 @@ std::vector<OpInfo> buildTable() {
       info.args.push_back(
           {name.str(), parseArgType(type), optional, def.str()});
     }
+    if (info.kind == OpKind::Reduction)
+      info.recipe = parseRecipe(info.cuda);
     table.push_back(std::move(info));
   }
   return table;
@@ -418,4 +453,16 @@ std::string kb::renderOpSemanticsMarkdown() {
   renderStepRows(os, growthOps(), "growth: ");
   renderStepRows(os, periodicOps(), "periodic: ");
   return out;
+}
+
+llvm::StringRef kb::recipeName(Recipe r) {
+  for (const auto &[recipe, text] : kRecipes)
+    if (recipe == r)
+      return text;
+  return "";
+}
+
+bool kb::isNormRecipe(Recipe r) {
+  return r == Recipe::LayerNorm || r == Recipe::GroupNorm ||
+         r == Recipe::InstanceNorm || r == Recipe::BatchNorm;
 }

@@ -12,7 +12,6 @@
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -566,27 +565,32 @@ private:
 } // namespace
 
 CxxStage cxxStageOf(const OpInfo &row) {
-  if (row.kind != OpKind::Reduction)
+  // By the row's recipe, so an overload the kernels do not take (prod,
+  // logsumexp, max.dim's values and indices, a 1-d or 3-d pool) is no stage.
+  StringRef name = row.name;
+  switch (row.recipe) {
+  case Recipe::Sum:
+    return CxxStage::Sum;
+  case Recipe::Mean:
+    return CxxStage::Mean;
+  case Recipe::Amax:
+    return name == "amax" ? CxxStage::Amax : CxxStage::None;
+  case Recipe::Amin:
+    return name == "amin" ? CxxStage::Amin : CxxStage::None;
+  case Recipe::Softmax:
+    return name == "softmax" ? CxxStage::Softmax : CxxStage::None;
+  case Recipe::LogSoftmax:
+    return name == "log_softmax" ? CxxStage::LogSoftmax : CxxStage::None;
+  case Recipe::MaxPool:
+    return name == "max_pool2d" ? CxxStage::MaxPool2d : CxxStage::None;
+  case Recipe::AvgPool:
+    return name == "avg_pool2d" ? CxxStage::AvgPool2d : CxxStage::None;
+  case Recipe::AdaptiveAvgPool:
+    return name == "adaptive_avg_pool2d" ? CxxStage::AdaptiveAvgPool2d
+                                         : CxxStage::None;
+  default:
     return CxxStage::None;
-  // By the row's recipe (its CUDA column), so an overload the kernels do
-  // not take (prod, logsumexp, a 1-d or 3-d pool) is no stage.
-  StringRef recipe = row.cuda, name = row.name;
-  if (row.style == OpStyle::Reduce)
-    return llvm::StringSwitch<CxxStage>(recipe)
-        .Case("sum", CxxStage::Sum)
-        .Case("mean", CxxStage::Mean)
-        .Case("amax", name == "amax" ? CxxStage::Amax : CxxStage::None)
-        .Case("amin", name == "amin" ? CxxStage::Amin : CxxStage::None)
-        .Default(CxxStage::None);
-  if (row.style == OpStyle::Softmax && !name.starts_with("_"))
-    return recipe == "log_softmax" ? CxxStage::LogSoftmax : CxxStage::Softmax;
-  if (row.style == OpStyle::Pool)
-    return llvm::StringSwitch<CxxStage>(name)
-        .Case("max_pool2d", CxxStage::MaxPool2d)
-        .Case("avg_pool2d", CxxStage::AvgPool2d)
-        .Case("adaptive_avg_pool2d", CxxStage::AdaptiveAvgPool2d)
-        .Default(CxxStage::None);
-  return CxxStage::None;
+  }
 }
 
 std::string CxxChain::summary() const {

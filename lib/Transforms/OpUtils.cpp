@@ -284,23 +284,23 @@ bool kb::isCentringNorm(Operation *op) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo())
     return false;
-  StringRef cuda = aten.getInfo()->cuda;
-  if (cuda == "batch_norm") {
+  Recipe cuda = aten.getInfo()->recipe;
+  if (cuda == Recipe::BatchNorm) {
     auto training = getConstantBool(aten.getArg("training"));
     return !training || *training;
   }
-  return cuda == "layer_norm" || cuda == "group_norm" ||
-         cuda == "instance_norm";
+  return cuda == Recipe::LayerNorm || cuda == Recipe::GroupNorm ||
+         cuda == Recipe::InstanceNorm;
 }
 
 bool kb::isCrossRowFirst(Operation *op) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo())
     return false;
-  StringRef cuda = aten.getInfo()->cuda;
-  if (cuda == "softmax" || cuda == "log_softmax")
+  Recipe cuda = aten.getInfo()->recipe;
+  if (cuda == Recipe::Softmax || cuda == Recipe::LogSoftmax)
     return true;
-  if (cuda != "batch_norm")
+  if (cuda != Recipe::BatchNorm)
     return false;
   auto training = getConstantBool(aten.getArg("training"));
   return training && *training;
@@ -464,8 +464,8 @@ bool kb::isInexactReduction(Operation *op) {
     return false;
   for (const OpInfo *info : lookupOverloads(aten.getName()))
     if (info->overload == aten.getOverload())
-      return !(info->style == OpStyle::Pool || info->cuda == "amax" ||
-               info->cuda == "amin");
+      return !(info->style == OpStyle::Pool || info->recipe == Recipe::Amax ||
+               info->recipe == Recipe::Amin);
   return true;
 }
 
@@ -475,7 +475,7 @@ namespace {
 /// parameters; 0 otherwise.
 int64_t layerNormRow(Operation *op) {
   auto aten = dyn_cast<AtenOp>(op);
-  if (!aten || !aten.getInfo() || aten.getInfo()->cuda != "layer_norm" ||
+  if (!aten || !aten.getInfo() || aten.getInfo()->recipe != Recipe::LayerNorm ||
       op->getNumResults() != 1)
     return 0;
   Value in = aten.getArg("input");
@@ -574,7 +574,8 @@ bool kb::isAtenReduceShape(Operation *op, int64_t *rowsOut, int64_t *colsOut) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo() || aten.getArgs().empty() ||
       op->getNumResults() != 1 ||
-      (aten.getInfo()->cuda != "sum" && aten.getInfo()->cuda != "mean"))
+      (aten.getInfo()->recipe != Recipe::Sum &&
+       aten.getInfo()->recipe != Recipe::Mean))
     return false;
   auto in = dyn_cast<RankedTensorType>(aten.getArgs()[0].getType());
   auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());

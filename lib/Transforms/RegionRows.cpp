@@ -87,7 +87,7 @@ bool crossRow(Operation *op, const Group &g) {
   auto aten = dyn_cast<AtenOp>(op);
   auto isTrainingBN = [](Operation *o) {
     return isCrossRowFirst(o) &&
-           cast<AtenOp>(o).getInfo()->cuda == "batch_norm";
+           cast<AtenOp>(o).getInfo()->recipe == Recipe::BatchNorm;
   };
   if (!aten || !aten.getInfo() || isTrainingBN(op) || !g.lastReduction ||
       g.lastReduction != g.firstReduction || g.rebroadcast ||
@@ -100,9 +100,10 @@ bool crossRow(Operation *op, const Group &g) {
   for (Operation *stage : {g.lastReduction, op})
     if (reachesStepOp(stage) || reachesSingularOp(stage))
       return false;
-  llvm::StringRef r = aten.getInfo()->cuda;
-  if (!(r == "layer_norm" || r == "group_norm" || r == "instance_norm" ||
-        r == "softmax" || r == "log_softmax" || rowReduction(aten)))
+  Recipe r = aten.getInfo()->recipe;
+  if (!(r == Recipe::LayerNorm || r == Recipe::GroupNorm ||
+        r == Recipe::InstanceNorm || r == Recipe::Softmax ||
+        r == Recipe::LogSoftmax || rowReduction(aten)))
     return false;
   // The statistics phase runs split items of one row a block: a softmax
   // over short contiguous rows leaves most of the block idle and pays two
@@ -142,7 +143,7 @@ bool overLastDim(AtenOp a, int64_t len) {
       type.getShape().back() != len)
     return false;
   int64_t rank = type.getRank();
-  if (a.getInfo()->cuda == "layer_norm") {
+  if (a.getInfo()->recipe == Recipe::LayerNorm) {
     auto shape = getConstantIntList(a.getArg("normalized_shape"));
     return shape && shape->size() == 1 && (*shape)[0] == len;
   }
@@ -164,7 +165,7 @@ bool overLastDim(AtenOp a, int64_t len) {
 /// output, which does not.
 bool rowReduction(AtenOp a) {
   if (a.getInfo()->style != OpStyle::Reduce || a.getInfo()->cuda.empty() ||
-      a.getInfo()->cuda == "cosine" || a.getArgs().empty())
+      a.getInfo()->recipe == Recipe::Cosine || a.getArgs().empty())
     return false;
   auto type = dyn_cast<RankedTensorType>(a.getArgs()[0].getType());
   if (!type || !type.hasStaticShape())

@@ -77,6 +77,39 @@ struct ArgSpec {
   std::string defaultValue = {};
 };
 
+/// What a reduction-like row computes: the CUDA column of a Reduction row
+/// names it ("sum", "log_softmax", "max_pool"), parsed once when the table
+/// is built. None for every other row.
+enum class Recipe {
+  None,
+  AdaptiveAvgPool,
+  AdaptiveMaxPool,
+  Amax,
+  Amin,
+  Argmax,
+  Argmin,
+  AvgPool,
+  BatchNorm,
+  Cosine,
+  GroupNorm,
+  InstanceNorm,
+  LayerNorm,
+  LogSoftmax,
+  Logsumexp,
+  MaxPool,
+  Mean,
+  Pnorm,
+  Prod,
+  Softmax,
+  Std,
+  Sum,
+  Var,
+};
+/// The recipe as the table spells it ("" for None).
+llvm::StringRef recipeName(Recipe r);
+/// layer_norm, group_norm, instance_norm, batch_norm.
+bool isNormRecipe(Recipe r);
+
 struct OpInfo {
   llvm::StringRef name;     // aten name without "aten::"
   llvm::StringRef overload; // "" for the default overload
@@ -86,6 +119,7 @@ struct OpInfo {
   llvm::StringRef cuda;
   llvm::StringRef aten;
   llvm::SmallVector<ArgSpec, 8> args;
+  Recipe recipe = Recipe::None; // Reduction rows: what `cuda` names
 
   /// Index of the schema operand called `argName`, if any.
   std::optional<unsigned> argIndex(llvm::StringRef argName) const;
