@@ -18,16 +18,6 @@
 using llvm::StringRef;
 
 namespace kb::codegen::cxx {
-namespace {
-
-const OpInfo *rowOf(const CxxPlanOp &op) {
-  for (const OpInfo *row : lookupOverloads(op.op))
-    if (row->overload == op.overload)
-      return row;
-  return nullptr;
-}
-
-} // namespace
 
 std::string operandName(const CxxRewritePlan &p, int idx) {
   const CxxOperand &o = p.operands[idx];

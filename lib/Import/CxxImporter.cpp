@@ -22,13 +22,6 @@ using namespace mlir;
 namespace kb {
 namespace {
 
-const OpInfo *rowOf(const CxxPlanOp &op) {
-  for (const OpInfo *row : lookupOverloads(op.op))
-    if (row->overload == op.overload)
-      return row;
-  return nullptr;
-}
-
 class ChainImporter {
 public:
   ChainImporter(MLIRContext &ctx, ModuleOp module)

@@ -21,6 +21,8 @@
 #ifndef KB_IMPORT_CXXCHAINS_H
 #define KB_IMPORT_CXXCHAINS_H
 
+#include "kb/IR/OpSemantics.h"
+
 #include <string>
 #include <vector>
 
@@ -30,8 +32,6 @@ class FunctionDecl;
 } // namespace clang
 
 namespace kb {
-
-struct OpInfo;
 
 struct CxxOpSite {
   std::string op;       // aten name ("relu", "add", "conv2d")
@@ -113,6 +113,14 @@ enum class CxxStage {
 /// The stage an op-table row computes in a C++ chain, None for the rows a
 /// C++ chain cannot take as its stage (every pointwise row among them).
 CxxStage cxxStageOf(const OpInfo &row);
+
+/// The op-table row a planned op was matched to (its name and overload).
+inline const OpInfo *rowOf(const CxxPlanOp &op) {
+  for (const OpInfo *row : lookupOverloads(op.op))
+    if (row->overload == op.overload)
+      return row;
+  return nullptr;
+}
 
 /// How a chain is replaced by one call; `whyNot` says why it is not.
 struct CxxRewritePlan {
