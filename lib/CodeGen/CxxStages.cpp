@@ -214,11 +214,17 @@ std::string launchRows(const std::string &name, const ChainParts &c) {
          c.kargs + ");\n";
 }
 
-/// Before allocating: strided rows need enough of them to fill the GPU (a
-/// thread each); ATen's kernels split long rows, so it keeps the rest.
-const char *kRowGuards = "  if (g_rows >= (1LL << 31) - 1 ||\n"
-                         "      (g_inner > 1 && g_rows * g_inner < 4096))\n"
-                         "    return reference();\n";
+/// Before allocating: the rows must fill the GPU, a thread each when they
+/// are strided (4096 or more) and a block each when they are long (256 or
+/// more once the input reaches 2^20 elements: a sum of a whole large tensor
+/// would otherwise stream through one block). ATen's kernels split long
+/// rows across blocks, so it keeps the rest. Both thresholds are
+/// estimates, not yet measured (bench/NOTES.md, session 46).
+const char *kRowGuards =
+    "  if (g_rows >= (1LL << 31) - 1 ||\n"
+    "      (g_inner > 1 && g_rows * g_inner < 4096) ||\n"
+    "      (g_inner == 1 && g_rows < 256 && g_rows * g_len >= (1LL << 20)))\n"
+    "    return reference();\n";
 
 /// The host part of a reduction over dims: which dims (a run of adjacent
 /// ones, size-1 dims between them allowed), the result's shape.
