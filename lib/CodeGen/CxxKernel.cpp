@@ -600,6 +600,29 @@ ChainParts chainParts(const CxxRewritePlan &p) {
   return c;
 }
 
+std::string hostFunction(const CxxRewritePlan &p, const ChainParts &c,
+                         StringRef sig, StringRef literals,
+                         StringRef beforeDevice, StringRef afterDevice,
+                         StringRef launch) {
+  return sig.str() + " {\n" + literals.str() + "  auto reference = [&]() {\n" +
+         referenceBody(p) +
+         "  };\n  if (kb_rewrite::testing::forceReference() ||\n"
+         "      !kb_rewrite::detail::usable(in))\n    return reference();\n" +
+         c.moduleGuards + c.derived + "  if (kb_rewrite::detail::needsGrad({" +
+         c.tensors + "}))\n    return reference();\n" + c.guards +
+         beforeDevice.str() + "  c10::cuda::CUDAGuard device(in.device());\n" +
+         afterDevice.str() +
+         (c.perChannel ? "  const long long inner = in.numel() / (in.size(0) * "
+                         "in.size(1));\n"
+                       : "") +
+         "  const auto stream = at::cuda::getCurrentCUDAStream();\n"
+         "  const float* pin = in.data_ptr<float>();\n"
+         "  float* pout = out.data_ptr<float>();\n" +
+         launch.str() +
+         "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n"
+         "  ++kb_rewrite::testing::fusedLaunches();\n  return out;\n}\n\n";
+}
+
 namespace {
 
 /// A pointwise chain: one kernel over the input's elements, in a scalar and
@@ -616,11 +639,8 @@ llvm::Expected<CxxFunction> emitPointwise(const CxxRewritePlan &p,
   const std::string &kparams = c.kparams, &kargs = c.kargs,
                     &eparams = c.eparams, &scalarArgs = c.scalarArgs,
                     &loads4 = c.loads4, &vecGuards = c.vecGuards,
-                    &guards = c.guards, &tensors = c.tensors,
-                    &moduleGuards = c.moduleGuards, &derived = c.derived,
                     &chLine = c.chLine, &chLine4 = c.chLine4;
   const std::vector<std::string> &laneArgs = c.laneArgs;
-  const bool perChannel = c.perChannel;
   const char *lanes[] = {"x", "y", "z", "w"};
   std::string sig = "at::Tensor " + name + c.sig;
   CxxFunction fn;
@@ -654,32 +674,19 @@ llvm::Expected<CxxFunction> emitPointwise(const CxxRewritePlan &p,
           "float4*>(in)[q];\n" +
           chLine4 + loads4 + "    float4 r;\n" + lanesText +
           "    reinterpret_cast<float4*>(out)[q] = r;\n  }\n}\n\n";
-  defs += sig + " {\n  auto reference = [&]() {\n" + referenceBody(p) +
-          "  };\n  if (kb_rewrite::testing::forceReference() ||\n"
-          "      !kb_rewrite::detail::usable(in))\n    return "
-          "reference();\n" +
-          moduleGuards + derived + "  if (kb_rewrite::detail::needsGrad({" +
-          tensors + "}))\n    return reference();\n" + guards +
-          "  c10::cuda::CUDAGuard device(in.device());\n" +
-          (p.writesInput ? "  at::Tensor out = in; // the chain was in place\n"
-                         : "  at::Tensor out = at::empty_like(in);\n") +
-          (perChannel ? "  const long long inner = in.numel() / (in.size(0) * "
-                        "in.size(1));\n"
-                      : "") +
-          "  const auto stream = at::cuda::getCurrentCUDAStream();\n"
-          "  const float* pin = in.data_ptr<float>();\n"
-          "  float* pout = out.data_ptr<float>();\n"
-          "  if (kb_rewrite::detail::vec4(in) && "
-          "kb_rewrite::detail::vec4(out)" +
+  defs += hostFunction(
+      p, c, sig, "", "",
+      p.writesInput ? "  at::Tensor out = in; // the chain was in place\n"
+                    : "  at::Tensor out = at::empty_like(in);\n",
+      "  if (kb_rewrite::detail::vec4(in) && "
+      "kb_rewrite::detail::vec4(out)" +
           vecGuards + ")\n    " + name +
           "_kernel4<<<kb_rewrite::detail::blocks(in.numel() / 4), 256, 0, "
           "stream>>>(\n        pin, pout, in.numel() / 4" +
           kargs + ");\n  else\n    " + name +
           "_kernel<<<kb_rewrite::detail::blocks(in.numel()), 256, 0, "
           "stream>>>(\n        pin, pout, in.numel()" +
-          kargs + ");\n" +
-          "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n"
-          "  ++kb_rewrite::testing::fusedLaunches();\n  return out;\n}\n\n";
+          kargs + ");\n");
   return fn;
 }
 

@@ -61,6 +61,16 @@ struct ChainParts {
 };
 ChainParts chainParts(const CxxRewritePlan &p);
 
+/// The host function `sig` of a chain: `literals` (a stage's constants),
+/// the chain's ATen ops as the fallback, the guards of `c`,
+/// `beforeDevice` (a stage's geometry and output), the device guard,
+/// `afterDevice` (a pointwise chain's output), then pointers, the
+/// `launch` statements and the launch bookkeeping.
+std::string hostFunction(const CxxRewritePlan &p, const ChainParts &c,
+                         llvm::StringRef sig, llvm::StringRef literals,
+                         llvm::StringRef beforeDevice,
+                         llvm::StringRef afterDevice, llvm::StringRef launch);
+
 /// The fused function of a chain through a stage (plan.stage >= 0).
 llvm::Expected<CxxFunction> emitStageFunction(const CxxRewritePlan &p,
                                               const std::string &name,

@@ -41,14 +41,9 @@ std::string parameterNames(StringRef kparams) {
 /// call left it out.
 int stageArg(const CxxRewritePlan &p, StringRef name) {
   const CxxPlanOp &op = p.ops[p.stage];
-  for (const OpInfo *row : lookupOverloads(op.op)) {
-    if (row->overload != op.overload)
-      continue;
-    for (size_t k = 1; k < row->args.size() && k - 1 < op.args.size(); ++k)
-      if (row->args[k].name == name)
-        return op.args[k - 1];
-  }
-  return -1;
+  const OpInfo *row = rowOf(op);
+  std::optional<unsigned> k = row ? row->argIndex(name) : std::nullopt;
+  return k && *k >= 1 && *k - 1 < op.args.size() ? op.args[*k - 1] : -1;
 }
 
 /// The host expression of stage operand `name`, or `dflt` when absent.
@@ -477,22 +472,7 @@ llvm::Expected<CxxFunction> emitStageFunction(const CxxRewritePlan &p,
           (StringRef(o.text).starts_with("{") ? o.text : "{" + o.text + "}") +
           ";\n  const at::IntArrayRef " + n + "(" + n + "_v);\n";
   }
-  d += sig + " {\n" + literals + "  auto reference = [&]() {\n" +
-       referenceBody(p) +
-       "  };\n  if (kb_rewrite::testing::forceReference() ||\n"
-       "      !kb_rewrite::detail::usable(in))\n    return reference();\n" +
-       c.moduleGuards + c.derived + "  if (kb_rewrite::detail::needsGrad({" +
-       c.tensors + "}))\n    return reference();\n" + c.guards + geometry +
-       "  c10::cuda::CUDAGuard device(in.device());\n" +
-       (c.perChannel ? "  const long long inner = in.numel() / (in.size(0) * "
-                       "in.size(1));\n"
-                     : "") +
-       "  const auto stream = at::cuda::getCurrentCUDAStream();\n"
-       "  const float* pin = in.data_ptr<float>();\n"
-       "  float* pout = out.data_ptr<float>();\n" +
-       launch +
-       "  C10_CUDA_KERNEL_LAUNCH_CHECK();\n"
-       "  ++kb_rewrite::testing::fusedLaunches();\n  return out;\n}\n\n";
+  d += hostFunction(p, c, sig, literals, geometry, "", launch);
   return fn;
 }
 
