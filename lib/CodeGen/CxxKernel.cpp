@@ -150,6 +150,48 @@ llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
   });
 }
 
+namespace {
+
+/// A schema default (OpSemantics.def spells them as TorchScript does) as a
+/// C++ argument of the ATen call.
+std::string cxxDefault(StringRef text) {
+  if (text == "False" || text == "True")
+    return text == "True" ? "true" : "false";
+  if (text == "None")
+    return "c10::nullopt";
+  if (text == "[]")
+    return "{}";
+  return text.str();
+}
+
+/// Op k's arguments after `self` as the fallback's ATen call passes them:
+/// C++ calls omit trailing operands only, so one left out before a given
+/// one (set through an options object) passes the schema default; the
+/// chain's value read again is the result `back` ops before (under
+/// `prefix`, or the input `in`).
+std::string fallbackArgs(const CxxRewritePlan &p, size_t k, StringRef prefix,
+                         StringRef in) {
+  const CxxPlanOp &op = p.ops[k];
+  size_t given = 0;
+  for (size_t a = 0; a < op.args.size(); ++a)
+    if (op.args[a] >= 0)
+      given = a + 1;
+  const OpInfo *row = rowOf(op);
+  std::string args;
+  for (size_t a = 0; a < given; ++a) {
+    int idx = op.args[a];
+    args += (args.empty() ? "" : ", ") +
+            (idx < 0 ? (row ? cxxDefault(row->args[a + 1].defaultValue)
+                            : std::string())
+             : p.operands[idx].kind == CxxOperand::Value
+                 ? valueName((int)k - p.operands[idx].back, prefix, in)
+                 : operandName(p, idx));
+  }
+  return args;
+}
+
+} // namespace
+
 /// The chain through ATen, exactly as written (in-place ops stay in place):
 /// the guard and autograd fallback.
 std::string referenceBody(const CxxRewritePlan &p) {
@@ -165,43 +207,20 @@ std::string referenceBody(const CxxRewritePlan &p) {
         s += r + operandName(p, op.module) + ".forward(" + self + ");\n";
         continue;
       }
-      size_t given = 0;
-      for (size_t a = 0; a < op.args.size(); ++a)
-        if (op.args[a] >= 0)
-          given = a + 1;
-      const OpInfo *row = rowOf(op);
-      std::string args;
-      for (size_t a = 0; a < given; ++a) {
-        int idx = op.args[a];
-        args +=
-            ", " + (idx < 0 ? (row ? row->args[a + 1].defaultValue : "")
-                    : p.operands[idx].kind == CxxOperand::Value
-                        ? valueName((int)k - p.operands[idx].back, "r", "in")
-                        : operandName(p, idx));
-      }
-      s += r + "at::" + op.op + "(" + self + args + ");\n";
+      std::string args = fallbackArgs(p, k, "r", "in");
+      s += r + "at::" + op.op + "(" + self + (args.empty() ? "" : ", ") + args +
+           ");\n";
     }
     return s + "    return r" + std::to_string(p.ops.size() - 1) + ";\n";
   }
   std::string s = "    at::Tensor t = in;\n";
-  for (const CxxPlanOp &op : p.ops) {
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const CxxPlanOp &op = p.ops[k];
     if (op.module >= 0) { // the module itself, options and all
       s += "    t = " + operandName(p, op.module) + ".forward(t);\n";
       continue;
     }
-    // C++ calls omit trailing operands only: one left out before a given
-    // one (set through an options object) passes the schema default.
-    size_t given = 0;
-    for (size_t k = 0; k < op.args.size(); ++k)
-      if (op.args[k] >= 0)
-        given = k + 1;
-    const OpInfo *row = rowOf(op);
-    std::string args;
-    for (size_t k = 0; k < given; ++k)
-      args += (args.empty() ? "" : ", ") +
-              (op.args[k] >= 0 ? operandName(p, op.args[k])
-               : row           ? row->args[k + 1].defaultValue
-                               : std::string());
+    std::string args = fallbackArgs(p, k, "r", "in");
     if (op.inPlace)
       s += "    t." + op.op + "_(" + args + ");\n";
     else
