@@ -16,12 +16,48 @@
 
 using namespace kb::verify;
 
+namespace {
+/// The graph the float64 truth runs: every floating `dtype` operand (the
+/// `aten::to(x, 6)` autocast writes before a layer norm it keeps in float32,
+/// softmax's `dtype=`) names float64 instead. Otherwise the truth would be
+/// narrowed midway, and the narrowed value would meet the float64 copies of
+/// the other operands (a float32 input with float64 weights: layer_norm
+/// refuses the mix).
+std::shared_ptr<torch::jit::Graph> widened(torch::jit::Graph &g) {
+  using namespace torch::jit;
+  std::shared_ptr<Graph> copy = g.copy();
+  for (Node *n : copy->nodes()) {
+    const c10::FunctionSchema *schema = n->maybeSchema();
+    if (!schema)
+      continue;
+    const auto &args = schema->arguments();
+    for (size_t i = 0; i < n->inputs().size() && i < args.size(); ++i) {
+      if (args[i].name() != "dtype")
+        continue;
+      c10::optional<c10::IValue> c = toIValue(n->input(i));
+      if (!c || !c->isInt())
+        continue;
+      auto type = static_cast<at::ScalarType>(c->toInt());
+      if (!at::isFloatingType(type) || type == at::kDouble)
+        continue;
+      WithInsertPoint here(n);
+      n->replaceInput(i, copy->insertConstant(
+                             static_cast<int64_t>(at::kDouble)));
+    }
+  }
+  return copy;
+}
+} // namespace
+
 struct Reference::Impl {
   std::shared_ptr<torch::jit::Graph> graph;
   std::unique_ptr<torch::jit::Code> code;
+  std::shared_ptr<torch::jit::Graph> graph64;
+  std::unique_ptr<torch::jit::Code> code64; // the float64 truth's
 
-  std::vector<at::Tensor> runWith(const std::vector<at::Tensor> &inputs) const {
-    torch::jit::InterpreterState state(*code);
+  std::vector<at::Tensor> runWith(const std::vector<at::Tensor> &inputs,
+                                  bool truth = false) const {
+    torch::jit::InterpreterState state(truth ? *code64 : *code);
     torch::jit::Stack stack(inputs.begin(), inputs.end());
     state.run(stack);
     std::vector<at::Tensor> out;
@@ -137,6 +173,9 @@ Reference::Reference(const std::string &irText) : impl(new Impl) {
   impl->graph = std::make_shared<torch::jit::Graph>();
   torch::jit::parseIR(irText, impl->graph.get());
   impl->code = std::make_unique<torch::jit::Code>(impl->graph, "reference");
+  impl->graph64 = widened(*impl->graph);
+  impl->code64 =
+      std::make_unique<torch::jit::Code>(impl->graph64, "float64 reference");
   impl->buildSteps();
 }
 
@@ -163,7 +202,7 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
       storage = t.scalar_type();
   const int mantissa = formatOf(storage).mantissa;
   ReferenceOutputs r;
-  std::vector<at::Tensor> out64 = impl->runWith(copies(torch::kFloat64));
+  std::vector<at::Tensor> out64 = impl->runWith(copies(torch::kFloat64), /*truth=*/true);
   for (const at::Tensor &t : out64)
     r.truth64.push_back(t.to(torch::kFloat64).contiguous());
   out64.clear(); // the float64 temporaries go before the float32 run
@@ -183,7 +222,7 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
       for (size_t i = 0; i < shaken.size(); ++i)
         if (shaken[i].scalar_type() != at::kBool) // a mask is not perturbed
           shaken[i].mul_(draws[i].mul(sign).add_(1));
-      std::vector<at::Tensor> outs = impl->runWith(shaken);
+      std::vector<at::Tensor> outs = impl->runWith(shaken, /*truth=*/true);
       for (size_t o = 0; o < outs.size() && o < r.truth64.size(); ++o) {
         at::Tensor moved =
             (outs[o].to(torch::kFloat64).contiguous() - r.truth64[o])

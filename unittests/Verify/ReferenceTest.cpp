@@ -279,3 +279,44 @@ TEST(Reference, HalfInputsRunEagerInTheirOwnType) {
   EXPECT_TRUE(at::equal(s, s.to(at::kBFloat16).to(at::kFloat)));
   EXPECT_TRUE(at::allclose(s, twice.to(at::kFloat), 1.0 / 128, 0));
 }
+
+// Autocast's form of a layer norm (run80, a fixture rejected as "reference
+// failed"): a bfloat16 input widened to float32 for a norm whose weights
+// are float32, the result narrowed again. The float64 truth runs the casts
+// as float64 (a float32 value would meet float64 weights), and stays
+// unrounded where eager rounds.
+TEST(Reference, CastsToFloatTypesRunAsFloat64InTheTruth) {
+  Reference ref("graph(%x : Tensor, %w : Tensor, %b : Tensor):\n"
+                "  %f32 : int = prim::Constant[value=6]()\n"
+                "  %bf16 : int = prim::Constant[value=15]()\n"
+                "  %no : bool = prim::Constant[value=0]()\n"
+                "  %none : NoneType = prim::Constant()\n"
+                "  %n : int = prim::Constant[value=4]()\n"
+                "  %shape : int[] = prim::ListConstruct(%n)\n"
+                "  %eps : float = prim::Constant[value=1e-05]()\n"
+                "  %h : Tensor = aten::to(%x, %f32, %no, %no, %none)\n"
+                "  %y : Tensor = aten::layer_norm(%h, %shape, %w, %b, %eps, "
+                "%no)\n"
+                "  %z : Tensor = aten::to(%y, %bf16, %no, %no, %none)\n"
+                "  return (%z)\n");
+  at::Tensor x =
+      at::tensor(std::vector<float>{1, 3, -7, 1000, 0.5, 2, 4, -1})
+          .view({2, 4})
+          .to(at::kBFloat16);
+  at::Tensor w = at::tensor(std::vector<float>{1, 0.5, 2, -1});
+  at::Tensor b = at::tensor(std::vector<float>{0, 0.25, 0, 1});
+  ReferenceOutputs out = ref.run({x, w, b}, /*sensitivity=*/true);
+  ASSERT_EQ(out.truth64.size(), 1u);
+  EXPECT_EQ(out.outTypes[0], at::kBFloat16);
+  at::Tensor x64 = x.to(at::kDouble);
+  at::Tensor expect = at::layer_norm(x64, {4}, w.to(at::kDouble),
+                                     b.to(at::kDouble), 1e-5);
+  EXPECT_TRUE(at::allclose(out.truth64[0], expect, 1e-12, 1e-12));
+  // Unrounded: the truth is not a bfloat16 value where eager's is.
+  EXPECT_FALSE(at::equal(out.truth64[0],
+                         out.truth64[0].to(at::kBFloat16).to(at::kDouble)));
+  at::Tensor eager = at::layer_norm(x.to(at::kFloat), {4}, w, b, 1e-5)
+                         .to(at::kBFloat16)
+                         .to(at::kFloat);
+  EXPECT_TRUE(at::equal(out.eager32[0], eager));
+}
