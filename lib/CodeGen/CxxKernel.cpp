@@ -30,6 +30,7 @@ std::string operandName(const CxxRewritePlan &p, int idx) {
   case CxxOperand::Int:
   case CxxOperand::Bool:
   case CxxOperand::IntList:
+  case CxxOperand::ModuleIntList:
     return "s" + std::to_string(idx);
   case CxxOperand::String:
     return o.text;
@@ -56,6 +57,11 @@ std::string floatLiteral(StringRef text) {
 
 bool isTensor(const CxxOperand &o) {
   return o.kind == CxxOperand::Tensor || o.kind == CxxOperand::ModuleTensor;
+}
+
+bool isStageTensor(const CxxRewritePlan &p, size_t idx) {
+  return p.stageKind == CxxStage::LayerNorm && isTensor(p.operands[idx]) &&
+         llvm::is_contained(p.ops[p.stage].args, (int)idx);
 }
 
 namespace {
@@ -180,12 +186,17 @@ std::string fallbackArgs(const CxxRewritePlan &p, size_t k, StringRef prefix,
   std::string args;
   for (size_t a = 0; a < given; ++a) {
     int idx = op.args[a];
+    // A number where the schema takes float (a layer norm's eps): ATen's
+    // C++ signature takes a double, which at::Scalar does not convert to.
+    bool toDouble = idx >= 0 && row &&
+                    row->args[a + 1].type == ArgType::Float &&
+                    p.operands[idx].kind == CxxOperand::Scalar;
     args += (args.empty() ? "" : ", ") +
             (idx < 0 ? (row ? cxxDefault(row->args[a + 1].defaultValue)
                             : std::string())
              : p.operands[idx].kind == CxxOperand::Value
                  ? valueName((int)k - p.operands[idx].back, prefix, in)
-                 : operandName(p, idx));
+                 : operandName(p, idx) + (toDouble ? ".to<double>()" : ""));
   }
   return args;
 }
@@ -560,9 +571,21 @@ ChainParts chainParts(const CxxRewritePlan &p) {
     else if (o.kind == CxxOperand::ModuleTensor)
       derived += "  const at::Tensor& a" + I + " = " + operandName(p, o.owner) +
                  "." + o.text + ";\n";
+    else if (o.kind == CxxOperand::ModuleIntList)
+      derived += "  const at::IntArrayRef s" + I + " = " +
+                 operandName(p, o.owner) + ".options." + o.text + "();\n";
   }
   for (size_t i = 0; i < p.operands.size(); ++i) {
     std::string I = std::to_string(i);
+    if (isStageTensor(p, i)) {
+      // Read along the stage's rows (a layer norm's weight, bias): a
+      // pointer, null where the tensor is undefined; the stage's geometry
+      // checks its size against the rows (stageTensorGuards).
+      kparams += ", const float* __restrict__ a" + I;
+      kargs += ", p" + I;
+      tensors += ", &a" + I;
+      continue;
+    }
     if (isTensor(p.operands[i]) || p.operands[i].kind == CxxOperand::Scalar ||
         p.operands[i].kind == CxxOperand::ModuleOption)
       eparams += isTensor(p.operands[i]) ? ", float v" + I : ", float s" + I;

@@ -194,6 +194,73 @@ RowKernelText rowKernels(CxxStage k, bool fast, const std::string &name,
   return t;
 }
 
+/// A layer norm's two kernels over contiguous rows of `len` (its trailing
+/// dims): a warp per row and a block per long row. As ATen's kernel: float
+/// statistics, the biased variance, rsqrtf(var + eps), then
+/// (x - mean) * rstd * weight + bias per element; the mean and the
+/// variance are two passes (ATen's Welford: the same values within ulps).
+RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
+                          const ChainParts &c) {
+  const std::string args = parameterNames(c.kparams), post = c.postArgs;
+  int w = stageArg(p, "weight"), b = stageArg(p, "bias");
+  std::string eps = stageValue(p, "eps", "1e-05");
+  if (int e = stageArg(p, "eps"); e >= 0 && p.operands[e].kind !=
+                                               CxxOperand::Scalar &&
+                                  p.operands[e].kind !=
+                                      CxxOperand::ModuleOption)
+    eps = "1e-05";
+  auto body = [&](const std::string &first, const std::string &step,
+                  bool block) {
+    auto load = [&]() { return name + "_at(in, base + r" + args + ")"; };
+    auto loop = [&](const std::string &inner) {
+      return "    for (long long r = " + first + "; r < len; r += " + step +
+             ") {\n" + inner + "    }\n";
+    };
+    auto reduce = [&](const std::string &var) {
+      return "    " + var + " = kb_rewrite::detail::" +
+             (block ? "blockReduce(" + var + ", kb_rewrite::detail::Add{}, sh)"
+                    : "warpReduce(" + var + ", kb_rewrite::detail::Add{})") +
+             ";\n";
+    };
+    // An absent weight is 1 and an absent bias 0, as in ATen's kernel.
+    std::string y = "(v - mean) * rstd";
+    if (w >= 0)
+      y += " * (a" + std::to_string(w) + " ? a" + std::to_string(w) +
+           "[r] : 1.f)";
+    if (b >= 0)
+      y += " + (a" + std::to_string(b) + " ? a" + std::to_string(b) +
+           "[r] : 0.f)";
+    return "    float s = 0.f;\n" + loop("      s += " + load() + ";\n") +
+           reduce("s") + "    const float mean = s / (float)len;\n" +
+           "    float q = 0.f;\n" +
+           loop("      const float d = " + load() + " - mean;\n" +
+                "      q += d * d;\n") +
+           reduce("q") + "    const float rstd = rsqrtf(q / (float)len + " +
+           eps + ");\n" +
+           loop("      const float v = " + load() + ";\n      out[base + r] = " +
+                name + "_post(" + y + post + ");\n");
+  };
+  std::string params = "(const float* __restrict__ in, float* __restrict__ "
+                       "out, long long rows, long long len" +
+                       c.kparams + ")";
+  RowKernelText t;
+  t.warp = "__global__ void __launch_bounds__(256)\n" + name + "_rows" +
+           params +
+           " {\n  const long long row = (long long)blockIdx.x * 8 + "
+           "(threadIdx.x >> 5);\n  const int lane = threadIdx.x & 31;\n"
+           "  if (row >= rows)\n    return;\n  {\n"
+           "    const long long base = row * len;\n" +
+           body("lane", "32", false) + "  }\n}\n\n";
+  t.block = "__global__ void __launch_bounds__(256)\n" + name + "_rowsb" +
+            params +
+            " {\n  __shared__ float sh[32];\n"
+            "  const long long row = blockIdx.x;\n  {\n"
+            "    const long long base = row * len;\n" +
+            body("(long long)threadIdx.x", "(long long)blockDim.x", true) +
+            "  }\n}\n\n";
+  return t;
+}
+
 /// The host statements launching the row kernels over `rows` x `len` x
 /// `inner` (names g_rows, g_len, g_inner), or falling back.
 std::string launchRows(const std::string &name, const ChainParts &c) {
@@ -267,6 +334,40 @@ std::string softmaxGeometry(const CxxRewritePlan &p) {
          "    if (d != dim)\n      (d < dim ? g_rows : g_inner) *= "
          "in.size(d);\n" +
          kRowGuards + "  at::Tensor out = at::empty_like(in);\n";
+}
+
+/// The host part of a layer norm: its rows are the trailing dims that
+/// normalized_shape names (a literal, or the module's option at run time),
+/// the weight and bias (when defined) contiguous float32 tensors of that
+/// shape on the input's device, as ATen requires; anything else is ATen's.
+std::string normGeometry(const CxxRewritePlan &p) {
+  std::string s = "  const int64_t rank = in.dim();\n"
+                  "  const at::IntArrayRef nshape = " +
+                  stageValue(p, "normalized_shape", "at::IntArrayRef()") +
+                  ";\n"
+                  "  const int64_t nrank = (int64_t)nshape.size();\n"
+                  "  if (nrank == 0 || nrank > rank)\n    return reference();\n"
+                  "  long long g_len = 1;\n"
+                  "  for (int64_t d = 0; d < nrank; ++d) {\n"
+                  "    if (in.size(rank - nrank + d) != nshape[d])\n"
+                  "      return reference();\n"
+                  "    g_len *= nshape[d];\n  }\n"
+                  "  const long long g_rows = in.numel() / g_len, g_inner = 1;\n" +
+                  std::string(kRowGuards);
+  for (const char *which : {"weight", "bias"}) {
+    int idx = stageArg(p, which);
+    if (idx < 0)
+      continue;
+    std::string a = "a" + std::to_string(idx), ptr = "p" + std::to_string(idx);
+    s += "  if (" + a + ".defined() && (!" + a + ".is_cuda() || " + a +
+         ".get_device() != in.get_device() ||\n      " + a +
+         ".scalar_type() != at::kFloat || !" + a + ".is_contiguous() || " + a +
+         ".sizes() != nshape))\n    return reference();\n"
+         "  const float* " +
+         ptr + " = " + a + ".defined() ? " + a +
+         ".data_ptr<float>() : nullptr;\n";
+  }
+  return s + "  at::Tensor out = at::empty_like(in);\n";
 }
 
 /// The pooling kernel: a thread per output element of planes H x W.
@@ -426,13 +527,25 @@ llvm::Expected<CxxFunction> emitStageFunction(const CxxRewritePlan &p,
                 k == CxxStage::AdaptiveAvgPool2d;
   if (pooled)
     d += poolKernel(k, name, c);
-  if (!pooled || k == CxxStage::AdaptiveAvgPool2d) {
+  if (k == CxxStage::LayerNorm) {
+    RowKernelText rows = normKernels(name, p, c);
+    d += rows.warp + rows.block;
+  } else if (!pooled || k == CxxStage::AdaptiveAvgPool2d) {
     // An adaptive pooling to 1x1 is ATen's mean over the planes.
     RowKernelText rows = rowKernels(
         k == CxxStage::AdaptiveAvgPool2d ? CxxStage::Mean : k, fast, name, c);
     d += rows.warp + rows.block + rows.column;
   }
-  if (isSoftmax(k)) {
+  if (k == CxxStage::LayerNorm) {
+    geometry = normGeometry(p);
+    launch = "  if (g_len >= 1024)\n    " + name +
+             "_rowsb<<<(unsigned)g_rows, 256, 0, stream>>>(\n        pin, "
+             "pout, g_rows, g_len" +
+             c.kargs + ");\n  else\n    " + name +
+             "_rows<<<(unsigned)((g_rows + 7) / 8), 256, 0, stream>>>(\n"
+             "        pin, pout, g_rows, g_len" +
+             c.kargs + ");\n";
+  } else if (isSoftmax(k)) {
     geometry = softmaxGeometry(p);
     launch = launchRows(name, c);
   } else if (!pooled) {

@@ -54,6 +54,28 @@ std::vector<int64_t> operandShape(const std::vector<int64_t> &s, int form) {
   return r;
 }
 
+// A layer norm over the trailing dims `n` (a literal normalized_shape):
+// few rows, rows in two dims, enough rows to fill the GPU.
+std::vector<std::vector<int64_t>> normShapes(const std::vector<int64_t> &n) {
+  std::vector<std::vector<int64_t>> out;
+  for (std::vector<int64_t> lead : {std::vector<int64_t>{5}, {2, 3}, {300}}) {
+    lead.insert(lead.end(), n.begin(), n.end());
+    out.push_back(lead);
+  }
+  return out;
+}
+
+at::Tensor randomTensor(const std::vector<int64_t> &shape, bool special);
+
+// A layer norm's weight or bias against input shape s normalised over its
+// last n dims: defined (forms 0 and 2) or undefined (form 1, as when the
+// call passes none).
+at::Tensor rowOperand(const std::vector<int64_t> &s, size_t n, int form) {
+  if (form == 1)
+    return at::Tensor();
+  return randomTensor(std::vector<int64_t>(s.end() - n, s.end()), false);
+}
+
 at::Tensor randomTensor(const std::vector<int64_t> &shape, bool special) {
   at::Tensor t = torch::randn(shape, torch::kCUDA) * 2.0;
   if (special && t.numel() >= 6) {
@@ -183,7 +205,7 @@ std::string scalarValue(const CxxOperand &o, unsigned k) {
   return kValues[k % 4];
 }
 
-std::string moduleSetup(const CxxOperand &o, unsigned idx) {
+std::string moduleSetup(const CxxOperand &o, unsigned idx, bool rowShaped) {
   StringRef type = o.type;
   StringRef impl = type.rsplit("::").second.empty() ? type
                                                     : type.rsplit("::").second;
@@ -195,8 +217,12 @@ std::string moduleSetup(const CxxOperand &o, unsigned idx) {
     return s.starts_with(".");
   });
   std::string m = "m" + std::to_string(idx);
+  // A layer norm module normalises the input's last dim.
   std::string s = "        auto " + m + " = std::make_shared<" + o.type + ">(" +
-                  (perChannel ? "x.size(1)" : "") + ");\n";
+                  (rowShaped    ? "std::vector<int64_t>{x.size(-1)}"
+                   : perChannel ? "x.size(1)"
+                                : "") +
+                  ");\n";
   for (StringRef st : state)
     if (st.starts_with("."))
       s += "        " + m + "->" + st.drop_front().str() +
@@ -223,23 +249,47 @@ std::string cxxVerifyHarness(const CxxAnalysis &analysis,
     });
     s += "  {\n    Result r;\n    r.name = \"" + fn + "\";\n";
     bool stage = p.stage >= 0;
-    s += stage ? "    for (size_t si = 0; si < kShapes.size() + "
-                 "kStageShapes.size(); ++si)\n"
-               : "    for (size_t si = 0; si < kShapes.size(); ++si)\n";
+    // A layer norm with a literal normalized_shape takes only inputs that
+    // end in it; its module is built for each input's last dim.
+    int nshape = p.stageKind == CxxStage::LayerNorm
+                     ? p.ops[p.stage].args.empty() ? -1
+                                                   : p.ops[p.stage].args[0]
+                     : -1;
+    bool literalNorm =
+        nshape >= 0 && p.operands[nshape].kind == CxxOperand::IntList;
+    std::string normDims =
+        literalNorm ? (StringRef(p.operands[nshape].text).starts_with("{")
+                           ? p.operands[nshape].text
+                           : "{" + p.operands[nshape].text + "}")
+                    : "";
+    if (literalNorm)
+      s += "    const auto cases = normShapes(" + normDims +
+           ");\n    for (size_t si = 0; si < cases.size(); ++si)\n";
+    else
+      s += stage ? "    for (size_t si = 0; si < kShapes.size() + "
+                   "kStageShapes.size(); ++si)\n"
+                 : "    for (size_t si = 0; si < kShapes.size(); ++si)\n";
     s += std::string("      for (int form = 0; form < ") +
          (tensors ? "3" : "1") + "; ++form)\n";
     s += "        for (int special = 0; special < (form == 0 ? 2 : 1); "
          "++special) {\n";
-    s += stage ? "        const auto &shape = si < kShapes.size() ? "
-                 "kShapes[si] : kStageShapes[si - kShapes.size()];\n"
-               : "        const auto &shape = kShapes[si];\n";
+    s += literalNorm ? "        const auto &shape = cases[si];\n"
+         : stage     ? "        const auto &shape = si < kShapes.size() ? "
+                       "kShapes[si] : kStageShapes[si - kShapes.size()];\n"
+                     : "        const auto &shape = kShapes[si];\n";
     s += "        at::Tensor x = randomTensor(shape, special);\n";
     std::string args;
     unsigned scalars = 0;
     for (size_t k = 0; k < p.operands.size(); ++k) {
       const CxxOperand &o = p.operands[k];
       std::string K = std::to_string(k);
-      if (o.kind == CxxOperand::Tensor) {
+      if (o.kind == CxxOperand::Tensor &&
+          p.stageKind == CxxStage::LayerNorm &&
+          llvm::is_contained(p.ops[p.stage].args, (int)k)) {
+        s += "        at::Tensor a" + K + " = rowOperand(shape, " +
+             std::to_string(llvm::count(normDims, ',') + 1) + ", form);\n";
+        args += ", a" + K;
+      } else if (o.kind == CxxOperand::Tensor) {
         s += "        at::Tensor a" + K +
              " = randomTensor(operandShape(shape, form), false);\n";
         args += ", a" + K;
@@ -248,7 +298,9 @@ std::string cxxVerifyHarness(const CxxAnalysis &analysis,
              scalarValue(o, scalars++) + ";\n";
         args += ", s" + K;
       } else if (o.kind == CxxOperand::Module) {
-        s += moduleSetup(o, k);
+        s += moduleSetup(o, k,
+                         p.stageKind == CxxStage::LayerNorm &&
+                             p.ops[p.stage].module == (int)k);
         args += ", *m" + K;
       }
     }

@@ -588,6 +588,8 @@ CxxStage cxxStageOf(const OpInfo &row) {
   case Recipe::AdaptiveAvgPool:
     return name == "adaptive_avg_pool2d" ? CxxStage::AdaptiveAvgPool2d
                                          : CxxStage::None;
+  case Recipe::LayerNorm:
+    return CxxStage::LayerNorm;
   default:
     return CxxStage::None;
   }

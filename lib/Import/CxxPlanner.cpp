@@ -88,11 +88,18 @@ public:
     const OpInfo *row = tableRow(st.op);
     if (!m || !row)
       return "module '" + st.moduleType + "' is not in the op-semantics table";
+    // A stage module (LayerNorm) must hold every operand its schema has no
+    // default for (a Softmax module's dim is not in the table's state: its
+    // kernel would not know it).
+    const bool stage = cxxStageOf(*row) != CxxStage::None;
     if (m->cuda.empty() && row->kind != OpKind::Elementwise &&
-        row->kind != OpKind::Broadcast)
+        row->kind != OpKind::Broadcast && !stage)
       return "'" + st.op + "' (module " + impl.str() +
-             ") is not pointwise: only pointwise C++ chains are rewritten so "
-             "far";
+             ") is not pointwise, nor a stage the C++ kernels take";
+    if (stage && p.stage >= 0)
+      return "'" + st.op + "' (module " + impl.str() +
+             ") is a second reduction, norm or pooling after '" +
+             p.ops[p.stage].op + "': one per chain";
     if (!st.others.empty())
       return "the call of module " + impl.str() + " passes more than its input";
     if (!st.moduleObj || !movableOperand(st.moduleObj))
@@ -131,6 +138,8 @@ public:
       for (const ArgSpec &arg : row->args)
         if (arg.name == n)
           spec = &arg;
+      if (spec && spec->type == ArgType::IntList)
+        o.kind = CxxOperand::ModuleIntList;
       if (spec && spec->type == ArgType::Str) {
         planned.pinned.push_back({n.str(), spec->defaultValue});
         continue;
@@ -143,6 +152,16 @@ public:
       auto it = fromModule.find(row->args[k].name);
       planned.args.push_back(
           it == fromModule.end() || !m->cuda.empty() ? -1 : it->second);
+      if (stage && it == fromModule.end() && !row->args[k].optional &&
+          row->args[k].defaultValue.empty() &&
+          row->args[k].type != ArgType::Bool)
+        return "'" + st.op + "' (module " + impl.str() + ") keeps its '" +
+               row->args[k].name +
+               "' where the op-semantics table does not say";
+    }
+    if (stage) {
+      p.stage = (int)p.ops.size();
+      p.stageKind = cxxStageOf(*row);
     }
     p.ops.push_back(std::move(planned));
     return std::nullopt;
@@ -195,6 +214,12 @@ public:
         continue;
       const ArgSpec &spec = row.args[k + 1];
       CxxOperand &o = p.operands[op.args[k]];
+      // A layer norm's weight and bias are read along its rows, and its eps
+      // is a number like any other.
+      if (cxxStageOf(row) == CxxStage::LayerNorm &&
+          ((spec.type == ArgType::Tensor && o.kind == CxxOperand::Tensor) ||
+           (spec.type == ArgType::Float && o.kind == CxxOperand::Scalar)))
+        continue;
       if (spec.type == ArgType::Tensor)
         return "'" + op.op + "' takes a tensor operand ('" + o.text + "')";
       StringRef text = StringRef(o.text).trim();
@@ -470,8 +495,8 @@ public:
       if (!row || (row->kind != OpKind::Elementwise &&
                    row->kind != OpKind::Broadcast && !isStage))
         return fail("'" + op +
-                    "' is not pointwise, nor a reduction, softmax or 2-d "
-                    "pooling the C++ kernels take");
+                    "' is not pointwise, nor a reduction, softmax, 2-d "
+                    "pooling or layer norm the C++ kernels take");
       if (isStage && p.stage >= 0)
         return fail("'" + op + "' is a second reduction or pooling after '" +
                     p.ops[p.stage].op + "': one per chain");
@@ -623,6 +648,7 @@ public:
           case CxxOperand::ModuleTensor:
           case CxxOperand::Int: // typed below, once a row is chosen
           case CxxOperand::Bool:
+          case CxxOperand::ModuleIntList:
             ok = false;
             break;
           }

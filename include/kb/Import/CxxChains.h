@@ -55,6 +55,8 @@ struct CxxOperand {
   /// of integer literals where a stage op's schema takes int, bool or int[]
   /// (softmax's dim, mean's dims and keepdim, a pool's kernel_size); the
   /// fused function takes them as int64_t, bool and at::IntArrayRef.
+  /// ModuleIntList: an int[] option of module `owner` read at run time (a
+  /// LayerNorm's normalized_shape), as at::IntArrayRef.
   enum Kind {
     Tensor,
     Scalar,
@@ -65,7 +67,8 @@ struct CxxOperand {
     Value,
     Int,
     Bool,
-    IntList
+    IntList,
+    ModuleIntList
   };
   Kind kind = Tensor;
   std::string text; // its source ("bias", "this->scale", "0.5", "\"tanh\"")
@@ -95,9 +98,9 @@ struct CxxPlanOp {
   bool inplaceOpt = false; // the module has an `inplace` option
 };
 
-/// What a chain's one shape-changing op computes: a reduction over dims, a
-/// softmax over a dim, or a 2-d pooling (docs/cxx.md, "Reductions,
-/// softmax and pooling").
+/// What a chain's one stage op computes: a reduction over dims, a softmax
+/// over a dim, a 2-d pooling, or a layer norm over the trailing dims
+/// (docs/cxx.md, "Reductions, softmax, pooling and layer norm").
 enum class CxxStage {
   None,
   Sum,
@@ -108,7 +111,8 @@ enum class CxxStage {
   LogSoftmax,
   MaxPool2d,
   AvgPool2d,
-  AdaptiveAvgPool2d
+  AdaptiveAvgPool2d,
+  LayerNorm
 };
 /// The stage an op-table row computes in a C++ chain, None for the rows a
 /// C++ chain cannot take as its stage (every pointwise row among them).
