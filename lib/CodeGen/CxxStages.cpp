@@ -235,7 +235,13 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
            "    float q = 0.f;\n" +
            loop("      const float d = " + load() + " - mean;\n" +
                 "      q += d * d;\n") +
-           reduce("q") + "    const float rstd = rsqrtf(q / (float)len + " +
+           reduce("q") +
+           // ATen's Welford reduction combines with empty partitions on
+           // rows shorter than its 512 threads: once the variance overflows
+           // (|x| near 1e19 or more) that gives inf * 0, a NaN row (run83:
+           // rows of 256 with a 1e30); longer rows keep rstd = 0.
+           "    const float rstd = isinf(q) && len < 512 ? NAN : rsqrtf(q / "
+           "(float)len + " +
            eps + ");\n" +
            loop("      const float v = " + load() + ";\n      out[base + r] = " +
                 name + "_post(" + y + post + ");\n");
