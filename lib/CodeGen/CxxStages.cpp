@@ -204,10 +204,9 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
   const std::string args = parameterNames(c.kparams), post = c.postArgs;
   int w = stageArg(p, "weight"), b = stageArg(p, "bias");
   std::string eps = stageValue(p, "eps", "1e-05");
-  if (int e = stageArg(p, "eps"); e >= 0 && p.operands[e].kind !=
-                                               CxxOperand::Scalar &&
-                                  p.operands[e].kind !=
-                                      CxxOperand::ModuleOption)
+  if (int e = stageArg(p, "eps");
+      e >= 0 && p.operands[e].kind != CxxOperand::Scalar &&
+      p.operands[e].kind != CxxOperand::ModuleOption)
     eps = "1e-05";
   auto body = [&](const std::string &first, const std::string &step,
                   bool block) {
@@ -243,8 +242,9 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
            "    const float rstd = isinf(q) && len < 512 ? NAN : rsqrtf(q / "
            "(float)len + " +
            eps + ");\n" +
-           loop("      const float v = " + load() + ";\n      out[base + r] = " +
-                name + "_post(" + y + post + ");\n");
+           loop("      const float v = " + load() +
+                ";\n      out[base + r] = " + name + "_post(" + y + post +
+                ");\n");
   };
   std::string params = "(const float* __restrict__ in, float* __restrict__ "
                        "out, long long rows, long long len" +
@@ -347,19 +347,20 @@ std::string softmaxGeometry(const CxxRewritePlan &p) {
 /// the weight and bias (when defined) contiguous float32 tensors of that
 /// shape on the input's device, as ATen requires; anything else is ATen's.
 std::string normGeometry(const CxxRewritePlan &p) {
-  std::string s = "  const int64_t rank = in.dim();\n"
-                  "  const at::IntArrayRef nshape = " +
-                  stageValue(p, "normalized_shape", "at::IntArrayRef()") +
-                  ";\n"
-                  "  const int64_t nrank = (int64_t)nshape.size();\n"
-                  "  if (nrank == 0 || nrank > rank)\n    return reference();\n"
-                  "  long long g_len = 1;\n"
-                  "  for (int64_t d = 0; d < nrank; ++d) {\n"
-                  "    if (in.size(rank - nrank + d) != nshape[d])\n"
-                  "      return reference();\n"
-                  "    g_len *= nshape[d];\n  }\n"
-                  "  const long long g_rows = in.numel() / g_len, g_inner = 1;\n" +
-                  std::string(kRowGuards);
+  std::string s =
+      "  const int64_t rank = in.dim();\n"
+      "  const at::IntArrayRef nshape = " +
+      stageValue(p, "normalized_shape", "at::IntArrayRef()") +
+      ";\n"
+      "  const int64_t nrank = (int64_t)nshape.size();\n"
+      "  if (nrank == 0 || nrank > rank)\n    return reference();\n"
+      "  long long g_len = 1;\n"
+      "  for (int64_t d = 0; d < nrank; ++d) {\n"
+      "    if (in.size(rank - nrank + d) != nshape[d])\n"
+      "      return reference();\n"
+      "    g_len *= nshape[d];\n  }\n"
+      "  const long long g_rows = in.numel() / g_len, g_inner = 1;\n" +
+      std::string(kRowGuards);
   for (const char *which : {"weight", "bias"}) {
     int idx = stageArg(p, which);
     if (idx < 0)

@@ -252,8 +252,7 @@ std::string cxxVerifyHarness(const CxxAnalysis &analysis,
     // A layer norm with a literal normalized_shape takes only inputs that
     // end in it; its module is built for each input's last dim.
     int nshape = p.stageKind == CxxStage::LayerNorm
-                     ? p.ops[p.stage].args.empty() ? -1
-                                                   : p.ops[p.stage].args[0]
+                     ? p.ops[p.stage].args.empty() ? -1 : p.ops[p.stage].args[0]
                      : -1;
     bool literalNorm =
         nshape >= 0 && p.operands[nshape].kind == CxxOperand::IntList;
@@ -283,8 +282,7 @@ std::string cxxVerifyHarness(const CxxAnalysis &analysis,
     for (size_t k = 0; k < p.operands.size(); ++k) {
       const CxxOperand &o = p.operands[k];
       std::string K = std::to_string(k);
-      if (o.kind == CxxOperand::Tensor &&
-          p.stageKind == CxxStage::LayerNorm &&
+      if (o.kind == CxxOperand::Tensor && p.stageKind == CxxStage::LayerNorm &&
           llvm::is_contained(p.ops[p.stage].args, (int)k)) {
         s += "        at::Tensor a" + K + " = rowOperand(shape, " +
              std::to_string(llvm::count(normDims, ',') + 1) + ", form);\n";

@@ -202,6 +202,74 @@ private:
     return error(l, "use of undefined value '%" + name + "'");
   }
 
+  /// The result of JIT autocast's casts, which traces under torch.autocast
+  /// print untyped (torch 2.x: `%169 : Tensor =
+  /// aten::_autocast_to_full_precision(%x, %cuda_enabled, %cpu_enabled)`):
+  /// the operand's shape in the type ATen's definitions give. To full
+  /// precision: a float16/bfloat16 tensor becomes float32; to reduced: a
+  /// float32 tensor becomes `cuda_dtype`/`cpu_dtype`; each only where its
+  /// flag enables autocast (the graph carries no device: a trace runs on
+  /// one, whose flag is the one set), else the operand unchanged. `given`
+  /// when the printed type says more, or the operands are not constants.
+  Type autocastResult(StringRef kind, ArrayRef<Value> operands, Type given) {
+    bool full = kind == "aten::_autocast_to_full_precision";
+    bool reduced = kind == "aten::_autocast_to_reduced_precision";
+    if ((!full && !reduced) || !isa<UnrankedTensorType>(given) ||
+        operands.size() != (full ? 3u : 5u))
+      return given;
+    auto self = dyn_cast<RankedTensorType>(operands[0].getType());
+    if (!self)
+      return given;
+    auto flag = [](Value v) -> std::optional<bool> {
+      if (auto c = v.getDefiningOp<ConstantOp>())
+        if (auto b = dyn_cast<BoolAttr>(c.getValue()))
+          return b.getValue();
+      return std::nullopt;
+    };
+    std::optional<bool> cuda = flag(operands[1]), cpu = flag(operands[2]);
+    if (!cuda || !cpu)
+      return given;
+    Type elem = self.getElementType(), to = elem;
+    if (*cuda || *cpu) {
+      if (full && (elem.isF16() || elem.isBF16()))
+        to = builder.getF32Type();
+      if (reduced && elem.isF32()) {
+        auto c = operands[*cuda ? 3 : 4].getDefiningOp<ConstantOp>();
+        auto code = c ? dyn_cast<IntegerAttr>(c.getValue()) : IntegerAttr();
+        // c10::ScalarType: 5 Half, 15 BFloat16.
+        if (!code || (code.getInt() != 5 && code.getInt() != 15))
+          return given;
+        to = code.getInt() == 5 ? Type(builder.getF16Type())
+                                : Type(builder.getBF16Type());
+      }
+    }
+    return RankedTensorType::get(self.getShape(), to, self.getEncoding());
+  }
+
+  /// A pointwise op over a value autocastResult retyped: the trace recorded
+  /// its result as eager computed it (a bfloat16 GELU), but the graph casts
+  /// its operand first (`_autocast_to_full_precision`), so running the
+  /// graph gives the promoted type of its tensor operands (float32 when one
+  /// is float32). The graph's semantics are the ones the runtime, kb-verify
+  /// and the region kernels share.
+  Type afterAutocast(const OpInfo &info, ArrayRef<Value> operands, Type given) {
+    auto ranked = dyn_cast<RankedTensorType>(given);
+    if (!ranked ||
+        (info.kind != OpKind::Elementwise && info.kind != OpKind::Broadcast) ||
+        info.style == OpStyle::Cast ||
+        !llvm::any_of(operands, [&](Value v) { return retyped.count(v); }))
+      return given;
+    bool f32 = llvm::any_of(operands, [](Value v) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      return t && t.getElementType().isF32();
+    });
+    Type elem = ranked.getElementType();
+    if (!f32 || !(elem.isF16() || elem.isBF16()))
+      return given;
+    return RankedTensorType::get(ranked.getShape(), Builder(&ctx).getF32Type(),
+                                 ranked.getEncoding());
+  }
+
   Type convertType(const ts::Type &t) {
     Builder &b = builder;
     using K = ts::Type::Kind;
@@ -406,6 +474,8 @@ private:
     SmallVector<Type> resultTypes;
     for (const ts::ValueDef &out : node.outputs)
       resultTypes.push_back(convertType(out.type));
+    if (resultTypes.size() == 1)
+      resultTypes[0] = autocastResult(kind, operands, resultTypes[0]);
 
     if (kind == "prim::ListConstruct" && node.outputs.size() == 1) {
       Type t = resultTypes[0];
@@ -441,6 +511,8 @@ private:
       for (Value v : operands)
         classes.push_back(classify(v.getType()));
       if (const OpInfo *info = resolveOverload(base, classes)) {
+        if (resultTypes.size() == 1)
+          resultTypes[0] = afterAutocast(*info, operands, resultTypes[0]);
         if (auto err =
                 checkBroadcast(*info, kind, operands, resultTypes, node.loc))
           return err;
@@ -461,6 +533,10 @@ private:
           return err;
       op = opaque;
     }
+    for (auto [out, res, type] :
+         llvm::zip(node.outputs, op->getResults(), resultTypes))
+      if (type != convertType(out.type))
+        retyped.insert(res);
     for (auto [out, res] : llvm::zip(node.outputs, op->getResults()))
       if (auto err = define(out.name, res, out.loc))
         return err;
@@ -494,6 +570,9 @@ private:
   const ImportOptions &opts;
   OpBuilder builder;
   llvm::StringMap<Value> values;
+  /// Values whose type differs from what the trace recorded for them: JIT
+  /// autocast's casts that cast, and the pointwise ops over them.
+  llvm::DenseSet<Value> retyped;
   llvm::StringMap<std::string> objects; // value name -> module path
   llvm::StringMap<SmallVector<Value>> tuples;
 };

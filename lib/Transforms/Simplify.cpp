@@ -65,6 +65,10 @@ void eraseIfDead(PatternRewriter &rewriter, Operation *op) {
 ///  - x - alpha*c with alpha*c == +0 is x: x - (+0) == x for every x,
 ///    including -0 (-0 - +0 = -0). x + alpha*c with alpha*c == -0 likewise.
 ///    x + (+0) is NOT x: -0 + +0 = +0, so it is left alone.
+///  - JIT autocast's casts (_autocast_to_full_precision,
+///    _autocast_to_reduced_precision) return `self` itself when they do not
+///    cast, which is when their result's type is the operand's (a weight
+///    already cast to bfloat16 by the aten::to before it).
 struct FoldIdentity : OpRewritePattern<AtenOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AtenOp op,
@@ -80,6 +84,9 @@ struct FoldIdentity : OpRewritePattern<AtenOp> {
       identity = computeKind(op) == OpKind::Injective;
     else if (name == "detach")
       identity = true;
+    else if (name == "_autocast_to_full_precision" ||
+             name == "_autocast_to_reduced_precision")
+      identity = op->getResult(0).getType() == x.getType();
     else if ((name == "mul" || name == "div") && isFloatTensor(x.getType()))
       identity = scalarOperand(op, "other") == 1.0;
     else if ((name == "sub" || name == "add") && isFloatTensor(x.getType())) {

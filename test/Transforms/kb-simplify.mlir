@@ -303,3 +303,21 @@ func.func @size_stays(%x: tensor<?x5xf32>) -> (i64, i64) {
   %1 = kb.aten "size"(%x, %two) {overload = "int"} : (tensor<?x5xf32>, i64) -> i64
   return %0, %1 : i64, i64
 }
+
+// -----
+
+// JIT autocast's casts return their operand itself when they do not cast
+// (the result's type is the operand's); a cast that casts stays.
+// CHECK-LABEL: func.func @autocast_identity
+// CHECK-NOT:  "_autocast_to_reduced_precision"(%arg0
+// CHECK:      %[[F:.*]] = kb.aten "_autocast_to_full_precision"(%arg0
+// CHECK-SAME: -> tensor<8xf32>
+// CHECK:      return %arg0, %[[F]]
+func.func @autocast_identity(%x: tensor<8xbf16>) -> (tensor<8xbf16>, tensor<8xf32>) {
+  %t = kb.constant {value = true} : i1
+  %f = kb.constant {value = false} : i1
+  %bf = kb.constant {value = 15 : i64} : i64
+  %0 = kb.aten "_autocast_to_reduced_precision"(%x, %t, %f, %bf, %bf) : (tensor<8xbf16>, i1, i1, i64, i64) -> tensor<8xbf16>
+  %1 = kb.aten "_autocast_to_full_precision"(%x, %t, %f) : (tensor<8xbf16>, i1, i1) -> tensor<8xf32>
+  return %0, %1 : tensor<8xbf16>, tensor<8xf32>
+}

@@ -41,8 +41,8 @@ std::shared_ptr<torch::jit::Graph> widened(torch::jit::Graph &g) {
       if (!at::isFloatingType(type) || type == at::kDouble)
         continue;
       WithInsertPoint here(n);
-      n->replaceInput(i, copy->insertConstant(
-                             static_cast<int64_t>(at::kDouble)));
+      n->replaceInput(i,
+                      copy->insertConstant(static_cast<int64_t>(at::kDouble)));
     }
   }
   return copy;
@@ -202,7 +202,8 @@ ReferenceOutputs Reference::run(const std::vector<at::Tensor> &inputs,
       storage = t.scalar_type();
   const int mantissa = formatOf(storage).mantissa;
   ReferenceOutputs r;
-  std::vector<at::Tensor> out64 = impl->runWith(copies(torch::kFloat64), /*truth=*/true);
+  std::vector<at::Tensor> out64 =
+      impl->runWith(copies(torch::kFloat64), /*truth=*/true);
   for (const at::Tensor &t : out64)
     r.truth64.push_back(t.to(torch::kFloat64).contiguous());
   out64.clear(); // the float64 temporaries go before the float32 run

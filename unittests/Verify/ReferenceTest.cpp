@@ -299,18 +299,17 @@ TEST(Reference, CastsToFloatTypesRunAsFloat64InTheTruth) {
                 "%no)\n"
                 "  %z : Tensor = aten::to(%y, %bf16, %no, %no, %none)\n"
                 "  return (%z)\n");
-  at::Tensor x =
-      at::tensor(std::vector<float>{1, 3, -7, 1000, 0.5, 2, 4, -1})
-          .view({2, 4})
-          .to(at::kBFloat16);
+  at::Tensor x = at::tensor(std::vector<float>{1, 3, -7, 1000, 0.5, 2, 4, -1})
+                     .view({2, 4})
+                     .to(at::kBFloat16);
   at::Tensor w = at::tensor(std::vector<float>{1, 0.5, 2, -1});
   at::Tensor b = at::tensor(std::vector<float>{0, 0.25, 0, 1});
   ReferenceOutputs out = ref.run({x, w, b}, /*sensitivity=*/true);
   ASSERT_EQ(out.truth64.size(), 1u);
   EXPECT_EQ(out.outTypes[0], at::kBFloat16);
   at::Tensor x64 = x.to(at::kDouble);
-  at::Tensor expect = at::layer_norm(x64, {4}, w.to(at::kDouble),
-                                     b.to(at::kDouble), 1e-5);
+  at::Tensor expect =
+      at::layer_norm(x64, {4}, w.to(at::kDouble), b.to(at::kDouble), 1e-5);
   EXPECT_TRUE(at::allclose(out.truth64[0], expect, 1e-12, 1e-12));
   // Unrounded: the truth is not a bfloat16 value where eager's is.
   EXPECT_FALSE(at::equal(out.truth64[0],
