@@ -86,19 +86,23 @@ TEST(OpSemantics, EveryCxxModuleComputesATableOp) {
   for (const kb::CxxModuleInfo &m : kb::cxxModules()) {
     auto rows = kb::lookupOverloads(m.op);
     ASSERT_FALSE(rows.empty()) << m.impl.str() << " -> " << m.op.str();
-    // Each STATE name feeds a schema operand of that name, or the module's
-    // own CUDA expression; each {name} of that expression is defined.
+    // Each STATE name feeds a schema operand of that name (a `.name` tensor
+    // member only a tensor operand: a layer norm's weight), or the
+    // module's own CUDA expression; each {name} of that expression is
+    // defined.
     llvm::SmallVector<llvm::StringRef> names;
     m.state.split(names, ' ', -1, false);
     for (llvm::StringRef n : names) {
       if (n == "inplace" || n == "eval")
         continue;
       llvm::StringRef bare = n.ltrim('.');
-      bool inSchema = false;
-      for (const kb::ArgSpec &a : rows.front()->args)
+      bool inSchema = false, tensorInSchema = false;
+      for (const kb::ArgSpec &a : rows.front()->args) {
         inSchema |= a.name == bare;
+        tensorInSchema |= a.name == bare && a.type == kb::ArgType::Tensor;
+      }
       EXPECT_TRUE(m.cuda.contains("{" + bare.str() + "}") ||
-                  (inSchema && !n.starts_with(".")))
+                  (n.starts_with(".") ? tensorInSchema : inSchema))
           << m.impl.str() << ": " << n.str();
     }
     for (size_t at = 0; (at = m.cuda.find('{', at)) != llvm::StringRef::npos;
