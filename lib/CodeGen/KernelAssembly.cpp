@@ -3,7 +3,8 @@
 // assembleKernel: what every kernel family ends with. The .cu (prelude,
 // helpers, the signature from the region's arguments and outputs, the
 // body), the inputs and outputs kb-verify allocates, and the reference IR
-// it checks against.
+// it checks against; whether its reductions give the same bits in any
+// order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,4 +96,17 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
   out.source = std::move(src);
   out.referenceIR = e.referenceIR(yield, updatedInputs);
   return llvm::Error::success();
+}
+
+bool kb::codegen::reductionsOrderFree(KernelOp kernel) {
+  for (Operation &op : kernel.getBody().front().without_terminator())
+    if (auto a = dyn_cast<AtenOp>(op);
+        a && getKind(a) == OpKind::Reduction && a.getInfo()) {
+      Recipe r = a.getInfo()->recipe;
+      if (r != Recipe::Amax && r != Recipe::Amin && r != Recipe::Argmax &&
+          r != Recipe::Argmin && r != Recipe::MaxPool &&
+          r != Recipe::AdaptiveMaxPool)
+        return false;
+    }
+  return true;
 }

@@ -887,18 +887,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.vectorLanes = options.vectorLanes;
   e.momentsBatch = options.momentsBatch;
   auto k = e.run();
-  if (!k)
-    return k;
-  // Maxima, minima and their indices come out the same in any order: with
-  // exact pointwise ops around them the kernel's bits are eager's.
-  k->orderFree = !k->approximate;
-  for (Operation &op : kernel.getBody().front().without_terminator())
-    if (auto a = dyn_cast<AtenOp>(op);
-        a && getKind(a) == OpKind::Reduction && a.getInfo()) {
-      Recipe r = a.getInfo()->recipe;
-      k->orderFree &= r == Recipe::Amax || r == Recipe::Amin ||
-                      r == Recipe::Argmax || r == Recipe::Argmin ||
-                      r == Recipe::MaxPool || r == Recipe::AdaptiveMaxPool;
-    }
+  if (k)
+    k->orderFree = !k->approximate && reductionsOrderFree(kernel);
   return k;
 }

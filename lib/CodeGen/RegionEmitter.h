@@ -206,6 +206,11 @@ llvm::Error assembleKernel(RegionEmitter &e, EmittedKernel &out, YieldOp yield,
                            llvm::ArrayRef<EmittedTensor> extraOutputs = {},
                            llvm::ArrayRef<unsigned> updatedInputs = {});
 
+/// Whether every reduction of the kernel gives the same bits in any order
+/// (maxima, minima and their indices): with exact pointwise ops around them
+/// the kernel's result is eager's.
+bool reductionsOrderFree(KernelOp kernel);
+
 /// Reductions over trailing dims, softmax over any dim, and the norms.
 llvm::Expected<EmittedKernel> emitRowKernel(RegionEmitter &e,
                                             const StageInfo &f, YieldOp yield);
