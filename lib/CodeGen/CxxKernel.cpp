@@ -566,8 +566,12 @@ ChainParts chainParts(const CxxRewritePlan &p) {
     std::string I = std::to_string(i);
     const CxxOperand &o = p.operands[i];
     if (o.kind == CxxOperand::ModuleOption)
-      derived += "  const at::Scalar s" + I + " = " + operandName(p, o.owner) +
-                 ".options." + o.text + "();\n";
+      derived += std::string("  const ") +
+                 (o.optionType == ArgType::Int    ? "int64_t"
+                  : o.optionType == ArgType::Bool ? "bool"
+                                                  : "at::Scalar") +
+                 " s" + I + " = " + operandName(p, o.owner) + ".options." +
+                 o.text + "();\n";
     else if (o.kind == CxxOperand::ModuleTensor)
       derived += "  const at::Tensor& a" + I + " = " + operandName(p, o.owner) +
                  "." + o.text + ";\n";
@@ -577,6 +581,11 @@ ChainParts chainParts(const CxxRewritePlan &p) {
   }
   for (size_t i = 0; i < p.operands.size(); ++i) {
     std::string I = std::to_string(i);
+    // A stage module's int and bool options: host values of its geometry.
+    if (p.operands[i].kind == CxxOperand::ModuleOption &&
+        (p.operands[i].optionType == ArgType::Int ||
+         p.operands[i].optionType == ArgType::Bool))
+      continue;
     if (isStageTensor(p, i)) {
       // Read along the stage's rows (a layer norm's weight, bias): a
       // pointer, null where the tensor is undefined; the stage's geometry

@@ -205,7 +205,22 @@ std::string scalarValue(const CxxOperand &o, unsigned k) {
   return kValues[k % 4];
 }
 
-std::string moduleSetup(const CxxOperand &o, unsigned idx, bool rowShaped) {
+/// How the harness builds a stage module (its options are the module's,
+/// read by the fused function at run time): a layer norm over the input's
+/// last dim, a softmax over dim 1 (strided rows for ranks above 2), pools
+/// with a padded, strided window.
+struct StageModuleArgs {
+  const char *impl, *args;
+};
+const StageModuleArgs kStageModuleArgs[] = {
+    {"LayerNormImpl", "std::vector<int64_t>{x.size(-1)}"},
+    {"SoftmaxImpl", "1"},
+    {"LogSoftmaxImpl", "1"},
+    {"MaxPool2dImpl", "torch::nn::MaxPool2dOptions(3).stride(2).padding(1)"},
+    {"AvgPool2dImpl", "torch::nn::AvgPool2dOptions(3).stride(2).padding(1)"},
+};
+
+std::string moduleSetup(const CxxOperand &o, unsigned idx) {
   StringRef type = o.type;
   StringRef impl = type.rsplit("::").second.empty() ? type
                                                     : type.rsplit("::").second;
@@ -217,12 +232,12 @@ std::string moduleSetup(const CxxOperand &o, unsigned idx, bool rowShaped) {
     return s.starts_with(".");
   });
   std::string m = "m" + std::to_string(idx);
-  // A layer norm module normalises the input's last dim.
+  std::string args = perChannel ? "x.size(1)" : "";
+  for (const StageModuleArgs &a : kStageModuleArgs)
+    if (impl == a.impl)
+      args = a.args;
   std::string s = "        auto " + m + " = std::make_shared<" + o.type + ">(" +
-                  (rowShaped    ? "std::vector<int64_t>{x.size(-1)}"
-                   : perChannel ? "x.size(1)"
-                                : "") +
-                  ");\n";
+                  args + ");\n";
   for (StringRef st : state)
     if (st.starts_with("."))
       s += "        " + m + "->" + st.drop_front().str() +
@@ -296,9 +311,7 @@ std::string cxxVerifyHarness(const CxxAnalysis &analysis,
              scalarValue(o, scalars++) + ";\n";
         args += ", s" + K;
       } else if (o.kind == CxxOperand::Module) {
-        s += moduleSetup(o, k,
-                         p.stageKind == CxxStage::LayerNorm &&
-                             p.ops[p.stage].module == (int)k);
+        s += moduleSetup(o, k);
         args += ", *m" + K;
       }
     }

@@ -140,6 +140,15 @@ public:
           spec = &arg;
       if (spec && spec->type == ArgType::IntList)
         o.kind = CxxOperand::ModuleIntList;
+      if (spec)
+        o.optionType = spec->type;
+      // An optional option the kernel does not take (a pooling's
+      // divisor_override) must be unset, or the module runs as written.
+      if (spec && spec->optional && spec->defaultValue == "None" &&
+          o.kind == CxxOperand::ModuleOption) {
+        planned.pinned.push_back({n.str(), "c10::nullopt"});
+        continue;
+      }
       if (spec && spec->type == ArgType::Str) {
         planned.pinned.push_back({n.str(), spec->defaultValue});
         continue;

@@ -74,6 +74,9 @@ struct CxxOperand {
   std::string text; // its source ("bias", "this->scale", "0.5", "\"tanh\"")
   std::string type; // Module: "torch::nn::BatchNorm2dImpl"
   int owner = -1;   // ModuleOption, ModuleTensor: the Module operand
+  /// ModuleOption: the schema type it feeds (Int and Bool options of a
+  /// stage module, a Softmax's dim, are host values, not kernel numbers).
+  ArgType optionType = ArgType::Scalar;
   int back = 0;     // Value: how many ops back from the op it feeds
 };
 
