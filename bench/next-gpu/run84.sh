@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 47, not yet run. (1) C++ layer norm with ATen's NaN rows
+# Session 47, not yet run (~8 minutes). (1) C++ layer norm with ATen's NaN rows
 # (run83 rejected all 3 on special values): prediction 3 of 4 rewritten and
 # verified. (2) The autocast-ops graph (test/CodeGen/Inputs): both regions
 # accepted. (3) BERT bf16 through optimize(): the 19 regions verified (run80:
@@ -11,6 +11,11 @@ flags="$(python3 -c 'from torch.utils.cpp_extension import include_paths as p; p
 timeout 200 $KB_REWRITE rewrite test/Rewrite/cxx-rewrite-layer-norm.cpp -o /tmp/ln84 --verify on \
   --kb-verify $KBV --verify-harness -- -std=c++17 $flags > $OUT/ln84.log 2>&1
 echo "layer norm rc $? $(( $(date +%s)-t0 ))s"; grep -E "rewritten|left|error|verified|rejected" $OUT/ln84.log | cut -c1-300
+# (1b) Stages computed by modules (cxx-rewrite-stage-modules.cpp): 4 of 5
+# rewritten, all 4 verified (options read from the harness's own modules).
+timeout 200 $KB_REWRITE rewrite test/Rewrite/cxx-rewrite-stage-modules.cpp -o /tmp/sm84 --verify on \
+  --kb-verify $KBV --verify-harness -- -std=c++17 $flags > $OUT/sm84.log 2>&1
+echo "stage modules rc $? $(( $(date +%s)-t0 ))s"; grep -E "rewritten|left|error|verified|rejected" $OUT/sm84.log | cut -c1-300
 mkdir -p /tmp/fx84 && cp test/CodeGen/Inputs/bert_autocast_ops.graph.txt /tmp/fx84/
 timeout 90 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx84 > $OUT/verify84.log 2>&1
 echo "verify_all rc $? $(( $(date +%s)-t0 ))s"; cut -c1-260 $OUT/verify84.log | tail -4
