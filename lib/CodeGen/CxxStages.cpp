@@ -99,6 +99,29 @@ struct RowKernelText {
   std::string warp, block, column;
 };
 
+/// The warp-per-row kernel `<name>_rows` (8 rows per block of 256
+/// threads) and the block-per-row kernel `<name>_rowsb` (`shared` its
+/// shared arrays) around their bodies over the row at `base`.
+void rowShells(RowKernelText &t, const std::string &name, const ChainParts &c,
+               const std::string &shared, const std::string &warpBody,
+               const std::string &blockBody) {
+  std::string params = "(const float* __restrict__ in, float* __restrict__ "
+                       "out, long long rows, long long len" +
+                       c.kparams + ")";
+  t.warp = "__global__ void __launch_bounds__(256)\n" + name + "_rows" +
+           params +
+           " {\n  const long long row = (long long)blockIdx.x * 8 + "
+           "(threadIdx.x >> 5);\n  const int lane = threadIdx.x & 31;\n"
+           "  if (row >= rows)\n    return;\n  {\n"
+           "    const long long base = row * len;\n" +
+           warpBody + "  }\n}\n\n";
+  t.block = "__global__ void __launch_bounds__(256)\n" + name + "_rowsb" +
+            params + " {\n" + shared +
+            "  const long long row = blockIdx.x;\n  {\n"
+            "    const long long base = row * len;\n" +
+            blockBody + "  }\n}\n\n";
+}
+
 std::string rowBody(CxxStage k, bool fast, const std::string &name,
                     const std::string &args, const std::string &post,
                     const std::string &first, const std::string &step,
@@ -147,36 +170,21 @@ RowKernelText rowKernels(CxxStage k, bool fast, const std::string &name,
                   : "warpReduce(" + var + ", " + fn + ");\n");
   };
   RowKernelText t;
-  std::string params = "(const float* __restrict__ in, float* __restrict__ "
-                       "out, long long rows, long long len" +
-                       c.kparams + ")";
-  // A warp per row: 8 rows per block of 256 threads.
-  t.warp = "__global__ void __launch_bounds__(256)\n" + name + "_rows" +
-           params +
-           " {\n  const long long row = (long long)blockIdx.x * 8 + "
-           "(threadIdx.x >> 5);\n  const int lane = threadIdx.x & 31;\n"
-           "  if (row >= rows)\n    return;\n  {\n"
-           "    const long long base = row * len;\n" +
-           rowBody(k, fast, name, args, post, "lane", "32",
-                   combine("acc", red.combine, false),
-                   combine("m", "kb_rewrite::detail::MaxNan{}", false),
-                   combine("s", "kb_rewrite::detail::Add{}", false),
-                   "    if (lane == 0)\n      out[row] = ", "base + r") +
-           "  }\n}\n\n";
-  // A block per row (rows of 1024 elements or more).
+  // A block per row for rows of 1024 elements or more.
   std::string shared = isSoftmax(k) ? "  __shared__ float shm[32], shs[32];\n"
                                     : "  __shared__ " + accType + " sh[32];\n";
-  t.block =
-      "__global__ void __launch_bounds__(256)\n" + name + "_rowsb" + params +
-      " {\n" + shared +
-      "  const long long row = blockIdx.x;\n  {\n"
-      "    const long long base = row * len;\n" +
-      rowBody(k, fast, name, args, post, "(long long)threadIdx.x",
-              "(long long)blockDim.x", combine("acc", red.combine, true),
-              combine("m", "kb_rewrite::detail::MaxNan{}", true),
-              combine("s", "kb_rewrite::detail::Add{}", true),
-              "    if (threadIdx.x == 0)\n      out[row] = ", "base + r") +
-      "  }\n}\n\n";
+  rowShells(t, name, c, shared,
+            rowBody(k, fast, name, args, post, "lane", "32",
+                    combine("acc", red.combine, false),
+                    combine("m", "kb_rewrite::detail::MaxNan{}", false),
+                    combine("s", "kb_rewrite::detail::Add{}", false),
+                    "    if (lane == 0)\n      out[row] = ", "base + r"),
+            rowBody(k, fast, name, args, post, "(long long)threadIdx.x",
+                    "(long long)blockDim.x", combine("acc", red.combine, true),
+                    combine("m", "kb_rewrite::detail::MaxNan{}", true),
+                    combine("s", "kb_rewrite::detail::Add{}", true),
+                    "    if (threadIdx.x == 0)\n      out[row] = ",
+                    "base + r"));
   // A thread per strided row (a dim other than the last): neighbouring
   // threads read neighbouring elements.
   t.column =
@@ -246,24 +254,10 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
                 ";\n      out[base + r] = " + name + "_post(" + y + post +
                 ");\n");
   };
-  std::string params = "(const float* __restrict__ in, float* __restrict__ "
-                       "out, long long rows, long long len" +
-                       c.kparams + ")";
   RowKernelText t;
-  t.warp = "__global__ void __launch_bounds__(256)\n" + name + "_rows" +
-           params +
-           " {\n  const long long row = (long long)blockIdx.x * 8 + "
-           "(threadIdx.x >> 5);\n  const int lane = threadIdx.x & 31;\n"
-           "  if (row >= rows)\n    return;\n  {\n"
-           "    const long long base = row * len;\n" +
-           body("lane", "32", false) + "  }\n}\n\n";
-  t.block = "__global__ void __launch_bounds__(256)\n" + name + "_rowsb" +
-            params +
-            " {\n  __shared__ float sh[32];\n"
-            "  const long long row = blockIdx.x;\n  {\n"
-            "    const long long base = row * len;\n" +
-            body("(long long)threadIdx.x", "(long long)blockDim.x", true) +
-            "  }\n}\n\n";
+  rowShells(t, name, c, "  __shared__ float sh[32];\n",
+            body("lane", "32", false),
+            body("(long long)threadIdx.x", "(long long)blockDim.x", true));
   return t;
 }
 
