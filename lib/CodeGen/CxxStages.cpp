@@ -173,18 +173,18 @@ RowKernelText rowKernels(CxxStage k, bool fast, const std::string &name,
   // A block per row for rows of 1024 elements or more.
   std::string shared = isSoftmax(k) ? "  __shared__ float shm[32], shs[32];\n"
                                     : "  __shared__ " + accType + " sh[32];\n";
-  rowShells(t, name, c, shared,
-            rowBody(k, fast, name, args, post, "lane", "32",
-                    combine("acc", red.combine, false),
-                    combine("m", "kb_rewrite::detail::MaxNan{}", false),
-                    combine("s", "kb_rewrite::detail::Add{}", false),
-                    "    if (lane == 0)\n      out[row] = ", "base + r"),
-            rowBody(k, fast, name, args, post, "(long long)threadIdx.x",
-                    "(long long)blockDim.x", combine("acc", red.combine, true),
-                    combine("m", "kb_rewrite::detail::MaxNan{}", true),
-                    combine("s", "kb_rewrite::detail::Add{}", true),
-                    "    if (threadIdx.x == 0)\n      out[row] = ",
-                    "base + r"));
+  rowShells(
+      t, name, c, shared,
+      rowBody(k, fast, name, args, post, "lane", "32",
+              combine("acc", red.combine, false),
+              combine("m", "kb_rewrite::detail::MaxNan{}", false),
+              combine("s", "kb_rewrite::detail::Add{}", false),
+              "    if (lane == 0)\n      out[row] = ", "base + r"),
+      rowBody(k, fast, name, args, post, "(long long)threadIdx.x",
+              "(long long)blockDim.x", combine("acc", red.combine, true),
+              combine("m", "kb_rewrite::detail::MaxNan{}", true),
+              combine("s", "kb_rewrite::detail::Add{}", true),
+              "    if (threadIdx.x == 0)\n      out[row] = ", "base + r"));
   // A thread per strided row (a dim other than the last): neighbouring
   // threads read neighbouring elements.
   t.column =
