@@ -59,11 +59,6 @@ bool isTensor(const CxxOperand &o) {
   return o.kind == CxxOperand::Tensor || o.kind == CxxOperand::ModuleTensor;
 }
 
-bool isStageTensor(const CxxRewritePlan &p, size_t idx) {
-  return p.stageKind == CxxStage::LayerNorm && isTensor(p.operands[idx]) &&
-         llvm::is_contained(p.ops[p.stage].args, (int)idx);
-}
-
 namespace {
 
 /// The expression a module row substitutes for its op, or "".
@@ -589,7 +584,7 @@ ChainParts chainParts(const CxxRewritePlan &p) {
     if (isStageTensor(p, i)) {
       // Read along the stage's rows (a layer norm's weight, bias): a
       // pointer, null where the tensor is undefined; the stage's geometry
-      // checks its size against the rows (stageTensorGuards).
+      // checks its size against the rows (normGeometry).
       kparams += ", const float* __restrict__ a" + I;
       kargs += ", p" + I;
       tensors += ", &a" + I;

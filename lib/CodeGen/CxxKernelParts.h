@@ -20,9 +20,6 @@ namespace kb::codegen::cxx {
 /// "m0", a string literal).
 std::string operandName(const CxxRewritePlan &p, int idx);
 bool isTensor(const CxxOperand &o);
-/// A tensor operand only the stage reads, along its rows (a layer norm's
-/// weight and bias), not per element of the chain's input.
-bool isStageTensor(const CxxRewritePlan &p, size_t idx);
 /// The result of op `j` under `prefix` ("t" in the element function, "r" in
 /// the fallback), or the chain's input `in` when j < 0.
 std::string valueName(int j, llvm::StringRef prefix, llvm::StringRef in);

@@ -212,10 +212,6 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
   const std::string args = parameterNames(c.kparams), post = c.postArgs;
   int w = stageArg(p, "weight"), b = stageArg(p, "bias");
   std::string eps = stageValue(p, "eps", "1e-05");
-  if (int e = stageArg(p, "eps");
-      e >= 0 && p.operands[e].kind != CxxOperand::Scalar &&
-      p.operands[e].kind != CxxOperand::ModuleOption)
-    eps = "1e-05";
   auto body = [&](const std::string &first, const std::string &step,
                   bool block) {
     auto load = [&]() { return name + "_at(in, base + r" + args + ")"; };
@@ -262,15 +258,23 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
 }
 
 /// The host statements launching the row kernels over `rows` x `len` x
-/// `inner` (names g_rows, g_len, g_inner), or falling back.
-std::string launchRows(const std::string &name, const ChainParts &c) {
-  return "  if (g_inner == 1 && g_len >= 1024)\n    " + name +
-         "_rowsb<<<(unsigned)g_rows, 256, 0, stream>>>(\n        pin, pout, "
-         "g_rows, g_len" +
-         c.kargs + ");\n  else if (g_inner == 1)\n    " + name +
-         "_rows<<<(unsigned)((g_rows + 7) / 8), 256, 0, stream>>>(\n        "
-         "pin, pout, g_rows, g_len" +
-         c.kargs + ");\n  else\n    " + name +
+/// `inner` (names g_rows, g_len, g_inner): a block per long contiguous row,
+/// a warp per shorter one and, with `strided`, a thread per strided row
+/// (the layer norm's rows are always contiguous: it has no column kernel).
+std::string launchRows(const std::string &name, const ChainParts &c,
+                       bool strided = true) {
+  std::string block = name +
+                      "_rowsb<<<(unsigned)g_rows, 256, 0, stream>>>(\n"
+                      "        pin, pout, g_rows, g_len" +
+                      c.kargs + ");\n";
+  std::string warp = name +
+                     "_rows<<<(unsigned)((g_rows + 7) / 8), 256, 0, "
+                     "stream>>>(\n        pin, pout, g_rows, g_len" +
+                     c.kargs + ");\n";
+  if (!strided)
+    return "  if (g_len >= 1024)\n    " + block + "  else\n    " + warp;
+  return "  if (g_inner == 1 && g_len >= 1024)\n    " + block +
+         "  else if (g_inner == 1)\n    " + warp + "  else\n    " + name +
          "_cols<<<kb_rewrite::detail::blocks(g_rows * g_inner), 256, 0, "
          "stream>>>(\n        pin, pout, g_rows, g_len, g_inner" +
          c.kargs + ");\n";
@@ -539,13 +543,7 @@ llvm::Expected<CxxFunction> emitStageFunction(const CxxRewritePlan &p,
   }
   if (k == CxxStage::LayerNorm) {
     geometry = normGeometry(p);
-    launch = "  if (g_len >= 1024)\n    " + name +
-             "_rowsb<<<(unsigned)g_rows, 256, 0, stream>>>(\n        pin, "
-             "pout, g_rows, g_len" +
-             c.kargs + ");\n  else\n    " + name +
-             "_rows<<<(unsigned)((g_rows + 7) / 8), 256, 0, stream>>>(\n"
-             "        pin, pout, g_rows, g_len" +
-             c.kargs + ");\n";
+    launch = launchRows(name, c, /*strided=*/false);
   } else if (isSoftmax(k)) {
     geometry = softmaxGeometry(p);
     launch = launchRows(name, c);

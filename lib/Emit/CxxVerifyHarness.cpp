@@ -297,8 +297,7 @@ std::string cxxVerifyHarness(const CxxAnalysis &analysis,
     for (size_t k = 0; k < p.operands.size(); ++k) {
       const CxxOperand &o = p.operands[k];
       std::string K = std::to_string(k);
-      if (o.kind == CxxOperand::Tensor && p.stageKind == CxxStage::LayerNorm &&
-          llvm::is_contained(p.ops[p.stage].args, (int)k)) {
+      if (o.kind == CxxOperand::Tensor && isStageTensor(p, k)) {
         s += "        at::Tensor a" + K + " = rowOperand(shape, " +
              std::to_string(llvm::count(normDims, ',') + 1) + ", form);\n";
         args += ", a" + K;

@@ -474,8 +474,16 @@ private:
     SmallVector<Type> resultTypes;
     for (const ts::ValueDef &out : node.outputs)
       resultTypes.push_back(convertType(out.type));
-    if (resultTypes.size() == 1)
-      resultTypes[0] = autocastResult(kind, operands, resultTypes[0]);
+    // Whether the result's type is not the traced one: an autocast cast
+    // that casts, or a pointwise op over such a value (afterAutocast).
+    bool retypes = false;
+    if (resultTypes.size() == 1) {
+      Type t = autocastResult(kind, operands, resultTypes[0]);
+      retypes = t != resultTypes[0] &&
+                cast<ShapedType>(t).getElementType() !=
+                    cast<ShapedType>(operands[0].getType()).getElementType();
+      resultTypes[0] = t;
+    }
 
     if (kind == "prim::ListConstruct" && node.outputs.size() == 1) {
       Type t = resultTypes[0];
@@ -511,8 +519,11 @@ private:
       for (Value v : operands)
         classes.push_back(classify(v.getType()));
       if (const OpInfo *info = resolveOverload(base, classes)) {
-        if (resultTypes.size() == 1)
-          resultTypes[0] = afterAutocast(*info, operands, resultTypes[0]);
+        if (resultTypes.size() == 1) {
+          Type t = afterAutocast(*info, operands, resultTypes[0]);
+          retypes |= t != resultTypes[0];
+          resultTypes[0] = t;
+        }
         if (auto err =
                 checkBroadcast(*info, kind, operands, resultTypes, node.loc))
           return err;
@@ -533,10 +544,8 @@ private:
           return err;
       op = opaque;
     }
-    for (auto [out, res, type] :
-         llvm::zip(node.outputs, op->getResults(), resultTypes))
-      if (type != convertType(out.type))
-        retyped.insert(res);
+    if (retypes)
+      retyped.insert(op->getResult(0));
     for (auto [out, res] : llvm::zip(node.outputs, op->getResults()))
       if (auto err = define(out.name, res, out.loc))
         return err;

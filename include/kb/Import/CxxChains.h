@@ -23,6 +23,8 @@
 
 #include "kb/IR/OpSemantics.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <string>
 #include <vector>
 
@@ -148,6 +150,15 @@ struct CxxRewritePlan {
   int stage = -1;
   CxxStage stageKind = CxxStage::None;
 };
+
+/// A tensor operand only the plan's stage reads, along its rows (a layer
+/// norm's weight and bias), not per element of the chain's input.
+inline bool isStageTensor(const CxxRewritePlan &p, size_t idx) {
+  const CxxOperand &o = p.operands[idx];
+  return p.stageKind == CxxStage::LayerNorm &&
+         (o.kind == CxxOperand::Tensor || o.kind == CxxOperand::ModuleTensor) &&
+         llvm::is_contained(p.ops[p.stage].args, (int)idx);
+}
 
 struct CxxChain {
   std::string file, function;
