@@ -227,6 +227,10 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
     };
     // An absent weight is 1 and an absent bias 0, as in ATen's kernel.
     std::string y = "(v - mean) * rstd";
+    std::string aligned;
+    for (int k : {w, b})
+      if (k >= 0)
+        aligned += " && ((size_t)a" + std::to_string(k) + " & 15) == 0";
     if (w >= 0)
       y += " * (a" + std::to_string(w) + " ? a" + std::to_string(w) +
            "[r] : 1.f)";
@@ -239,13 +243,14 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
            loop("      const float d = " + load() + " - mean;\n" +
                 "      q += d * d;\n") +
            reduce("q") +
-           // ATen's Welford reduction combines with empty partitions on
-           // rows shorter than its 512 threads: once the variance overflows
+           // ATen's vectorized kernel (rows of a multiple of 4, weights
+           // 16-byte aligned) combines with empty partitions on rows
+           // shorter than its 128 threads x 4: once the variance overflows
            // (|x| near 1e19 or more) that gives inf * 0, a NaN row (run83:
-           // rows of 256 with a 1e30); longer rows keep rstd = 0.
-           "    const float rstd = isinf(q) && len < 512 ? NAN : rsqrtf(q / "
-           "(float)len + " +
-           eps + ");\n" +
+           // rows of 256 with a 1e30). Its other kernel skips empty
+           // partitions (run84: rows of 7 keep rstd = 0), as do longer rows.
+           "    const float rstd = isinf(q) && len < 512 && (len & 3) == 0" +
+           aligned + " ? NAN : rsqrtf(q / (float)len + " + eps + ");\n" +
            loop("      const float v = " + load() +
                 ";\n      out[base + r] = " + name + "_post(" + y + post +
                 ");\n");

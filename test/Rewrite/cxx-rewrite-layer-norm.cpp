@@ -35,7 +35,7 @@ torch::Tensor norm_after_gelu(const torch::Tensor &x, const torch::Tensor &w,
 // CU: s = kb_rewrite::detail::warpReduce(s, kb_rewrite::detail::Add{});
 // CU-NEXT: const float mean = s / (float)len;
 // CU: q += d * d;
-// CU: const float rstd = isinf(q) && len < 512 ? NAN : rsqrtf(q / (float)len + s3);
+// CU: const float rstd = isinf(q) && len < 512 && (len & 3) == 0 && ((size_t)a1 & 15) == 0 && ((size_t)a2 & 15) == 0 ? NAN : rsqrtf(q / (float)len + s3);
 // CU: out[base + r] = kb_fused_[[GELU]]_post((v - mean) * rstd * (a1 ? a1[r] : 1.f) + (a2 ? a2[r] : 0.f), s3, s4);
 // CU: kb_fused_[[GELU]]_rowsb(
 // CU: q = kb_rewrite::detail::blockReduce(q, kb_rewrite::detail::Add{}, sh);
@@ -66,7 +66,7 @@ torch::Tensor norm_plain(const torch::Tensor &x, const torch::Tensor &w) {
 // CHECK-LABEL: torch::Tensor norm_plain(
 // CHECK:      return kb_rewrite::kb_fused_{{[0-9a-f]+}}(h);
 // CU: // kb-rewrite: begin kb_fused_[[PLAIN:[0-9a-f]+]]
-// CU: const float rstd = isinf(q) && len < 512 ? NAN : rsqrtf(q / (float)len + 1e-05);
+// CU: const float rstd = isinf(q) && len < 512 && (len & 3) == 0 ? NAN : rsqrtf(q / (float)len + 1e-05);
 // CU: out[base + r] = kb_fused_[[PLAIN]]_post((v - mean) * rstd);
 // CU: static const int64_t s0_v[] = {4, 16};
 // CU: t = at::layer_norm(t, s0);
