@@ -5,7 +5,10 @@
 // the same kind as example, the baseline's profile), the chosen strategy
 // against the model server (or a transcript being replayed), and kb-verify
 // as the judge of every candidate. The code generator's kernel is
-// candidate 0 and stays unless a model kernel is accepted and faster.
+// candidate 0 and stays unless a model kernel is accepted and faster; with
+// --answers model (the paper's experiment) only model kernels answer and
+// the prompt's example is the paper's one elementwise kernel, never a
+// kernel of the code generator's.
 //
 //===----------------------------------------------------------------------===//
 #include "kb/Driver/Stages.h"
@@ -16,8 +19,11 @@
 #include "kb/Support/ShapeText.h"
 #include "kb/Verify/Client.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 
 #include <nlohmann/json.hpp>
 
@@ -124,6 +130,60 @@ model::VerifyResult runVerifier(const RewriteOptions &opts, bool gpu,
   return v;
 }
 
+/// kb-verify's verdicts on model candidates, kept by the hash of the job
+/// (the region's inputs, shapes and the candidate's source, not its id) and
+/// the GPU: best-of-n over the same regions meets the same kernel again.
+class VerdictCache {
+public:
+  VerdictCache(std::string dir, std::string gpu)
+      : dir(std::move(dir)), gpu(std::move(gpu)) {}
+
+  std::string keyOf(njson job) const {
+    job.erase("id");
+    SHA256 h;
+    h.update(job.dump());
+    h.update(gpu);
+    return toHex(h.final(), /*LowerCase=*/true).substr(0, 32);
+  }
+
+  std::optional<model::VerifyResult> get(const std::string &key) const {
+    if (dir.empty())
+      return std::nullopt;
+    auto buf = MemoryBuffer::getFile(path(key));
+    if (!buf)
+      return std::nullopt;
+    njson j = njson::parse((*buf)->getBuffer().str(), nullptr, false);
+    if (!j.is_object() || !j.contains("status"))
+      return std::nullopt; // a damaged entry is verified again
+    model::VerifyResult v;
+    v.status = j.value("status", "");
+    v.accepted = j.value("accepted", false);
+    v.detail = j.value("detail", "");
+    if (j.contains("kernel_ms") && j["kernel_ms"].is_number())
+      v.kernelMs = j["kernel_ms"].get<double>();
+    return v;
+  }
+
+  void put(const std::string &key, const model::VerifyResult &v) const {
+    if (dir.empty() || v.status == "verifier_failed")
+      return;
+    njson j = {
+        {"status", v.status}, {"accepted", v.accepted}, {"detail", v.detail}};
+    if (v.kernelMs)
+      j["kernel_ms"] = *v.kernelMs;
+    if (!sys::fs::create_directories(dir))
+      consumeError(writeFileAtomic(dir, key + ".json", j.dump(1)));
+  }
+
+private:
+  std::string path(const std::string &key) const {
+    SmallString<256> p(dir);
+    sys::path::append(p, key + ".json");
+    return p.str().str();
+  }
+  std::string dir, gpu;
+};
+
 /// Runs the strategy for every region with a generated kernel; updates the
 /// records (origin, time, candidates) and the plans' chosenSource on wins.
 Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
@@ -191,6 +251,13 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
     spec.block = join(kernel->block);
     spec.example = in.example;
     spec.exampleKind = kernel->kind;
+    if (spec.example.empty()) {
+      auto ex = templates->render("example", {});
+      if (!ex)
+        return ex.takeError();
+      spec.example = *ex;
+      spec.exampleKind = "elementwise add, the paper's one example";
+    }
     std::string gpuName = rec.gpu;
     model::KernelStore store(
         mo.storeDir.empty() ? model::KernelStore::defaultDir() : mo.storeDir);
@@ -218,9 +285,10 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
     baseline.kernelMs = rec.kernelMs;
 
     njson job = njson::parse(in.jobJson);
+    VerdictCache cache(mo.verdictCache, gpu ? gpuName : "no GPU");
     model::VerifyFn verify = [&](const std::string &source,
                                  const std::string &id) {
-      if (replay) {
+      if (replay && !mo.replayVerify) {
         int cand = std::stoi(id.substr(id.find('#') + 1));
         if (auto v = replay->verdict(spec.name, cand))
           return *v;
@@ -237,6 +305,9 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
       j["id"] = file;
       j["candidate"]["source"] = source;
       j["candidate"]["origin"] = "model";
+      std::string key = cache.keyOf(j);
+      if (auto hit = cache.get(key))
+        return *hit;
       if (Error err = writeFileAtomic(sys::path::parent_path(jp),
                                       sys::path::filename(jp), j.dump(1))) {
         model::VerifyResult v;
@@ -244,7 +315,9 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
         v.detail = toString(std::move(err));
         return v;
       }
-      return runVerifier(opts, gpu, jp.str().str());
+      model::VerifyResult v = runVerifier(opts, gpu, jp.str().str());
+      cache.put(key, v);
+      return v;
     };
     if (!opts.quiet)
       log << spec.name << ": asking the model (" << mo.strategy.strategy << ", "
@@ -280,10 +353,18 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
     }
     // The store: a kernel verified earlier for this very region (same ops,
     // shapes, dtype and GPU) is verified again and competes too.
+    const bool modelOnly = mo.strategy.modelOnly;
+    if (modelOnly && result->chosen == 0) {
+      rec.status = RegionStatus::Rejected;
+      rec.detail = "--answers model: no model kernel was accepted; the "
+                   "region runs its ATen ops";
+      continue;
+    }
     std::optional<double> bestMs =
         result->chosen != 0 ? result->candidates[result->chosen].kernelMs
                             : rec.kernelMs;
-    if (gpu && !replay && !gpuName.empty())
+    // The store's kernels are earlier answers: not the experiment's.
+    if (gpu && !replay && !gpuName.empty() && !modelOnly)
       if (auto stored = store.get(sig)) {
         model::VerifyResult v = verify(stored->source, spec.name + "#stored");
         if (!opts.quiet)
@@ -304,7 +385,7 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
       in.plan->chosenSource = c.source;
       rec.origin = KernelOrigin::Model;
       rec.kernelMs = c.kernelMs;
-      if (gpu && !replay && !gpuName.empty() && c.kernelMs) {
+      if (gpu && !replay && !gpuName.empty() && c.kernelMs && !modelOnly) {
         model::StoreEntry e;
         e.signature = sig;
         e.region = spec.name;
@@ -352,6 +433,8 @@ Error searchWithModel(RewriteRun &run, raw_ostream &log) {
         in.example = other.kernel->source;
         break;
       }
+    if (run.opts.model.strategy.modelOnly)
+      in.example.clear(); // the paper's own example (share/prompts/example.txt)
     inputs.push_back(std::move(in));
   }
   if (!refs)

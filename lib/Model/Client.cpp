@@ -243,7 +243,10 @@ Reply Client::post(const std::string &body, int expectedChoices,
         if (c.contains("finish_reason") && c["finish_reason"].is_string())
           comp.finishReason = c["finish_reason"].get<std::string>();
         comp.truncated = comp.finishReason == "length";
-        if (j.contains("usage") && j["usage"].is_object()) {
+        // usage counts the request (all n choices): the first choice
+        // carries it, so that summing over completions counts it once.
+        if (r.completions.empty() && j.contains("usage") &&
+            j["usage"].is_object()) {
           comp.promptTokens = j["usage"].value("prompt_tokens", 0);
           comp.completionTokens = j["usage"].value("completion_tokens", 0);
         }

@@ -70,6 +70,8 @@ public:
       if (!r.completions.empty()) {
         rec["text"] = r.completions[0].text;
         rec["finish_reason"] = r.completions[0].finishReason;
+        rec["prompt_tokens"] = r.completions[0].promptTokens;
+        rec["completion_tokens"] = r.completions[0].completionTokens;
       }
       transcript.write(rec);
     }
@@ -77,14 +79,20 @@ public:
   }
 
   /// Static check and kb-verify for one reply; the candidate joins the list.
-  Candidate &evaluate(const Reply &reply, int index, int round) {
+  /// `attempt`: which of the `samples` independent attempts the candidate
+  /// belongs to (a refine chain's repairs keep their draft's).
+  Candidate &evaluate(const Reply &reply, int index, int round, int attempt) {
     Candidate c;
     c.index = index;
     c.origin = "model";
     auto check = [&](bool ok, const std::string &detail) {
-      transcript.write({{"kind", "check"}, {"region", spec.name},
-                        {"candidate", index}, {"round", round},
-                        {"ok", ok}, {"detail", detail}});
+      transcript.write({{"kind", "check"},
+                        {"region", spec.name},
+                        {"candidate", index},
+                        {"round", round},
+                        {"attempt", attempt},
+                        {"ok", ok},
+                        {"detail", detail}});
     };
     if (!reply.error.empty() || reply.completions.empty()) {
       c.status = "no_reply";
@@ -92,9 +100,8 @@ public:
       check(false, c.detail);
     } else if (reply.completions[0].truncated) {
       c.status = "truncated";
-      c.detail = "finish_reason \"length\": the reply was cut off at " +
-                 std::to_string(reply.completions[0].completionTokens) +
-                 " tokens (raise max_tokens)";
+      c.detail = "finish_reason \"length\": the reply was cut off at "
+                 "max_tokens (raise it)";
       check(false, c.detail);
     } else if (auto k = extractKernel(reply.completions[0].text, spec.name);
                !k) {
@@ -108,10 +115,10 @@ public:
       c.status = v.accepted ? "accepted" : v.status;
       c.detail = v.detail;
       c.kernelMs = v.kernelMs;
-      json rec = {{"kind", "verdict"}, {"region", spec.name},
-                  {"candidate", index}, {"round", round},
-                  {"status", v.status}, {"accepted", v.accepted},
-                  {"detail", v.detail}};
+      json rec = {{"kind", "verdict"},      {"region", spec.name},
+                  {"candidate", index},     {"round", round},
+                  {"attempt", attempt},     {"status", v.status},
+                  {"accepted", v.accepted}, {"detail", v.detail}};
       if (v.kernelMs)
         rec["kernel_ms"] = *v.kernelMs;
       transcript.write(rec);
@@ -126,11 +133,11 @@ public:
 
   /// refine: repair on feedback; a repeated failure restarts from a draft.
   Error refineChain(std::vector<Message> conversation, Reply reply,
-                    int firstIndex) {
+                    int firstIndex, int attempt) {
     std::string lastFailure;
     int index = firstIndex;
     for (int round = 0;; ++round) {
-      Candidate &c = evaluate(reply, index, round);
+      Candidate &c = evaluate(reply, index, round, attempt);
       if (c.status == "accepted" || round >= opt.rounds)
         return Error::success();
       std::string failure = c.status + ": " + clipText(c.detail, 200);
@@ -156,7 +163,9 @@ public:
     }
   }
 
-  Error agent() {
+  /// The agent's loop with `samples` drafts per round; their attempts are
+  /// firstAttempt, firstAttempt + 1, ...
+  Error agent(int samples, int firstAttempt) {
     std::string history = "(none yet)";
     // Retrieval: what the caller found in the verified-kernel store goes to
     // the transcript (a replay must send the same prompts) and into both the
@@ -192,12 +201,13 @@ public:
         gen[1].content += "\n\nChecklist from the review:\n" +
                           notes.completions[0].text;
       int first = nextIndex;
-      nextIndex += opt.samples;
-      auto replies = ask(gen, opt.draft, opt.samples, {"", first, round, "draft"});
+      nextIndex += samples;
+      auto replies = ask(gen, opt.draft, samples, {"", first, round, "draft"});
       bool any = false;
       std::string failures;
       for (auto [i, r] : llvm::enumerate(replies)) {
-        Candidate &c = evaluate(r, first + (int)i, round);
+        Candidate &c =
+            evaluate(r, first + (int)i, round, firstAttempt + (int)i);
         any |= c.status == "accepted";
         failures += "- " + c.status + ": " + clip(c.detail, 300) + "\n";
       }
@@ -221,7 +231,7 @@ public:
       nextIndex += opt.samples;
       auto replies = ask(*d, opt.draft, opt.samples, {"", first, 0, "draft"});
       for (auto [i, r] : llvm::enumerate(replies))
-        evaluate(r, first + (int)i, 0);
+        evaluate(r, first + (int)i, 0, (int)i);
     } else if (s == "refine") {
       auto d = draft(true);
       if (!d)
@@ -230,11 +240,18 @@ public:
       nextIndex += opt.samples;
       auto replies = ask(*d, opt.draft, opt.samples, {"", first, 0, "draft"});
       for (auto [i, r] : llvm::enumerate(replies))
-        if (auto err = refineChain(*d, r, first + (int)i))
+        if (auto err = refineChain(*d, r, first + (int)i, (int)i))
           return std::move(err);
     } else if (s == "agent") {
-      if (auto err = agent())
+      // Best-of-n drafts per round share the loop (it stops at the first
+      // accepted one); the experiment's attempts must not.
+      if (opt.modelOnly) {
+        for (int a = 0; a < opt.samples; ++a)
+          if (auto err = agent(1, a))
+            return std::move(err);
+      } else if (auto err = agent(opt.samples, 0)) {
         return std::move(err);
+      }
     } else {
       return createStringError(inconvertibleErrorCode(),
                                "unknown strategy '" + s +
@@ -244,7 +261,40 @@ public:
     return result;
   }
 
+  /// --answers model: the fastest accepted model kernel (the first one
+  /// where nothing was timed), however it compares with the code
+  /// generator's.
+  void selectModelOnly() {
+    result.chosen = 0;
+    result.why = "no model kernel was accepted: the region runs its ATen ops";
+    for (auto [i, c] : llvm::enumerate(result.candidates)) {
+      if (i == 0 || c.status != "accepted")
+        continue;
+      const Candidate &best = result.candidates[result.chosen];
+      if (result.chosen == 0 ||
+          (c.kernelMs && (!best.kernelMs || *c.kernelMs < *best.kernelMs))) {
+        result.chosen = (int)i;
+        result.why = "model candidate " + std::to_string(c.index) +
+                     (c.kernelMs ? formatv(": {0:F4} ms", *c.kernelMs).str()
+                                 : std::string()) +
+                     " (--answers model)";
+      }
+    }
+  }
+
   void select() {
+    if (opt.modelOnly) {
+      selectModelOnly();
+      json rec = {{"kind", "selection"},
+                  {"region", spec.name},
+                  {"candidate", result.candidates[result.chosen].index},
+                  {"why", result.why}};
+      // The code generator's time beside the model's (bench/paper.py).
+      if (result.candidates[0].kernelMs)
+        rec["codegen_ms"] = *result.candidates[0].kernelMs;
+      transcript.write(rec);
+      return;
+    }
     const Candidate &base = result.candidates[0];
     result.chosen = 0;
     result.why = "the code generator's kernel";
@@ -388,6 +438,8 @@ std::vector<Reply> ReplayBackend::sample(const std::vector<Message> &messages,
       Completion c;
       c.text = rec["text"];
       c.finishReason = rec.value("finish_reason", "");
+      c.promptTokens = rec.value("prompt_tokens", (int64_t)0);
+      c.completionTokens = rec.value("completion_tokens", (int64_t)0);
       c.truncated = c.finishReason == "length";
       r.completions.push_back(std::move(c));
     }

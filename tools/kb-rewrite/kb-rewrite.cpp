@@ -260,6 +260,27 @@ cl::opt<std::string>
     replayPath("replay",
                cl::desc("Replay a transcript instead of asking a server"),
                cl::sub(rewriteCmd), cl::cat(modelCat));
+enum class AnswersOpt { Any, Model };
+cl::opt<AnswersOpt> answersOpt(
+    "answers", cl::desc("Whose kernels may answer a region"),
+    cl::values(clEnumValN(AnswersOpt::Any, "any",
+                          "the code generator's and the model's: the "
+                          "fastest verified one (default)"),
+               clEnumValN(AnswersOpt::Model, "model",
+                          "only the model's (the paper's experiment, "
+                          "bench/paper.py): the fastest accepted one, even "
+                          "if slower; none = the ATen ops")),
+    cl::init(AnswersOpt::Any), cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<bool> replayVerify(
+    "replay-verify",
+    cl::desc("With --replay: run kb-verify again on the recorded replies "
+             "instead of serving the recorded verdicts"),
+    cl::sub(rewriteCmd), cl::cat(modelCat));
+cl::opt<std::string> verdictCache(
+    "verdict-cache",
+    cl::desc("Directory of model candidates' verdicts by kernel hash and GPU "
+             "(the same kernel is verified once)"),
+    cl::sub(rewriteCmd), cl::cat(modelCat));
 cl::opt<std::string> promptDir("prompt-dir",
                                cl::desc("Directory of edited prompt templates"),
                                cl::sub(rewriteCmd), cl::cat(modelCat));
@@ -626,6 +647,9 @@ int runRewrite(const char *argv0) {
                     &modelConcurrency,
                     &transcriptPath,
                     &replayPath,
+                    &answersOpt,
+                    &replayVerify,
+                    &verdictCache,
                     &promptDir},
                    {&buildDirOpt, &inPlaceOpt, &lockOpt, &updateLockOpt,
                     &verifyHarnessOpt, &jsonOut, &progressOpt});
@@ -672,10 +696,18 @@ int runRewrite(const char *argv0) {
   }
   opts.model.transcript = transcriptPath;
   opts.model.replay = replayPath;
+  opts.model.replayVerify = replayVerify;
+  opts.model.verdictCache = verdictCache;
+  opts.model.strategy.modelOnly = answersOpt == AnswersOpt::Model;
   opts.model.promptDir = promptDir;
   opts.model.storeDir = storeDir;
   if (samples < 1 || rounds < 0)
     return fail(UsageError, "--samples must be >= 1 and --rounds >= 0");
+  if (replayVerify && replayPath.empty())
+    return fail(UsageError, "--replay-verify needs --replay TRANSCRIPT");
+  if (answersOpt == AnswersOpt::Model && !opts.model.enabled)
+    return fail(UsageError, "--answers model needs a model (--model-url, "
+                            "$KB_MODEL_URL or --replay)");
   // The stages, in order (include/kb/Driver/Stages.h). What a callee's
   // failure means in each: the pipeline's and kb-verify's are internal,
   // the rest files that could not be written (or a model server's setup).

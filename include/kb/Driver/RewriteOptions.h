@@ -17,6 +17,12 @@ struct ModelSearchOptions {
   model::StrategyOptions strategy;
   std::string transcript; // "" = <out>/transcript.jsonl
   std::string replay;     // a transcript to replay instead of a server
+  /// With `replay`: run kb-verify again on the recorded replies instead of
+  /// serving the recorded verdicts (bench/paper.py --replay).
+  bool replayVerify = false;
+  /// A directory of model candidates' verdicts by the hash of their job and
+  /// the GPU ("" = none): the same kernel is verified once per GPU.
+  std::string verdictCache;
   std::string promptDir;
   std::string storeDir; // "" = KernelStore::defaultDir()
 };

@@ -122,6 +122,11 @@ struct StrategyOptions {
   /// 0.0037 vs 0.0038 ms in gpu_model_search), while the event resolution
   /// is about 0.5 us.
   double noiseFloorMs = 0.001;
+  /// The paper's experiment (bench/paper.py, `--answers model`): only model
+  /// kernels answer. The fastest accepted one is chosen whatever the code
+  /// generator's time, and the agent's samples are independent loops, so
+  /// that sample k of every strategy is one attempt of the pass@k estimate.
+  bool modelOnly = false;
   /// Whether `ms` beats `bestMs` beyond both.
   bool clearlyFaster(double ms, double bestMs) const {
     return verify::SpeedRule{noise, noiseFloorMs}.measurablyFaster(
@@ -140,6 +145,8 @@ struct Candidate {
 
 struct SearchResult {
   std::vector<Candidate> candidates; // [0] is the code generator's
+  /// candidates[chosen]; 0 (the code generator's) also where, with
+  /// modelOnly, no model kernel was accepted.
   int chosen = 0;
   std::string why;
   int modelCalls = 0;
