@@ -9,7 +9,7 @@ config.name = "kb-rewrite"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".txt", ".test", ".cpp"]
 config.excludes = ["fixtures", "Inputs", "verify", "CMakeLists.txt", "lit.cfg.py",
-                   "check_model_new.py", "runtime_test.py", "gpu_model_new.py", "rewrite_all.py", "with_server.py", "only_chain_lines.py", "gpu_model_search.py",
+                   "check_model_new.py", "runtime_test.py", "gpu_model_new.py", "rewrite_all.py", "with_server.py", "only_chain_lines.py", "gpu_model_search.py", "paper_experiment.py",
                    "lit.site.cfg.py.in"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kb_obj_root, "test")
@@ -18,6 +18,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.kb_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%kb_src", config.kb_src_root))
 config.substitutions.append(("%kb_build", config.kb_obj_root))
+config.substitutions.append(("%kb_tools", config.kb_tools_dir))
 config.substitutions.append(("%fixtures", os.path.join(config.kb_src_root, "test", "fixtures")))
 config.substitutions.append(("%python", config.kb_python))
 config.substitutions.append(("%kb_export",

@@ -92,6 +92,7 @@ public:
                         {"round", round},
                         {"attempt", attempt},
                         {"ok", ok},
+                        {"status", ok ? std::string() : c.status},
                         {"detail", detail}});
     };
     if (!reply.error.empty() || reply.completions.empty()) {

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""bench/paper.py against the simulated model server, with the answer
+recomputed independently (lit helper, test/Model/paper-experiment.test).
+
+    paper_experiment.py --graphs DIR --work DIR --kb-rewrite K --rates R
+        [--flavor F] [--seed S] -- PAPER_ARGS...
+    paper_experiment.py --graphs DIR --work DIR --kb-rewrite K   # recount only
+
+Builds the server's pool from the graphs (kb-rewrite rewrite --verify off:
+the same regions the experiment's rewrite forms), starts
+test/fixtures/model-server/simulated_server.py, runs bench/paper.py
+--graphs DIR --work DIR --model-url ... PAPER_ARGS, stops the server. Then,
+from the transcripts only (the server names each reply's outcome in its
+prose), it recounts every task's solved attempts (an attempt solves a
+region when one of its candidates was a correct reply, or without a GPU a
+reply that compiles: correct or wrong) and pass@k as a product
+(prod_{i<k} (n-c-i)/(n-i)), and compares them with paper.py's run.json.
+Prints "recount: N results agree" or each disagreement (exit 1).
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.abspath(os.path.join(here, "..", ".."))
+server_py = os.path.join(root, "test", "fixtures", "model-server", "simulated_server.py")
+
+
+def recount(work, gpu):
+    with open(os.path.join(work, "run.json")) as f:
+        run = json.load(f)
+    good = {"correct"} if gpu else {"correct", "wrong"}
+    bad = []
+    ks = sorted({int(k) for k in run["config"]["samples"].split(",")})
+    for res in run["results"]:
+        if "error" in res:
+            bad.append(f"{res['key']} {res['regime']}: error {res['error'][:200]}")
+            continue
+        out = os.path.join(work, res["key"], res["regime"])
+        path = os.path.join(out, "transcript.replay.jsonl")
+        if not os.path.exists(path):
+            path = os.path.join(out, "transcript.jsonl")
+        recs = [json.loads(line) for line in open(path) if line.strip()]
+        outcome = {}
+        for r in recs:
+            if r["kind"] == "response" and r.get("text"):
+                m = re.search(r"simulated: (\w+)", r["text"])
+                if m:
+                    outcome[(r["region"], r["candidate"])] = m.group(1)
+        solved = {}
+        for r in recs:
+            if r["kind"] == "check":
+                key = (r["region"], r["attempt"])
+                solved.setdefault(key, False)
+                solved[key] |= outcome.get((r["region"], r["candidate"])) in good
+        regions = {r["name"] for r in res["regions"]}
+        n = res["n"]
+        c = sum(1 for a in range(n)
+                if regions and all(solved.get((reg, a), False) for reg in regions))
+        if c != res["solved_attempts"]:
+            bad.append(f"{res['key']} {res['regime']}: paper.py {res['solved_attempts']}, "
+                       f"recount {c} of {n}")
+        res["recount"] = c
+    for regime, levels in run["summary"].items():
+        for level, s in levels.items():
+            rows = [r for r in run["results"] if r["regime"] == regime
+                    and f"level{r['level']}" == level and "recount" in r]
+            for k in ks:
+                if k > max((r["n"] for r in rows), default=0):
+                    continue
+                vals = []
+                for r in rows:
+                    p_none = 1.0
+                    for i in range(k):
+                        p_none *= max(r["n"] - r["recount"] - i, 0) / (r["n"] - i)
+                    vals.append(1 - p_none)
+                want = sum(vals) / s["tasks"]
+                if abs(want - s["pass"][str(k)]) > 1e-9:
+                    bad.append(f"{regime} {level} pass@{k}: paper.py {s['pass'][str(k)]}, "
+                               f"recount {want}")
+    for b in bad:
+        print("DISAGREE", b)
+    if not bad:
+        print(f"recount: {len(run['results'])} results agree")
+    return not bad
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--graphs", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--rates", help="absent: only recount an existing --work")
+    ap.add_argument("--flavor", default="vllm")
+    ap.add_argument("--seed", default="1")
+    ap.add_argument("--kb-rewrite", required=True)
+    ap.add_argument("rest", nargs=argparse.REMAINDER)
+    args = ap.parse_args()
+    rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
+    if not args.rates:
+        with open(os.path.join(args.work, "run.json")) as f:
+            return 0 if recount(args.work, json.load(f)["gpu"]) else 1
+    pool = os.path.join(args.work + ".pool")
+    for g in sorted(glob.glob(os.path.join(args.graphs, "level*", "*.graph.txt"))):
+        name = os.path.basename(os.path.dirname(g)) + "_" + os.path.basename(g)[:-10]
+        subprocess.run([args.kb_rewrite, "rewrite", g, "-o", os.path.join(pool, name),
+                        "--verify", "off", "--no-model", "--quiet"], check=True,
+                       stdout=subprocess.DEVNULL)
+    server = subprocess.Popen([sys.executable, server_py, "--pool", pool, "--rates", args.rates,
+                               "--flavor", args.flavor, "--seed", args.seed],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        word, port = server.stdout.readline().split()
+        assert word == "PORT"
+        sys.stdout.flush()
+        code = subprocess.run([sys.executable, os.path.join(root, "bench", "paper.py"),
+                               "--graphs", args.graphs, "--work", args.work,
+                               "--kb-rewrite", args.kb_rewrite,
+                               "--model-url", f"http://127.0.0.1:{port}",
+                               "--model", f"simulated-{args.flavor}"] + rest).returncode
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    if code != 0:
+        return code
+    with open(os.path.join(args.work, "run.json")) as f:
+        gpu = json.load(f)["gpu"]
+    return 0 if recount(args.work, gpu) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
