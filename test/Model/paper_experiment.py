@@ -22,6 +22,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -91,7 +92,13 @@ def recount(work, gpu):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--graphs", required=True)
+    ap.add_argument("--graphs", required=True,
+                    help="exported graphs in level<N>/ folders; with --kernelbench "
+                         "the folder the tasks are exported to")
+    ap.add_argument("--kernelbench", help="KernelBench tasks (--levels/--tasks in "
+                    "PAPER_ARGS): exported here first, paper.py checks their ModelNew")
+    ap.add_argument("--levels", default="1,2")
+    ap.add_argument("--tasks", default="1-5")
     ap.add_argument("--work", required=True)
     ap.add_argument("--rates", help="absent: only recount an existing --work")
     ap.add_argument("--flavor", default="vllm")
@@ -104,6 +111,23 @@ def main():
         with open(os.path.join(args.work, "run.json")) as f:
             return 0 if recount(args.work, json.load(f)["gpu"]) else 1
     pool = os.path.join(args.work + ".pool")
+    source_args = ["--graphs", args.graphs]
+    if args.kernelbench:
+        sys.path.insert(0, os.path.join(root, "bench"))
+        import kernelbench as kbench
+        ids = kbench.parse_ids(args.tasks)
+        levels = [int(v) for v in args.levels.split(",")]
+        for set_, _, path in kbench.task_files(args.kernelbench, levels, ids):
+            stem = os.path.splitext(os.path.basename(path))[0]
+            out = os.path.join(args.graphs, set_)
+            if not os.path.exists(os.path.join(out, stem + ".graph.txt")):
+                subprocess.run([sys.executable,
+                                os.path.join(root, "tools", "kb-export", "kb_export.py"),
+                                path, "-o", out, "--name", stem, "--device",
+                                "cuda" if shutil.which("nvidia-smi") else "cpu"],
+                               check=True, stdout=subprocess.DEVNULL)
+        source_args = ["--kernelbench", args.kernelbench, "--levels", args.levels,
+                       "--tasks", args.tasks]
     for g in sorted(glob.glob(os.path.join(args.graphs, "level*", "*.graph.txt"))):
         name = os.path.basename(os.path.dirname(g)) + "_" + os.path.basename(g)[:-10]
         subprocess.run([args.kb_rewrite, "rewrite", g, "-o", os.path.join(pool, name),
@@ -117,7 +141,7 @@ def main():
         assert word == "PORT"
         sys.stdout.flush()
         code = subprocess.run([sys.executable, os.path.join(root, "bench", "paper.py"),
-                               "--graphs", args.graphs, "--work", args.work,
+                               "--work", args.work] + source_args + [
                                "--kb-rewrite", args.kb_rewrite,
                                "--model-url", f"http://127.0.0.1:{port}",
                                "--model", f"simulated-{args.flavor}"] + rest).returncode
