@@ -449,6 +449,66 @@ __device__ __forceinline__ T blockReduce(T v, Op op, T* sh) {
   return v;
 }
 
+// ATen's vectorized layer norm statistics (layer_norm_kernel.cu:
+// compute_stats, rows of a multiple of 4 with 16-byte aligned tensors) in
+// its own order and float operations: 128 threads (4 warps) each fold the
+// 4-element vectors t, t + 128, ... one element at a time, warps combine
+// by shuffle-down, then warps 2, 3 into 0, 1 and 1 into 0. One warp plays
+// the four (lane + 32 y). Rows of nearly equal elements magnify any other
+// order's last bits by rstd (up to 1/sqrt(eps)). Its combine of an empty
+// partition with a mean past 1.8e19 gives inf * 0: ATen's NaN rows.
+struct Welford {
+  float mean = 0.f, m2 = 0.f, count = 0.f;
+  __device__ __forceinline__ void add(float v) {
+    const float delta = v - mean;
+    const float n = count + 1.f;
+    const float nm = mean + delta * (1.f / n);
+    m2 = m2 + delta * (v - nm);
+    mean = nm;
+    count = n;
+  }
+  // `o` is the other partition (ATen's dataA), this one its dataB.
+  __device__ __forceinline__ void combine(const Welford& o) {
+    const float delta = mean - o.mean;
+    const float n = o.count + count;
+    if (n > 0.f) {
+      const float coef = 1.f / n;
+      const float na = o.count * coef, nb = count * coef;
+      mean = na * o.mean + nb * mean;
+      m2 = o.m2 + m2 + delta * delta * o.count * nb;
+    } else {
+      mean = 0.f;
+      m2 = 0.f;
+    }
+    count = n;
+  }
+};
+
+// The row's mean and biased variance as ATen's vectorized kernel gives
+// them, on every lane of the calling warp; `at(i)` reads element i.
+template <class At>
+__device__ __forceinline__ void atenVecStats(long long len, int lane, At at,
+                                             float& mean, float& var) {
+  Welford w[4];
+  for (int y = 0; y < 4; ++y)
+    for (long long i = lane + 32 * y; i < len / 4; i += 128)
+      for (int k = 0; k < 4; ++k)
+        w[y].add(at(4 * i + k));
+  for (int o = 16; o > 0; o >>= 1)
+    for (int y = 0; y < 4; ++y) {
+      Welford b;
+      b.mean = __shfl_down_sync(0xffffffffu, w[y].mean, o);
+      b.m2 = __shfl_down_sync(0xffffffffu, w[y].m2, o);
+      b.count = __shfl_down_sync(0xffffffffu, w[y].count, o);
+      w[y].combine(b);
+    }
+  w[0].combine(w[2]);
+  w[1].combine(w[3]);
+  w[0].combine(w[1]);
+  mean = __shfl_sync(0xffffffffu, w[0].mean, 0);
+  var = __shfl_sync(0xffffffffu, w[0].m2, 0) / (float)len;
+}
+
 // A 2-d pooling window from ATen's int[] operands: one value for both dims
 // or one per dim; an empty stride is the kernel size, an empty padding 0
 // and an empty dilation 1. False for what ATen refuses (it then reports).

@@ -21,6 +21,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <regex>
+
 using llvm::StringRef;
 
 namespace kb::codegen::cxx {
@@ -203,10 +205,15 @@ RowKernelText rowKernels(CxxStage k, bool fast, const std::string &name,
 }
 
 /// A layer norm's two kernels over contiguous rows of `len` (its trailing
-/// dims): a warp per row and a block per long row. As ATen's kernel: float
+/// dims): a warp per row and a block per long row. As ATen's kernels: float
 /// statistics, the biased variance, rsqrtf(var + eps), then
-/// (x - mean) * rstd * weight + bias per element; the mean and the
-/// variance are two passes (ATen's Welford: the same values within ulps).
+/// weight * ((x - mean) * rstd) + bias per element. Where ATen runs its
+/// vectorized kernel (rows of a multiple of 4, weight and bias 16-byte
+/// aligned) the warp kernel takes its statistics in its order
+/// (detail::atenVecStats, its NaN rows included); elsewhere mean and
+/// variance are two passes, within ulps of ATen's other Welford kernel,
+/// which skips empty partitions (run84: rows of 7 with a 1e30 keep
+/// rstd = 0).
 RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
                           const ChainParts &c) {
   const std::string args = parameterNames(c.kparams), post = c.postArgs;
@@ -237,23 +244,28 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
     if (b >= 0)
       y += " + (a" + std::to_string(b) + " ? a" + std::to_string(b) +
            "[r] : 0.f)";
-    return "    float s = 0.f;\n" + loop("      s += " + load() + ";\n") +
-           reduce("s") + "    const float mean = s / (float)len;\n" +
-           "    float q = 0.f;\n" +
-           loop("      const float d = " + load() + " - mean;\n" +
-                "      q += d * d;\n") +
-           reduce("q") +
-           // ATen's vectorized kernel (rows of a multiple of 4, weights
-           // 16-byte aligned) combines with empty partitions on rows
-           // shorter than its 128 threads x 4: once the variance overflows
-           // (|x| near 1e19 or more) that gives inf * 0, a NaN row (run83:
-           // rows of 256 with a 1e30). Its other kernel skips empty
-           // partitions (run84: rows of 7 keep rstd = 0), as do longer rows.
-           "    const float rstd = isinf(q) && len < 512 && (len & 3) == 0" +
-           aligned + " ? NAN : rsqrtf(q / (float)len + " + eps + ");\n" +
-           loop("      const float v = " + load() +
-                ";\n      out[base + r] = " + name + "_post(" + y + post +
-                ");\n");
+    std::string twoPass =
+        "    float s = 0.f;\n" + loop("      s += " + load() + ";\n") +
+        reduce("s") + "    mean = s / (float)len;\n" + "    float q = 0.f;\n" +
+        loop("      const float d = " + load() + " - mean;\n" +
+             "      q += d * d;\n") +
+        reduce("q") + "    rstd = rsqrtf(q / (float)len + " + eps + ");\n";
+    std::string stats = "    float mean, rstd;\n";
+    if (block) {
+      stats += twoPass; // rows ATen does not vectorize (launchRows)
+    } else {
+      stats += "    if ((len & 3) == 0" + aligned + ") {\n" +
+               "      float var;\n" +
+               "      kb_rewrite::detail::atenVecStats(len, lane, "
+               "[&](long long r) { return " +
+               load() + "; }, mean, var);\n" + "      rstd = rsqrtf(var + " +
+               eps + ");\n    } else {\n" +
+               std::regex_replace(twoPass, std::regex("(^|\n)(?=.)"), "$1  ") +
+               "    }\n";
+    }
+    return stats + loop("      const float v = " + load() +
+                        ";\n      out[base + r] = " + name + "_post(" + y +
+                        post + ");\n");
   };
   RowKernelText t;
   rowShells(t, name, c, "  __shared__ float sh[32];\n",
@@ -276,8 +288,11 @@ std::string launchRows(const std::string &name, const ChainParts &c,
                      "_rows<<<(unsigned)((g_rows + 7) / 8), 256, 0, "
                      "stream>>>(\n        pin, pout, g_rows, g_len" +
                      c.kargs + ");\n";
+  // The layer norm's warp kernel also takes the long rows ATen vectorizes,
+  // in ATen's order (normKernels).
   if (!strided)
-    return "  if (g_len >= 1024)\n    " + block + "  else\n    " + warp;
+    return "  if (g_len >= 1024 && (g_len & 3) != 0)\n    " + block +
+           "  else\n    " + warp;
   return "  if (g_inner == 1 && g_len >= 1024)\n    " + block +
          "  else if (g_inner == 1)\n    " + warp + "  else\n    " + name +
          "_cols<<<kb_rewrite::detail::blocks(g_rows * g_inner), 256, 0, "

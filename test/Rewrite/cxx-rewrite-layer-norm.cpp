@@ -31,11 +31,18 @@ torch::Tensor norm_after_gelu(const torch::Tensor &x, const torch::Tensor &w,
 // input: they are no parameters of the element function.
 // CU: float kb_fused_[[GELU]]_pre(float x, float s3, float s4) {
 // CU-NEXT: const float t0 = kb::gelu(x, 'n'); // aten::gelu
+// Where ATen runs its vectorized kernel (rows of a multiple of 4, aligned
+// weights) the statistics are its own, in its order; elsewhere two passes.
 // CU: kb_fused_[[GELU]]_rows(const float* __restrict__ in, float* __restrict__ out, long long rows, long long len, const float* __restrict__ a1, const float* __restrict__ a2, float s3, float s4) {
+// CU: if ((len & 3) == 0 && ((size_t)a1 & 15) == 0 && ((size_t)a2 & 15) == 0) {
+// CU-NEXT: float var;
+// CU-NEXT: kb_rewrite::detail::atenVecStats(len, lane, [&](long long r) { return kb_fused_[[GELU]]_at(in, base + r, a1, a2, s3, s4); }, mean, var);
+// CU-NEXT: rstd = rsqrtf(var + s3);
+// CU-NEXT: } else {
 // CU: s = kb_rewrite::detail::warpReduce(s, kb_rewrite::detail::Add{});
-// CU-NEXT: const float mean = s / (float)len;
+// CU-NEXT: mean = s / (float)len;
 // CU: q += d * d;
-// CU: const float rstd = isinf(q) && len < 512 && (len & 3) == 0 && ((size_t)a1 & 15) == 0 && ((size_t)a2 & 15) == 0 ? NAN : rsqrtf(q / (float)len + s3);
+// CU: rstd = rsqrtf(q / (float)len + s3);
 // CU: out[base + r] = kb_fused_[[GELU]]_post((v - mean) * rstd * (a1 ? a1[r] : 1.f) + (a2 ? a2[r] : 0.f), s3, s4);
 // CU: kb_fused_[[GELU]]_rowsb(
 // CU: q = kb_rewrite::detail::blockReduce(q, kb_rewrite::detail::Add{}, sh);
@@ -49,7 +56,7 @@ torch::Tensor norm_after_gelu(const torch::Tensor &x, const torch::Tensor &w,
 // CU-NEXT: a1.scalar_type() != at::kFloat || !a1.is_contiguous() || a1.sizes() != nshape))
 // CU-NEXT: return reference();
 // CU-NEXT: const float* p1 = a1.defined() ? a1.data_ptr<float>() : nullptr;
-// CU: if (g_len >= 1024)
+// CU: if (g_len >= 1024 && (g_len & 3) != 0)
 // CU-NEXT: kb_fused_[[GELU]]_rowsb<<<(unsigned)g_rows, 256, 0, stream>>>(
 // CU-NEXT: pin, pout, g_rows, g_len, p1, p2, s3.to<float>(), s4.to<float>());
 // H: r.name = "kb_fused_{{[0-9a-f]+}}";
@@ -66,7 +73,9 @@ torch::Tensor norm_plain(const torch::Tensor &x, const torch::Tensor &w) {
 // CHECK-LABEL: torch::Tensor norm_plain(
 // CHECK:      return kb_rewrite::kb_fused_{{[0-9a-f]+}}(h);
 // CU: // kb-rewrite: begin kb_fused_[[PLAIN:[0-9a-f]+]]
-// CU: const float rstd = isinf(q) && len < 512 && (len & 3) == 0 ? NAN : rsqrtf(q / (float)len + 1e-05);
+// CU: if ((len & 3) == 0) {
+// CU: rstd = rsqrtf(var + 1e-05);
+// CU: rstd = rsqrtf(q / (float)len + 1e-05);
 // CU: out[base + r] = kb_fused_[[PLAIN]]_post((v - mean) * rstd);
 // CU: static const int64_t s0_v[] = {4, 16};
 // CU: t = at::layer_norm(t, s0);
