@@ -22,7 +22,8 @@ timed against eager: a task counts correct only when that check passes too.
 The work folder keeps everything: the export, each regime's rewrite (its
 transcript.jsonl: every request, reply, check and verdict), result.json per
 task and regime (a rerun resumes: finished ones are read back), the verdict
-cache by kernel hash (the same kernel is verified once per GPU), run.json.
+cache by kernel hash (the same kernel is verified once per GPU), the task
+outcomes by the hash of the kernels a ModelNew runs (checked once), run.json.
 --replay re-runs every task and regime from OLD_WORK's transcripts with no
 server, running kb-verify again on the recorded replies (--replay-verify),
 and recomputes the table: a replay that only reprinted verdicts would prove
@@ -32,6 +33,7 @@ figures) and a plot of correct vs n (--svg).
 
 import argparse
 import glob
+import hashlib
 import json
 import math
 import os
@@ -105,6 +107,19 @@ def attempts_of(transcript, regions, n):
         if status == "accepted" and rec.get("kernel_ms") is not None:
             reg["accepted_ms"].append(rec["kernel_ms"])
     return per
+
+
+def outcome_key(task_path, out, report):
+    """The task and the kernels its ModelNew runs: which regions run a
+    kernel, and the sources of those kernels."""
+    h = hashlib.sha256(os.path.abspath(task_path).encode())
+    for reg in report["regions"]:
+        h.update(f"|{reg['name']}:{reg['status']}".encode())
+        src = os.path.join(out, "kernels", reg["name"] + ".cu")
+        if reg["status"] in ("verified", "unverified") and os.path.exists(src):
+            with open(src, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()[:32]
 
 
 def gpu_present():
@@ -233,21 +248,29 @@ def run_one(args, task, regime, nmax, old_work):
     if task["level"] == 2:
         res["fusion_solved"] = any(r["anchor"] and any(good(s) for s in r["attempts"])
                                    for r in res["regions"])
-    # KernelBench's own check of the ModelNew built from the model's kernels.
+    # KernelBench's own check of the ModelNew built from the model's kernels,
+    # once per set of kernels (regimes often choose the same ones).
     if res["gpu"] and task["path"] and res["solved_attempts"] and not args.no_check:
-        co = os.path.join(tdir, regime + ".check.json")
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--check-child", out,
-                            "--task-file", task["path"], "--check-out", co,
-                            "--runs", str(args.runs)],
-                           capture_output=True, text=True, timeout=args.stage_timeout)
-        if r.returncode == 0 and os.path.exists(co):
-            with open(co) as f:
-                res["check"] = json.load(f)
-            if not res["check"]["correct"]:
-                res["solved_attempts"] = 0  # the end-to-end check overrules
+        key = outcome_key(task["path"], out, report)
+        cached = os.path.join(args.work, "outcomes", key + ".json")
+        if os.path.exists(cached):
+            with open(cached) as f:
+                res["check"] = dict(json.load(f), cached=True)
         else:
-            res["check"] = {"correct": False, "error": (r.stderr or r.stdout)[-1500:]}
-            res["solved_attempts"] = 0
+            co = os.path.join(tdir, regime + ".check.json")
+            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--check-child",
+                                out, "--task-file", task["path"], "--check-out", co,
+                                "--runs", str(args.runs)],
+                               capture_output=True, text=True, timeout=args.stage_timeout)
+            if r.returncode == 0 and os.path.exists(co):
+                with open(co) as f:
+                    res["check"] = json.load(f)
+                os.makedirs(os.path.dirname(cached), exist_ok=True)
+                write_json(cached, res["check"])
+            else:
+                res["check"] = {"correct": False, "error": (r.stderr or r.stdout)[-1500:]}
+        if not res["check"]["correct"]:
+            res["solved_attempts"] = 0  # the end-to-end check overrules
     write_json(done, res)
     return res
 
