@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 using namespace kb::model;
+#include <map>
+
 using kbtest::ScriptedServer;
 using json = nlohmann::json;
 
@@ -118,6 +120,83 @@ TEST(Search, BestOfNPicksTheFastestVerifiedKernel) {
     EXPECT_TRUE(rec.contains("region"));
     EXPECT_TRUE(rec.contains("candidate"));
   }
+}
+
+// --answers model (bench/paper.py): the fastest accepted model kernel
+// answers even where the code generator's is faster; each candidate's
+// check and verdict name the attempt it belongs to.
+TEST(Search, ModelOnlyTakesTheFastestAcceptedModelKernel) {
+  json script = {{"n_mode", "native"},
+                 {"default", {step("WRONG"), step("SLOW"), step("NOCOMPILE")}}};
+  ScriptedServer s(script.dump());
+  Client client(config(s));
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.samples = 3;
+  opt.modelOnly = true;
+  Candidate base = baseline();
+  base.kernelMs = 0.1; // faster than every model kernel
+  Transcript t;
+  auto r = searchRegion(spec(), base, live, *templates, opt, fakeVerify, t);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->chosen, 2) << r->why; // SLOW, 0.49 ms
+  EXPECT_NE(r->why.find("(--answers model)"), std::string::npos) << r->why;
+  std::vector<int> attempts;
+  for (const json &rec : t.records()) {
+    if (rec["kind"] == "verdict")
+      attempts.push_back(rec["attempt"].get<int>());
+    if (rec["kind"] == "selection") {
+      EXPECT_DOUBLE_EQ(rec["codegen_ms"].get<double>(), 0.1);
+    }
+  }
+  EXPECT_EQ(attempts, (std::vector<int>{0, 1, 2}));
+}
+
+TEST(Search, ModelOnlyWithNothingAcceptedChoosesNoKernel) {
+  json script = {{"default", {step("WRONG")}}};
+  ScriptedServer s(script.dump());
+  Client client(config(s));
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.modelOnly = true;
+  Transcript t;
+  auto r = searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t);
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(r->chosen, 0);
+  EXPECT_EQ(r->why, "no model kernel was accepted: the region runs its ATen ops");
+}
+
+// With modelOnly the agent runs one loop per attempt (a shared loop stops
+// for every sample once one is accepted, so its samples are not
+// independent attempts).
+TEST(Search, ModelOnlyAgentRunsOneLoopPerAttempt) {
+  json script = {{"default", {step("WRONG")}}};
+  ScriptedServer s(script.dump());
+  Client client(config(s));
+  LiveBackend live(client);
+  auto templates = PromptTemplates::load();
+  StrategyOptions opt;
+  opt.strategy = "agent";
+  opt.samples = 2;
+  opt.rounds = 1;
+  opt.modelOnly = true;
+  Transcript t;
+  auto r = searchRegion(spec(), baseline(), live, *templates, opt, fakeVerify, t);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  int analyses = 0;
+  std::map<int, int> perAttempt;
+  for (const json &rec : t.records()) {
+    if (rec["kind"] == "request" && rec["role"] == "analyze")
+      ++analyses;
+    if (rec["kind"] == "request" && rec["role"] == "draft")
+      EXPECT_EQ(rec["sampling"]["n"], 1);
+    if (rec["kind"] == "verdict")
+      ++perAttempt[rec["attempt"].get<int>()];
+  }
+  EXPECT_EQ(analyses, 4); // 2 attempts x (1 + 1 round)
+  EXPECT_EQ(perAttempt, (std::map<int, int>{{0, 2}, {1, 2}}));
 }
 
 TEST(Search, MicrosecondKernelsNeedAnAbsoluteMargin) {
