@@ -31,7 +31,7 @@ root = os.path.abspath(os.path.join(here, "..", ".."))
 server_py = os.path.join(root, "test", "fixtures", "model-server", "simulated_server.py")
 
 
-def recount(work, gpu):
+def recount(work, gpu, rates=None):
     with open(os.path.join(work, "run.json")) as f:
         run = json.load(f)
     good = {"correct"} if gpu else {"correct", "wrong"}
@@ -83,6 +83,20 @@ def recount(work, gpu):
                 if abs(want - s["pass"][str(k)]) > 1e-9:
                     bad.append(f"{regime} {level} pass@{k}: paper.py {s['pass'][str(k)]}, "
                                f"recount {want}")
+    # What the configured rates predict for the one-shot regimes (each
+    # attempt draws once per region): 1 - (1 - p^R)^k, beside what came.
+    if rates:
+        p = rates.get("correct", 0) + (0 if gpu else rates.get("wrong", 0))
+        for regime in ("zero-shot", "profile"):
+            for level, s in sorted(run["summary"].get(regime, {}).items()):
+                rows = [r for r in run["results"] if r["regime"] == regime
+                        and f"level{r['level']}" == level and "recount" in r]
+                want = [sum(1 - (1 - p ** len(r["regions"])) ** k if r["regions"] else 0
+                            for r in rows) / max(s["tasks"], 1) for k in ks]
+                print(f"rates predict {regime} {level}: " +
+                      " / ".join(f"{100 * w:.0f}%" for w in want) + "; observed " +
+                      " / ".join(f"{100 * s['pass'][str(k)]:.0f}%" for k in ks
+                                 if str(k) in s["pass"]))
     for b in bad:
         print("DISAGREE", b)
     if not bad:
@@ -152,7 +166,8 @@ def main():
         return code
     with open(os.path.join(args.work, "run.json")) as f:
         gpu = json.load(f)["gpu"]
-    return 0 if recount(args.work, gpu) else 1
+    rates = {k: float(v) for k, v in (kv.split("=") for kv in args.rates.split(","))}
+    return 0 if recount(args.work, gpu, rates) else 1
 
 
 if __name__ == "__main__":
