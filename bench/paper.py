@@ -131,6 +131,17 @@ def export_task(args, path, name, work):
     graph = os.path.join(work, name + ".graph.txt")
     if os.path.exists(graph):
         return graph
+    if args.exported:
+        # Exported before (the simulated server's pool was built from them).
+        stem = os.path.splitext(os.path.basename(path))[0]
+        level = os.path.basename(os.path.dirname(path))
+        done = os.path.join(args.exported, level, stem + ".graph.txt")
+        if os.path.exists(done):
+            os.makedirs(work, exist_ok=True)
+            for ext in (".graph.txt", ".params.json"):
+                shutil.copy(done[:-len(".graph.txt")] + ext,
+                            os.path.join(work, name + ext))
+            return graph
     os.makedirs(work, exist_ok=True)
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "kb-export", "kb_export.py"),
                         path, "-o", work, "--name", name,
@@ -404,6 +415,8 @@ def main():
     p.add_argument("--model", default=os.environ.get("KB_MODEL", ""))
     p.add_argument("--kernelbench", default=os.path.join(ROOT, "bench", "kernelbench"))
     p.add_argument("--graphs", help="exported graphs in level<N>/ folders instead of tasks")
+    p.add_argument("--exported", help="the tasks' graphs already exported, in level<N>/ "
+                   "folders (used instead of exporting again)")
     p.add_argument("--levels", default="1,2,3")
     p.add_argument("--tasks", default="1-10")
     p.add_argument("--regimes", default=",".join(REGIMES))

@@ -141,7 +141,7 @@ def main():
                                 "cuda" if shutil.which("nvidia-smi") else "cpu"],
                                check=True, stdout=subprocess.DEVNULL)
         source_args = ["--kernelbench", args.kernelbench, "--levels", args.levels,
-                       "--tasks", args.tasks]
+                       "--tasks", args.tasks, "--exported", args.graphs]
     for g in sorted(glob.glob(os.path.join(args.graphs, "level*", "*.graph.txt"))):
         name = os.path.basename(os.path.dirname(g)) + "_" + os.path.basename(g)[:-10]
         subprocess.run([args.kb_rewrite, "rewrite", g, "-o", os.path.join(pool, name),
