@@ -12,8 +12,8 @@
 
 #include "kb/CodeGen/KernelEmitter.h"
 #include "RegionEmitter.h"
-#include "kb/CodeGen/ChannelsLast.h"
 #include "kb/CodeGen/Prelude.h"
+#include "kb/Transforms/ChannelsLast.h"
 #include "kb/Transforms/OpUtils.h"
 #include "kb/Verify/Checks.h"
 

@@ -6,12 +6,12 @@
 // generated keeps its ATen ops.
 //
 //===----------------------------------------------------------------------===//
-#include "kb/CodeGen/ChannelsLast.h"
 #include "kb/CodeGen/KernelEmitter.h"
 #include "kb/Driver/Stages.h"
 #include "kb/Emit/FileTransaction.h"
 #include "kb/Emit/Files.h"
 #include "kb/Emit/RewriteOutput.h"
+#include "kb/Transforms/ChannelsLast.h"
 #include "kb/Verify/Checks.h"
 
 #include "llvm/Support/FileSystem.h"

@@ -15,8 +15,8 @@
 // neighbouring lanes read neighbouring channels (KernelEmitter.cpp).
 //
 //===----------------------------------------------------------------------===//
-#ifndef KB_CODEGEN_CHANNELSLAST_H
-#define KB_CODEGEN_CHANNELSLAST_H
+#ifndef KB_TRANSFORMS_CHANNELSLAST_H
+#define KB_TRANSFORMS_CHANNELSLAST_H
 
 #include "kb/IR/KbDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -50,4 +50,4 @@ makeChannelsLastVariant(KernelOp kernel, mlir::ModuleOp scratch);
 
 } // namespace kb
 
-#endif // KB_CODEGEN_CHANNELSLAST_H
+#endif // KB_TRANSFORMS_CHANNELSLAST_H

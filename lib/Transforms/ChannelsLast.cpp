@@ -1,8 +1,12 @@
-//===- ChannelsLast.cpp - Pointwise kernels over channels-last data -------===//
+//===- ChannelsLast.cpp - Channels-last variants of convolution epilogues -===//
+//
+// An IR transform: the variant is a clone of the outlined kb.kernel with
+// permuted types (and permutes around channel norms), which the emitter
+// then generates like any kernel (include/kb/Transforms/ChannelsLast.h).
+//
+//===----------------------------------------------------------------------===//
 
-#include "kb/CodeGen/ChannelsLast.h"
-
-#include "RegionEmitter.h"
+#include "kb/Transforms/ChannelsLast.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -153,8 +157,10 @@ std::optional<ChannelsLastVariant> makeChannelsLastVariant(KernelOp kernel,
       !first.hasStaticShape())
     return std::nullopt;
   // The runtime's channels-last copies are of floats: a mask keeps NCHW.
-  if (llvm::any_of(body.getArgumentTypes(),
-                   [](Type t) { return codegen::isBoolTensor(t); }))
+  if (llvm::any_of(body.getArgumentTypes(), [](Type t) {
+        auto rt = dyn_cast<RankedTensorType>(t);
+        return rt && rt.getElementType().isInteger(1);
+      }))
     return std::nullopt;
   bool pointwise = true;
   for (Operation &op : body.without_terminator()) {
