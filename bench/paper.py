@@ -63,6 +63,10 @@ RANK = {"accepted": 0, "compiled_only": 1, "wrong_result": 2, "rejected": 2,
         "compile_error": 3, "check_failed": 4, "truncated": 5, "no_reply": 6}
 
 
+class ServerDown(Exception):
+    """No request of a task was answered."""
+
+
 def pass_at_k(n, c, k):
     """The unbiased estimate of P(at least one of k attempts solves)."""
     if k > n:
@@ -237,6 +241,10 @@ def run_one(args, task, regime, nmax, old_work):
         res["error"] = str(e)[-1500:]
         write_json(done, res)
         return res
+    replies = [t for t in transcript if t["kind"] == "response"]
+    if replies and all(t.get("error") for t in replies):
+        # Nothing answered: not a result (a rerun asks again), the run stops.
+        raise ServerDown(replies[0]["error"])
     res["gpu"] = bool(report.get("gpu"))
     names = [r["name"] for r in report["regions"]]
     per = attempts_of(transcript, names, nmax)
@@ -476,7 +484,12 @@ def main():
     results = []
     for task in tasks:
         for regime in regimes:
-            res = run_one(args, task, regime, nmax, args.replay)
+            try:
+                res = run_one(args, task, regime, nmax, args.replay)
+            except ServerDown as e:
+                sys.exit(f"paper.py: [{task['key']}] {regime}: no request was answered "
+                         f"({str(e)[:300]}); start the server or check --model-url, "
+                         "then rerun (finished tasks are kept)")
             results.append(res)
             state = res.get("error", "").splitlines()[0][:100] if "error" in res else (
                 f"{res['solved_attempts']}/{res['n']} attempts solved, "
