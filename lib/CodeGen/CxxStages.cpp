@@ -254,8 +254,8 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
     if (block) {
       stats += twoPass; // rows ATen does not vectorize (launchRows)
     } else {
-      stats += "    if ((len & 3) == 0" + aligned + ") {\n" +
-               "      float var;\n" +
+      stats += "    if ((len & 3) == 0 && len <= (1 << 24)" + aligned +
+               ") {\n" + "      float var;\n" +
                "      kb_rewrite::detail::atenVecStats(len, lane, "
                "[&](long long r) { return " +
                load() + "; }, mean, var);\n" + "      rstd = rsqrtf(var + " +

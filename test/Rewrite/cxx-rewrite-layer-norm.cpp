@@ -34,7 +34,7 @@ torch::Tensor norm_after_gelu(const torch::Tensor &x, const torch::Tensor &w,
 // Where ATen runs its vectorized kernel (rows of a multiple of 4, aligned
 // weights) the statistics are its own, in its order; elsewhere two passes.
 // CU: kb_fused_[[GELU]]_rows(const float* __restrict__ in, float* __restrict__ out, long long rows, long long len, const float* __restrict__ a1, const float* __restrict__ a2, float s3, float s4) {
-// CU: if ((len & 3) == 0 && ((size_t)a1 & 15) == 0 && ((size_t)a2 & 15) == 0) {
+// CU: if ((len & 3) == 0 && len <= (1 << 24) && ((size_t)a1 & 15) == 0 && ((size_t)a2 & 15) == 0) {
 // CU-NEXT: float var;
 // CU-NEXT: kb_rewrite::detail::atenVecStats(len, lane, [&](long long r) { return kb_fused_[[GELU]]_at(in, base + r, a1, a2, s3, s4); }, mean, var);
 // CU-NEXT: rstd = rsqrtf(var + s3);
@@ -73,7 +73,7 @@ torch::Tensor norm_plain(const torch::Tensor &x, const torch::Tensor &w) {
 // CHECK-LABEL: torch::Tensor norm_plain(
 // CHECK:      return kb_rewrite::kb_fused_{{[0-9a-f]+}}(h);
 // CU: // kb-rewrite: begin kb_fused_[[PLAIN:[0-9a-f]+]]
-// CU: if ((len & 3) == 0) {
+// CU: if ((len & 3) == 0 && len <= (1 << 24)) {
 // CU: rstd = rsqrtf(var + 1e-05);
 // CU: rstd = rsqrtf(q / (float)len + 1e-05);
 // CU: out[base + r] = kb_fused_[[PLAIN]]_post((v - mean) * rstd);
