@@ -78,6 +78,12 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
       if (!impl)
         return std::nullopt;
       auto s = make(cxxModuleOp(impl->getName()));
+      // A module with a fused form of its own (a Dropout in eval mode) is
+      // fusable where its op alone is not.
+      if (s && !s->isFusable)
+        if (const CxxModuleInfo *m = cxxModule(impl->getName());
+            m && !m->cuda.empty())
+          s->isFusable = true;
       if (s) {
         s->module = true;
         s->moduleObj = op->getArg(0); // a ModuleHolder: `bn1(x)`
@@ -144,6 +150,12 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
       if (!impl)
         return std::nullopt;
       auto s = make(cxxModuleOp(impl->getName()));
+      // A module with a fused form of its own (a Dropout in eval mode) is
+      // fusable where its op alone is not.
+      if (s && !s->isFusable)
+        if (const CxxModuleInfo *m = cxxModule(impl->getName());
+            m && !m->cuda.empty())
+          s->isFusable = true;
       if (s) {
         s->module = true;
         s->moduleType = impl->getQualifiedNameAsString();
