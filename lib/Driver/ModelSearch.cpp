@@ -251,7 +251,8 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
     spec.block = join(kernel->block);
     spec.example = in.example;
     spec.exampleKind = kernel->kind;
-    if (spec.example.empty()) {
+    if (mo.strategy.modelOnly) {
+      // The paper's one example, never a kernel of the code generator's.
       auto ex = templates->render("example", {});
       if (!ex)
         return ex.takeError();
@@ -351,8 +352,6 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
         log << "warning: the model server is unreachable; the remaining "
                "regions keep the code generator's kernels\n";
     }
-    // The store: a kernel verified earlier for this very region (same ops,
-    // shapes, dtype and GPU) is verified again and competes too.
     const bool modelOnly = mo.strategy.modelOnly;
     if (modelOnly && result->chosen == 0) {
       rec.status = RegionStatus::Rejected;
@@ -360,6 +359,8 @@ Error searchRegions(const RewriteOptions &opts, bool gpu, StringRef outDir,
                    "region runs its ATen ops";
       continue;
     }
+    // The store: a kernel verified earlier for this very region (same ops,
+    // shapes, dtype and GPU) is verified again and competes too.
     std::optional<double> bestMs =
         result->chosen != 0 ? result->candidates[result->chosen].kernelMs
                             : rec.kernelMs;
@@ -433,8 +434,6 @@ Error searchWithModel(RewriteRun &run, raw_ostream &log) {
         in.example = other.kernel->source;
         break;
       }
-    if (run.opts.model.strategy.modelOnly)
-      in.example.clear(); // the paper's own example (share/prompts/example.txt)
     inputs.push_back(std::move(in));
   }
   if (!refs)

@@ -71,19 +71,22 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
     s.isFusable = fusable(*row);
     return s;
   };
+  // A module call's op; a module with a fused form of its own (a Dropout in
+  // eval mode) is fusable where its op alone is not.
+  auto makeModule = [&](const CXXRecordDecl *impl) {
+    auto s = make(cxxModuleOp(impl->getName()));
+    if (const CxxModuleInfo *m = cxxModule(impl->getName());
+        s && m && !m->cuda.empty())
+      s->isFusable = true;
+    return s;
+  };
   if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) {
     OverloadedOperatorKind k = op->getOperator();
     if (k == OO_Call && op->getNumArgs() >= 2) {
       const CXXRecordDecl *impl = moduleImplDecl(op->getArg(0)->getType());
       if (!impl)
         return std::nullopt;
-      auto s = make(cxxModuleOp(impl->getName()));
-      // A module with a fused form of its own (a Dropout in eval mode) is
-      // fusable where its op alone is not.
-      if (s && !s->isFusable)
-        if (const CxxModuleInfo *m = cxxModule(impl->getName());
-            m && !m->cuda.empty())
-          s->isFusable = true;
+      auto s = makeModule(impl);
       if (s) {
         s->module = true;
         s->moduleObj = op->getArg(0); // a ModuleHolder: `bn1(x)`
@@ -149,13 +152,7 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
           moduleImplDecl(obj->IgnoreImpCasts()->getType());
       if (!impl)
         return std::nullopt;
-      auto s = make(cxxModuleOp(impl->getName()));
-      // A module with a fused form of its own (a Dropout in eval mode) is
-      // fusable where its op alone is not.
-      if (s && !s->isFusable)
-        if (const CxxModuleInfo *m = cxxModule(impl->getName());
-            m && !m->cuda.empty())
-          s->isFusable = true;
+      auto s = makeModule(impl);
       if (s) {
         s->module = true;
         s->moduleType = impl->getQualifiedNameAsString();

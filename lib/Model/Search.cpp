@@ -284,18 +284,23 @@ public:
   }
 
   void select() {
-    if (opt.modelOnly) {
+    if (opt.modelOnly)
       selectModelOnly();
-      json rec = {{"kind", "selection"},
-                  {"region", spec.name},
-                  {"candidate", result.candidates[result.chosen].index},
-                  {"why", result.why}};
-      // The code generator's time beside the model's (bench/paper.py).
-      if (result.candidates[0].kernelMs)
-        rec["codegen_ms"] = *result.candidates[0].kernelMs;
-      transcript.write(rec);
-      return;
-    }
+    else
+      selectFastest();
+    json rec = {{"kind", "selection"},
+                {"region", spec.name},
+                {"candidate", result.candidates[result.chosen].index},
+                {"why", result.why}};
+    // The code generator's time beside the model's (bench/paper.py).
+    if (result.candidates[0].kernelMs)
+      rec["codegen_ms"] = *result.candidates[0].kernelMs;
+    transcript.write(rec);
+  }
+
+  /// The code generator's kernel unless an accepted model kernel is
+  /// faster beyond the noise.
+  void selectFastest() {
     const Candidate &base = result.candidates[0];
     result.chosen = 0;
     result.why = "the code generator's kernel";
@@ -318,10 +323,6 @@ public:
                          .str();
       }
     }
-    transcript.write({{"kind", "selection"},
-                      {"region", spec.name},
-                      {"candidate", result.candidates[result.chosen].index},
-                      {"why", result.why}});
   }
 
   const KernelSpec &spec;
