@@ -509,6 +509,105 @@ __device__ __forceinline__ void atenVecStats(long long len, int lane, At at,
   var = __shfl_sync(0xffffffffu, w[0].m2, 0) / (float)len;
 }
 
+// ATen's other layer norm statistics (RowwiseMomentsCUDAKernel: rows
+// it does not vectorize) in its order and float operations: 512 threads
+// fold elements j, j + 512, ... (WelfordOps::reduce, a true division),
+// each warp combines by shuffle-down (WelfordOps::combine, which skips an
+// empty partition), then warp 0 combines the 16 warps' results the same
+// way (cuda_utils::BlockReduce). Nearly constant rows magnify any other
+// order's last bits by rstd (run87: rows of 3, 4.8e-5).
+struct AtenWelford {
+  float mean = 0.f, m2 = 0.f, nf = 0.f;
+  __device__ __forceinline__ void add(float v) {
+    const float n = nf + 1.f;
+    const float delta = v - mean;
+    const float nm = mean + delta / n;
+    m2 = m2 + delta * (v - nm);
+    mean = nm;
+    nf = n;
+  }
+  __device__ __forceinline__ static AtenWelford combine(const AtenWelford& a,
+                                                        const AtenWelford& b) {
+    if (a.nf == 0.f)
+      return b;
+    if (b.nf == 0.f)
+      return a;
+    const float delta = b.mean - a.mean;
+    const float n = a.nf + b.nf;
+    const float nb = b.nf / n;
+    AtenWelford r;
+    r.mean = a.mean + delta * nb;
+    r.m2 = a.m2 + b.m2 + delta * delta * a.nf * nb;
+    r.nf = n;
+    return r;
+  }
+  __device__ __forceinline__ AtenWelford shfl(int src, bool down) const {
+    AtenWelford r;
+    r.mean = down ? __shfl_down_sync(0xffffffffu, mean, src)
+                  : __shfl_sync(0xffffffffu, mean, src);
+    r.m2 = down ? __shfl_down_sync(0xffffffffu, m2, src)
+                : __shfl_sync(0xffffffffu, m2, src);
+    r.nf = down ? __shfl_down_sync(0xffffffffu, nf, src)
+                : __shfl_sync(0xffffffffu, nf, src);
+    return r;
+  }
+  __device__ __forceinline__ AtenWelford warpReduce() const {
+    AtenWelford v = *this;
+    for (int o = 16; o > 0; o >>= 1)
+      v = combine(v, v.shfl(o, true));
+    return v;
+  }
+  // Lane 0's partition on every lane: mean and the biased variance.
+  __device__ __forceinline__ void project(float& mean_, float& var) const {
+    const AtenWelford v = shfl(0, false);
+    mean_ = v.mean;
+    var = v.m2 / v.nf;
+  }
+};
+
+// One warp plays the 512 threads: lane l is thread 32 p + l of warp p.
+template <class At>
+__device__ __forceinline__ void atenRowStatsWarp(long long len, int lane, At at,
+                                                 float& mean, float& var) {
+  AtenWelford w[16];
+#pragma unroll
+  for (int p = 0; p < 16; ++p)
+    for (long long j = 32 * p + lane; j < len; j += 512)
+      w[p].add(at(j));
+  AtenWelford v;
+#pragma unroll
+  for (int p = 0; p < 16; ++p) {
+    const AtenWelford s = w[p].warpReduce().shfl(0, false);
+    if (lane == p)
+      v = s;
+  }
+  v.warpReduce().project(mean, var);
+}
+
+// A block of 256 plays the 512 threads: thread t is threads t and t + 256;
+// `sh` holds 16 partitions.
+template <class At>
+__device__ __forceinline__ void atenRowStatsBlock(long long len, At at,
+                                                  AtenWelford* sh, float& mean,
+                                                  float& var) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  AtenWelford w[2];
+#pragma unroll
+  for (int p = 0; p < 2; ++p)
+    for (long long j = 32 * (warp + 8 * p) + lane; j < len; j += 512)
+      w[p].add(at(j));
+  const AtenWelford a = w[0].warpReduce(), b = w[1].warpReduce();
+  __syncthreads(); // a previous row may still read sh
+  if (lane == 0) {
+    sh[warp] = a;
+    sh[warp + 8] = b;
+  }
+  __syncthreads();
+  // Every warp folds the 16 partitions as ATen's warp 0 does.
+  const AtenWelford v = lane < 16 ? sh[lane] : AtenWelford();
+  v.warpReduce().project(mean, var);
+}
+
 // A 2-d pooling window from ATen's int[] operands: one value for both dims
 // or one per dim; an empty stride is the kernel size, an empty padding 0
 // and an empty dilation 1. False for what ATen refuses (it then reports).

@@ -207,70 +207,54 @@ RowKernelText rowKernels(CxxStage k, bool fast, const std::string &name,
 /// A layer norm's two kernels over contiguous rows of `len` (its trailing
 /// dims): a warp per row and a block per long row. As ATen's kernels: float
 /// statistics, the biased variance, rsqrtf(var + eps), then
-/// weight * ((x - mean) * rstd) + bias per element. Where ATen runs its
-/// vectorized kernel (rows of a multiple of 4, weight and bias 16-byte
-/// aligned) the warp kernel takes its statistics in its order
-/// (detail::atenVecStats, its NaN rows included); elsewhere mean and
-/// variance are two passes, within ulps of ATen's other Welford kernel,
-/// which skips empty partitions (run84: rows of 7 with a 1e30 keep
-/// rstd = 0).
+/// weight * ((x - mean) * rstd) + bias per element. The statistics are
+/// ATen's in its own order, of whichever kernel ATen would run: the
+/// vectorized one (rows of a multiple of 4, weight and bias 16-byte
+/// aligned: detail::atenVecStats, its NaN rows included) or
+/// RowwiseMomentsCUDAKernel (detail::atenRowStats*, which skips empty
+/// partitions). Any other order differs in the last bits of the mean, which
+/// rstd magnifies on nearly constant rows (run86: rows of 8, run87: of 3).
 RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
                           const ChainParts &c) {
   const std::string args = parameterNames(c.kparams), post = c.postArgs;
   int w = stageArg(p, "weight"), b = stageArg(p, "bias");
   std::string eps = stageValue(p, "eps", "1e-05");
-  auto body = [&](const std::string &first, const std::string &step,
-                  bool block) {
-    auto load = [&]() { return name + "_at(in, base + r" + args + ")"; };
-    auto loop = [&](const std::string &inner) {
-      return "    for (long long r = " + first + "; r < len; r += " + step +
-             ") {\n" + inner + "    }\n";
-    };
-    auto reduce = [&](const std::string &var) {
-      return "    " + var + " = kb_rewrite::detail::" +
-             (block ? "blockReduce(" + var + ", kb_rewrite::detail::Add{}, sh)"
-                    : "warpReduce(" + var + ", kb_rewrite::detail::Add{})") +
-             ";\n";
-    };
-    // An absent weight is 1 and an absent bias 0, as in ATen's kernel.
-    std::string y = "(v - mean) * rstd";
-    std::string aligned;
-    for (int k : {w, b})
-      if (k >= 0)
-        aligned += " && ((size_t)a" + std::to_string(k) + " & 15) == 0";
-    if (w >= 0)
-      y += " * (a" + std::to_string(w) + " ? a" + std::to_string(w) +
-           "[r] : 1.f)";
-    if (b >= 0)
-      y += " + (a" + std::to_string(b) + " ? a" + std::to_string(b) +
-           "[r] : 0.f)";
-    std::string twoPass =
-        "    float s = 0.f;\n" + loop("      s += " + load() + ";\n") +
-        reduce("s") + "    mean = s / (float)len;\n" + "    float q = 0.f;\n" +
-        loop("      const float d = " + load() + " - mean;\n" +
-             "      q += d * d;\n") +
-        reduce("q") + "    rstd = rsqrtf(q / (float)len + " + eps + ");\n";
-    std::string stats = "    float mean, rstd;\n";
-    if (block) {
-      stats += twoPass; // rows ATen does not vectorize (launchRows)
-    } else {
-      stats += "    if ((len & 3) == 0 && len <= (1 << 24)" + aligned +
-               ") {\n" + "      float var;\n" +
-               "      kb_rewrite::detail::atenVecStats(len, lane, "
-               "[&](long long r) { return " +
-               load() + "; }, mean, var);\n" + "      rstd = rsqrtf(var + " +
-               eps + ");\n    } else {\n" +
-               std::regex_replace(twoPass, std::regex("(^|\n)(?=.)"), "$1  ") +
-               "    }\n";
-    }
-    return stats + loop("      const float v = " + load() +
-                        ";\n      out[base + r] = " + name + "_post(" + y +
-                        post + ");\n");
+  const std::string at =
+      "[&](long long r) { return " + name + "_at(in, base + r" + args + "); }";
+  // An absent weight is 1 and an absent bias 0, as in ATen's kernel.
+  std::string y = "(v - mean) * rstd";
+  std::string aligned;
+  for (int k : {w, b})
+    if (k >= 0)
+      aligned += " && ((size_t)a" + std::to_string(k) + " & 15) == 0";
+  if (w >= 0)
+    y +=
+        " * (a" + std::to_string(w) + " ? a" + std::to_string(w) + "[r] : 1.f)";
+  if (b >= 0)
+    y +=
+        " + (a" + std::to_string(b) + " ? a" + std::to_string(b) + "[r] : 0.f)";
+  auto body = [&](const std::string &stats, const std::string &first,
+                  const std::string &step) {
+    return "    float mean, var;\n" + stats +
+           "    const float rstd = rsqrtf(var + " + eps + ");\n" +
+           "    for (long long r = " + first + "; r < len; r += " + step +
+           ") {\n      const float v = " + name + "_at(in, base + r" + args +
+           ");\n      out[base + r] = " + name + "_post(" + y + post +
+           ");\n    }\n";
   };
+  std::string warpStats =
+      "    if ((len & 3) == 0 && len <= (1 << 24)" + aligned + ")\n" +
+      "      kb_rewrite::detail::atenVecStats(len, lane, " + at +
+      ", mean, var);\n    else\n" +
+      "      kb_rewrite::detail::atenRowStatsWarp(len, lane, " + at +
+      ", mean, var);\n";
+  std::string blockStats = "    kb_rewrite::detail::atenRowStatsBlock(len, " +
+                           at + ", sh, mean, var);\n";
   RowKernelText t;
-  rowShells(t, name, c, "  __shared__ float sh[32];\n",
-            body("lane", "32", false),
-            body("(long long)threadIdx.x", "(long long)blockDim.x", true));
+  rowShells(
+      t, name, c, "  __shared__ kb_rewrite::detail::AtenWelford sh[16];\n",
+      body(warpStats, "lane", "32"),
+      body(blockStats, "(long long)threadIdx.x", "(long long)blockDim.x"));
   return t;
 }
 

@@ -67,6 +67,14 @@ bool movableOperand(const Expr *e) {
            movableOperand(m->getBase());
   if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) // module->weight
     return op->getOperator() == OO_Arrow && movableOperand(op->getArg(0));
+  // MaxPool2dOptions({2, 2}): a braced list of movable values.
+  if (const auto *il = dyn_cast<CXXStdInitializerListExpr>(e))
+    return movableOperand(il->getSubExpr());
+  if (const auto *mt = dyn_cast<MaterializeTemporaryExpr>(e))
+    return movableOperand(mt->getSubExpr());
+  if (const auto *il = dyn_cast<InitListExpr>(e))
+    return llvm::all_of(il->inits(),
+                        [](const Expr *x) { return movableOperand(x); });
   return false;
 }
 

@@ -31,21 +31,19 @@ torch::Tensor norm_after_gelu(const torch::Tensor &x, const torch::Tensor &w,
 // input: they are no parameters of the element function.
 // CU: float kb_fused_[[GELU]]_pre(float x, float s3, float s4) {
 // CU-NEXT: const float t0 = kb::gelu(x, 'n'); // aten::gelu
-// Where ATen runs its vectorized kernel (rows of a multiple of 4, aligned
-// weights) the statistics are its own, in its order; elsewhere two passes.
+// The statistics are ATen's, in the order of the kernel ATen would run:
+// its vectorized one (rows of a multiple of 4, aligned weights) or
+// RowwiseMomentsCUDAKernel's 512 threads.
 // CU: kb_fused_[[GELU]]_rows(const float* __restrict__ in, float* __restrict__ out, long long rows, long long len, const float* __restrict__ a1, const float* __restrict__ a2, float s3, float s4) {
-// CU: if ((len & 3) == 0 && len <= (1 << 24) && ((size_t)a1 & 15) == 0 && ((size_t)a2 & 15) == 0) {
-// CU-NEXT: float var;
+// CU: if ((len & 3) == 0 && len <= (1 << 24) && ((size_t)a1 & 15) == 0 && ((size_t)a2 & 15) == 0)
 // CU-NEXT: kb_rewrite::detail::atenVecStats(len, lane, [&](long long r) { return kb_fused_[[GELU]]_at(in, base + r, a1, a2, s3, s4); }, mean, var);
-// CU-NEXT: rstd = rsqrtf(var + s3);
-// CU-NEXT: } else {
-// CU: s = kb_rewrite::detail::warpReduce(s, kb_rewrite::detail::Add{});
-// CU-NEXT: mean = s / (float)len;
-// CU: q += d * d;
-// CU: rstd = rsqrtf(q / (float)len + s3);
+// CU-NEXT: else
+// CU-NEXT: kb_rewrite::detail::atenRowStatsWarp(len, lane, [&](long long r) { return kb_fused_[[GELU]]_at(in, base + r, a1, a2, s3, s4); }, mean, var);
+// CU-NEXT: const float rstd = rsqrtf(var + s3);
 // CU: out[base + r] = kb_fused_[[GELU]]_post((v - mean) * rstd * (a1 ? a1[r] : 1.f) + (a2 ? a2[r] : 0.f), s3, s4);
 // CU: kb_fused_[[GELU]]_rowsb(
-// CU: q = kb_rewrite::detail::blockReduce(q, kb_rewrite::detail::Add{}, sh);
+// CU: __shared__ kb_rewrite::detail::AtenWelford sh[16];
+// CU: kb_rewrite::detail::atenRowStatsBlock(len, [&](long long r) { return kb_fused_[[GELU]]_at(in, base + r, a1, a2, s3, s4); }, sh, mean, var);
 // CU: at::Tensor kb_fused_[[GELU]](const at::Tensor& in, const at::Tensor& a1, const at::Tensor& a2, const at::Scalar& s3, const at::Scalar& s4) {
 // CU-NEXT: static const int64_t s0_v[] = {256};
 // The fallback passes eps as ATen's C++ signature takes it (a double).
@@ -73,9 +71,8 @@ torch::Tensor norm_plain(const torch::Tensor &x, const torch::Tensor &w) {
 // CHECK-LABEL: torch::Tensor norm_plain(
 // CHECK:      return kb_rewrite::kb_fused_{{[0-9a-f]+}}(h);
 // CU: // kb-rewrite: begin kb_fused_[[PLAIN:[0-9a-f]+]]
-// CU: if ((len & 3) == 0 && len <= (1 << 24)) {
-// CU: rstd = rsqrtf(var + 1e-05);
-// CU: rstd = rsqrtf(q / (float)len + 1e-05);
+// CU: if ((len & 3) == 0 && len <= (1 << 24))
+// CU: const float rstd = rsqrtf(var + 1e-05);
 // CU: out[base + r] = kb_fused_[[PLAIN]]_post((v - mean) * rstd);
 // CU: static const int64_t s0_v[] = {4, 16};
 // CU: t = at::layer_norm(t, s0);

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Public libtorch programs this project has never seen, original against
+kb-rewritten, on the GPU (issue 27: "public libtorch programs you have not
+seen have their pooling/reduction chains rewritten; the rewritten sources
+compile, and on the GPU host give the same outputs and are faster where
+fusion applies").
+
+    cxx_programs.py ORIG_DIR NEW_ROOT [--runs 50] [--json OUT] [--only NAME,...]
+
+ORIG_DIR holds the programs' sources as published (fetch them yourself: the
+origin of each is in PROGRAMS; none is part of this repository);
+NEW_ROOT/<name>/ is `kb-rewrite rewrite ORIG_DIR/<source> -o NEW_ROOT/<name>`.
+For each program a driver of ours (below) includes the source, builds the
+module with the same seed in both builds, and then:
+  * eval mode and training mode outputs agree (fp32 convolutions: TF32 off,
+    as the harness compares; the TF32 difference is reported beside);
+  * the median time of interleaved forward calls (CUDA events), both modes.
+Exit status 1 when an output differs by more than 1e-5.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+import torch
+from torch.utils.cpp_extension import load
+
+# name: where it is published, the file to rewrite, the module type and its
+# constructor arguments, the input shapes (batch sizes of the programs' own
+# test loops where they have one).
+PROGRAMS = {
+    "mnist": {"from": "pytorch/examples cpp/mnist/mnist.cpp (torch 2.x names: "
+                      "Dropout2d for the removed FeatureDropout)",
+              "source": "mnist.cpp", "type": "Net", "args": "",
+              "inputs": [[1000, 1, 28, 28]]},
+    "blitz_nnet": {"from": "prabhuomkar/pytorch-cpp tutorials/popular/blitz/"
+                           "neural_networks/src/nnet.cpp + include/nnet.h",
+                   "source": "nnet.cpp", "type": "NetImpl", "args": "",
+                   "inputs": [[1024, 1, 32, 32]]},
+    "residual_block": {"from": "prabhuomkar/pytorch-cpp tutorials/intermediate/"
+                               "deep_residual_network/src/residual_block.cpp + "
+                               "include/residual_block.h (BatchNorm2d and ReLU "
+                               "modules: torch 2.x names)",
+                       "source": "residual_block.cpp", "type": "resnet::ResidualBlockImpl",
+                       "args": "64, 64", "inputs": [[64, 64, 56, 56]]},
+}
+
+DRIVER = """#include <torch/extension.h>
+#include "{source}"
+static std::shared_ptr<{type}> net;
+void init(bool train) {{
+  torch::manual_seed(0);
+  net = std::make_shared<{type}>({args});
+  net->to(torch::kCUDA);
+  net->train(train);
+}}
+torch::Tensor fwd(torch::Tensor x) {{ return net->forward(x); }}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{
+  m.def("init", &init);
+  m.def("fwd", &fwd);
+}}
+"""
+
+
+def build(name, includes, spec, work, extra):
+    driver = os.path.join(work, name + "_driver.cpp")
+    with open(driver, "w") as f:
+        f.write(DRIVER.format(**spec))
+    load(name, [driver] + extra, extra_include_paths=includes,
+         extra_cflags=["-O2", "-w"], extra_cuda_cflags=["-O3"], verbose=False)
+    return name
+
+
+def builds(a, names, work):
+    """Both builds of every program, compiled in parallel processes (each
+    is minutes of nvcc and host compiler); loading them afterwards finds
+    them built."""
+    jobs = {}
+    for name in names:
+        new_dir = os.path.join(a.new_root, name)
+        kernels = os.path.join(new_dir, "kb_kernels.cu")
+        if not os.path.exists(kernels):
+            print(f"{name}: no rewritten sources in {new_dir}: skipped")
+            continue
+        jobs[name] = [(f"kbp_{name}_orig", [a.orig], PROGRAMS[name], work, []),
+                      (f"kbp_{name}_new", [new_dir, a.orig], PROGRAMS[name], work, [kernels])]
+    with concurrent.futures.ProcessPoolExecutor(max_workers=2 * len(jobs) or 1) as ex:
+        for f in [ex.submit(build, *j) for js in jobs.values() for j in js]:
+            f.result()
+    return jobs
+
+
+def loaded(job):
+    name, includes, spec, work, extra = job
+    return load(name, [os.path.join(work, name + "_driver.cpp")] + extra,
+                extra_include_paths=includes, extra_cflags=["-O2", "-w"],
+                extra_cuda_cflags=["-O3"], verbose=False)
+
+
+def time_interleaved(fns, runs):
+    times = {k: [] for k in fns}
+    for _ in range(5):
+        for f in fns.values():
+            f()
+    torch.cuda.synchronize()
+    for _ in range(runs):
+        for k, f in fns.items():
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            f()
+            e.record()
+            e.synchronize()
+            times[k].append(s.elapsed_time(e))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def outputs(mod, x, train, seed=1):
+    mod.init(train)
+    torch.manual_seed(seed)  # dropout draws the same numbers in both builds
+    with torch.no_grad():
+        return mod.fwd(x)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("orig")
+    ap.add_argument("new_root")
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--json")
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    names = a.only.split(",") if a.only else list(PROGRAMS)
+    work = tempfile.mkdtemp()
+    ok, rows = True, []
+    for name, (job_orig, job_new) in builds(a, names, work).items():
+        spec = PROGRAMS[name]
+        orig, new = loaded(job_orig), loaded(job_new)
+        torch.manual_seed(0)
+        x = torch.randn(*spec["inputs"][0], device="cuda")
+        row = {"program": name, "from": spec["from"], "input": spec["inputs"][0]}
+        bad = False
+        for train in (False, True):
+            mode = "train" if train else "eval"
+            tf32 = torch.backends.cudnn.allow_tf32
+            row[f"{mode}_err_tf32"] = (outputs(orig, x, train) - outputs(new, x, train)).abs().max().item()
+            torch.backends.cudnn.allow_tf32 = False
+            err = (outputs(orig, x, train) - outputs(new, x, train)).abs().max().item()
+            torch.backends.cudnn.allow_tf32 = tf32
+            row[f"{mode}_err"] = err
+            bad = bad or not err <= 1e-5
+            orig.init(train)
+            new.init(train)
+            with torch.no_grad():
+                t = time_interleaved({"orig": lambda: orig.fwd(x), "new": lambda: new.fwd(x)}, a.runs)
+            row[f"{mode}_orig_ms"], row[f"{mode}_new_ms"] = t["orig"], t["new"]
+            row[f"{mode}_speedup"] = t["orig"] / t["new"]
+            print(f"{name:15s} {mode:5s} err {err:.1e} (tf32 {row[f'{mode}_err_tf32']:.1e})  "
+                  f"orig {t['orig']:.3f} ms  new {t['new']:.3f} ms  x{t['orig'] / t['new']:.2f}"
+                  f"{'  MISMATCH' if not err <= 1e-5 else ''}", flush=True)
+        rows.append(row)
+        ok = ok and not bad
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "runs": a.runs, "rows": rows}, f, indent=1)
+    print("cxx programs:", "all outputs match" if ok else "MISMATCH")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
