@@ -53,6 +53,19 @@ struct NetImpl : torch::nn::Module {
   torch::Tensor pooled(torch::Tensor x) {
     return gap(torch::relu(conv(x)));
   }
+  // A module built in the expression, as tutorials write it: building a
+  // pooling module from literals (a braced list too) has no side effect, so
+  // the expression moves into the fused call; one whose options come from
+  // a call stays.
+  torch::Tensor inline_pool(torch::Tensor x) {
+    return torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions({2, 2}))
+        ->forward(torch::relu(conv->forward(x)));
+  }
+  int64_t window();
+  torch::Tensor called_pool(torch::Tensor x) {
+    return torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(window()))
+        ->forward(torch::relu(conv->forward(x)));
+  }
 };
 // CHECK-LABEL: torch::Tensor features(torch::Tensor x) {
 // CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(conv(x), (*pool));
@@ -64,6 +77,10 @@ struct NetImpl : torch::nn::Module {
 // CHECK:      return kb_rewrite::kb_fused_{{[0-9a-f]+}}(h, (*logsm), 2.0);
 // CHECK-LABEL: torch::Tensor pooled(torch::Tensor x) {
 // CHECK-NEXT: return gap(torch::relu(conv(x)));
+// CHECK-LABEL: torch::Tensor inline_pool(torch::Tensor x) {
+// CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(conv->forward(x), (*torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions({2, 2}))));
+// CHECK-LABEL: torch::Tensor called_pool(torch::Tensor x) {
+// CHECK-NEXT: return torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(window()))
 // LOG: fusable epilogue after conv2d: relu -> max_pool2d (2 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
 // LOG: fusable epilogue after conv2d: relu -> avg_pool2d (2 ops)
@@ -74,7 +91,11 @@ struct NetImpl : torch::nn::Module {
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
 // LOG: fusable epilogue after conv2d: relu -> adaptive_avg_pool2d (2 ops)
 // LOG-NEXT: left as is: 'adaptive_avg_pool2d' (module AdaptiveAvgPool2dImpl) keeps its 'output_size' where the op-semantics table does not say
-// LOG: 4 of 5 chains rewritten
+// LOG: fusable epilogue after conv2d: relu -> max_pool2d (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG: fusable epilogue after conv2d: relu -> max_pool2d (2 ops)
+// LOG-NEXT: left as is: the module expression of 'max_pool2d' may have side effects: it is not moved
+// LOG: 5 of 7 chains rewritten
 
 // The max pool's window and ceil_mode from the module, at run time.
 // CU: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, torch::nn::MaxPool2dImpl& m0) {
