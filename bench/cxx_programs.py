@@ -5,7 +5,7 @@ seen have their pooling/reduction chains rewritten; the rewritten sources
 compile, and on the GPU host give the same outputs and are faster where
 fusion applies").
 
-    cxx_programs.py ORIG_DIR NEW_ROOT [--runs 50] [--json OUT] [--only NAME,...]
+    cxx_programs.py ORIG_DIR NEW_ROOT [--runs 50] [--json OUT] [--only NAME,...] [--build-only]
 
 ORIG_DIR holds the programs' sources as published (fetch them yourself: the
 origin of each is in PROGRAMS; none is part of this repository);
@@ -131,11 +131,19 @@ def main():
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--json")
     ap.add_argument("--only")
+    ap.add_argument("--build-only", action="store_true",
+                    help="compile both builds of each program and stop (a later "
+                         "run finds them built: the timing can wait for a quiet GPU)")
     a = ap.parse_args()
     names = a.only.split(",") if a.only else list(PROGRAMS)
-    work = tempfile.mkdtemp()
+    work = os.path.join(tempfile.gettempdir(), "kb_cxx_programs")
+    os.makedirs(work, exist_ok=True)
+    jobs = builds(a, names, work)
+    if a.build_only:
+        print(f"cxx programs: {len(jobs)} built")
+        return
     ok, rows = True, []
-    for name, (job_orig, job_new) in builds(a, names, work).items():
+    for name, (job_orig, job_new) in jobs.items():
         spec = PROGRAMS[name]
         orig, new = loaded(job_orig), loaded(job_new)
         torch.manual_seed(0)
