@@ -340,6 +340,25 @@ StringRef kb::kindName(OpKind kind) {
   llvm_unreachable("unknown OpKind");
 }
 
+OpKind kb::refinedKind(const OpInfo &row, const KnownOperands &known) {
+  switch (row.style) {
+  case OpStyle::Dropout: {
+    auto p = known.number("p");
+    auto train = known.flag("train");
+    if ((p && *p == 0.0) || (train && !*train))
+      return OpKind::Injective;
+    return OpKind::Opaque;
+  }
+  case OpStyle::Norm:
+    for (StringRef flag : {"training", "use_input_stats"})
+      if (auto f = known.flag(flag); f && !*f)
+        return OpKind::Broadcast;
+    return row.kind;
+  default:
+    return row.kind;
+  }
+}
+
 StringRef kb::styleName(OpStyle style) {
   switch (style) {
   case OpStyle::None:

@@ -71,6 +71,7 @@ struct Step {
   bool inPlace = false;
   bool anchor = false;
   bool isFusable = false;
+  OpKind kind = OpKind::Opaque; // kb::refinedKind of its literal operands
   bool module = false; // a module's forward: its options live in the module
   const Expr *moduleObj = nullptr;  // the module (holder, pointer or object)
   bool moduleDeref = false;         // `*obj` is the implementation object

@@ -27,11 +27,40 @@ namespace {
 
 using namespace cxxchains;
 
-bool fusable(const OpInfo &row) {
-  if (row.style == OpStyle::Dropout) // random in training: not replayable
-    return false;
-  return row.kind == OpKind::Elementwise || row.kind == OpKind::Broadcast ||
-         row.kind == OpKind::Reduction;
+/// A call's literal operands, by the schema's positions: the input, then
+/// `others` (function calls and tensor methods).
+struct LiteralOperands : KnownOperands {
+  const OpInfo &row;
+  const Step &step;
+  LiteralOperands(const OpInfo &row, const Step &step) : row(row), step(step) {}
+  const Expr *arg(StringRef name) const {
+    auto i = row.argIndex(name);
+    if (!i || *i == 0 || *i - 1 >= step.others.size())
+      return nullptr;
+    return operandCore(step.others[*i - 1]);
+  }
+  std::optional<double> number(StringRef name) const override {
+    const Expr *e = arg(name);
+    if (const auto *f = dyn_cast_or_null<FloatingLiteral>(e))
+      return f->getValueAsApproximateDouble();
+    if (const auto *n = dyn_cast_or_null<IntegerLiteral>(e))
+      return (double)n->getValue().getSExtValue();
+    return std::nullopt;
+  }
+  std::optional<bool> flag(StringRef name) const override {
+    if (const auto *b = dyn_cast_or_null<CXXBoolLiteralExpr>(arg(name)))
+      return b->getValue();
+    return std::nullopt;
+  }
+};
+
+/// The graph path's kinds (kb::refinedKind) decide; C++ chains, unranked,
+/// fuse through pointwise ops and the stages, not through views or an
+/// identity dropout (no kernel form).
+void classify(Step &s, const OpInfo &row, const KnownOperands &known) {
+  s.kind = refinedKind(row, known);
+  s.isFusable = s.kind == OpKind::Elementwise || s.kind == OpKind::Broadcast ||
+                s.kind == OpKind::Reduction;
 }
 
 /// The module implementation class behind `m->forward` or `m(...)`.
@@ -68,7 +97,14 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
     s.op = base.str();
     s.inPlace = inPlace;
     s.anchor = row->kind == OpKind::Anchor;
-    s.isFusable = fusable(*row);
+    classify(s, *row, KnownOperands());
+    return s;
+  };
+  // Once the operands are known: what their literals say of the kind.
+  auto withOperands = [](std::optional<Step> s) {
+    if (s)
+      if (const OpInfo *row = tableRow(s->op))
+        classify(*s, *row, LiteralOperands(*row, *s));
     return s;
   };
   // A module call's op; a module with a fused form of its own (a Dropout in
@@ -143,7 +179,7 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
         for (const Expr *a : mc->arguments())
           s->others.push_back(a);
       }
-      return s;
+      return withOperands(s);
     }
     if (md->getName() == "forward" && mc->getNumArgs() >= 1) {
       // Without the derived-to-base cast: `bn1->forward` calls a method of
@@ -187,7 +223,7 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
       for (unsigned i = 1; i < call->getNumArgs(); ++i)
         s->others.push_back(call->getArg(i));
     }
-    return s;
+    return withOperands(s);
   }
   return std::nullopt;
 }
@@ -341,7 +377,8 @@ private:
       return r;
     }
     if (!step->isFusable) {
-      why = "'" + step->op + "' is not fusable (op-semantics table)";
+      why = "'" + step->op + "' is not fusable (op-semantics table: " +
+            kindName(step->kind).str() + ")";
       return {};
     }
     for (const Expr *in : step->inputs) {

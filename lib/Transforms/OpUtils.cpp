@@ -179,31 +179,27 @@ bool kb::isConstantLike(Value v) {
   return false;
 }
 
+namespace {
+/// A graph op's operands that are constants.
+struct GraphOperands : KnownOperands {
+  mutable AtenOp op; // MLIR's op handles are values with non-const accessors
+  explicit GraphOperands(AtenOp op) : op(op) {}
+  std::optional<double> number(llvm::StringRef name) const override {
+    return getConstantNumber(op.getArg(name));
+  }
+  std::optional<bool> flag(llvm::StringRef name) const override {
+    return getConstantBool(op.getArg(name));
+  }
+};
+} // namespace
+
 OpKind kb::computeKind(AtenOp op) {
   const OpInfo *info = op.getInfo();
   if (!info)
     return OpKind::Opaque;
-  switch (info->style) {
-  case OpStyle::Dropout: {
-    // Exact identity when nothing is dropped; a random mask otherwise.
-    auto p = getConstantNumber(op.getArg("p"));
-    auto train = getConstantBool(op.getArg("train"));
-    if ((p && *p == 0.0) || (train && !*train))
-      return OpKind::Injective;
-    return OpKind::Opaque;
-  }
-  case OpStyle::Norm:
-    // batch_norm(training=False) / instance_norm(use_input_stats=False)
-    // read running statistics: a per-channel affine, not a reduction.
-    for (llvm::StringRef flag : {"training", "use_input_stats"})
-      if (auto f = getConstantBool(op.getArg(flag)); f && !*f)
-        return OpKind::Broadcast;
-    return info->kind;
-  default:
-    break;
-  }
-  if (info->kind != OpKind::Elementwise || op->getNumResults() != 1)
-    return info->kind;
+  const OpKind kind = refinedKind(*info, GraphOperands(op));
+  if (kind != OpKind::Elementwise || op->getNumResults() != 1)
+    return kind;
   // One tensor operand: nothing to broadcast against, whatever its shape
   // (C++ chains are unranked).
   if (llvm::count_if(op.getArgs(),

@@ -211,6 +211,27 @@ bool isPeriodicOp(llvm::StringRef name, llvm::StringRef overload);
 llvm::StringRef kindName(OpKind kind);
 llvm::StringRef styleName(OpStyle style);
 
+/// An op's operands as far as a frontend knows them to be constants (the
+/// graph's prim::Constant values, C++ literals); nothing where unknown.
+struct KnownOperands {
+  virtual ~KnownOperands() = default;
+  virtual std::optional<double> number(llvm::StringRef) const {
+    return std::nullopt;
+  }
+  virtual std::optional<bool> flag(llvm::StringRef) const {
+    return std::nullopt;
+  }
+};
+
+/// The kind of an op once its constant operands are known, the one rule of
+/// both frontends: a dropout that cannot drop (p == 0 or train false) is
+/// the identity (Injective) and a random mask otherwise (Opaque); a norm
+/// reading running statistics (training or use_input_stats false) is a
+/// per-channel affine (Broadcast); any other op has the table's kind. The
+/// graph path then tells Elementwise from Broadcast by shapes (C++ chains
+/// have none).
+OpKind refinedKind(const OpInfo &row, const KnownOperands &known);
+
 /// Markdown reference of the whole table (docs/op-semantics.md).
 std::string renderOpSemanticsMarkdown();
 
