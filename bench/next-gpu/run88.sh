@@ -56,4 +56,4 @@ diff <(cut -d'|' -f2-5 $OUT/paper88.md) <(cut -d'|' -f2-5 $OUT/paper88_replay.md
 timeout 100 python3 bench/cxx_programs.py .carry/unseen /tmp/u88 --runs 50 \
   --json $OUT/cxx_programs88.json > $OUT/cxx_programs88.log 2>&1
 echo "cxx_programs rc $? $(( $(date +%s)-t0 ))s"; tail -8 $OUT/cxx_programs88.log | cut -c1-200
-timed_slice slice88 20261291 3 32 585
+timed_slice slice88 20261291 3 32 ${DEADLINE:-585}
