@@ -329,7 +329,10 @@ def summarize(results, ks):
             s["speed"].append(res["model_vs_codegen"])
     for per_level in summary.values():
         for s in per_level.values():
-            s["pass"] = {k: sum(v) / s["tasks"] for k, v in s["pass"].items()}
+            # A task whose run failed (the harness's error, not the
+            # model's answer) is left out of the rates and shown apart.
+            ran = s["tasks"] - s["errors"]
+            s["pass"] = {k: sum(v) / ran for k, v in s["pass"].items()} if ran else {}
             n = s["passing_kernels"]
             s["tokens_per_passing_kernel"] = round(s["tokens"] / n) if n else None
             s["wall_s_per_passing_kernel"] = round(s["wall_s"] / n, 2) if n else None
@@ -350,10 +353,12 @@ def table(summary, ks, gpu):
             p = " / ".join(f"{100 * s['pass'][str(k)]:.0f}%" if str(k) in s["pass"] else "-"
                            for k in ks)
             fus = str(s["fusion_solved"]) if level == "level2" else "-"
-            fast = f"{s['faster']}/{s['tasks']}" if s["checked"] else "-"
+            ran = s["tasks"] - s["errors"]
+            fast = f"{s['faster']}/{ran}" if s["checked"] else "-"
+            tasks = f"{ran} (+{s['errors']} failed to run)" if s["errors"] else str(ran)
             tok, sec = s["tokens_per_passing_kernel"], s["wall_s_per_passing_kernel"]
             spd = s["model_vs_codegen"]
-            lines.append(f"| {regime} | {level[5:]} | {s['tasks']} | {p} | {fast} | {fus} | "
+            lines.append(f"| {regime} | {level[5:]} | {tasks} | {p} | {fast} | {fus} | "
                          f"{tok if tok else '-'} | {sec if sec else '-'} | "
                          f"{f'{spd:.2f}x' if spd else '-'} | {PAPER[regime]} |")
     lines.append(f"| best-of-n | all | | the pass@k columns above | | | | | | "

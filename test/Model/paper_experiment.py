@@ -80,7 +80,7 @@ def recount(work, gpu, rates=None):
                     for i in range(k):
                         p_none *= max(r["n"] - r["recount"] - i, 0) / (r["n"] - i)
                     vals.append(1 - p_none)
-                want = sum(vals) / s["tasks"]
+                want = sum(vals) / (s["tasks"] - s["errors"])
                 if abs(want - s["pass"][str(k)]) > 1e-9:
                     bad.append(f"{regime} {level} pass@{k}: paper.py {s['pass'][str(k)]}, "
                                f"recount {want}")
@@ -93,7 +93,7 @@ def recount(work, gpu, rates=None):
                 rows = [r for r in run["results"] if r["regime"] == regime
                         and f"level{r['level']}" == level and "recount" in r]
                 want = [sum(1 - (1 - p ** len(r["regions"])) ** k if r["regions"] else 0
-                            for r in rows) / max(s["tasks"], 1) for k in ks]
+                            for r in rows) / max(s["tasks"] - s["errors"], 1) for k in ks]
                 print(f"rates predict {regime} {level}: " +
                       " / ".join(f"{100 * w:.0f}%" for w in want) + "; observed " +
                       " / ".join(f"{100 * s['pass'][str(k)]:.0f}%" for k in ks
