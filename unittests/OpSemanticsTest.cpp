@@ -3,6 +3,8 @@
 #include "kb/IR/OpSemantics.h"
 
 #include <gtest/gtest.h>
+#include <map>
+#include <optional>
 #include <set>
 
 using namespace kb;
@@ -132,4 +134,61 @@ TEST(OpSemantics, RecipesParsedOnceFromTheTable) {
   EXPECT_TRUE(kb::isNormRecipe(kb::Recipe::GroupNorm));
   EXPECT_FALSE(kb::isNormRecipe(kb::Recipe::Softmax));
   EXPECT_EQ(kb::recipeName(kb::Recipe::None), "");
+}
+
+namespace {
+/// Constant operands given by name, as a frontend would know them.
+struct Known : KnownOperands {
+  std::map<std::string, double> numbers;
+  std::map<std::string, bool> flags;
+  std::optional<double> number(llvm::StringRef n) const override {
+    auto it = numbers.find(n.str());
+    return it == numbers.end() ? std::nullopt : std::optional(it->second);
+  }
+  std::optional<bool> flag(llvm::StringRef n) const override {
+    auto it = flags.find(n.str());
+    return it == flags.end() ? std::nullopt : std::optional(it->second);
+  }
+};
+const OpInfo &row(llvm::StringRef name) {
+  auto rows = lookupOverloads(name);
+  EXPECT_FALSE(rows.empty()) << name.str();
+  return *rows.front();
+}
+} // namespace
+
+// The one rule both frontends classify by (Classify's computeKind with a
+// graph's constants, the C++ chains with a call's literals).
+TEST(OpSemantics, RefinedKindByConstantOperands) {
+  const OpInfo &dropout = row("dropout");
+  Known none;
+  EXPECT_EQ(refinedKind(dropout, none), OpKind::Opaque); // a random mask
+  Known eval;
+  eval.flags["train"] = false;
+  EXPECT_EQ(refinedKind(dropout, eval), OpKind::Injective);
+  Known p0;
+  p0.numbers["p"] = 0.0;
+  p0.flags["train"] = true;
+  EXPECT_EQ(refinedKind(dropout, p0), OpKind::Injective);
+  Known train;
+  train.numbers["p"] = 0.5;
+  train.flags["train"] = true;
+  EXPECT_EQ(refinedKind(dropout, train), OpKind::Opaque);
+  EXPECT_EQ(refinedKind(row("feature_dropout"), eval), OpKind::Injective);
+
+  const OpInfo &bn = row("batch_norm");
+  EXPECT_EQ(refinedKind(bn, none), bn.kind);
+  Known running;
+  running.flags["training"] = false;
+  EXPECT_EQ(refinedKind(bn, running), OpKind::Broadcast);
+  Known stats;
+  stats.flags["training"] = true;
+  EXPECT_EQ(refinedKind(bn, stats), OpKind::Reduction);
+  Known instance;
+  instance.flags["use_input_stats"] = false;
+  EXPECT_EQ(refinedKind(row("instance_norm"), instance), OpKind::Broadcast);
+
+  // Other ops keep the table's kind whatever their operands.
+  EXPECT_EQ(refinedKind(row("relu"), running), OpKind::Elementwise);
+  EXPECT_EQ(refinedKind(row("softmax"), eval), row("softmax").kind);
 }
