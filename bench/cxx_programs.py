@@ -19,14 +19,13 @@ Exit status 1 when an output differs by more than 1e-5.
 """
 import argparse
 import concurrent.futures
-import json
 import os
-import statistics
-import sys
 import tempfile
 
 import torch
 from torch.utils.cpp_extension import load
+
+from cxx_rewrite import finish, time_interleaved  # one timing rule, one report
 
 # name: where it is published, the file to rewrite, the module type and its
 # constructor arguments, the input shapes (batch sizes of the programs' own
@@ -100,23 +99,6 @@ def loaded(job):
                 extra_cuda_cflags=["-O3"], verbose=False)
 
 
-def time_interleaved(fns, runs):
-    times = {k: [] for k in fns}
-    for _ in range(5):
-        for f in fns.values():
-            f()
-    torch.cuda.synchronize()
-    for _ in range(runs):
-        for k, f in fns.items():
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            f()
-            e.record()
-            e.synchronize()
-            times[k].append(s.elapsed_time(e))
-    return {k: statistics.median(v) for k, v in times.items()}
-
-
 def outputs(mod, x, train, seed=1):
     mod.init(train)
     torch.manual_seed(seed)  # dropout draws the same numbers in both builds
@@ -170,12 +152,7 @@ def main():
                   f"{'  MISMATCH' if not err <= 1e-5 else ''}", flush=True)
         rows.append(row)
         ok = ok and not bad
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "runs": a.runs, "rows": rows}, f, indent=1)
-    print("cxx programs:", "all outputs match" if ok else "MISMATCH")
-    sys.exit(0 if ok else 1)
+    finish(a, rows, ok, "cxx programs")
 
 
 if __name__ == "__main__":

@@ -155,11 +155,16 @@ def main():
         print(f"{short:12s} err {err:.1e} (tf32 {err_tf32:.1e}, train {errtrain:.1e}, stats {errstats:.1e}, "
               f"grad {errgrad:.1e})  orig {t['orig']:.3f} ms  new {t['new']:.3f} ms  "
               f"x{t['orig'] / t['new']:.2f}{'  MISMATCH' if bad else ''}", flush=True)
+    finish(a, rows, ok, "cxx rewrite")
+
+
+def finish(a, rows, ok, what):
+    """The rows as JSON (--json), the verdict line, the exit status."""
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
                        "runs": a.runs, "rows": rows}, f, indent=1)
-    print("cxx rewrite:", "all outputs match" if ok else "MISMATCH")
+    print(f"{what}:", "all outputs match" if ok else "MISMATCH")
     sys.exit(0 if ok else 1)
 
 
