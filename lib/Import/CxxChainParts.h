@@ -45,6 +45,12 @@ const Expr *operandCore(const Expr *e);
 /// Operands the rewrite may move to the fused call: no side effects and no
 /// evaluation order to keep (locals, members, literals).
 bool movableOperand(const Expr *e);
+/// The op a `torch::nn::Functional` member computes (`module` as in
+/// `relu->forward(x)` or `relu(x)`): the torch:: / at:: function of one
+/// tensor that every place setting the member in its class builds it from
+/// ("relu" for `Functional relu{torch::relu};`); nothing when they differ,
+/// a constructor is not visible, or arguments are bound to it.
+std::optional<std::string> functionalOp(const Expr *module);
 
 /// The function's source as both jobs read it: positions at their macro
 /// expansion.
@@ -73,6 +79,7 @@ struct Step {
   bool isFusable = false;
   OpKind kind = OpKind::Opaque; // kb::refinedKind of its literal operands
   bool module = false; // a module's forward: its options live in the module
+  bool functional = false; // a Functional member's call: the function's op
   const Expr *moduleObj = nullptr;  // the module (holder, pointer or object)
   bool moduleDeref = false;         // `*obj` is the implementation object
   std::string moduleType;           // its qualified implementation class

@@ -76,7 +76,9 @@ const CXXRecordDecl *moduleImplDecl(QualType t) {
         if (const auto *impl =
                 spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl())
           return impl;
-    if (rd->getName().ends_with("Impl") && !cxxModuleOp(rd->getName()).empty())
+    if (rd->getName().ends_with("Impl") &&
+        (!cxxModuleOp(rd->getName()).empty() ||
+         rd->getName() == "FunctionalImpl"))
       return rd;
     if (!rd->hasDefinition() || rd->getNumBases() == 0)
       break;
@@ -107,6 +109,17 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
         classify(*s, *row, LiteralOperands(*row, *s));
     return s;
   };
+  // A Functional member's call is the call of the function it wraps.
+  auto functional = [&](const Expr *module, const Expr *input,
+                        unsigned extra) -> std::optional<Step> {
+    auto name = extra ? std::nullopt : functionalOp(module);
+    auto s = name ? make(*name) : std::nullopt;
+    if (s) {
+      s->functional = true;
+      s->inputs.push_back(input);
+    }
+    return withOperands(s);
+  };
   // A module call's op; a module with a fused form of its own (a Dropout in
   // eval mode) is fusable where its op alone is not.
   auto makeModule = [&](const CXXRecordDecl *impl) {
@@ -122,6 +135,8 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
       const CXXRecordDecl *impl = moduleImplDecl(op->getArg(0)->getType());
       if (!impl)
         return std::nullopt;
+      if (impl->getName() == "FunctionalImpl")
+        return functional(op->getArg(0), op->getArg(1), op->getNumArgs() - 2);
       auto s = makeModule(impl);
       if (s) {
         s->module = true;
@@ -188,6 +203,14 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
           moduleImplDecl(obj->IgnoreImpCasts()->getType());
       if (!impl)
         return std::nullopt;
+      if (impl->getName() == "FunctionalImpl") {
+        const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
+        const Expr *base = me ? me->getBase()->IgnoreParenImpCasts() : obj;
+        if (const auto *arrow = dyn_cast<CXXOperatorCallExpr>(base);
+            arrow && arrow->getOperator() == OO_Arrow)
+          base = arrow->getArg(0);
+        return functional(base, mc->getArg(0), mc->getNumArgs() - 1);
+      }
       auto s = makeModule(impl);
       if (s) {
         s->module = true;

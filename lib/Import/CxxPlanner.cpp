@@ -54,6 +54,8 @@ public:
   /// The operands of `r` other than the chain's value, in call order.
   std::vector<const Expr *> otherOperands(const OpRef &r) const {
     std::vector<const Expr *> all;
+    if (r.step.functional) // the module is no operand of the function
+      return r.step.others;
     if (const auto *op = dyn_cast<CXXOperatorCallExpr>(r.expr)) {
       for (unsigned i = 0; i < op->getNumArgs(); ++i)
         all.push_back(op->getArg(i));
@@ -514,7 +516,8 @@ public:
             "it mixes in-place ops on a variable with out-of-place ops");
       // The chain's value must be the op's `self`; add and mul also take it
       // on the right (x + y == y + x and x * y == y * x exactly in IEEE).
-      if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(r.expr))
+      if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(r.expr);
+          oc && !r.step.functional)
         if (oc->getNumArgs() == 2 && oc->getArg(0) != r.chainIn &&
             op != "add" && op != "mul")
           return fail("the chain's value is the right operand of '" + op + "'");
