@@ -203,25 +203,19 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
           moduleImplDecl(obj->IgnoreImpCasts()->getType());
       if (!impl)
         return std::nullopt;
-      if (impl->getName() == "FunctionalImpl") {
-        const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
-        const Expr *base = me ? me->getBase()->IgnoreParenImpCasts() : obj;
-        if (const auto *arrow = dyn_cast<CXXOperatorCallExpr>(base);
-            arrow && arrow->getOperator() == OO_Arrow)
-          base = arrow->getArg(0);
+      // `bn1->forward`: the holder's operator-> (or a pointer's ->);
+      // `bn1.forward`: the implementation object itself.
+      const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
+      const Expr *base = me ? me->getBase()->IgnoreParenImpCasts() : obj;
+      if (const auto *arrow = dyn_cast<CXXOperatorCallExpr>(base);
+          arrow && arrow->getOperator() == OO_Arrow)
+        base = arrow->getArg(0);
+      if (impl->getName() == "FunctionalImpl")
         return functional(base, mc->getArg(0), mc->getNumArgs() - 1);
-      }
       auto s = makeModule(impl);
       if (s) {
         s->module = true;
         s->moduleType = impl->getQualifiedNameAsString();
-        // `bn1->forward`: the holder's operator-> (or a pointer's ->);
-        // `bn1.forward`: the implementation object itself.
-        const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
-        const Expr *base = me ? me->getBase()->IgnoreParenImpCasts() : obj;
-        if (const auto *arrow = dyn_cast<CXXOperatorCallExpr>(base);
-            arrow && arrow->getOperator() == OO_Arrow)
-          base = arrow->getArg(0);
         s->moduleObj = base;
         s->moduleDeref = me && me->isArrow();
         s->inputs.push_back(mc->getArg(0));
