@@ -64,12 +64,20 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{
 """
 
 
-def build(name, includes, spec, work, extra):
-    driver = os.path.join(work, name + "_driver.cpp")
-    with open(driver, "w") as f:
+def loaded(job):
+    """The extension of a job (name, includes, spec, work, extra sources),
+    built where its driver or sources changed."""
+    name, includes, _, work, extra = job
+    return load(name, [os.path.join(work, name + "_driver.cpp")] + extra,
+                extra_include_paths=includes, extra_cflags=["-O2", "-w"],
+                extra_cuda_cflags=["-O3"], verbose=False)
+
+
+def build(*job):
+    name, _, spec, work, _ = job
+    with open(os.path.join(work, name + "_driver.cpp"), "w") as f:
         f.write(DRIVER.format(**spec))
-    load(name, [driver] + extra, extra_include_paths=includes,
-         extra_cflags=["-O2", "-w"], extra_cuda_cflags=["-O3"], verbose=False)
+    loaded(job)
     return name
 
 
@@ -90,13 +98,6 @@ def builds(a, names, work):
         for f in [ex.submit(build, *j) for js in jobs.values() for j in js]:
             f.result()
     return jobs
-
-
-def loaded(job):
-    name, includes, spec, work, extra = job
-    return load(name, [os.path.join(work, name + "_driver.cpp")] + extra,
-                extra_include_paths=includes, extra_cflags=["-O2", "-w"],
-                extra_cuda_cflags=["-O3"], verbose=False)
 
 
 def outputs(mod, x, train, seed=1):

@@ -250,11 +250,12 @@ def run_one(args, task, regime, nmax, old_work):
     # (not generated, or its ATen ops kept by the numerics policy) has no
     # entry point to ask for, and runs ATen in every regime alike.
     asked = {t["region"] for t in transcript if t["kind"] == "request"}
-    names = [r["name"] for r in report["regions"] if r["name"] in asked]
+    regions = [r for r in report["regions"] if r["name"] in asked]
     res["regions_not_asked"] = [r["name"] for r in report["regions"] if r["name"] not in asked]
+    names = [r["name"] for r in regions]
     per = attempts_of(transcript, names, nmax)
     res["regions"] = [dict(name=r["name"], ops=r.get("ops"), anchor=r.get("anchor", ""),
-                           **per[r["name"]]) for r in report["regions"] if r["name"] in asked]
+                           **per[r["name"]]) for r in regions]
     goal = "accepted" if res["gpu"] else "compiled_only"
     good = lambda s: RANK.get(s, 9) <= RANK[goal]  # noqa: E731
     res["solved_attempts"] = sum(
@@ -331,7 +332,7 @@ def summarize(results, ks):
         for s in per_level.values():
             # A task whose run failed (the harness's error, not the
             # model's answer) is left out of the rates and shown apart.
-            ran = s["tasks"] - s["errors"]
+            ran = s["ran"] = s["tasks"] - s["errors"]
             s["pass"] = {k: sum(v) / ran for k, v in s["pass"].items()} if ran else {}
             n = s["passing_kernels"]
             s["tokens_per_passing_kernel"] = round(s["tokens"] / n) if n else None
@@ -353,7 +354,7 @@ def table(summary, ks, gpu):
             p = " / ".join(f"{100 * s['pass'][str(k)]:.0f}%" if str(k) in s["pass"] else "-"
                            for k in ks)
             fus = str(s["fusion_solved"]) if level == "level2" else "-"
-            ran = s["tasks"] - s["errors"]
+            ran = s["ran"]
             fast = f"{s['faster']}/{ran}" if s["checked"] else "-"
             tasks = f"{ran} (+{s['errors']} failed to run)" if s["errors"] else str(ran)
             tok, sec = s["tokens_per_passing_kernel"], s["wall_s_per_passing_kernel"]

@@ -219,8 +219,8 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
   const std::string args = parameterNames(c.kparams), post = c.postArgs;
   int w = stageArg(p, "weight"), b = stageArg(p, "bias");
   std::string eps = stageValue(p, "eps", "1e-05");
-  const std::string at =
-      "[&](long long r) { return " + name + "_at(in, base + r" + args + "); }";
+  const std::string load = name + "_at(in, base + r" + args + ")";
+  const std::string at = "[&](long long r) { return " + load + "; }";
   // An absent weight is 1 and an absent bias 0, as in ATen's kernel.
   std::string y = "(v - mean) * rstd";
   std::string aligned;
@@ -238,8 +238,8 @@ RowKernelText normKernels(const std::string &name, const CxxRewritePlan &p,
     return "    float mean, var;\n" + stats +
            "    const float rstd = rsqrtf(var + " + eps + ");\n" +
            "    for (long long r = " + first + "; r < len; r += " + step +
-           ") {\n      const float v = " + name + "_at(in, base + r" + args +
-           ");\n      out[base + r] = " + name + "_post(" + y + post +
+           ") {\n      const float v = " + load +
+           ";\n      out[base + r] = " + name + "_post(" + y + post +
            ");\n    }\n";
   };
   std::string warpStats =

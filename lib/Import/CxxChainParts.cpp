@@ -2,6 +2,7 @@
 #include "CxxChainParts.h"
 
 #include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 
 using namespace clang;
@@ -76,6 +77,29 @@ bool movableOperand(const Expr *e) {
     return llvm::all_of(il->inits(),
                         [](const Expr *x) { return movableOperand(x); });
   return false;
+}
+
+const CXXRecordDecl *moduleImplDecl(QualType t) {
+  t = t.getNonReferenceType().getCanonicalType();
+  if (t->isPointerType())
+    t = t->getPointeeType().getCanonicalType();
+  const auto *rd = t->getAsCXXRecordDecl();
+  while (rd) {
+    if (const auto *spec = dyn_cast<ClassTemplateSpecializationDecl>(rd))
+      if (spec->getName() == "ModuleHolder" &&
+          spec->getTemplateArgs().size() == 1)
+        if (const auto *impl =
+                spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl())
+          return impl;
+    if (rd->getName().ends_with("Impl") &&
+        (!cxxModuleOp(rd->getName()).empty() ||
+         rd->getName() == "FunctionalImpl"))
+      return rd;
+    if (!rd->hasDefinition() || rd->getNumBases() == 0)
+      break;
+    rd = rd->bases_begin()->getType()->getAsCXXRecordDecl();
+  }
+  return nullptr;
 }
 
 /// `target = value` forms: assignment, declaration, in-place statements.

@@ -15,6 +15,7 @@
 #include "kb/Import/CxxChains.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
@@ -45,6 +46,10 @@ const Expr *operandCore(const Expr *e);
 /// Operands the rewrite may move to the fused call: no side effects and no
 /// evaluation order to keep (locals, members, literals).
 bool movableOperand(const Expr *e);
+/// The module implementation class behind `m->forward` or `m(...)`: the
+/// Impl of a ModuleHolder (or of a TORCH_MODULE class over one), or an
+/// Impl class the op table (or Functional) knows; null otherwise.
+const clang::CXXRecordDecl *moduleImplDecl(clang::QualType t);
 /// The op a `torch::nn::Functional` member computes (`module` as in
 /// `relu->forward(x)` or `relu(x)`): the torch:: / at:: function of one
 /// tensor that every place setting the member in its class builds it from

@@ -63,30 +63,6 @@ void classify(Step &s, const OpInfo &row, const KnownOperands &known) {
                 s.kind == OpKind::Reduction;
 }
 
-/// The module implementation class behind `m->forward` or `m(...)`.
-const CXXRecordDecl *moduleImplDecl(QualType t) {
-  t = t.getNonReferenceType().getCanonicalType();
-  if (t->isPointerType())
-    t = t->getPointeeType().getCanonicalType();
-  const auto *rd = t->getAsCXXRecordDecl();
-  while (rd) {
-    if (const auto *spec = dyn_cast<ClassTemplateSpecializationDecl>(rd))
-      if (spec->getName() == "ModuleHolder" &&
-          spec->getTemplateArgs().size() == 1)
-        if (const auto *impl =
-                spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl())
-          return impl;
-    if (rd->getName().ends_with("Impl") &&
-        (!cxxModuleOp(rd->getName()).empty() ||
-         rd->getName() == "FunctionalImpl"))
-      return rd;
-    if (!rd->hasDefinition() || rd->getNumBases() == 0)
-      break;
-    rd = rd->bases_begin()->getType()->getAsCXXRecordDecl();
-  }
-  return nullptr;
-}
-
 } // namespace
 
 std::optional<Step> cxxchains::stepOf(const Expr *e) {
@@ -118,7 +94,7 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
       s->functional = true;
       s->inputs.push_back(input);
     }
-    return withOperands(s);
+    return s; // its only operand is the input: make() classified it
   };
   // A module call's op; a module with a fused form of its own (a Dropout in
   // eval mode) is fusable where its op alone is not.

@@ -10,7 +10,6 @@
 #include "CxxChainParts.h"
 
 #include "clang/AST/DeclCXX.h"
-#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 
 #include <functional>
@@ -23,22 +22,8 @@ namespace {
 /// torch::nn::Functional (TORCH_MODULE's class over
 /// ModuleHolder<FunctionalImpl>), the holder, or the implementation.
 bool isFunctionalType(QualType t) {
-  const auto *rd = t.getNonReferenceType()->getAsCXXRecordDecl();
-  while (rd) {
-    if (rd->getName() == "FunctionalImpl")
-      return true;
-    if (const auto *spec = dyn_cast<ClassTemplateSpecializationDecl>(rd);
-        spec && spec->getName() == "ModuleHolder" &&
-        spec->getTemplateArgs().size() == 1) {
-      const auto *impl =
-          spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
-      return impl && impl->getName() == "FunctionalImpl";
-    }
-    if (!rd->hasDefinition() || rd->getNumBases() != 1)
-      return false;
-    rd = rd->bases_begin()->getType()->getAsCXXRecordDecl();
-  }
-  return false;
+  const CXXRecordDecl *impl = moduleImplDecl(t);
+  return impl && impl->getName() == "FunctionalImpl";
 }
 
 /// The function a Functional is built from in `e` (`Functional(torch::relu)`,
