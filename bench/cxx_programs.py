@@ -45,6 +45,11 @@ PROGRAMS = {
                                "modules: torch 2.x names)",
                        "source": "residual_block.cpp", "type": "resnet::ResidualBlockImpl",
                        "args": "64, 64", "inputs": [[64, 64, 56, 56]]},
+    "convnet": {"from": "prabhuomkar/pytorch-cpp tutorials/intermediate/"
+                        "convolutional_neural_network/src/convnet.cpp + "
+                        "include/convnet.h (its layers are Sequential bodies)",
+                "source": "convnet.cpp", "type": "ConvNetImpl", "args": "10",
+                "inputs": [[100, 1, 28, 28]]},
 }
 
 DRIVER = """#include <torch/extension.h>

@@ -4,11 +4,18 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/Lex/Lexer.h"
 
 using namespace clang;
 using llvm::StringRef;
 
 namespace kb::cxxchains {
+
+std::string SourceView::source(SourceRange r) const {
+  CharSourceRange c =
+      CharSourceRange::getTokenRange(sm.getExpansionRange(r).getAsRange());
+  return Lexer::getSourceText(c, sm, ctx.getLangOpts()).str();
+}
 
 bool isTensorType(QualType t) {
   t = t.getNonReferenceType().getCanonicalType();

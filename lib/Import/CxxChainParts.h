@@ -57,6 +57,21 @@ const clang::CXXRecordDecl *moduleImplDecl(clang::QualType t);
 /// a constructor is not visible, or arguments are bound to it.
 std::optional<std::string> functionalOp(const Expr *module);
 
+/// An item of a torch::nn::Sequential member: its implementation class and,
+/// for a Functional, the function it wraps (functionalOp's rule).
+struct SequentialItem {
+  const clang::CXXRecordDecl *impl = nullptr;
+  std::string function;
+};
+/// Whether `module` (as in `layer1->forward(x)`) is a torch::nn::Sequential.
+bool isSequential(const Expr *module);
+/// The items of the Sequential member `module` names, when every place
+/// that sets it builds it from one list of module constructions and its
+/// class uses it only by calling it and registering it (no push_back, no
+/// copy handed on); otherwise nothing, and `why` says why.
+std::optional<std::vector<SequentialItem>> sequentialItems(const Expr *module,
+                                                           std::string &why);
+
 /// The function's source as both jobs read it: positions at their macro
 /// expansion.
 class SourceView {
@@ -69,6 +84,8 @@ public:
   unsigned line(clang::SourceLocation l) const {
     return sm.getExpansionLineNumber(l);
   }
+  /// The source of `r`'s tokens, at their macro expansion.
+  std::string source(clang::SourceRange r) const;
 
 protected:
   clang::ASTContext &ctx;
@@ -88,6 +105,10 @@ struct Step {
   const Expr *moduleObj = nullptr;  // the module (holder, pointer or object)
   bool moduleDeref = false;         // `*obj` is the implementation object
   std::string moduleType;           // its qualified implementation class
+  /// An item of a Sequential (`layer1->forward(x)`): its index, and the
+  /// module's source as the rewrite names it (`layer1->at<...Impl>(1)`).
+  int item = -1;
+  std::string moduleText;
   std::vector<const Expr *> inputs; // tensor operands a chain may come through
   std::vector<const Expr *> others; // every other operand
 };
@@ -112,6 +133,7 @@ struct ActiveChain {
   // Statements holding the chain's ops, with their index in the block.
   std::vector<std::pair<const Stmt *, unsigned>> stmts;
   const Expr *anchorExpr = nullptr; // when the first statement holds it
+  std::string anchorText;           // its source when it is a Sequential's item
   std::string inputVar;             // otherwise: the local it was stored in
   bool feedsAnchor = false;         // its last ops sit in an anchor's operand
   bool expression = false;          // one statement: replace the expression

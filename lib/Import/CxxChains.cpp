@@ -63,21 +63,105 @@ void classify(Step &s, const OpInfo &row, const KnownOperands &known) {
                 s.kind == OpKind::Reduction;
 }
 
+/// The op named `name` (an aten name, `relu_` in place), classified with no
+/// operands known.
+std::optional<Step> make(StringRef name) {
+  auto [base, inPlace] = stripInPlace(name);
+  const OpInfo *row = tableRow(base);
+  if (!row)
+    return std::nullopt;
+  Step s;
+  s.op = base.str();
+  s.inPlace = inPlace;
+  s.anchor = row->kind == OpKind::Anchor;
+  classify(s, *row, KnownOperands());
+  return s;
+}
+
+/// A module call's op; a module with a fused form of its own (a Dropout in
+/// eval mode) is fusable where its op alone is not.
+std::optional<Step> makeModule(const CXXRecordDecl *impl) {
+  auto s = make(cxxModuleOp(impl->getName()));
+  if (const CxxModuleInfo *m = cxxModule(impl->getName());
+      s && m && !m->cuda.empty())
+    s->isFusable = true;
+  return s;
+}
+
+/// `layer1->forward(x)` of a Sequential member whose items are known
+/// (sequentialItems): the holder, the input, and each item as the Step its
+/// own call would be, the module named by its index.
+/// How the rewrite names item `i` of Sequential `name` of `n` items: a
+/// helper of kb_kernels.h that checks the list and the item's class
+/// (SequentialImpl::at<T> does not compile for a module whose forward is
+/// inherited, BatchNorm2d's).
+std::string itemText(StringRef name, StringRef impl, size_t i, size_t n) {
+  return formatv("kb_rewrite::kb_item<{0}>({1}, {2}, {3})", impl, name, i, n)
+      .str();
+}
+
+struct SequentialCall {
+  const Expr *holder = nullptr, *input = nullptr;
+  std::string name; // its source: "layer1"
+  std::vector<Step> items;
+};
+
+std::optional<SequentialCall>
+sequentialCall(const Expr *e, const SourceView &src, std::string &why) {
+  const auto *mc = dyn_cast<CXXMemberCallExpr>(e);
+  const CXXMethodDecl *md = mc ? mc->getMethodDecl() : nullptr;
+  if (!md || !md->getIdentifier() || md->getName() != "forward" ||
+      mc->getNumArgs() != 1 || !isTensorType(mc->getType()))
+    return std::nullopt;
+  const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
+  const auto *arrow =
+      me ? dyn_cast<CXXOperatorCallExpr>(me->getBase()->IgnoreParenImpCasts())
+         : nullptr;
+  if (!arrow || arrow->getOperator() != OO_Arrow)
+    return std::nullopt;
+  SequentialCall call;
+  call.holder = arrow->getArg(0);
+  call.input = mc->getArg(0);
+  if (!isSequential(call.holder))
+    return std::nullopt;
+  std::string name = src.source(call.holder->getSourceRange());
+  std::string itemsWhy;
+  auto items = sequentialItems(call.holder, itemsWhy);
+  if (!items || !movableOperand(call.holder)) {
+    why = "the items of Sequential '" + name + "' are not known: " +
+          (items ? "its expression may have side effects" : itemsWhy);
+    return std::nullopt;
+  }
+  call.name = name;
+  for (size_t i = 0; i < items->size(); ++i) {
+    const SequentialItem &it = (*items)[i];
+    std::optional<Step> s;
+    if (it.impl->getName() == "FunctionalImpl") {
+      s = it.function.empty() ? std::nullopt : make(it.function);
+      if (s)
+        s->functional = true;
+    } else if (!cxxModuleOp(it.impl->getName()).empty()) {
+      s = makeModule(it.impl);
+      if (s) {
+        s->module = true;
+        s->moduleType = it.impl->getQualifiedNameAsString();
+        s->moduleObj = call.holder;
+        s->moduleText = itemText(call.name, s->moduleType, i, items->size());
+      }
+    }
+    if (!s) { // a module the table does not know: no op of any chain
+      s.emplace();
+      s->op = it.impl->getName().str();
+    }
+    s->item = (int)i;
+    call.items.push_back(std::move(*s));
+  }
+  return call;
+}
+
 } // namespace
 
 std::optional<Step> cxxchains::stepOf(const Expr *e) {
-  auto make = [](StringRef name) -> std::optional<Step> {
-    auto [base, inPlace] = stripInPlace(name);
-    const OpInfo *row = tableRow(base);
-    if (!row)
-      return std::nullopt;
-    Step s;
-    s.op = base.str();
-    s.inPlace = inPlace;
-    s.anchor = row->kind == OpKind::Anchor;
-    classify(s, *row, KnownOperands());
-    return s;
-  };
   // Once the operands are known: what their literals say of the kind.
   auto withOperands = [](std::optional<Step> s) {
     if (s)
@@ -95,15 +179,6 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
       s->inputs.push_back(input);
     }
     return s; // its only operand is the input: make() classified it
-  };
-  // A module call's op; a module with a fused form of its own (a Dropout in
-  // eval mode) is fusable where its op alone is not.
-  auto makeModule = [&](const CXXRecordDecl *impl) {
-    auto s = make(cxxModuleOp(impl->getName()));
-    if (const CxxModuleInfo *m = cxxModule(impl->getName());
-        s && m && !m->cuda.empty())
-      s->isFusable = true;
-    return s;
   };
   if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) {
     OverloadedOperatorKind k = op->getOperator();
@@ -229,6 +304,7 @@ struct Root {
   CxxOpSite anchor;
   const Expr *anchorExpr = nullptr;
   const VarDecl *var = nullptr;
+  std::string anchorText; // the anchor is a Sequential's item: its call
   // An anchor whose input is the tracked value after more fusable ops
   // (`fc(x.mean({2, 3}))`): those ops end the chain that feeds it.
   bool feedsVar = false;
@@ -350,6 +426,8 @@ private:
       }
       return r;
     }
+    if (auto seq = sequentialCall(e, *this, why))
+      return traceSequential(*seq, e, var, ops, why, refs);
     auto step = stepOf(e);
     if (!step)
       return {};
@@ -423,6 +501,69 @@ private:
       return r;
     }
     return {};
+  }
+
+  /// trace() of a Sequential's call: its items as nested calls. After its
+  /// last anchor the items are the chain's first ops, the items up to it
+  /// the anchor's call (`layer1->at<torch::nn::Conv2dImpl>(0).forward(x)`);
+  /// with no anchor in it, its items continue the chain of its input.
+  Root traceSequential(const SequentialCall &seq, const Expr *e,
+                       const VarDecl *var, std::vector<CxxOpSite> &ops,
+                       std::string &why, std::vector<OpRef> &refs) const {
+    int last = -1; // the last item that is an anchor or ends chains
+    for (size_t i = 0; i < seq.items.size(); ++i)
+      if (seq.items[i].anchor || !seq.items[i].isFusable)
+        last = (int)i;
+    std::vector<CxxOpSite> inner;
+    std::vector<OpRef> innerRefs;
+    Root r;
+    if (last >= 0 && !seq.items[last].anchor) {
+      const Step &st = seq.items[last];
+      why = tableRow(st.op)
+                ? formatv("'{0}' (item {1} of Sequential '{2}') is not "
+                          "fusable (op-semantics table: {3})",
+                          st.op, last, seq.name, kindName(st.kind))
+                      .str()
+                : formatv("item {0} of Sequential '{1}' is a module the "
+                          "op-semantics table does not list ({2})",
+                          last, seq.name, st.op)
+                      .str();
+      return {};
+    }
+    if (last >= 0) {
+      std::string call = source(seq.input->getSourceRange());
+      for (int i = 0; i <= last; ++i)
+        call = itemText(seq.name,
+                        seq.items[i].module ? seq.items[i].moduleType
+                                            : "torch::nn::FunctionalImpl",
+                        i, seq.items.size()) +
+               ".forward(" + call + ")";
+      r.kind = Root::Anchor;
+      r.anchor = site(seq.items[last], e);
+      r.anchor.text += formatv(" (item {0})", last).str();
+      r.anchorExpr = e;
+      r.anchorText = call;
+      if (var && last == 0) {
+        std::string ignored;
+        std::vector<OpRef> feedRefs;
+        r.feedsVar = trace(seq.input, var, r.feedOps, ignored, feedRefs).kind ==
+                     Root::Var;
+        if (!r.feedsVar)
+          r.feedOps.clear();
+      }
+    } else {
+      r = trace(seq.input, var, inner, why, innerRefs);
+      if (r.kind == Root::None)
+        return r;
+    }
+    ops = std::move(inner);
+    refs = std::move(innerRefs);
+    for (size_t i = last + 1; i < seq.items.size(); ++i) {
+      ops.push_back(site(seq.items[i], e));
+      ops.back().text += formatv(" (item {0})", i).str();
+      refs.push_back(OpRef{seq.items[i], e, seq.input});
+    }
+    return r;
   }
 
   void finish(std::optional<Active> &a, const std::string &why) {
@@ -520,6 +661,7 @@ private:
           if (!active->chain.ops.empty()) {
             active->stmts.push_back({s, index});
             active->anchorExpr = r.anchorExpr;
+            active->anchorText = r.anchorText;
           } else {
             active->inputVar = target->getName().str();
           }
@@ -580,6 +722,7 @@ private:
           one->refs = std::move(refs);
           one->stmts.push_back({s, index});
           one->anchorExpr = r.anchorExpr;
+          one->anchorText = r.anchorText;
           finish(one, isa<ReturnStmt>(s) ? "returned" : "end of the statement");
           continue;
         }

@@ -34,11 +34,6 @@ public:
 
   using Active = ActiveChain;
 
-  std::string source(SourceRange r) const {
-    CharSourceRange c =
-        CharSourceRange::getTokenRange(sm.getExpansionRange(r).getAsRange());
-    return Lexer::getSourceText(c, sm, ctx.getLangOpts()).str();
-  }
   /// Offset just past the last token of `s`, and past a `;` right after it.
   unsigned endOf(const Stmt *s, bool withSemi) const {
     SourceLocation end = sm.getExpansionLoc(s->getEndLoc());
@@ -54,7 +49,9 @@ public:
   /// The operands of `r` other than the chain's value, in call order.
   std::vector<const Expr *> otherOperands(const OpRef &r) const {
     std::vector<const Expr *> all;
-    if (r.step.functional) // the module is no operand of the function
+    // A Functional's module is no operand of its function; a Sequential's
+    // items take the chain's value only.
+    if (r.step.functional || r.step.item >= 0)
       return r.step.others;
     if (const auto *op = dyn_cast<CXXOperatorCallExpr>(r.expr)) {
       for (unsigned i = 0; i < op->getNumArgs(); ++i)
@@ -113,7 +110,9 @@ public:
     planned.module = (int)p.operands.size();
     CxxOperand mod;
     mod.kind = CxxOperand::Module;
-    std::string obj = source(st.moduleObj->getSourceRange());
+    std::string obj = st.moduleText.empty()
+                          ? source(st.moduleObj->getSourceRange())
+                          : st.moduleText;
     mod.text = st.moduleDeref ? "(*" + obj + ")" : obj;
     mod.type = st.moduleType;
     p.operands.push_back(mod);
@@ -708,8 +707,10 @@ public:
     if (auto err = checkStage(p, inPlace))
       return fail(*err);
     p.writesInput = inPlace;
+    p.inputReadsItems = a.anchorExpr && !a.anchorText.empty();
     if (a.anchorExpr)
-      p.input = source(a.anchorExpr->getSourceRange());
+      p.input = a.anchorText.empty() ? source(a.anchorExpr->getSourceRange())
+                                     : a.anchorText;
     else if (!a.inputVar.empty())
       p.input = a.inputVar;
     else

@@ -141,6 +141,8 @@ struct CxxRewritePlan {
   /// call past statements that cannot observe them (byte ranges of `file`).
   std::vector<std::pair<unsigned, unsigned>> removals;
   std::string input;        // source of the chain's input tensor
+  /// The input calls items of a torch::nn::Sequential (kb_rewrite::kb_item).
+  bool inputReadsItems = false;
   bool writesInput = false; // in-place ops on a variable: the call writes it
   std::vector<CxxOperand> operands;
   std::vector<CxxPlanOp> ops;

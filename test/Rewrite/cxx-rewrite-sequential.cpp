@@ -1,0 +1,105 @@
+// kb-rewrite rewrite over chains inside torch::nn::Sequential members, as
+// tutorials build their layers (the CNN tutorial of prabhuomkar/pytorch-cpp:
+// `Sequential layer1{Conv2d(...), BatchNorm2d(16), Functional(torch::relu),
+// MaxPool2d(...)}`, then `x = layer1->forward(x)`). The call says nothing of
+// its ops; the places that set the member do, when they build it from one
+// list of modules and the class never changes the list. The call is
+// replaced by its items as calls: those up to the chain's anchor stay
+// module calls, those after it are the fused function's ops, each item
+// named through kb_rewrite::kb_item, which checks the list at run time.
+// HIPIFY style: the CHECK lines describe the rewritten copy and kernels.
+// REQUIRES: libtorch
+// RUN: rm -rf %t && kb-rewrite rewrite %s -o %t --verify-harness -- %torch_cxx_flags | FileCheck %s --check-prefix=LOG
+// RUN: FileCheck %s --input-file %t/cxx-rewrite-sequential.cpp
+// RUN: FileCheck %s --check-prefix=H --input-file %t/kb_kernels.h
+// RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t %t/cxx-rewrite-sequential.cpp
+// RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t %t/kb_verify_harness.cpp
+// RUN: kb-rewrite analyze %s -- %torch_cxx_flags | FileCheck %s --check-prefix=WHY
+#include <torch/torch.h>
+
+struct ConvNetImpl : torch::nn::Module {
+  torch::nn::Sequential layer1{
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 16, 5).stride(1).padding(2)),
+      torch::nn::BatchNorm2d(16), torch::nn::Functional(torch::relu),
+      torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2).stride(2))};
+  torch::nn::Sequential head{nullptr};
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::Sequential act{torch::nn::BatchNorm2d(16), torch::nn::ReLU()};
+  torch::nn::Sequential grown{torch::nn::BatchNorm2d(16), torch::nn::ReLU()};
+  torch::nn::Sequential custom{torch::nn::Conv2d(16, 16, 3),
+                               torch::nn::Flatten(), torch::nn::ReLU()};
+  ConvNetImpl() {
+    register_module("layer1", layer1);
+    head = register_module(
+        "head", torch::nn::Sequential(torch::nn::Linear(64, 32),
+                                      torch::nn::ReLU(), torch::nn::Dropout(0.5),
+                                      torch::nn::Linear(32, 10)));
+    conv = register_module("conv", torch::nn::Conv2d(1, 16, 3));
+    grown->push_back(torch::nn::Tanh());
+  }
+  // The tutorial's layer: conv, then three fused items.
+  torch::Tensor features(torch::Tensor x) {
+    x = layer1->forward(x);
+    return x;
+  }
+  // The last anchor is item 3: the items up to it stay calls, in order.
+  torch::Tensor classify(torch::Tensor x) {
+    return torch::log_softmax(head->forward(x) * 2.0, 1);
+  }
+  // No anchor inside: its items continue the chain of the conv before it.
+  torch::Tensor activate(torch::Tensor x) {
+    x = conv->forward(x);
+    x = act->forward(x);
+    return x;
+  }
+  // The list changes in the constructor: its items are not known.
+  torch::Tensor changed(torch::Tensor x) {
+    x = conv->forward(x);
+    x = x * 2.0;
+    x = grown->forward(x);
+    return x;
+  }
+  // Flatten, a module the op table does not list, ends the chain before
+  // the Sequential.
+  torch::Tensor viewed(torch::Tensor x) {
+    x = conv->forward(x);
+    x = x * 2.0;
+    x = custom->forward(x);
+    return x;
+  }
+};
+// CHECK-LABEL: torch::Tensor features(torch::Tensor x) {
+// CHECK-NEXT: x = kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(layer1, 0, 4).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(layer1, 1, 4), kb_rewrite::kb_item<torch::nn::MaxPool2dImpl>(layer1, 3, 4));
+// CHECK-LABEL: torch::Tensor classify(torch::Tensor x) {
+// CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::LinearImpl>(head, 3, 4).forward(kb_rewrite::kb_item<torch::nn::DropoutImpl>(head, 2, 4).forward(kb_rewrite::kb_item<torch::nn::ReLUImpl>(head, 1, 4).forward(kb_rewrite::kb_item<torch::nn::LinearImpl>(head, 0, 4).forward(x)))), 2.0);
+// CHECK-LABEL: torch::Tensor activate(torch::Tensor x) {
+// CHECK-NEXT: x = conv->forward(x);
+// CHECK-NEXT: x = kb_rewrite::kb_fused_{{[0-9a-f]+}}(x, kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(act, 0, 2), kb_rewrite::kb_item<torch::nn::ReLUImpl>(act, 1, 2));
+// CHECK-NEXT: return x;
+// CHECK-LABEL: torch::Tensor changed(torch::Tensor x) {
+// CHECK-NEXT: x = conv->forward(x);
+// CHECK-NEXT: x = x * 2.0;
+// CHECK-NEXT: x = grown->forward(x);
+// CHECK-LABEL: torch::Tensor viewed(torch::Tensor x) {
+// CHECK: x = custom->forward(x);
+
+// LOG: fusable epilogue after conv2d: batch_norm -> relu -> max_pool2d (3 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG: fusable epilogue after linear: mul -> log_softmax (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG: fusable epilogue after conv2d: batch_norm -> relu (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG: 3 of 5 chains rewritten
+
+// The helper stops a list changed since the rewrite.
+// H: T &kb_item(const torch::nn::Sequential &s, size_t i, size_t n) {
+// H-NEXT: T *m = s->size() == n ? s->ptr(i)->template as<T>() : nullptr;
+// H-NEXT: TORCH_CHECK(m,
+
+// WHY-LABEL: in ConvNetImpl::features: fusable epilogue after conv2d: batch_norm -> relu -> max_pool2d (3 ops)
+// WHY-NEXT: anchor layer1->forward(x) (item 0)
+// WHY-NEXT: batch_norm  layer1->forward(x) (item 1)
+// WHY-LABEL: in ConvNetImpl::changed: fusable epilogue after conv2d: mul (1 op)
+// WHY: ends: the items of Sequential 'grown' are not known: its list may change at line 38
+// WHY-LABEL: in ConvNetImpl::viewed: fusable epilogue after conv2d: mul (1 op)
+// WHY: ends: item 1 of Sequential 'custom' is a module the op-semantics table does not list (FlattenImpl)
