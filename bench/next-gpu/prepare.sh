@@ -41,3 +41,14 @@ timed_slice() {
   grep -E "^\[|geomean" $OUT/$tag.log | tail -14 | cut -c1-250
   cp /tmp/$tag.json $OUT/ 2>/dev/null
 }
+# rw TAG SOURCE OUT [CLANG ARGS]: kb-rewrite rewrite of a C++ source with
+# kb-verify and the harness, the host's libtorch headers; its log under $OUT
+# as TAG.log, a line of what it rewrote printed.
+flags="$(python3 -c 'from torch.utils.cpp_extension import include_paths as p; print(" ".join("-I" + d for d in p()))')"
+rw() {
+  local tag=$1 src=$2 out=$3
+  shift 3
+  timeout 240 $KB_REWRITE rewrite $src -o $out --verify on --kb-verify $KBV --verify-harness \
+    -- -std=c++17 $flags "$@" > $OUT/$tag.log 2>&1
+  echo "$tag rc $? $(( $(date +%s)-t0 ))s: $(grep -E 'chains? rewritten' $OUT/$tag.log | cut -c1-60)"
+}

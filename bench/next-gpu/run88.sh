@@ -17,14 +17,6 @@
 # (20261291) and timm nf_resnet50 (never measured) in what is left.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-flags="$(python3 -c 'from torch.utils.cpp_extension import include_paths as p; print(" ".join("-I" + d for d in p()))')"
-rw() {
-  local tag=$1 src=$2 out=$3
-  shift 3
-  timeout 240 $KB_REWRITE rewrite $src -o $out --verify on --kb-verify $KBV --verify-harness \
-    -- -std=c++17 $flags "$@" > $OUT/$tag.log 2>&1
-  echo "$tag rc $? $(( $(date +%s)-t0 ))s: $(grep -E 'chains? rewritten' $OUT/$tag.log | cut -c1-60)"
-}
 paper() {
   timeout $(( 330 - ($(date +%s)-t0) )) python3 test/Model/paper_experiment.py --graphs /tmp/p88/graphs \
     --kernelbench bench/kernelbench --levels 1,2 --tasks 1-5 --work /tmp/p88/work --kb-rewrite $KB_REWRITE \

@@ -13,14 +13,6 @@
 # measured (33 t5_encoder) in what is left.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-flags="$(python3 -c 'from torch.utils.cpp_extension import include_paths as p; print(" ".join("-I" + d for d in p()))')"
-rw() {
-  local tag=$1 src=$2 out=$3
-  shift 3
-  timeout 240 $KB_REWRITE rewrite $src -o $out --verify on --kb-verify $KBV --verify-harness \
-    -- -std=c++17 $flags "$@" > $OUT/$tag.log 2>&1
-  echo "$tag rc $? $(( $(date +%s)-t0 ))s: $(grep -E 'chains? rewritten' $OUT/$tag.log | cut -c1-60)"
-}
 pids=()
 rw seq89 test/Rewrite/cxx-rewrite-sequential.cpp /tmp/sq89 & pids+=($!)
 rw convnet89 .carry/unseen/convnet.cpp /tmp/u89/convnet -I.carry/unseen & pids+=($!)
