@@ -51,6 +51,12 @@ _torch_cxx = "/usr/include/torch/csrc/api/include"
 if os.path.exists(os.path.join(_torch_cxx, "torch", "torch.h")):
     config.available_features.add("libtorch")
 config.substitutions.append(("%torch_cxx_flags", f"-std=c++17 -I{_torch_cxx}"))
+# ... and link against its libraries (Debian's libtorch1.13), to run
+# helpers of the generated header on the CPU.
+if "libtorch" in config.available_features and os.path.exists(
+        "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so"):
+    config.available_features.add("libtorch-link")
+config.substitutions.append(("%torch_link_flags", "-ltorch -ltorch_cpu -lc10"))
 
 # Generated CUDA sources with torch headers compile with nvcc where present.
 _nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"

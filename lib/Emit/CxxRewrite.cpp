@@ -214,9 +214,15 @@ rewriteCxx(const CxxAnalysis &analysis,
 static const char *kItemHelper =
     "template <typename T>\n"
     "T &kb_item(const torch::nn::Sequential &s, size_t i, size_t n) {\n"
-    "  T *m = s->size() == n ? s->ptr(i)->template as<T>() : nullptr;\n"
-    "  TORCH_CHECK(m, \"kb-rewrite: item \", i, \" of a Sequential is not the "
-    "module it was rewritten for; run kb-rewrite again\");\n"
+    "  TORCH_CHECK(s->size() == n, \"kb-rewrite: a Sequential rewritten with "
+    "\", "
+    "n,\n"
+    "              \" modules has \", s->size(), \"; run kb-rewrite again\");\n"
+    "  T *m = s->ptr(i)->template as<T>();\n"
+    "  TORCH_CHECK(m, \"kb-rewrite: module \", i, \" of a Sequential is no \"\n"
+    "              \"longer a \", c10::demangle_type<T>(), \"; run kb-rewrite "
+    "\"\n"
+    "              \"again\");\n"
     "  return *m;\n"
     "}\n\n";
 
