@@ -34,6 +34,7 @@ select_tasks() {
 timed_slice() {
   local tag=$1 seed=$2 gen=$3 models=$4 until=$5
   local left=$(( until - ($(date +%s) - t0) ))
+  (( left >= 60 )) || { echo "slice skipped: ${left}s left"; return; }
   timeout $left bash scripts/gpu-bench-slice --seed $seed --gen $gen --models $models \
     --json /tmp/$tag.json --runs 20 --fast-math \
     --budget-s $(( left - 15 )) --task-timeout 150 > $OUT/$tag.log 2>&1
