@@ -44,10 +44,22 @@ public:
           o.kind == CxxOperand::Tensor || o.kind == CxxOperand::ModuleTensor;
       bool isScalar = (o.kind == CxxOperand::Scalar && !literal(o.text)) ||
                       o.kind == CxxOperand::ModuleOption;
-      if (!isTensor && !isScalar)
+      // A module's int[] option (a pool's kernel_size): a list known at
+      // run time.
+      bool isList = o.kind == CxxOperand::ModuleIntList;
+      if (!isTensor && !isScalar && !isList)
         continue;
       argOf[i] = argTypes.size();
-      argTypes.push_back(isTensor ? tensor : Type(b.getF64Type()));
+      // A module option keeps the schema type it feeds (ceil_mode: bool).
+      Type scalar = b.getF64Type();
+      if (o.kind == CxxOperand::ModuleOption && o.optionType == ArgType::Int)
+        scalar = b.getI64Type();
+      else if (o.kind == CxxOperand::ModuleOption &&
+               o.optionType == ArgType::Bool)
+        scalar = b.getI1Type();
+      argTypes.push_back(isTensor ? tensor
+                         : isList ? Type(ListType::get(&ctx, b.getI64Type()))
+                                  : scalar);
       sources.push_back(o.owner >= 0 ? p.operands[o.owner].text + "." + o.text
                                      : o.text);
     }

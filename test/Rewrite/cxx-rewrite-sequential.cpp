@@ -15,6 +15,10 @@
 // RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t %t/cxx-rewrite-sequential.cpp
 // RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t %t/kb_verify_harness.cpp
 // RUN: kb-rewrite analyze %s -- %torch_cxx_flags | FileCheck %s --check-prefix=WHY
+// The chains in kb IR, the items' options arguments of the types their
+// schema operands have (a pool's int[] window, its bool ceil_mode).
+// RUN: kb-rewrite analyze %s --emit=kb -- %torch_cxx_flags > %t/chains.mlir
+// RUN: kb-opt %t/chains.mlir --kb-classify | FileCheck %s --check-prefix=IR
 #include <torch/torch.h>
 
 struct ConvNetImpl : torch::nn::Module {
@@ -102,6 +106,13 @@ struct ConvNetImpl : torch::nn::Module {
 // WHY-NEXT: anchor layer1->forward(x) (item 0)
 // WHY-NEXT: batch_norm  layer1->forward(x) (item 1)
 // WHY-LABEL: in ConvNetImpl::changed: fusable epilogue after conv2d: mul (1 op)
-// WHY: ends: the items of Sequential 'grown' are not known: its list may change at line 38
+// WHY: ends: the items of Sequential 'grown' are not known: its list may change at line 42
 // WHY-LABEL: in ConvNetImpl::viewed: fusable epilogue after conv2d: mul (1 op)
 // WHY: ends: item 1 of Sequential 'custom' is a module the op-semantics table does not list (FlattenImpl)
+
+// IR-LABEL: func.func @ConvNetImpl__features_0(
+// IR-SAME: %arg6: !kb.list<i64> {kb.source = "kb_rewrite::kb_item<torch::nn::MaxPool2dImpl>(layer1, 3, 4).kernel_size"}
+// IR-SAME: %arg10: i1 {kb.source = "kb_rewrite::kb_item<torch::nn::MaxPool2dImpl>(layer1, 3, 4).ceil_mode"}
+// IR: kb.aten "batch_norm"({{.*}}) {kind = "broadcast"}
+// IR-NEXT: kb.aten "relu"
+// IR-NEXT: kb.aten "max_pool2d"(%{{[0-9]+}}, %arg6, %arg7, %arg8, %arg9, %arg10) {kind = "reduction"}
