@@ -88,9 +88,6 @@ std::optional<Step> makeModule(const CXXRecordDecl *impl) {
   return s;
 }
 
-/// `layer1->forward(x)` of a Sequential member whose items are known
-/// (sequentialItems): the holder, the input, and each item as the Step its
-/// own call would be, the module named by its index.
 /// How the rewrite names item `i` of Sequential `name` of `n` items: a
 /// helper of kb_kernels.h that checks the list and the item's class
 /// (SequentialImpl::at<T> does not compile for a module whose forward is
@@ -100,6 +97,9 @@ std::string itemText(StringRef name, StringRef impl, size_t i, size_t n) {
       .str();
 }
 
+/// `layer1->forward(x)` of a Sequential member whose items are known
+/// (sequentialItems): the holder, the input, and each item as the Step its
+/// own call would be, the module named by its index.
 struct SequentialCall {
   const Expr *holder = nullptr, *input = nullptr;
   std::string name; // its source: "layer1"
@@ -505,7 +505,8 @@ private:
 
   /// trace() of a Sequential's call: its items as nested calls. After its
   /// last anchor the items are the chain's first ops, the items up to it
-  /// the anchor's call (`layer1->at<torch::nn::Conv2dImpl>(0).forward(x)`);
+  /// the anchor's call
+  /// (`kb_rewrite::kb_item<torch::nn::Conv2dImpl>(layer1, 0, 4).forward(x)`);
   /// with no anchor in it, its items continue the chain of its input.
   Root traceSequential(const SequentialCall &seq, const Expr *e,
                        const VarDecl *var, std::vector<CxxOpSite> &ops,
