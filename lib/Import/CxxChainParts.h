@@ -106,7 +106,8 @@ struct Step {
   bool moduleDeref = false;         // `*obj` is the implementation object
   std::string moduleType;           // its qualified implementation class
   /// An item of a Sequential (`layer1->forward(x)`): its index, and the
-  /// module's source as the rewrite names it (`layer1->at<...Impl>(1)`).
+  /// module's source as the rewrite names it
+  /// (`kb_rewrite::kb_item<...Impl>(layer1, 1, 4)`).
   int item = -1;
   std::string moduleText;
   std::vector<const Expr *> inputs; // tensor operands a chain may come through

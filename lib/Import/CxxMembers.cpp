@@ -131,18 +131,6 @@ bool isSequentialType(QualType t) {
   return impl && impl->getName() == "SequentialImpl";
 }
 
-/// Looks through the temporaries and casts around a module construction.
-const Expr *bare(const Expr *e) {
-  while (true) {
-    const Expr *before = e;
-    e = e->IgnoreImplicit()->IgnoreParens();
-    if (const auto *c = dyn_cast<CXXFunctionalCastExpr>(e))
-      e = c->getSubExpr();
-    if (e == before)
-      return e;
-  }
-}
-
 /// The one construction of a Sequential with items below `e` (the list of
 /// `Sequential layer1{...}`, `register_module("l", Sequential(...))`);
 /// `empty` is set instead for `Sequential layer1{nullptr}`. Null where there
@@ -158,7 +146,7 @@ const CXXConstructExpr *sequentialBuilt(const Stmt *e, bool &empty) {
         c && isSequentialType(c->getType()) &&
         !c->getConstructor()->isCopyOrMoveConstructor()) {
       if (c->getNumArgs() == 1 &&
-          isa<CXXNullPtrLiteralExpr>(bare(c->getArg(0)))) {
+          isa<CXXNullPtrLiteralExpr>(strip(c->getArg(0)))) {
         empty = true;
         return;
       }
@@ -203,7 +191,7 @@ unsigned listChanged(const FieldDecl *field) {
     const Stmt *u = user(i);
     if (const auto *op = dyn_cast_or_null<CXXOperatorCallExpr>(u)) {
       if (op->getOperator() == OO_Equal)
-        return bare(op->getArg(0)) == m;
+        return strip(op->getArg(0)) == m;
       if (op->getOperator() != OO_Arrow)
         return false;
       const auto *callee = dyn_cast_or_null<MemberExpr>(user(i));
