@@ -144,9 +144,9 @@ sequentialCall(const Expr *e, const SourceView &src, std::string &why) {
       s = makeModule(it.impl);
       if (s) {
         s->module = true;
-        s->moduleType = it.impl->getQualifiedNameAsString();
         s->moduleObj = call.holder;
-        s->moduleText = itemText(call.name, s->moduleType, i, items->size());
+        s->moduleText = itemText(call.name, it.impl->getQualifiedNameAsString(),
+                                 i, items->size());
       }
     }
     if (!s) { // a module the table does not know: no op of any chain
@@ -154,6 +154,8 @@ sequentialCall(const Expr *e, const SourceView &src, std::string &why) {
       s->op = it.impl->getName().str();
     }
     s->item = (int)i;
+    // Every item, an op of the chain or not, is called as its own class.
+    s->moduleType = it.impl->getQualifiedNameAsString();
     call.items.push_back(std::move(*s));
   }
   return call;
@@ -534,11 +536,9 @@ private:
     if (last >= 0) {
       std::string call = source(seq.input->getSourceRange());
       for (int i = 0; i <= last; ++i)
-        call = itemText(seq.name,
-                        seq.items[i].module ? seq.items[i].moduleType
-                                            : "torch::nn::FunctionalImpl",
-                        i, seq.items.size()) +
-               ".forward(" + call + ")";
+        call =
+            itemText(seq.name, seq.items[i].moduleType, i, seq.items.size()) +
+            ".forward(" + call + ")";
       r.kind = Root::Anchor;
       r.anchor = site(seq.items[last], e);
       r.anchor.text += formatv(" (item {0})", last).str();

@@ -32,6 +32,8 @@ struct ConvNetImpl : torch::nn::Module {
   torch::nn::Sequential grown{torch::nn::BatchNorm2d(16), torch::nn::ReLU()};
   torch::nn::Sequential custom{torch::nn::Conv2d(16, 16, 3),
                                torch::nn::Flatten(), torch::nn::ReLU()};
+  torch::nn::Sequential flat{torch::nn::Conv2d(1, 4, 3), torch::nn::Flatten(),
+                             torch::nn::Linear(64, 10), torch::nn::ReLU()};
   ConvNetImpl() {
     register_module("layer1", layer1);
     head = register_module(
@@ -71,6 +73,10 @@ struct ConvNetImpl : torch::nn::Module {
     x = custom->forward(x);
     return x;
   }
+  // Flatten before the last anchor: called as its own class, as each item.
+  torch::Tensor flattened(torch::Tensor x) {
+    return torch::log_softmax(flat->forward(x), 1);
+  }
 };
 // CHECK-LABEL: torch::Tensor features(torch::Tensor x) {
 // CHECK-NEXT: x = kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(layer1, 0, 4).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(layer1, 1, 4), kb_rewrite::kb_item<torch::nn::MaxPool2dImpl>(layer1, 3, 4));
@@ -86,6 +92,8 @@ struct ConvNetImpl : torch::nn::Module {
 // CHECK-NEXT: x = grown->forward(x);
 // CHECK-LABEL: torch::Tensor viewed(torch::Tensor x) {
 // CHECK: x = custom->forward(x);
+// CHECK-LABEL: torch::Tensor flattened(torch::Tensor x) {
+// CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::LinearImpl>(flat, 2, 4).forward(kb_rewrite::kb_item<torch::nn::FlattenImpl>(flat, 1, 4).forward(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(flat, 0, 4).forward(x))), kb_rewrite::kb_item<torch::nn::ReLUImpl>(flat, 3, 4));
 
 // LOG: fusable epilogue after conv2d: batch_norm -> relu -> max_pool2d (3 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
@@ -93,7 +101,9 @@ struct ConvNetImpl : torch::nn::Module {
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
 // LOG: fusable epilogue after conv2d: batch_norm -> relu (2 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
-// LOG: 3 of 5 chains rewritten
+// LOG: fusable epilogue after linear: relu -> log_softmax (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG: 4 of 6 chains rewritten
 
 // The helper stops a list changed since the rewrite.
 // (cxx-sequential-item.test runs it.)
@@ -106,7 +116,7 @@ struct ConvNetImpl : torch::nn::Module {
 // WHY-NEXT: anchor layer1->forward(x) (item 0)
 // WHY-NEXT: batch_norm  layer1->forward(x) (item 1)
 // WHY-LABEL: in ConvNetImpl::changed: fusable epilogue after conv2d: mul (1 op)
-// WHY: ends: the items of Sequential 'grown' are not known: its list may change at line 42
+// WHY: ends: the items of Sequential 'grown' are not known: its list may change at line 44
 // WHY-LABEL: in ConvNetImpl::viewed: fusable epilogue after conv2d: mul (1 op)
 // WHY: ends: item 1 of Sequential 'custom' is a module the op-semantics table does not list (FlattenImpl)
 
