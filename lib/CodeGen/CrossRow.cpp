@@ -133,12 +133,9 @@ int codegen::crossRowSharedRowMax(int sharedRowMax) {
   return std::min(sharedRowMax, kCrossRowSharedRowMax);
 }
 
-bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre, const RowPlan &final,
-                             bool rowMajorIndex) {
-  bool registerGroups =
-      final.mode == RowMode::Warp && !final.vec4 && !final.stagedTile;
-  if ((final.mode != RowMode::Block && !registerGroups) || !rowMajorIndex ||
-      e.channelsLastRead)
+bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre, const StageInfo &f,
+                             const RowPlan &final, bool rowMajorIndex) {
+  if (e.channelsLastRead)
     return false;
   auto s = analyzeStage(e.kernel, pre);
   if (!s) {
@@ -146,6 +143,19 @@ bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre, const RowPlan &final,
     return false;
   }
   if (s->recipe != Recipe::Softmax && s->recipe != Recipe::LogSoftmax)
+    return false;
+  // A thread that owns its row reads it in any order: the softmax only
+  // has to reduce the same elements, whatever their strides
+  // (softmax(dim=1) -> log_softmax(dim=1) of a [4455, 64, 64] bmm, seed
+  // 20261291 task 2: a statistics phase, a grid barrier and 64-register
+  // spills, 0.243 ms for one read and one write of 73 MB).
+  if (final.mode == RowMode::Thread)
+    return s->inShape == f.inShape && s->reduced == f.reduced &&
+           s->reduced.size() == 1 &&
+           product(s->inShape) == final.rows * final.cols;
+  bool registerGroups =
+      final.mode == RowMode::Warp && !final.vec4 && !final.stagedTile;
+  if ((final.mode != RowMode::Block && !registerGroups) || !rowMajorIndex)
     return false;
   int64_t d = s->reduced.empty() ? 0 : s->reduced[0];
   ArrayRef<int64_t> in = s->inShape;
@@ -162,6 +172,24 @@ llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
     return s.takeError();
   // One softmax a kernel (crossRowNorm's), emitted once in its row loop.
   const std::string m = "kbs_m", acc = "kbs_acc", red = "kbs_red";
+  if (lanes == 1) {
+    // The thread's own row: one online pass (the split kernel's
+    // statistics, and what a strided softmax row computes alone).
+    os << "    float " << m << " = (-kb::inf()), " << acc
+       << " = 0.f;\n#pragma unroll 8\n    for (long long c = 0; c < " << p.cols
+       << "LL; ++c) {\n      const long long i = " << p.index("r", "c")
+       << ";\n";
+    e.newScope();
+    auto x = e.valueAt(s->input, "i", os, "      ");
+    if (!x)
+      return x.takeError();
+    os << "      kb::online_add(" << m << ", " << acc << ", " << *x
+       << ");\n    }\n";
+    e.newScope();
+    e.normStats[p.rowSoftmax] = {m, acc};
+    e.rowStats.insert(p.rowSoftmax);
+    return llvm::Error::success();
+  }
   std::string C = std::to_string(p.cols) + "LL", Ls = std::to_string(lanes);
   // A block walks the row by its threads; a group of `lanes` lanes by its
   // lanes (dead lanes past the last row take part in the shuffles only).

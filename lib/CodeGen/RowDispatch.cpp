@@ -41,7 +41,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       if (llvm::Error err =
               planRows(e, f, yield, trial, trialOut, trialUpdated))
         llvm::consumeError(std::move(err));
-      else if (sameRowSoftmax(e, pre, trial,
+      else if (sameRowSoftmax(e, pre, f, trial,
                               trial.index &&
                                   trial.index("r", "c") ==
                                       rowMajor("r", "c", trial.cols)))

@@ -96,6 +96,8 @@ public:
       os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
             "threadIdx.x; r < "
          << R << ";\n       r += (long long)gridDim.x * blockDim.x) {\n";
+      if (auto err = emitRowSoftmaxStats(e, p, 1, os))
+        return err;
       // Unrolled: one load in flight per thread is latency-bound (an amax
       // over a middle dim of 65 with 8.6M rows took 2.40 ms where ATen's
       // kernel takes 0.58, gen-20261201 task 57).
@@ -176,6 +178,8 @@ public:
     os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
           "threadIdx.x; r < "
        << p.rows << "LL;\n       r += (long long)gridDim.x * blockDim.x) {\n";
+    if (auto err = emitRowSoftmaxStats(e, p, 1, os))
+      return err;
     if (auto err = loadRegisters(p, p.cols, "k", "c < " + C, os))
       return err;
     if (p.shiftFirst)

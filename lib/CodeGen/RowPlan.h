@@ -271,13 +271,14 @@ llvm::Error emitCrossRowStats(RegionEmitter &e, CrossRowStats &s, YieldOp yield,
 /// memory, given the one it would stage alone.
 int crossRowSharedRowMax(int sharedRowMax);
 /// Whether softmax `pre` (crossRowNorm's) runs over exactly the rows of
-/// `final`'s plan, contiguous runs of its cols, in a Block mode or Warp
-/// register rows: its statistics are then the row's own
-/// (RowPlan::rowSoftmax).
-bool sameRowSoftmax(RegionEmitter &e, AtenOp pre, const RowPlan &final,
-                    bool rowMajorIndex);
-/// In a row loop (row `r`: a block's, or with `lanes` > 0 a group's of that
-/// many lanes, `lane` and `live` in scope), the row's max and sum of
+/// final stage `f`'s plan: contiguous runs of its cols in a Block mode or
+/// Warp register rows, or the same elements of rows a thread owns (Thread
+/// mode). Its statistics are then the row's own (RowPlan::rowSoftmax).
+bool sameRowSoftmax(RegionEmitter &e, AtenOp pre, const StageInfo &f,
+                    const RowPlan &final, bool rowMajorIndex);
+/// In a row loop (row `r`: a block's, with `lanes` > 1 a group's of that
+/// many lanes, `lane` and `live` in scope, or with 1 a thread's, in one
+/// online pass), the row's max and sum of
 /// exponentials of p.rowSoftmax, as the first phase's split kernel computes
 /// them, into scalars valueAt then reads (RegionEmitter::rowStats).
 llvm::Error emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
