@@ -10,7 +10,8 @@
 # losses to compile, never looked at: seed 20261238 task 4 (conv_transpose2d
 # -> minimum -> neg -> sub -> adaptive_max_pool2d -> mean, 0.70x, run82) and
 # seed 20261251 task 1 (softmax over a middle dim of 48 -> clamp_max ->
-# layer_norm(255) -> log1p(abs), 0.70x, run85).
+# layer_norm(255) -> log1p(abs), 0.70x, run85; its phase-2 statistics index
+# now 32-bit).
 set -uo pipefail
 source bench/next-gpu/prepare.sh
 mkdir -p /tmp/fx90 && cp test/fixtures/graphs/torch-1.13/row_softmax_norm.* /tmp/fx90/

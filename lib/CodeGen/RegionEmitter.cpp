@@ -1,6 +1,7 @@
 //===- RegionEmitter.cpp - valueAt: the C++ of a region value at an index ===//
 
 #include "RegionEmitter.h"
+#include "kb/CodeGen/IndexMath.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/Verify/Checks.h"
 
@@ -401,13 +402,17 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
     int64_t d = s->reduced.empty() ? 0 : s->reduced[0];
     ArrayRef<int64_t> in = s->inShape;
     int64_t R = in.empty() ? 1 : in[d], inner = product(in.drop_front(d + 1));
-    std::string row = fresh("q");
+    // 32-bit where every index fits: two 64-bit divisions an element cost
+    // more than its load (softmax over a middle dim of 48 -> layer_norm(255),
+    // seed 20261251 task 1).
+    std::string row = fresh("q"), x = indexOperand(idx, narrow);
     os << indent << "const long long " << row << " = ";
     if (inner == 1)
-      os << idx << " / " << R << "LL;\n";
+      os << x << " / " << intLit(R, narrow) << ";\n";
     else
-      os << "(" << idx << " / " << R * inner << "LL) * " << inner << "LL + "
-         << idx << " % " << inner << "LL;\n";
+      os << "(" << x << " / " << intLit(R * inner, narrow) << ") * "
+         << intLit(inner, narrow) << " + " << x << " % "
+         << intLit(inner, narrow) << ";\n";
     m += "[" + row + "]";
     acc += "[" + row + "]";
   }
