@@ -8,7 +8,9 @@
 # second region 0.243 -> ~0.04 ms, the task ~0.25 ms against compile's
 # 0.273 (run89: 0.463, 0.59x). (2) Profiles of the other two fresh-seed
 # losses to compile, never looked at: seed 20261238 task 4 (conv_transpose2d
-# -> minimum -> neg -> sub -> adaptive_max_pool2d -> mean, 0.70x, run82) and
+# -> minimum -> neg -> sub -> adaptive_max_pool2d -> mean, 0.70x, run82;
+# kb-simplify now folds the mean of one element, so the pool is a plain
+# row reduction instead of a block per output) and
 # seed 20261251 task 1 (softmax over a middle dim of 48 -> clamp_max ->
 # layer_norm(255) -> log1p(abs), 0.70x, run85; its phase-2 statistics index
 # now 32-bit).

@@ -321,3 +321,36 @@ func.func @autocast_identity(%x: tensor<8xbf16>) -> (tensor<8xbf16>, tensor<8xf3
   %1 = kb.aten "_autocast_to_full_precision"(%x, %t, %f) : (tensor<8xbf16>, i1, i1) -> tensor<8xf32>
   return %0, %1 : tensor<8xbf16>, tensor<8xf32>
 }
+
+// -----
+
+// Reductions over dims of size 1 that keep them: amax is the element
+// itself; sum and mean are +0 + x (ATen's reduce starts from +0), which
+// only turns -0 into +0: add(x, +0.0). A reduction that drops the dims, one
+// with a dtype and one over a dim of size 2 are kept.
+// CHECK-LABEL: func.func @unit_reductions
+// CHECK-NOT:  kb.aten "amax"
+// CHECK-NOT:  kb.aten "mean"
+// CHECK:      %[[Z:.*]] = kb.constant {value = 0.000000e+00 : f64} : f64
+// CHECK:      %[[A:.*]] = kb.aten "add"(%arg0, %[[Z]], %{{.*}}) {{.*}}overload = "Scalar"
+// CHECK:      %[[D:.*]] = kb.aten "sum"(%arg0,
+// CHECK-SAME: -> tensor<4x8xf32>
+// CHECK:      %[[T:.*]] = kb.aten "sum"(%arg0,
+// CHECK-SAME: -> tensor<4x8x1x1xf64>
+// CHECK:      %[[W:.*]] = kb.aten "amax"(%arg1,
+// CHECK:      return %arg0, %[[A]], %[[D]], %[[T]], %[[W]]
+func.func @unit_reductions(%x: tensor<4x8x1x1xf32>, %y: tensor<4x8x2x1xf32>) -> (tensor<4x8x1x1xf32>, tensor<4x8x1x1xf32>, tensor<4x8xf32>, tensor<4x8x1x1xf64>, tensor<4x8x1x1xf32>) {
+  %two = kb.constant {value = 2 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %dims = kb.list(%two, %three) : (i64, i64) -> !kb.list<i64>
+  %true = kb.constant {value = true} : i1
+  %false = kb.constant {value = false} : i1
+  %none = kb.constant {value} : none
+  %f64 = kb.constant {value = 7 : i64} : i64
+  %0 = kb.aten "amax"(%x, %dims, %true) : (tensor<4x8x1x1xf32>, !kb.list<i64>, i1) -> tensor<4x8x1x1xf32>
+  %1 = kb.aten "mean"(%x, %dims, %true, %none) {overload = "dim"} : (tensor<4x8x1x1xf32>, !kb.list<i64>, i1, none) -> tensor<4x8x1x1xf32>
+  %2 = kb.aten "sum"(%x, %dims, %false, %none) {overload = "dim_IntList"} : (tensor<4x8x1x1xf32>, !kb.list<i64>, i1, none) -> tensor<4x8xf32>
+  %3 = kb.aten "sum"(%x, %dims, %true, %f64) {overload = "dim_IntList"} : (tensor<4x8x1x1xf32>, !kb.list<i64>, i1, i64) -> tensor<4x8x1x1xf64>
+  %4 = kb.aten "amax"(%y, %dims, %true) : (tensor<4x8x2x1xf32>, !kb.list<i64>, i1) -> tensor<4x8x1x1xf32>
+  return %0, %1, %2, %3, %4 : tensor<4x8x1x1xf32>, tensor<4x8x1x1xf32>, tensor<4x8xf32>, tensor<4x8x1x1xf64>, tensor<4x8x1x1xf32>
+}
