@@ -50,6 +50,11 @@ PROGRAMS = {
                         "include/convnet.h (its layers are Sequential bodies)",
                 "source": "convnet.cpp", "type": "ConvNetImpl", "args": "10",
                 "inputs": [[100, 1, 28, 28]]},
+    # Ours, in bench/cxx/ (ORIG_DIR bench/cxx): one Sequential with a chain
+    # after each of its four convs, three of them between two anchors.
+    "vgg_block": {"from": "bench/cxx/vgg_block.cpp (ours, not a public program)",
+                  "source": "vgg_block.cpp", "type": "VggBlockImpl", "args": "",
+                  "inputs": [[64, 3, 32, 32]]},
 }
 
 DRIVER = """#include <torch/extension.h>

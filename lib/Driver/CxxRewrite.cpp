@@ -224,7 +224,12 @@ void printLog(const CxxAnalysis &analysis, const CxxRewriteOutput &out,
   for (auto [i, c] : llvm::enumerate(analysis.chains)) {
     os << c.file << ":" << c.anchor.line << ": " << c.summary() << "\n  ";
     if (out.functions[i].empty()) {
-      os << "left as is: " << c.plan.whyNot << "\n";
+      os << "left as is: "
+         << (c.plan.whyNot.empty()
+                 ? "the code around it is not rewritten, so its call has "
+                   "no place"
+                 : c.plan.whyNot)
+         << "\n";
       continue;
     }
     auto lock = out.lock.find(out.functions[i]);

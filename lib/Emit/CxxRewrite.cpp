@@ -16,6 +16,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <cstdio>
+#include <functional>
 #include <set>
 
 using llvm::formatv;
@@ -90,12 +91,15 @@ rewriteCxx(const CxxAnalysis &analysis,
   std::set<std::string> defined;
   std::string decls, defs;
   bool usesModules = false; // the header then needs torch::nn's classes
-  for (const CxxChain &c : analysis.chains) {
+  const std::vector<CxxChain> &chains = analysis.chains;
+  // Every plan's function name first: a Sequential call's edit holds the
+  // calls of the chains between its anchors (CxxRewritePlan::nested).
+  std::vector<std::string> names(chains.size());
+  std::vector<bool> approx(chains.size()), used(chains.size());
+  for (auto [i, c] : llvm::enumerate(chains)) {
     const CxxRewritePlan &p = c.plan;
-    if (!p.whyNot.empty()) {
-      out.functions.push_back("");
+    if (!p.whyNot.empty())
       continue;
-    }
     // Under --fast-math a chain with an approximate helper is another
     // function than its exact form (name, lock); one without stays exact.
     bool approximate = false;
@@ -105,12 +109,93 @@ rewriteCxx(const CxxAnalysis &analysis,
         return probe.takeError();
       approximate = probe->approximate;
     }
-    std::string name = cxxFusedName(p, approximate);
-    usesModules |= p.inputReadsItems;
+    approx[i] = approximate;
+    names[i] = cxxFusedName(p, approximate);
+  }
+  auto callOf = [&](size_t i, const std::string &input) {
+    std::string call = "kb_rewrite::" + names[i] + "(" + input;
+    for (const CxxOperand &o : chains[i].plan.operands)
+      if (o.kind == CxxOperand::Tensor || o.kind == CxxOperand::Scalar ||
+          o.kind == CxxOperand::Module)
+        call += ", " + o.text;
+    return call + ")";
+  };
+  // `text` with each placeholder replaced by that chain's call, or by its
+  // items' own calls when it has no function; `fused` set when a call is.
+  std::function<std::string(StringRef, bool &)> fill =
+      [&](StringRef text, bool &fused) -> std::string {
+    std::string r;
+    while (!text.empty()) {
+      size_t a = text.find('\x01');
+      r += text.take_front(a).str();
+      if (a == StringRef::npos)
+        break;
+      size_t b = text.find('\x01', a + 1);
+      size_t n = 0;
+      if (b == StringRef::npos || text.slice(a + 1, b).getAsInteger(10, n) ||
+          n >= chains.size())
+        return r; // never: marks come from emitSegments
+      if (!names[n].empty()) {
+        used[n] = fused = true;
+        r += callOf(n, fill(chains[n].plan.input, fused));
+      } else {
+        r += fill(chains[n].plan.unrolled, fused);
+      }
+      text = text.drop_front(b + 1);
+    }
+    return r;
+  };
+  auto edit = [&](const CxxChain &c, unsigned begin, unsigned end,
+                  const std::string &text) -> llvm::Error {
+    clang::tooling::Replacement r(c.file, begin, end - begin, text);
+    if (auto err = reps[c.file].add(r))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          formatv(
+              "{0}:{1}: conflicting replacements ({2}); nothing was written",
+              c.file, c.anchor.line, llvm::toString(std::move(err))));
+    auto [it, fresh] = firstEdit.emplace(c.file, begin);
+    if (!fresh)
+      it->second = std::min(it->second, begin);
+    return llvm::Error::success();
+  };
+  for (auto [i, c] : llvm::enumerate(chains)) {
+    const CxxRewritePlan &p = c.plan;
+    if (p.nested)
+      continue;
+    if (names[i].empty()) {
+      // Not rewritten itself: the Sequential call it starts at may still
+      // hold rewritten chains between its anchors.
+      bool fused = false;
+      if (p.seqEnd > p.seqBegin) {
+        std::string text = fill(p.seqUnrolled, fused);
+        if (fused)
+          if (auto err = edit(c, p.seqBegin, p.seqEnd, text))
+            return std::move(err);
+      }
+      continue;
+    }
+    used[i] = true;
+    bool fused = false;
+    std::string call =
+        p.wrapOpen + callOf(i, fill(p.input, fused)) + p.wrapClose;
+    if (auto err = edit(c, p.begin, p.end, p.prefix + call + p.suffix))
+      return std::move(err);
+    for (auto [b, e] : p.removals)
+      if (auto err = edit(c, b, e, ""))
+        return std::move(err);
+  }
+  out.functions.assign(chains.size(), "");
+  for (auto [i, c] : llvm::enumerate(chains)) {
+    const CxxRewritePlan &p = c.plan;
+    if (!used[i])
+      continue;
+    const std::string &name = names[i];
+    usesModules |= p.inputReadsItems || !p.wrapOpen.empty();
     for (const CxxOperand &o : p.operands)
       usesModules |= o.kind == CxxOperand::Module;
     if (defined.insert(name).second) {
-      auto fn = codegen::emitCxxFunction(p, name, where(c), approximate);
+      auto fn = codegen::emitCxxFunction(p, name, where(c), approx[i]);
       if (!fn)
         return fn.takeError();
       decls += beginMark(name) + fn->decl + endMark(name) + "\n";
@@ -129,39 +214,11 @@ rewriteCxx(const CxxAnalysis &analysis,
       for (const CxxPlanOp &o : p.ops)
         chain += (chain.empty() ? "" : " -> ") + o.op + (o.inPlace ? "_" : "");
       out.lock[name] = {
-          signatureOf(p) + (approximate ? ";fast-math" : ""), hash, chain,
+          signatureOf(p) + (approx[i] ? ";fast-math" : ""), hash, chain,
           formatv("{0}:{1} in {2}", llvm::sys::path::filename(c.file),
                   c.anchor.line, c.function)};
     }
-    std::string call = "kb_rewrite::" + name + "(" + p.input;
-    for (const CxxOperand &o : p.operands)
-      if (o.kind == CxxOperand::Tensor || o.kind == CxxOperand::Scalar ||
-          o.kind == CxxOperand::Module)
-        call += ", " + o.text;
-    call += ")";
-    clang::tooling::Replacement r(c.file, p.begin, p.end - p.begin,
-                                  p.prefix + call + p.suffix);
-    if (auto err = reps[c.file].add(r))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          formatv(
-              "{0}:{1}: conflicting replacements ({2}); nothing was written",
-              c.file, c.anchor.line, llvm::toString(std::move(err))));
-    unsigned firstByte = p.begin;
-    for (auto [b, e] : p.removals) {
-      if (auto err = reps[c.file].add(
-              clang::tooling::Replacement(c.file, b, e - b, "")))
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            formatv("{0}:{1}: conflicting replacements ({2}); nothing was "
-                    "written",
-                    c.file, c.anchor.line, llvm::toString(std::move(err))));
-      firstByte = std::min(firstByte, b);
-    }
-    auto [it, fresh] = firstEdit.emplace(c.file, firstByte);
-    if (!fresh)
-      it->second = std::min(it->second, firstByte);
-    out.functions.push_back(name);
+    out.functions[i] = name;
     ++out.rewritten;
   }
 

@@ -139,6 +139,13 @@ struct ActiveChain {
   bool feedsAnchor = false;         // its last ops sit in an anchor's operand
   bool expression = false;          // one statement: replace the expression
   const CompoundStmt *parent = nullptr; // the block of `stmts`
+  /// Chains of one Sequential call between two of its anchors
+  /// (CxxRewritePlan::nested): no edit of their own.
+  bool nested = false;
+  /// The Sequential call whose inner chains this chain's input reads, and
+  /// the texts CxxRewritePlan::seqUnrolled, unrolled, wrapOpen/Close take.
+  const clang::Expr *seqExpr = nullptr;
+  std::string seqUnrolled, unrolled, wrapOpen, wrapClose;
 };
 
 /// Every reference to a local, by file offset.

@@ -15,6 +15,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -311,6 +312,12 @@ struct Root {
   // (`fc(x.mean({2, 3}))`): those ops end the chain that feeds it.
   bool feedsVar = false;
   std::vector<CxxOpSite> feedOps;
+  // A Sequential call (an anchor among its items): the call, its last
+  // anchor, and its inner chains, items [first, end) after the anchor
+  // first - 1 and before the anchor end.
+  std::shared_ptr<SequentialCall> seq;
+  int lastAnchor = -1;
+  std::vector<std::pair<int, int>> segments;
 };
 
 class Analyzer : SourceView {
@@ -539,6 +546,21 @@ private:
         call =
             itemText(seq.name, seq.items[i].moduleType, i, seq.items.size()) +
             ".forward(" + call + ")";
+      // Runs of fusable items between two anchors: chains of their own
+      // (emitSegments), once a chain starts at this call.
+      int prev = -1;
+      for (int i = 0; i <= last; ++i) {
+        if (!seq.items[i].anchor) {
+          if (!seq.items[i].isFusable || !tableRow(seq.items[i].op))
+            prev = -1;
+          continue;
+        }
+        if (prev >= 0 && i - prev > 1)
+          r.segments.push_back({prev + 1, i});
+        prev = i;
+      }
+      r.seq = std::make_shared<SequentialCall>(seq);
+      r.lastAnchor = last;
       r.kind = Root::Anchor;
       r.anchor = site(seq.items[last], e);
       r.anchor.text += formatv(" (item {0})", last).str();
@@ -565,6 +587,85 @@ private:
       refs.push_back(OpRef{seq.items[i], e, seq.input});
     }
     return r;
+  }
+
+  /// The Sequential call of `r` up to item `upto`, each item called on its
+  /// own but segment k (of r.segments, k < marks.size(), k != skip), which
+  /// stands as chain marks[k]'s placeholder for items 0 .. its end.
+  std::string composeItems(const Root &r, int upto, ArrayRef<size_t> marks,
+                           int skip = -1) const {
+    const SequentialCall &seq = *r.seq;
+    std::string call = source(seq.input->getSourceRange());
+    for (int i = 0; i <= upto;) {
+      auto k = llvm::find_if(r.segments, [&](auto g) { return g.first == i; }) -
+               r.segments.begin();
+      if (k < (long)marks.size() && k != skip &&
+          r.segments[k].second - 1 <= upto) {
+        call = cxxSegmentMark(marks[k]);
+        i = r.segments[k].second;
+        continue;
+      }
+      call = itemText(seq.name, seq.items[i].moduleType, i, seq.items.size()) +
+             ".forward(" + call + ")";
+      ++i;
+    }
+    return call;
+  }
+
+  /// The chains between the anchors of r's Sequential call, finished here
+  /// (before the chain after its last anchor, which reads them through
+  /// placeholders). With no ops after the last anchor (`owner` false) the
+  /// last of them owns the call's edit, the items after it around its call.
+  /// Sets r.anchorText to the call up to the last anchor with every
+  /// segment's placeholder; returns the owner's texts in `outer`.
+  void emitSegments(Root &r, const Stmt *s, unsigned index,
+                    const CompoundStmt *b, bool owner, Active &outer) {
+    if (!r.seq || r.segments.empty())
+      return;
+    const SequentialCall &seq = *r.seq;
+    int n = (int)seq.items.size();
+    std::vector<size_t> marks;
+    for (auto [k, g] : llvm::enumerate(r.segments)) {
+      auto [first, end] = g;
+      std::optional<Active> in;
+      in.emplace();
+      in->parent = b;
+      in->chain.file =
+          sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
+      in->chain.function = fn.getQualifiedNameAsString();
+      in->chain.anchor = site(seq.items[first - 1], r.anchorExpr);
+      in->chain.anchor.text += formatv(" (item {0})", first - 1).str();
+      for (int i = first; i < end; ++i) {
+        in->chain.ops.push_back(site(seq.items[i], r.anchorExpr));
+        in->chain.ops.back().text += formatv(" (item {0})", i).str();
+        in->refs.push_back(OpRef{seq.items[i], r.anchorExpr, seq.input});
+      }
+      in->stmts.push_back({s, index});
+      in->anchorExpr = r.anchorExpr;
+      in->anchorText = composeItems(r, first - 1, marks);
+      in->unrolled = composeItems(r, end - 1, marks, (int)k);
+      bool last = k + 1 == r.segments.size();
+      if (last && !owner) {
+        for (int i = n - 1; i >= end; --i)
+          in->wrapOpen +=
+              itemText(seq.name, seq.items[i].moduleType, i, n) + ".forward(";
+        in->wrapClose = std::string(n - end, ')');
+        if (!marks.empty()) {
+          in->seqExpr = r.anchorExpr;
+          in->seqUnrolled = composeItems(r, n - 1, marks, (int)k);
+        }
+      } else {
+        in->nested = true;
+      }
+      finish(in, formatv("feeds {0} (item {1} of Sequential '{2}')",
+                         seq.items[end].op, end, seq.name));
+      marks.push_back(out.chains.size() - 1);
+    }
+    r.anchorText = composeItems(r, r.lastAnchor, marks);
+    if (owner) {
+      outer.seqExpr = r.anchorExpr;
+      outer.seqUnrolled = composeItems(r, n - 1, marks);
+    }
   }
 
   void finish(std::optional<Active> &a, const std::string &why) {
@@ -650,7 +751,9 @@ private:
           finish(active, formatv("'{0}' is reassigned at line {1}",
                                  var->getName(), line(s->getBeginLoc())));
         if (r.kind == Root::Anchor) {
-          active.emplace();
+          Active outer;
+          emitSegments(r, s, index, b, !ops.empty(), outer);
+          active.emplace(std::move(outer));
           active->parent = b;
           active->chain.file =
               sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
@@ -708,12 +811,16 @@ private:
         std::vector<OpRef> refs;
         std::string why;
         Root r = trace(value, nullptr, ops, why, refs);
-        if (r.kind == Root::Anchor && !ops.empty()) {
+        if (r.kind == Root::Anchor && (!ops.empty() || !r.segments.empty())) {
           finish(active,
                  formatv("'{0}' is used at line {1}", var ? var->getName() : "",
                          line(s->getBeginLoc())));
+          Active outer;
+          emitSegments(r, s, index, b, !ops.empty(), outer);
+          if (ops.empty())
+            continue;
           std::optional<Active> one;
-          one.emplace();
+          one.emplace(std::move(outer));
           one->parent = b;
           one->chain.file =
               sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();

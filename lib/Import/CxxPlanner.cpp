@@ -450,9 +450,21 @@ public:
 
   /// How the chain is replaced by one call of a fused kernel.
   CxxRewritePlan plan(const Active &a) const {
-    CxxRewritePlan p;
+    // A Sequential's texts hold whether or not this chain is rewritten:
+    // the others of its call still need them.
+    CxxRewritePlan seq;
+    seq.nested = a.nested;
+    seq.unrolled = a.unrolled;
+    seq.wrapOpen = a.wrapOpen;
+    seq.wrapClose = a.wrapClose;
+    if (a.seqExpr) {
+      seq.seqBegin = offset(a.seqExpr->getBeginLoc());
+      seq.seqEnd = endOf(a.seqExpr, false);
+      seq.seqUnrolled = a.seqUnrolled;
+    }
+    CxxRewritePlan p = seq;
     auto fail = [&](std::string why) {
-      p = CxxRewritePlan();
+      p = seq;
       p.whyNot = std::move(why);
       return p;
     };
@@ -715,6 +727,8 @@ public:
       p.input = a.inputVar;
     else
       return fail("the chain's input could not be located");
+    if (a.nested) // its call stands in the owner's text (cxxSegmentMark)
+      return p;
     if (inPlace && a.anchorExpr)
       return fail("an in-place op on the anchor's temporary result");
 

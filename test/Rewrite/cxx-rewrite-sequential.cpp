@@ -7,6 +7,8 @@
 // replaced by its items as calls: those up to the chain's anchor stay
 // module calls, those after it are the fused function's ops, each item
 // named through kb_rewrite::kb_item, which checks the list at run time.
+// Items between two anchors are a chain of their own, its call inside the
+// later items' (stacked, tailed).
 // HIPIFY style: the CHECK lines describe the rewritten copy and kernels.
 // REQUIRES: libtorch
 // RUN: rm -rf %t && kb-rewrite rewrite %s -o %t --verify-harness -- %torch_cxx_flags | FileCheck %s --check-prefix=LOG
@@ -48,7 +50,8 @@ struct ConvNetImpl : torch::nn::Module {
     x = layer1->forward(x);
     return x;
   }
-  // The last anchor is item 3: the items up to it stay calls, in order.
+  // The last anchor is item 3: the items up to it stay calls, in order,
+  // but ReLU and Dropout between the two Linears, a chain of their own.
   torch::Tensor classify(torch::Tensor x) {
     return torch::log_softmax(head->forward(x) * 2.0, 1);
   }
@@ -77,11 +80,26 @@ struct ConvNetImpl : torch::nn::Module {
   torch::Tensor flattened(torch::Tensor x) {
     return torch::log_softmax(flat->forward(x), 1);
   }
+  // Two anchors, a chain after each: the first one's call stands inside
+  // the items after it (one function serves both: they compute the same).
+  torch::nn::Sequential deep{torch::nn::Conv2d(1, 8, 3),
+                             torch::nn::BatchNorm2d(8), torch::nn::ReLU(),
+                             torch::nn::Conv2d(8, 8, 3),
+                             torch::nn::BatchNorm2d(8), torch::nn::ReLU()};
+  torch::Tensor stacked(torch::Tensor x) {
+    x = deep->forward(x);
+    return x;
+  }
+  // Ends in an anchor: its one chain owns the call, the last conv around it.
+  torch::nn::Sequential tail{torch::nn::Conv2d(1, 8, 3),
+                             torch::nn::BatchNorm2d(8), torch::nn::Tanh(),
+                             torch::nn::Conv2d(8, 8, 3)};
+  torch::Tensor tailed(torch::Tensor x) { return tail->forward(x); }
 };
 // CHECK-LABEL: torch::Tensor features(torch::Tensor x) {
 // CHECK-NEXT: x = kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(layer1, 0, 4).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(layer1, 1, 4), kb_rewrite::kb_item<torch::nn::MaxPool2dImpl>(layer1, 3, 4));
 // CHECK-LABEL: torch::Tensor classify(torch::Tensor x) {
-// CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::LinearImpl>(head, 3, 4).forward(kb_rewrite::kb_item<torch::nn::DropoutImpl>(head, 2, 4).forward(kb_rewrite::kb_item<torch::nn::ReLUImpl>(head, 1, 4).forward(kb_rewrite::kb_item<torch::nn::LinearImpl>(head, 0, 4).forward(x)))), 2.0);
+// CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::LinearImpl>(head, 3, 4).forward(kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::LinearImpl>(head, 0, 4).forward(x), kb_rewrite::kb_item<torch::nn::ReLUImpl>(head, 1, 4), kb_rewrite::kb_item<torch::nn::DropoutImpl>(head, 2, 4))), 2.0);
 // CHECK-LABEL: torch::Tensor activate(torch::Tensor x) {
 // CHECK-NEXT: x = conv->forward(x);
 // CHECK-NEXT: x = kb_rewrite::kb_fused_{{[0-9a-f]+}}(x, kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(act, 0, 2), kb_rewrite::kb_item<torch::nn::ReLUImpl>(act, 1, 2));
@@ -94,8 +112,14 @@ struct ConvNetImpl : torch::nn::Module {
 // CHECK: x = custom->forward(x);
 // CHECK-LABEL: torch::Tensor flattened(torch::Tensor x) {
 // CHECK-NEXT: return kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::LinearImpl>(flat, 2, 4).forward(kb_rewrite::kb_item<torch::nn::FlattenImpl>(flat, 1, 4).forward(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(flat, 0, 4).forward(x))), kb_rewrite::kb_item<torch::nn::ReLUImpl>(flat, 3, 4));
+// CHECK-LABEL: torch::Tensor stacked(torch::Tensor x) {
+// CHECK-NEXT: x = kb_rewrite::[[F:kb_fused_[0-9a-f]+]](kb_rewrite::kb_item<torch::nn::Conv2dImpl>(deep, 3, 6).forward(kb_rewrite::[[F]](kb_rewrite::kb_item<torch::nn::Conv2dImpl>(deep, 0, 6).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(deep, 1, 6), kb_rewrite::kb_item<torch::nn::ReLUImpl>(deep, 2, 6))), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(deep, 4, 6), kb_rewrite::kb_item<torch::nn::ReLUImpl>(deep, 5, 6));
+// CHECK-NEXT: return x;
+// CHECK-LABEL: torch::Tensor tailed(torch::Tensor x) { return kb_rewrite::kb_item<torch::nn::Conv2dImpl>(tail, 3, 4).forward(kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(tail, 0, 4).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(tail, 1, 4), kb_rewrite::kb_item<torch::nn::TanhImpl>(tail, 2, 4))); }
 
 // LOG: fusable epilogue after conv2d: batch_norm -> relu -> max_pool2d (3 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG: fusable epilogue after linear: relu -> dropout (2 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
 // LOG: fusable epilogue after linear: mul -> log_softmax (2 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
@@ -103,7 +127,13 @@ struct ConvNetImpl : torch::nn::Module {
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
 // LOG: fusable epilogue after linear: relu -> log_softmax (2 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
-// LOG: 4 of 6 chains rewritten
+// LOG: fusable epilogue after conv2d: batch_norm -> relu (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG-NEXT: cxx-rewrite-sequential.cpp:{{[0-9]+}}: fusable epilogue after conv2d: batch_norm -> relu (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG: fusable epilogue after conv2d: batch_norm -> tanh (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG: 8 of 10 chains rewritten
 
 // The helper stops a list changed since the rewrite.
 // (cxx-sequential-item.test runs it.)
@@ -116,7 +146,7 @@ struct ConvNetImpl : torch::nn::Module {
 // WHY-NEXT: anchor layer1->forward(x) (item 0)
 // WHY-NEXT: batch_norm  layer1->forward(x) (item 1)
 // WHY-LABEL: in ConvNetImpl::changed: fusable epilogue after conv2d: mul (1 op)
-// WHY: ends: the items of Sequential 'grown' are not known: its list may change at line 44
+// WHY: ends: the items of Sequential 'grown' are not known: its list may change at line 46
 // WHY-LABEL: in ConvNetImpl::viewed: fusable epilogue after conv2d: mul (1 op)
 // WHY: ends: item 1 of Sequential 'custom' is a module the op-semantics table does not list (FlattenImpl)
 

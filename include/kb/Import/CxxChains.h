@@ -143,6 +143,20 @@ struct CxxRewritePlan {
   std::string input;        // source of the chain's input tensor
   /// The input calls items of a torch::nn::Sequential (kb_rewrite::kb_item).
   bool inputReadsItems = false;
+  /// One Sequential call holds several chains (`{Conv, BN, ReLU, Conv, BN,
+  /// ReLU}`): one between two of its anchors is `nested`, with no edit of
+  /// its own; the chain that owns the call's edit reads it through a
+  /// placeholder in `input` (cxxSegmentMark), filled with its fused call or,
+  /// when that is not used, with `unrolled` (its items called one by one).
+  bool nested = false;
+  std::string unrolled;
+  /// Around this chain's call: the items after it (a last segment).
+  std::string wrapOpen, wrapClose;
+  /// When this chain's input reads nested chains and it is not rewritten
+  /// itself: the Sequential call [seqBegin, seqEnd) becomes `seqUnrolled`,
+  /// every item called on its own but the nested chains' calls.
+  unsigned seqBegin = 0, seqEnd = 0;
+  std::string seqUnrolled;
   bool writesInput = false; // in-place ops on a variable: the call writes it
   std::vector<CxxOperand> operands;
   std::vector<CxxPlanOp> ops;
@@ -152,6 +166,12 @@ struct CxxRewritePlan {
   int stage = -1;
   CxxStage stageKind = CxxStage::None;
 };
+
+/// The placeholder of chain `index` (of CxxAnalysis::chains) in another
+/// chain's texts: "\x01<index>\x01", never in C++ source.
+inline std::string cxxSegmentMark(size_t index) {
+  return "\x01" + std::to_string(index) + "\x01";
+}
 
 /// A tensor operand only the plan's stage reads, along its rows (a layer
 /// norm's weight and bias), not per element of the chain's input.
