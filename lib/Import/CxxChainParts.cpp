@@ -5,6 +5,7 @@
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace clang;
 using llvm::StringRef;
@@ -149,3 +150,46 @@ bool assignment(const Stmt *s, const VarDecl *&target, const Expr *&value) {
 }
 
 } // namespace kb::cxxchains
+
+namespace kb {
+
+CxxStage cxxStageOf(const OpInfo &row) {
+  // By the row's recipe, so an overload the kernels do not take (prod,
+  // logsumexp, max.dim's values and indices, a 1-d or 3-d pool) is no stage.
+  StringRef name = row.name;
+  switch (row.recipe) {
+  case Recipe::Sum:
+    return CxxStage::Sum;
+  case Recipe::Mean:
+    return CxxStage::Mean;
+  case Recipe::Amax:
+    return name == "amax" ? CxxStage::Amax : CxxStage::None;
+  case Recipe::Amin:
+    return name == "amin" ? CxxStage::Amin : CxxStage::None;
+  case Recipe::Softmax:
+    return name == "softmax" ? CxxStage::Softmax : CxxStage::None;
+  case Recipe::LogSoftmax:
+    return name == "log_softmax" ? CxxStage::LogSoftmax : CxxStage::None;
+  case Recipe::MaxPool:
+    return name == "max_pool2d" ? CxxStage::MaxPool2d : CxxStage::None;
+  case Recipe::AvgPool:
+    return name == "avg_pool2d" ? CxxStage::AvgPool2d : CxxStage::None;
+  case Recipe::AdaptiveAvgPool:
+    return name == "adaptive_avg_pool2d" ? CxxStage::AdaptiveAvgPool2d
+                                         : CxxStage::None;
+  case Recipe::LayerNorm:
+    return CxxStage::LayerNorm;
+  default:
+    return CxxStage::None;
+  }
+}
+
+std::string CxxChain::summary() const {
+  std::string chain;
+  for (const CxxOpSite &o : ops)
+    chain += (chain.empty() ? "" : " -> ") + o.op + (o.inPlace ? "_" : "");
+  return llvm::formatv("fusable epilogue after {0}: {1} ({2} op{3})", anchor.op,
+                       chain, ops.size(), ops.size() == 1 ? "" : "s");
+}
+
+} // namespace kb
