@@ -170,13 +170,25 @@ const CXXConstructExpr *sequentialBuilt(const Stmt *e, bool &empty) {
   return found;
 }
 
-/// The line of a use of `field` in its class's methods that may change the
-/// list it was built with, 0 where none: its forward calls,
-/// register_module's argument and the assignments valuesOf reads keep it;
-/// push_back, extend, insert, a copy handed to other code (which shares the
-/// list and could add to it) may not.
-unsigned listChanged(const FieldDecl *field) {
-  const auto *cls = cast<CXXRecordDecl>(field->getParent());
+/// Methods of a local Sequential a function may call without changing its
+/// list (DCGAN's main() moves, trains and checkpoints its nets).
+bool keepsLocalList(StringRef method) {
+  return llvm::is_contained({"forward", "to", "parameters", "named_parameters",
+                             "buffers", "named_buffers", "zero_grad", "train",
+                             "eval", "is_training"},
+                            method);
+}
+
+/// The line of a use of `target` below `roots` that may change the list
+/// it was built with, 0 where none. A member (`local` false) keeps it in
+/// its class's methods through forward calls, register_module's argument
+/// and the assignments valuesOf reads; a local in its function through
+/// keepsLocalList's methods and torch::save / torch::load (which load the
+/// items' parameters, not the list). push_back, extend, insert, a copy
+/// handed to other code (which shares the list and could add to it) may
+/// change it.
+unsigned listChanged(const ValueDecl *target, ArrayRef<const Stmt *> roots,
+                     bool local) {
   std::vector<const Stmt *> up; // the ancestors of the node walked
   // The first ancestor that is more than a conversion or a temporary.
   auto user = [&](size_t &i) -> const Stmt * {
@@ -186,32 +198,47 @@ unsigned listChanged(const FieldDecl *field) {
         return up[i];
     return nullptr;
   };
-  auto keeps = [&](const MemberExpr *m) {
+  auto keeps = [&](const Expr *m) {
     size_t i = up.size();
     const Stmt *u = user(i);
     if (const auto *op = dyn_cast_or_null<CXXOperatorCallExpr>(u)) {
       if (op->getOperator() == OO_Equal)
-        return strip(op->getArg(0)) == m;
+        return !local && strip(op->getArg(0)) == m;
       if (op->getOperator() != OO_Arrow)
         return false;
       const auto *callee = dyn_cast_or_null<MemberExpr>(user(i));
       const auto *md =
           callee ? dyn_cast<CXXMethodDecl>(callee->getMemberDecl()) : nullptr;
-      return md && md->getIdentifier() && md->getName() == "forward";
+      if (!md || !md->getIdentifier())
+        return false;
+      return local ? keepsLocalList(md->getName()) : md->getName() == "forward";
+    }
+    if (local) {
+      const auto *call = dyn_cast_or_null<CallExpr>(u);
+      const FunctionDecl *fd = call ? call->getDirectCallee() : nullptr;
+      std::string q = fd ? fd->getQualifiedNameAsString() : "";
+      return call && !isa<CXXMemberCallExpr>(call) &&
+             (q == "torch::save" || q == "torch::load");
     }
     const auto *mc = dyn_cast_or_null<CXXMemberCallExpr>(u);
     const auto *md = mc ? mc->getMethodDecl() : nullptr;
     return md && md->getIdentifier() && md->getName() == "register_module";
   };
   unsigned changed = 0;
-  const SourceManager &sm = field->getASTContext().getSourceManager();
+  const SourceManager &sm = target->getASTContext().getSourceManager();
   std::function<void(const Stmt *)> walk = [&](const Stmt *s) {
     if (!s || changed)
       return;
+    const Expr *ref = nullptr;
     if (const auto *m = dyn_cast<MemberExpr>(s);
-        m && m->getMemberDecl() == field) {
-      if (!keeps(m))
-        changed = sm.getExpansionLineNumber(m->getBeginLoc());
+        !local && m && m->getMemberDecl() == target)
+      ref = m;
+    if (const auto *d = dyn_cast<DeclRefExpr>(s);
+        local && d && d->getDecl() == target)
+      ref = d;
+    if (ref) {
+      if (!keeps(ref))
+        changed = sm.getExpansionLineNumber(ref->getBeginLoc());
       return;
     }
     up.push_back(s);
@@ -219,16 +246,35 @@ unsigned listChanged(const FieldDecl *field) {
       walk(child);
     up.pop_back();
   };
+  for (const Stmt *r : roots)
+    walk(r);
+  return changed;
+}
+
+/// The statements a member's list may change in: its class's methods and
+/// constructor initializers.
+std::vector<const Stmt *> memberUses(const FieldDecl *field) {
+  std::vector<const Stmt *> roots;
+  const auto *cls = cast<CXXRecordDecl>(field->getParent());
   for (const CXXMethodDecl *md : cls->methods()) {
     const FunctionDecl *def = nullptr;
     if (md->hasBody(def)) {
       if (const auto *ctor = dyn_cast<CXXConstructorDecl>(def))
         for (const CXXCtorInitializer *ci : ctor->inits())
-          walk(ci->getInit());
-      walk(def->getBody());
+          roots.push_back(ci->getInit());
+      roots.push_back(def->getBody());
     }
   }
-  return changed;
+  return roots;
+}
+
+/// The local `module` names (`generator` in DCGAN's main()), if any: a
+/// variable of the function, not a parameter (its caller builds those).
+const VarDecl *localVar(const Expr *module) {
+  const auto *d = dyn_cast_or_null<DeclRefExpr>(
+      module ? module->IgnoreParenImpCasts() : nullptr);
+  const auto *v = d ? dyn_cast<VarDecl>(d->getDecl()) : nullptr;
+  return v && v->hasLocalStorage() && !isa<ParmVarDecl>(v) ? v : nullptr;
 }
 
 } // namespace
@@ -240,16 +286,27 @@ bool isSequential(const Expr *module) {
 std::optional<std::vector<SequentialItem>> sequentialItems(const Expr *module,
                                                            std::string &why) {
   const FieldDecl *field = memberField(module);
+  const VarDecl *local = field ? nullptr : localVar(module);
   std::vector<const Expr *> values;
-  if (!field) {
-    why = "it is not a member of the class";
+  if (local) {
+    const auto *fn =
+        dyn_cast_or_null<FunctionDecl>(local->getParentFunctionOrMethod());
+    if (!fn || !fn->hasBody() || !local->getInit()) {
+      why = "it is not built where it is declared";
+      return std::nullopt;
+    }
+    values.push_back(local->getInit());
+    if (unsigned line = listChanged(local, {fn->getBody()}, true)) {
+      why = llvm::formatv("its list may change at line {0}", line).str();
+      return std::nullopt;
+    }
+  } else if (!field) {
+    why = "it is neither a member of the class nor a local variable";
     return std::nullopt;
-  }
-  if (!valuesOf(field, values)) {
+  } else if (!valuesOf(field, values)) {
     why = "a constructor of its class is not visible";
     return std::nullopt;
-  }
-  if (unsigned line = listChanged(field)) {
+  } else if (unsigned line = listChanged(field, memberUses(field), false)) {
     why = llvm::formatv("its list may change at line {0}", line).str();
     return std::nullopt;
   }

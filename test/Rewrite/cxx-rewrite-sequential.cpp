@@ -96,6 +96,29 @@ struct ConvNetImpl : torch::nn::Module {
                              torch::nn::Conv2d(8, 8, 3)};
   torch::Tensor tailed(torch::Tensor x) { return tail->forward(x); }
 };
+// A local Sequential, as DCGAN's main() builds its generator: known when
+// its declaration builds it and the function only calls, moves, trains or
+// saves it. Its last chain is a single op: the call is its items with the
+// two inner chains' fused calls.
+torch::Tensor sample(torch::Tensor noise) {
+  torch::nn::Sequential generator(
+      torch::nn::ConvTranspose2d(torch::nn::ConvTranspose2dOptions(100, 64, 4)),
+      torch::nn::BatchNorm2d(64), torch::nn::Functional(torch::relu),
+      torch::nn::ConvTranspose2d(torch::nn::ConvTranspose2dOptions(64, 32, 4)),
+      torch::nn::BatchNorm2d(32), torch::nn::Functional(torch::relu),
+      torch::nn::ConvTranspose2d(torch::nn::ConvTranspose2dOptions(32, 1, 4)),
+      torch::nn::Functional(torch::tanh));
+  generator->eval();
+  torch::Tensor fake = generator->forward(noise);
+  torch::save(generator, "generator.pt");
+  return fake;
+}
+// A local whose list grows: not known.
+torch::Tensor grownLocal(torch::Tensor x) {
+  torch::nn::Sequential net(torch::nn::Linear(4, 4), torch::nn::ReLU());
+  net->push_back(torch::nn::Tanh());
+  return net->forward(x) * 2.0;
+}
 // CHECK-LABEL: torch::Tensor features(torch::Tensor x) {
 // CHECK-NEXT: x = kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(layer1, 0, 4).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(layer1, 1, 4), kb_rewrite::kb_item<torch::nn::MaxPool2dImpl>(layer1, 3, 4));
 // CHECK-LABEL: torch::Tensor classify(torch::Tensor x) {
@@ -116,6 +139,10 @@ struct ConvNetImpl : torch::nn::Module {
 // CHECK-NEXT: x = kb_rewrite::[[F:kb_fused_[0-9a-f]+]](kb_rewrite::kb_item<torch::nn::Conv2dImpl>(deep, 3, 6).forward(kb_rewrite::[[F]](kb_rewrite::kb_item<torch::nn::Conv2dImpl>(deep, 0, 6).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(deep, 1, 6), kb_rewrite::kb_item<torch::nn::ReLUImpl>(deep, 2, 6))), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(deep, 4, 6), kb_rewrite::kb_item<torch::nn::ReLUImpl>(deep, 5, 6));
 // CHECK-NEXT: return x;
 // CHECK-LABEL: torch::Tensor tailed(torch::Tensor x) { return kb_rewrite::kb_item<torch::nn::Conv2dImpl>(tail, 3, 4).forward(kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(tail, 0, 4).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(tail, 1, 4), kb_rewrite::kb_item<torch::nn::TanhImpl>(tail, 2, 4))); }
+// CHECK-LABEL: torch::Tensor sample(torch::Tensor noise) {
+// CHECK: torch::Tensor fake = kb_rewrite::kb_item<torch::nn::FunctionalImpl>(generator, 7, 8).forward(kb_rewrite::kb_item<torch::nn::ConvTranspose2dImpl>(generator, 6, 8).forward(kb_rewrite::[[G:kb_fused_[0-9a-f]+]](kb_rewrite::kb_item<torch::nn::ConvTranspose2dImpl>(generator, 3, 8).forward(kb_rewrite::[[G]](kb_rewrite::kb_item<torch::nn::ConvTranspose2dImpl>(generator, 0, 8).forward(noise), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(generator, 1, 8))), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(generator, 4, 8))));
+// CHECK-LABEL: torch::Tensor grownLocal(torch::Tensor x) {
+// CHECK: return net->forward(x) * 2.0;
 
 // LOG: fusable epilogue after conv2d: batch_norm -> relu -> max_pool2d (3 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
@@ -133,7 +160,13 @@ struct ConvNetImpl : torch::nn::Module {
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
 // LOG: fusable epilogue after conv2d: batch_norm -> tanh (2 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
-// LOG: 8 of 10 chains rewritten
+// LOG: fusable epilogue after conv_transpose2d: batch_norm -> relu (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG-NEXT: {{.*}}: fusable epilogue after conv_transpose2d: batch_norm -> relu (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG-NEXT: {{.*}}: fusable epilogue after conv_transpose2d: tanh (1 op)
+// LOG-NEXT: left as is: a single op
+// LOG: 10 of 13 chains rewritten
 
 // The helper stops a list changed since the rewrite.
 // (cxx-sequential-item.test runs it.)
