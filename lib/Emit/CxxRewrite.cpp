@@ -133,8 +133,10 @@ rewriteCxx(const CxxAnalysis &analysis,
       size_t b = text.find('\x01', a + 1);
       size_t n = 0;
       if (b == StringRef::npos || text.slice(a + 1, b).getAsInteger(10, n) ||
-          n >= chains.size())
-        return r; // never: marks come from emitSegments
+          n >= chains.size()) { // not a mark (emitSegments writes them)
+        r += text.drop_front(a).str();
+        break;
+      }
       if (!names[n].empty()) {
         used[n] = fused = true;
         r += callOf(n, fill(chains[n].plan.input, fused));
@@ -177,8 +179,11 @@ rewriteCxx(const CxxAnalysis &analysis,
     }
     used[i] = true;
     bool fused = false;
+    // Only a Sequential's texts hold marks (emitSegments).
     std::string call =
-        p.wrapOpen + callOf(i, fill(p.input, fused)) + p.wrapClose;
+        p.wrapOpen +
+        callOf(i, p.inputReadsItems ? fill(p.input, fused) : p.input) +
+        p.wrapClose;
     if (auto err = edit(c, p.begin, p.end, p.prefix + call + p.suffix))
       return std::move(err);
     for (auto [b, e] : p.removals)

@@ -620,7 +620,11 @@ private:
   /// segment's placeholder; returns the owner's texts in `outer`.
   void emitSegments(Root &r, const Stmt *s, unsigned index,
                     const CompoundStmt *b, bool owner, Active &outer) {
-    if (!r.seq || r.segments.empty())
+    // The marks are "\x01<index>\x01": an input whose source holds that
+    // byte (a hostile file) keeps one chain per call.
+    if (!r.seq || r.segments.empty() ||
+        source(r.seq->input->getSourceRange()).find('\x01') !=
+            std::string::npos)
       return;
     const SequentialCall &seq = *r.seq;
     int n = (int)seq.items.size();
