@@ -2,8 +2,8 @@
 # Session 51 (~7 min; repack dist first). Nothing of session 51's code has
 # run on a GPU (its GPU time went to refused starts). (1) Chains between
 # the anchors of one Sequential call (issue 27): the segments test, 2 of 2
-# verified; the tutorial test's 10 of 13 chains (the local generator's
-# among them) all verified; bench/cxx/vgg_block.cpp (4 chains, 3 nested) built original and
+# verified; the tutorial test's 11 of 15 chains (the local generator's,
+# the discriminator's with its bound 0.2) all verified; bench/cxx/vgg_block.cpp (4 chains, 3 nested) built original and
 # rewritten, outputs identical; prediction eval ~1.3x (BN + ReLU after each
 # of 4 convs at batch 64, 32x32 and 16x16: one pass instead of two, the
 # convs' share large), training ~1.0x. (2) run90b.sh: the three fresh-seed

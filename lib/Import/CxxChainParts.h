@@ -62,6 +62,9 @@ std::optional<std::string> functionalOp(const Expr *module);
 struct SequentialItem {
   const clang::CXXRecordDecl *impl = nullptr;
   std::string function;
+  /// A Functional's number literals bound after the input
+  /// (`Functional(torch::leaky_relu, 0.2)`): the op's next operands.
+  std::vector<const clang::Expr *> bound;
 };
 /// Whether `module` (as in `layer1->forward(x)`) is a torch::nn::Sequential.
 bool isSequential(const Expr *module);

@@ -139,8 +139,12 @@ sequentialCall(const Expr *e, const SourceView &src, std::string &why) {
     std::optional<Step> s;
     if (it.impl->getName() == "FunctionalImpl") {
       s = it.function.empty() ? std::nullopt : make(it.function);
-      if (s)
+      if (s) {
         s->functional = true;
+        s->others = it.bound;
+        if (const OpInfo *row = tableRow(s->op))
+          classify(*s, *row, LiteralOperands(*row, *s));
+      }
     } else if (!cxxModuleOp(it.impl->getName()).empty()) {
       s = makeModule(it.impl);
       if (s) {

@@ -39,7 +39,20 @@ bool isFunctionalType(QualType t) {
 /// the one construction of a Functional below `e`, with the function as its
 /// only argument (extra arguments are bound to it: another op). Null where
 /// there is none, or more than one.
-const FunctionDecl *builtFrom(const Stmt *e) {
+/// A number literal as written (`0.2`, `-1`), else null.
+const Expr *numberLiteral(const Expr *e) {
+  const Expr *x = e ? e->IgnoreUnlessSpelledInSource() : nullptr;
+  if (const auto *u = dyn_cast_or_null<UnaryOperator>(x);
+      u && (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus))
+    x = u->getSubExpr()->IgnoreUnlessSpelledInSource();
+  return isa_and_nonnull<FloatingLiteral, IntegerLiteral>(x) ? e : nullptr;
+}
+
+/// With `bound`, arguments after the function that are number literals
+/// (`Functional(torch::leaky_relu, 0.2)`: std::bind's) are accepted and
+/// collected: a literal means the same wherever the call is written.
+const FunctionDecl *builtFrom(const Stmt *e,
+                              std::vector<const Expr *> *bound = nullptr) {
   const FunctionDecl *found = nullptr;
   int constructions = 0;
   std::function<void(const Stmt *)> walk = [&](const Stmt *s) {
@@ -49,7 +62,13 @@ const FunctionDecl *builtFrom(const Stmt *e) {
         c && isFunctionalType(c->getType()) && c->getNumArgs() >= 1 &&
         !c->getConstructor()->isCopyOrMoveConstructor()) {
       ++constructions;
-      const Expr *arg = c->getNumArgs() == 1
+      bool literals = bound != nullptr;
+      for (unsigned i = 1; i < c->getNumArgs() && literals; ++i)
+        literals = numberLiteral(c->getArg(i)) != nullptr;
+      if (literals)
+        for (unsigned i = 1; i < c->getNumArgs(); ++i)
+          bound->push_back(c->getArg(i));
+      const Expr *arg = c->getNumArgs() == 1 || literals
                             ? c->getArg(0)->IgnoreUnlessSpelledInSource()
                             : nullptr;
       if (const auto *u = dyn_cast_or_null<UnaryOperator>(arg);
@@ -116,10 +135,17 @@ bool valuesOf(const FieldDecl *field, std::vector<const Expr *> &values) {
 
 /// The function of one tensor a Functional is built from (`fn` as found by
 /// builtFrom): its name when it is a torch:: or at:: function.
-std::optional<std::string> oneTensorFunction(const FunctionDecl *fn) {
-  if (!fn || fn->getNumParams() != 1 || !isTensorType(fn->getReturnType()) ||
+std::optional<std::string> oneTensorFunction(const FunctionDecl *fn,
+                                             unsigned bound) {
+  if (!fn || fn->getNumParams() < 1 + bound ||
+      !isTensorType(fn->getReturnType()) ||
       !isTensorType(fn->getParamDecl(0)->getType()))
     return std::nullopt;
+  // The bound operands are numbers; every later parameter has a default.
+  for (unsigned i = 1; i < fn->getNumParams(); ++i)
+    if (isTensorType(fn->getParamDecl(i)->getType()) ||
+        (i > bound && !fn->getParamDecl(i)->hasDefaultArg()))
+      return std::nullopt;
   std::string q = fn->getQualifiedNameAsString();
   if (!StringRef(q).starts_with("at::") && !StringRef(q).starts_with("torch::"))
     return std::nullopt;
@@ -330,9 +356,14 @@ std::optional<std::vector<SequentialItem>> sequentialItems(const Expr *module,
   for (const Expr *arg : built->arguments()) {
     SequentialItem item;
     item.impl = moduleImplDecl(arg->getType());
-    if (item.impl->getName() == "FunctionalImpl")
-      if (auto op = oneTensorFunction(builtFrom(arg)))
+    if (item.impl->getName() == "FunctionalImpl") {
+      std::vector<const Expr *> bound;
+      const FunctionDecl *fn = builtFrom(arg, &bound);
+      if (auto op = oneTensorFunction(fn, bound.size())) {
         item.function = *op;
+        item.bound = std::move(bound);
+      }
+    }
     items.push_back(item);
   }
   return items;
@@ -352,7 +383,7 @@ std::optional<std::string> functionalOp(const Expr *module) {
       return std::nullopt;
     fn = f;
   }
-  return oneTensorFunction(fn);
+  return oneTensorFunction(fn, 0);
 }
 
 } // namespace kb::cxxchains

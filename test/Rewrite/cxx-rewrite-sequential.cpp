@@ -113,6 +113,18 @@ torch::Tensor sample(torch::Tensor noise) {
   torch::save(generator, "generator.pt");
   return fake;
 }
+// DCGAN's discriminator: a Functional with a number bound after the input
+// is that op with the number as its next operand (the literal is the same
+// at the call).
+torch::Tensor judge(torch::Tensor x) {
+  torch::nn::Sequential discriminator(
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 64, 4).stride(2)),
+      torch::nn::BatchNorm2d(64),
+      torch::nn::Functional(torch::leaky_relu, 0.2),
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(64, 1, 3)),
+      torch::nn::Functional(torch::sigmoid));
+  return discriminator->forward(x);
+}
 // A local whose list grows: not known.
 torch::Tensor grownLocal(torch::Tensor x) {
   torch::nn::Sequential net(torch::nn::Linear(4, 4), torch::nn::ReLU());
@@ -141,6 +153,8 @@ torch::Tensor grownLocal(torch::Tensor x) {
 // CHECK-LABEL: torch::Tensor tailed(torch::Tensor x) { return kb_rewrite::kb_item<torch::nn::Conv2dImpl>(tail, 3, 4).forward(kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(tail, 0, 4).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(tail, 1, 4), kb_rewrite::kb_item<torch::nn::TanhImpl>(tail, 2, 4))); }
 // CHECK-LABEL: torch::Tensor sample(torch::Tensor noise) {
 // CHECK: torch::Tensor fake = kb_rewrite::kb_item<torch::nn::FunctionalImpl>(generator, 7, 8).forward(kb_rewrite::kb_item<torch::nn::ConvTranspose2dImpl>(generator, 6, 8).forward(kb_rewrite::[[G:kb_fused_[0-9a-f]+]](kb_rewrite::kb_item<torch::nn::ConvTranspose2dImpl>(generator, 3, 8).forward(kb_rewrite::[[G]](kb_rewrite::kb_item<torch::nn::ConvTranspose2dImpl>(generator, 0, 8).forward(noise), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(generator, 1, 8))), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(generator, 4, 8))));
+// CHECK-LABEL: torch::Tensor judge(torch::Tensor x) {
+// CHECK: return kb_rewrite::kb_item<torch::nn::FunctionalImpl>(discriminator, 4, 5).forward(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(discriminator, 3, 5).forward(kb_rewrite::kb_fused_{{[0-9a-f]+}}(kb_rewrite::kb_item<torch::nn::Conv2dImpl>(discriminator, 0, 5).forward(x), kb_rewrite::kb_item<torch::nn::BatchNorm2dImpl>(discriminator, 1, 5), 0.2)));
 // CHECK-LABEL: torch::Tensor grownLocal(torch::Tensor x) {
 // CHECK: return net->forward(x) * 2.0;
 
@@ -166,7 +180,11 @@ torch::Tensor grownLocal(torch::Tensor x) {
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
 // LOG-NEXT: {{.*}}: fusable epilogue after conv_transpose2d: tanh (1 op)
 // LOG-NEXT: left as is: a single op
-// LOG: 10 of 13 chains rewritten
+// LOG: fusable epilogue after conv2d: batch_norm -> leaky_relu (2 ops)
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_{{[0-9a-f]+}} [unverified]
+// LOG-NEXT: {{.*}}: fusable epilogue after conv2d: sigmoid (1 op)
+// LOG-NEXT: left as is: a single op
+// LOG: 11 of 15 chains rewritten
 
 // The helper stops a list changed since the rewrite.
 // (cxx-sequential-item.test runs it.)
