@@ -196,7 +196,7 @@ rewriteCxx(const CxxAnalysis &analysis,
     if (!used[i])
       continue;
     const std::string &name = names[i];
-    usesModules |= p.inputReadsItems || !p.wrapOpen.empty();
+    usesModules |= p.inputReadsItems; // a last segment's wrap too
     for (const CxxOperand &o : p.operands)
       usesModules |= o.kind == CxxOperand::Module;
     if (defined.insert(name).second) {

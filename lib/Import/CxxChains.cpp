@@ -545,11 +545,6 @@ private:
       return {};
     }
     if (last >= 0) {
-      std::string call = source(seq.input->getSourceRange());
-      for (int i = 0; i <= last; ++i)
-        call =
-            itemText(seq.name, seq.items[i].moduleType, i, seq.items.size()) +
-            ".forward(" + call + ")";
       // Runs of fusable items between two anchors: chains of their own
       // (emitSegments), once a chain starts at this call.
       int prev = -1;
@@ -569,7 +564,7 @@ private:
       r.anchor = site(seq.items[last], e);
       r.anchor.text += formatv(" (item {0})", last).str();
       r.anchorExpr = e;
-      r.anchorText = call;
+      r.anchorText = composeItems(r, last, {});
       if (var && last == 0) {
         std::string ignored;
         std::vector<OpRef> feedRefs;
@@ -591,6 +586,13 @@ private:
       refs.push_back(OpRef{seq.items[i], e, seq.input});
     }
     return r;
+  }
+
+  /// A chain found in statement `s` of block `b`: where it is.
+  void place(Active &a, const Stmt *s, const CompoundStmt *b) const {
+    a.parent = b;
+    a.chain.file = sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
+    a.chain.function = fn.getQualifiedNameAsString();
   }
 
   /// The Sequential call of `r` up to item `upto`, each item called on its
@@ -637,10 +639,7 @@ private:
       auto [first, end] = g;
       std::optional<Active> in;
       in.emplace();
-      in->parent = b;
-      in->chain.file =
-          sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
-      in->chain.function = fn.getQualifiedNameAsString();
+      place(*in, s, b);
       in->chain.anchor = site(seq.items[first - 1], r.anchorExpr);
       in->chain.anchor.text += formatv(" (item {0})", first - 1).str();
       for (int i = first; i < end; ++i) {
@@ -762,10 +761,7 @@ private:
           Active outer;
           emitSegments(r, s, index, b, !ops.empty(), outer);
           active.emplace(std::move(outer));
-          active->parent = b;
-          active->chain.file =
-              sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
-          active->chain.function = fn.getQualifiedNameAsString();
+          place(*active, s, b);
           active->chain.anchor = r.anchor;
           active->chain.ops = std::move(ops);
           active->refs = std::move(refs);
@@ -829,10 +825,7 @@ private:
             continue;
           std::optional<Active> one;
           one.emplace(std::move(outer));
-          one->parent = b;
-          one->chain.file =
-              sm.getFilename(sm.getExpansionLoc(s->getBeginLoc())).str();
-          one->chain.function = fn.getQualifiedNameAsString();
+          place(*one, s, b);
           one->chain.anchor = r.anchor;
           one->chain.ops = std::move(ops);
           one->refs = std::move(refs);

@@ -34,23 +34,23 @@ bool isFunctionalType(QualType t) {
   return impl && impl->getName() == "FunctionalImpl";
 }
 
+/// Whether `e` is a number literal as written (`0.2`, `-1`).
+bool isNumberLiteral(const Expr *e) {
+  e = operandCore(e);
+  if (const auto *u = dyn_cast<UnaryOperator>(e);
+      u && (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus))
+    e = operandCore(u->getSubExpr());
+  return isa<FloatingLiteral, IntegerLiteral>(e);
+}
+
 /// The function a Functional is built from in `e` (`Functional(torch::relu)`,
 /// `{torch::relu}`, `register_module("relu", Functional(torch::relu))`):
 /// the one construction of a Functional below `e`, with the function as its
 /// only argument (extra arguments are bound to it: another op). Null where
-/// there is none, or more than one.
-/// A number literal as written (`0.2`, `-1`), else null.
-const Expr *numberLiteral(const Expr *e) {
-  const Expr *x = e ? e->IgnoreUnlessSpelledInSource() : nullptr;
-  if (const auto *u = dyn_cast_or_null<UnaryOperator>(x);
-      u && (u->getOpcode() == UO_Minus || u->getOpcode() == UO_Plus))
-    x = u->getSubExpr()->IgnoreUnlessSpelledInSource();
-  return isa_and_nonnull<FloatingLiteral, IntegerLiteral>(x) ? e : nullptr;
-}
-
-/// With `bound`, arguments after the function that are number literals
-/// (`Functional(torch::leaky_relu, 0.2)`: std::bind's) are accepted and
-/// collected: a literal means the same wherever the call is written.
+/// there is none, or more than one. With `bound`, arguments after the
+/// function that are number literals (`Functional(torch::leaky_relu, 0.2)`:
+/// std::bind's) are accepted and collected: a literal means the same
+/// wherever the call is written.
 const FunctionDecl *builtFrom(const Stmt *e,
                               std::vector<const Expr *> *bound = nullptr) {
   const FunctionDecl *found = nullptr;
@@ -64,7 +64,7 @@ const FunctionDecl *builtFrom(const Stmt *e,
       ++constructions;
       bool literals = bound != nullptr;
       for (unsigned i = 1; i < c->getNumArgs() && literals; ++i)
-        literals = numberLiteral(c->getArg(i)) != nullptr;
+        literals = isNumberLiteral(c->getArg(i));
       if (literals)
         for (unsigned i = 1; i < c->getNumArgs(); ++i)
           bound->push_back(c->getArg(i));
