@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Session 52, the second call after run91.sh (warm host: kb-verify built):
+# a fresh seed (20261306, 4 generated tasks, never run) and model 34
+# clip_text (transformers CLIPTextModel, never measured), 20 runs,
+# --fast-math. Prediction: 4/4 correct, geomean ~1.5x eager / ~1.2x
+# compile on the seed (sessions 49-51's fresh seeds: 1.4-1.7x / 1.1-1.35x);
+# clip_text ~1.25x eager, ~0.85x compile (t5_encoder's 1.31x / 0.86x: the
+# same shape of work, attention and LayerNorm/GELU epilogues at batch 8).
+set -uo pipefail
+source bench/next-gpu/prepare.sh
+timed_slice slice92 20261306 4 34 ${DEADLINE:-540}
+(cd $OUT && tar czf logs92.tgz *.log)
