@@ -632,53 +632,73 @@ private:
 
   /// A pointwise op of a group whose operands are all in memory anyway
   /// (inputs, parameters, the group's anchor's result, other units'
-  /// results) and whose users all belong to one other group moves into
-  /// that group: the consumer's kernel evaluates it from the same operand
-  /// bytes, and its result is never written. gen-20261207 task 13's
-  /// `v1.clamp(-1, 1)` of a convolution's output joined the convolution's
-  /// epilogue, which wrote 205 MB that the next kernel read back.
+  /// results) and whose users all belong to other groups moves into them:
+  /// each consumer's kernel evaluates it from the same operand bytes, and
+  /// its result is never written. gen-20261207 task 13's `v1.clamp(-1, 1)`
+  /// of a convolution's output joined the convolution's epilogue, which
+  /// wrote 205 MB that the next kernel read back. With users in several
+  /// groups, each gets a copy: a convolution's bias add read by both
+  /// `v.mean(0)` and `v - mean` (gen-20261306 task 1) was a pass of its
+  /// own, 1 GB moved for an add (0.34 ms of 2.2 on an H100); the copies
+  /// round as the op does, and each reads the operand its result replaced.
   void sinkIntoConsumers() {
     for (Group &g : groups)
       for (Operation *op : SmallVector<Operation *>(g.ops)) {
-        int target = sinkTarget(op, g);
-        if (target < 0)
-          continue;
-        Group &h = groups[target];
-        if (h.ops.size() >= maxOps + (h.anchor ? 1 : 0))
+        SmallVector<int, 4> targets = sinkTargets(op, g);
+        if (targets.empty() || llvm::any_of(targets, [&](int t) {
+              const Group &h = groups[t];
+              return h.ops.size() >= maxOps + (h.anchor ? 1 : 0);
+            }))
           continue;
         llvm::erase(g.ops, op);
         g.stage.erase(op);
-        h.ops.push_back(op);
-        groupOf[op] = target;
+        OpBuilder b(op->getContext());
+        b.setInsertionPointAfter(op);
+        for (int t : llvm::drop_begin(targets)) {
+          Operation *copy = b.clone(*op);
+          op->getResult(0).replaceUsesWithIf(
+              copy->getResult(0), [&](OpOperand &use) {
+                auto ui = groupOf.find(use.getOwner());
+                return ui != groupOf.end() && ui->second == t;
+              });
+          groups[t].ops.push_back(copy);
+          groupOf[copy] = t;
+        }
+        groups[targets.front()].ops.push_back(op);
+        groupOf[op] = targets.front();
       }
   }
 
-  /// The group `op` (a member of `g`) can move into, or -1.
-  int sinkTarget(Operation *op, const Group &g) {
+  /// The groups `op` (a member of `g`) can move into, none if it stays.
+  /// Copies into more than a few would read its operands that many times.
+  SmallVector<int, 4> sinkTargets(Operation *op, const Group &g) {
     OpKind kind = getKind(op);
     if (op == g.anchor || op->getNumResults() != 1 ||
         (kind != OpKind::Elementwise && kind != OpKind::Broadcast))
-      return -1;
+      return {};
     ArrayRef<int64_t> shape = resultShape(op);
     int64_t n = ShapedType::getNumElements(shape);
-    int target = -1;
+    SmallVector<int, 4> targets;
     for (Operation *user : op->getResult(0).getUsers()) {
       auto ui = groupOf.find(user);
       if (ui == groupOf.end() || ui->second == g.id ||
-          (target >= 0 && ui->second != target) ||
           user == groups[ui->second].anchor)
-        return -1;
-      target = ui->second;
+        return {};
+      if (!llvm::is_contained(targets, ui->second)) {
+        if (targets.size() == 4)
+          return {};
+        targets.push_back(ui->second);
+      }
       // Evaluated at its user's index: the reduced input of a reduction,
       // or an operand of a pointwise op over the same shape.
       bool sameSpace = getKind(user) == OpKind::Reduction
                            ? reducedInput(user) == op->getResult(0)
                            : resultShape(user) == shape;
       if (!sameSpace)
-        return -1;
+        return {};
     }
-    // Its operands: read from memory by the consumer instead of its result,
-    // at most one of them as large as the result.
+    // Its operands: read from memory by the consumers instead of its
+    // result, at most one of them as large as the result.
     int full = 0;
     for (Value v : op->getOperands()) {
       if (!isa<RankedTensorType>(v.getType()))
@@ -687,11 +707,13 @@ private:
       if (p && p->getBlock() == &block && p != g.anchor) {
         auto pi = groupOf.find(p);
         if (pi != groupOf.end() && pi->second == g.id)
-          return -1;
+          return {};
       }
       full += isFullSize(v, n);
     }
-    return full <= 1 ? target : -1;
+    if (full > 1)
+      return {};
+    return targets;
   }
 
   /// A static tensor of more than an eighth of `n` elements: moving a read

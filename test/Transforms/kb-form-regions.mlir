@@ -310,6 +310,43 @@ func.func @pointwise_sinks_into_consumer(%x: tensor<4x4x8x8xf32>, %w: tensor<8x4
 
 // -----
 
+// A convolution's bias add read by two regions (`v.mean(0)` and
+// `v - mean` before a pooling) is copied into both: each reads the convolution's result and
+// the bias, the sum is never written, and the convolution runs alone.
+// CHECK-LABEL: func.func @pointwise_copied_into_consumers
+// CHECK:       %[[C:.*]] = kb.aten "_convolution"{{.*}}kb.unfused = "anchor without a fusable consumer
+// CHECK:       %[[M:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<1x512x32x8xf32>) {
+// CHECK-NEXT:    %[[A:.*]] = kb.aten "add"(%[[C]], %arg2
+// CHECK-NEXT:    kb.aten "mean"(%[[A]]
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<961x512x7x7xf32>) {
+// CHECK-NEXT:    %[[B:.*]] = kb.aten "add"(%[[C]], %arg2
+// CHECK-NEXT:    kb.aten "sub"(%[[B]], %[[M]]
+// CHECK-NEXT:    kb.aten "adaptive_max_pool2d"
+// CHECK-NOT:   kb.region
+func.func @pointwise_copied_into_consumers(%x: tensor<961x8x64x16xf32>, %w: tensor<512x8x5x5xf32>, %b: tensor<512x1x1xf32>) -> tensor<961x512x7x7xf32> {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %f = kb.constant {value = false} : i1
+  %t = kb.constant {value = true} : i1
+  %two = kb.constant {value = 2 : i64} : i64
+  %s = kb.list(%two, %two) : (i64, i64) -> !kb.list<i64>
+  %p = kb.list(%two, %two) : (i64, i64) -> !kb.list<i64>
+  %dl = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %op = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %d = kb.list(%zero) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "_convolution"(%x, %w, %none, %s, %p, %dl, %f, %op, %one, %f, %f, %f, %f) : (tensor<961x8x64x16xf32>, tensor<512x8x5x5xf32>, none, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, !kb.list<i64>, i64, i1, i1, i1, i1) -> tensor<961x512x32x8xf32>
+  %1 = kb.aten "add"(%0, %b, %one) {overload = "Tensor"} : (tensor<961x512x32x8xf32>, tensor<512x1x1xf32>, i64) -> tensor<961x512x32x8xf32>
+  %2 = kb.aten "mean"(%1, %d, %t, %none) {overload = "dim"} : (tensor<961x512x32x8xf32>, !kb.list<i64>, i1, none) -> tensor<1x512x32x8xf32>
+  %3 = kb.aten "sub"(%1, %2, %one) {overload = "Tensor"} : (tensor<961x512x32x8xf32>, tensor<1x512x32x8xf32>, i64) -> tensor<961x512x32x8xf32>
+  %seven = kb.constant {value = 7 : i64} : i64
+  %o = kb.list(%seven, %seven) : (i64, i64) -> !kb.list<i64>
+  %4:2 = kb.aten "adaptive_max_pool2d"(%3, %o) : (tensor<961x512x32x8xf32>, !kb.list<i64>) -> (tensor<961x512x7x7xf32>, tensor<961x512x7x7xi64>)
+  return %4#0 : tensor<961x512x7x7xf32>
+}
+
+// -----
+
 // A shape-changing reduction of a pointwise chain whose value is also used
 // elsewhere (`v.mean(0)` beside `v * v`) gets its own copy of the chain:
 // the mean's region computes it from x, and the product joins the original
