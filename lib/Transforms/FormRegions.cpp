@@ -67,6 +67,7 @@ public:
   void run() {
     for (Operation &op : block.without_terminator())
       visit(&op);
+    moveEpiloguesIntoReductions();
     sinkIntoConsumers();
     materialize();
   }
@@ -628,6 +629,138 @@ private:
         }
     }
     return true;
+  }
+
+  /// An anchor's pointwise epilogue whose value is also used by a later
+  /// region and reduced by a row reduction in a group of its own (T5's and
+  /// LLaMA's `h = x + o_proj(a)`, then `h * rsqrt(h.pow(2).mean(-1) +
+  /// eps)`, h read again by the next residual add) moves into the
+  /// reduction's group: that kernel computes h from the anchor's result,
+  /// writes it for the later users, and reduces it, where the epilogue
+  /// wrote h and h^2 and the row kernel read both back (7 element passes
+  /// become 4). The anchor then runs alone. The reduction could not join
+  /// the anchor's group (it changes the shape while h is used outside).
+  void moveEpiloguesIntoReductions() {
+    for (Group &g : groups) {
+      if (!g.anchor || g.ops.size() < 2 || g.ops.size() > maxOps)
+        continue;
+      SmallVector<Operation *> epilogue;
+      llvm::SmallPtrSet<Operation *, 8> inEpilogue;
+      ArrayRef<int64_t> shape = resultShape(g.anchor);
+      bool pointwise = true;
+      for (Operation *op : g.ops) {
+        if (op == g.anchor)
+          continue;
+        OpKind k = getKind(op);
+        pointwise &= op->getNumResults() == 1 &&
+                     (k == OpKind::Elementwise || k == OpKind::Broadcast) &&
+                     resultShape(op) == shape;
+        epilogue.push_back(op);
+        inEpilogue.insert(op);
+      }
+      if (!pointwise)
+        continue;
+      int target = epilogueTarget(g, epilogue, inEpilogue);
+      if (target < 0)
+        continue;
+      Group &t = groups[target];
+      for (Operation *op : epilogue) {
+        groupOf[op] = target;
+        t.ops.push_back(op);
+      }
+      g.ops.assign({g.anchor});
+      g.stage.clear();
+      g.stage.insert(g.anchor);
+    }
+  }
+
+  /// The anchorless group whose first op is a last-dim row reduction of an
+  /// epilogue value, every other epilogue user in it over the epilogue's
+  /// shape, whose values used outside it all have that shape, and that no
+  /// other user of the epilogue reaches (they read its values from that
+  /// group after the move); or -1.
+  int epilogueTarget(const Group &g, ArrayRef<Operation *> epilogue,
+                     const llvm::SmallPtrSetImpl<Operation *> &inEpilogue) {
+    int target = -1;
+    for (Operation *op : epilogue)
+      for (Operation *u : op->getResult(0).getUsers()) {
+        auto ui = groupOf.find(u);
+        if (target >= 0 || ui == groupOf.end() || ui->second == g.id)
+          continue;
+        const Group &t = groups[ui->second];
+        if (u == t.firstReduction && t.ops.front() == u && !t.anchor &&
+            reducedInput(u) == op->getResult(0) && reducesLastDim(u))
+          target = ui->second;
+      }
+    SmallVector<Operation *> others;
+    for (Operation *op : epilogue)
+      for (Operation *u : op->getResult(0).getUsers()) {
+        auto ui = groupOf.find(u);
+        if (!inEpilogue.count(u) &&
+            (ui == groupOf.end() || ui->second != target))
+          others.push_back(u);
+      }
+    if (target < 0 || groups[target].ops.size() + epilogue.size() > maxOps + 1)
+      return -1;
+    for (Operation *op : epilogue)
+      for (Operation *u : op->getResult(0).getUsers()) {
+        auto ui = groupOf.find(u);
+        if (ui != groupOf.end() && ui->second == target &&
+            u != groups[target].firstReduction &&
+            (!isa<AtenOp>(u) || getKind(u) == OpKind::Reduction ||
+             resultShape(u) != resultShape(op)))
+          return -1;
+      }
+    // The region then writes the epilogue's values: every value it writes
+    // must have their shape (a kernel writes outputs of one shape; rows too
+    // long to be broadcast back leave the reduction's result an output).
+    for (Operation *op : groups[target].ops)
+      for (Value r : op->getResults())
+        if (resultShape(op) != resultShape(epilogue.front()) &&
+            llvm::any_of(r.getUsers(), [&](Operation *u) {
+              auto ui = groupOf.find(u);
+              return ui == groupOf.end() || ui->second != target;
+            }))
+          return -1;
+    return reachesGroup(others, target, inEpilogue) ? -1 : target;
+  }
+
+  /// A reduction over the input's last dim only (keepdim or not).
+  static bool reducesLastDim(Operation *red) {
+    auto aten = dyn_cast<AtenOp>(red);
+    if (!aten || aten.getArgs().size() < 2)
+      return false;
+    auto list = aten.getArgs()[1].getDefiningOp<ListOp>();
+    auto in = cast<RankedTensorType>(reducedInput(red).getType());
+    if (!list || list.getElements().size() != 1)
+      return false;
+    auto d = getConstantNumber(list.getElements()[0]);
+    return d && (*d == -1 || *d == in.getRank() - 1);
+  }
+
+  /// Whether any path from the ops `from` reaches group `target`, a group
+  /// counted as one unit (its results depend on all its inputs) and the
+  /// ops of `moving` as members of `target`.
+  bool reachesGroup(ArrayRef<Operation *> from, int target,
+                    const llvm::SmallPtrSetImpl<Operation *> &moving) {
+    llvm::SmallPtrSet<Operation *, 32> seen;
+    llvm::DenseSet<int> expanded;
+    SmallVector<Operation *> work(from.begin(), from.end());
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!seen.insert(op).second)
+        continue;
+      auto gi = groupOf.find(op);
+      if (moving.count(op) || (gi != groupOf.end() && gi->second == target))
+        return true;
+      if (gi != groupOf.end() && expanded.insert(gi->second).second)
+        llvm::append_range(work, groups[gi->second].ops);
+      for (Value r : op->getResults())
+        for (Operation *u : r.getUsers())
+          if (u->getBlock() == &block)
+            work.push_back(u);
+    }
+    return false;
   }
 
   /// A pointwise op of a group whose operands are all in memory anyway

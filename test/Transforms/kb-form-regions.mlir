@@ -347,6 +347,46 @@ func.func @pointwise_copied_into_consumers(%x: tensor<961x8x64x16xf32>, %w: tens
 
 // -----
 
+// An anchor's epilogue (the residual `h = x + o(a)`) reduced over its rows
+// by an RMS norm while the next residual add reads h too: the epilogue
+// moves into the norm's region, which writes h and the norm; the linear
+// runs alone.
+// CHECK-LABEL: func.func @epilogue_moves_into_row_reduction
+// CHECK:       %[[L:.*]] = kb.aten "linear"(%arg1{{.*}}kb.unfused = "anchor without a fusable consumer
+// CHECK:       %[[R:.*]]:2 = kb.region attributes {id = 0 : i64} -> (tensor<16x256x512xf32>, tensor<16x256x512xf32>) {
+// CHECK-NEXT:    %[[H:.*]] = kb.aten "add"(%arg0, %[[L]]
+// CHECK-NEXT:    kb.aten "pow"(%[[H]]
+// CHECK-NEXT:    kb.aten "mean"
+// CHECK-NEXT:    kb.aten "add"
+// CHECK-NEXT:    kb.aten "rsqrt"
+// CHECK-NEXT:    %[[N:.*]] = kb.aten "mul"(%[[H]]
+// CHECK-NEXT:    kb.yield %[[H]], %[[N]]
+// CHECK:       kb.region attributes {anchor = "aten::linear", id = 1 : i64}
+// CHECK-NEXT:    %[[F:.*]] = kb.aten "linear"(%[[R]]#1
+// CHECK-NEXT:    kb.aten "add"(%[[R]]#0, %[[F]]
+// CHECK-NOT:   kb.region
+func.func @epilogue_moves_into_row_reduction(%x: tensor<16x256x512xf32>, %a: tensor<16x256x512xf32>, %w1: tensor<512x512xf32>, %w2: tensor<512x512xf32>) -> tensor<16x256x512xf32> {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %last = kb.constant {value = -1 : i64} : i64
+  %eps = kb.constant {value = 1.000000e-06 : f64} : f64
+  %t = kb.constant {value = true} : i1
+  %d = kb.list(%last) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "linear"(%a, %w1, %none) : (tensor<16x256x512xf32>, tensor<512x512xf32>, none) -> tensor<16x256x512xf32>
+  %1 = kb.aten "add"(%x, %0, %one) {overload = "Tensor"} : (tensor<16x256x512xf32>, tensor<16x256x512xf32>, i64) -> tensor<16x256x512xf32>
+  %2 = kb.aten "pow"(%1, %two) {overload = "Tensor_Scalar"} : (tensor<16x256x512xf32>, i64) -> tensor<16x256x512xf32>
+  %3 = kb.aten "mean"(%2, %d, %t, %none) {overload = "dim"} : (tensor<16x256x512xf32>, !kb.list<i64>, i1, none) -> tensor<16x256x1xf32>
+  %4 = kb.aten "add"(%3, %eps, %one) {overload = "Scalar"} : (tensor<16x256x1xf32>, f64, i64) -> tensor<16x256x1xf32>
+  %5 = kb.aten "rsqrt"(%4) : (tensor<16x256x1xf32>) -> tensor<16x256x1xf32>
+  %6 = kb.aten "mul"(%1, %5) {overload = "Tensor"} : (tensor<16x256x512xf32>, tensor<16x256x1xf32>) -> tensor<16x256x512xf32>
+  %7 = kb.aten "linear"(%6, %w2, %none) : (tensor<16x256x512xf32>, tensor<512x512xf32>, none) -> tensor<16x256x512xf32>
+  %8 = kb.aten "add"(%1, %7, %one) {overload = "Tensor"} : (tensor<16x256x512xf32>, tensor<16x256x512xf32>, i64) -> tensor<16x256x512xf32>
+  return %8 : tensor<16x256x512xf32>
+}
+
+// -----
+
 // A shape-changing reduction of a pointwise chain whose value is also used
 // elsewhere (`v.mean(0)` beside `v * v`) gets its own copy of the chain:
 // the mean's region computes it from x, and the product joins the original
