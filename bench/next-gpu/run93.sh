@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Session 52, the last call (~9 min). What session 52 built after run92:
+# (1) kb-form-regions copies a pointwise op whose users are in several
+# regions into each (a convolution's bias add read by v.mean(0) and
+# v - mean); adaptive pool windows unrolled to the widest window; an
+# anchor's residual add moves into the RMS norm's row kernel (T5, LLaMA).
+# verify_all on the fixtures these change: every kernel accepted.
+# (2) Seed 20261306 task 1 (conv2d -> v - v.mean(0) -> adaptive_max_pool2d
+# 7 -> log_softmax -> ...; run92 2.200 ms, compile 1.508, H100): the bias
+# add's 0.337 ms pass gone, the pool region 0.484 -> ~0.30 ms: predicted
+# ~1.70 ms (~0.89x compile). (3) Fresh seed 20261307 (4 tasks) and models
+# 33 t5_encoder (its 11 RMS norms one kernel each instead of two:
+# predicted ~2% faster than run89's 5.36 ms) and 36 segformer (never
+# measured; predicted ~1.1x eager, ~0.9x compile).
+set -uo pipefail
+source bench/next-gpu/prepare.sh
+mkdir -p /tmp/fx93
+cp test/fixtures/graphs/torch-1.13/{rms_residual_epilogue,sweep_adaptive_avg,adaptive_pool_windows,pools_into_rows}.* \
+  test/CodeGen/Inputs/adaptive_max_pool.* test/CodeGen/Inputs/adaptive_pool_rows.* /tmp/fx93/ 2>/dev/null
+timeout 90 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx93 > $OUT/verify93.log 2>&1
+echo "verify_all rc $? $(( $(date +%s)-t0 ))s"; grep -v "^Exception\|^frame" $OUT/verify93.log | tail -14 | cut -c1-200
+select_tasks 20261306:1
+timeout 120 python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV "${dirs[@]}" \
+  --json $OUT/sel93.json --runs 20 --fast-math --task-timeout 110 --work /tmp/kbw93 > $OUT/sel93.log 2>&1
+echo "sel rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok |WRONG|FAIL" $OUT/sel93.log | cut -c1-300
+grep -h "^| kb_" /tmp/kbw93/*/*/rewritten/report.md 2>/dev/null | cut -c1-250
+timed_slice slice93 20261307 4 33,36 ${DEADLINE:-575}
+(cd $OUT && tar czf logs93.tgz *.log)
