@@ -3,5 +3,5 @@
 # one block an SM): as generated, and with __launch_bounds__(256, 2).
 KBV=/tmp/kb-verify-build/bin/kb-verify
 for f in bench/next-gpu/ab94/a.json bench/next-gpu/ab94/b.json; do
-  timeout 100 $KBV --no-cache < $f | python3 -c "import json,sys; v=json.load(sys.stdin); print('$f', v['status'], v['candidate_timing'], v['eager_timing'], v.get('roofline_ms'))"
+  export PATH=/opt/torch/.venv/bin:$PATH; timeout 100 $KBV --job $f --no-cache | python3 -c "import json,sys; v=json.load(sys.stdin); print('$f', v['status'], v['candidate_timing'], v['eager_timing'], v.get('roofline_ms'))"
 done
