@@ -79,10 +79,11 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
     s << "#define KB_FAST_MATH 1\n";
   // A grid-synchronised kernel is launched with blocksPerSM blocks per SM:
   // the second bound caps its registers so that many fit at once.
+  int minBlocks = out.gridSync ? out.blocksPerSM : out.minBlocksPerSM;
   s << cudaPrelude() << (e.halfStorage ? halfPrelude() : "") << helpers
     << "\nextern \"C\" __global__ void "
     << "__launch_bounds__(" << blockSize
-    << (out.gridSync ? ", " + std::to_string(out.blocksPerSM) : "") << ")\n"
+    << (minBlocks > 0 ? ", " + std::to_string(minBlocks) : "") << ")\n"
     << out.name << "(";
   for (size_t k = 0; k < out.inputs.size(); ++k)
     s << "const " << elementCType(out.inputs[k].dtype) << "* __restrict__ in"

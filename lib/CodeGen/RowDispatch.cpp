@@ -211,6 +211,14 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
     out.gridSync = true;
     comment = stats->comment + "\n" + comment;
   }
+  // A thread holding a row of 32-96 floats: left alone, ptxas spent 152
+  // registers on rows of 64 (one block of 256 an SM, 0.549 ms); capped
+  // at 128 by two blocks an SM, 0.318 ms without a spill (three: 0.333,
+  // four: 0.352; H100, bench/next-gpu/ab94, seed 20261307 task 2's norm
+  // over dim 0). Longer rows would spill under that cap.
+  if (!out.gridSync && threadRegisterRow(p) && p.cols >= kThreadRowBoundMin &&
+      p.cols <= kThreadRowBoundMax)
+    out.minBlocksPerSM = 2;
   if (auto err = assembleKernel(e, out, yield, comment,
                                 split || stats ? splitHelpers() : "", body,
                                 block, extra, updated))

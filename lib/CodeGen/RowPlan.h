@@ -202,6 +202,10 @@ bool threadRegisterRow(const RowPlan &p);
 /// of 24 0.041 / 0.035 / 0.035, softmax over rows of 100 0.113 / 0.114 /
 /// 0.108.
 constexpr int64_t kThreadRegisterRowMax = 128;
+/// Thread-mode register rows launched with two blocks an SM as their bound
+/// (RowDispatch.cpp).
+constexpr int64_t kThreadRowBoundMin = 32;
+constexpr int64_t kThreadRowBoundMax = 96;
 /// Block mode: whether the block stages its row in shared memory (rows
 /// too long for registers, read more than once, at most sharedRowMax and
 /// kSharedRowMax elements).

@@ -69,6 +69,9 @@ struct EmittedKernel {
   int64_t workspaceBytes = 0;
   bool gridSync = false;
   int blocksPerSM = 1; // gridSync: the grid is sm_count * blocksPerSM
+  /// Otherwise the launch bound's blocks per SM (0: none), capping the
+  /// registers ptxas may spend on a thread's row.
+  int minBlocksPerSM = 0;
 };
 
 struct EmitOptions {
