@@ -186,7 +186,12 @@ private:
     // correctly rounded one moved ResNet-50's output by 1.6e-2: bench/
     // NOTES.md, session 15), so the norm stays in ATen and its pointwise
     // consumers (a residual add and relu) form an exact region of their own.
-    if (!normsBeforeTF32 && isCentringNorm(op) && reachesConvolution(op)) {
+    // A layer norm the code generator computes in ATen's own order joins:
+    // rewrite keeps its kernel only if no bit differs from eager (the same
+    // rule as before a step op below), so the convolution sees eager's
+    // input (SegFormer's and Swin's norms before their convolutions).
+    if (!normsBeforeTF32 && isCentringNorm(op) && reachesConvolution(op) &&
+        !hasAtenOrder(op)) {
       keptForNumerics(op, "a norm whose result feeds a TF32 convolution "
                           "stays in ATen; its consumers are fused");
       return;
@@ -700,7 +705,8 @@ private:
             (ui == groupOf.end() || ui->second != target))
           others.push_back(u);
       }
-    if (target < 0 || groups[target].ops.size() + epilogue.size() > maxOps + 1)
+    if (target < 0 || mayStayInAten(groups[target]) ||
+        groups[target].ops.size() + epilogue.size() > maxOps + 1)
       return -1;
     for (Operation *op : epilogue)
       for (Operation *u : op->getResult(0).getUsers()) {
@@ -818,7 +824,7 @@ private:
           user == groups[ui->second].anchor)
         return {};
       if (!llvm::is_contained(targets, ui->second)) {
-        if (targets.size() == 4)
+        if (targets.size() == 4 || mayStayInAten(groups[ui->second]))
           return {};
         targets.push_back(ui->second);
       }
@@ -847,6 +853,18 @@ private:
     if (full > 1)
       return {};
     return targets;
+  }
+
+  /// Whether rewrite's numerics policy may keep `g`'s ATen ops: a reduction
+  /// whose result reaches a TF32 convolution (a squeeze-excitation's mean
+  /// before its 1x1 convolutions). An op moved or copied into it would
+  /// then run in ATen too: EfficientNet-B0's SiLU, copied into its 16
+  /// excitation means, was computed twice (154 MB of memory-bound traffic
+  /// where 136 were).
+  bool mayStayInAten(const Group &g) {
+    return !normsBeforeTF32 && llvm::any_of(g.ops, [](Operation *op) {
+      return getKind(op) == OpKind::Reduction && reachesConvolution(op);
+    });
   }
 
   /// A static tensor of more than an eighth of `n` elements: moving a read

@@ -207,6 +207,75 @@ func.func @norm_before_conv(%x: tensor<4x32x16x16xf32>, %w: tensor<32x32x3x3xf32
 
 // -----
 
+// A layer norm the generator computes in ATen's order joins before a TF32
+// convolution too (SegFormer's `x.transpose(1, 2).view(...)` into its
+// convolutions): rewrite keeps its kernel only if kb-verify finds no bit
+// differing from eager (rewrite-exact-before-tf32.test).
+// CHECK-LABEL: func.func @layer_norm_before_conv
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<4x256x32xf32>) {
+// CHECK-NEXT:    kb.aten "add"
+// CHECK-NEXT:    kb.aten "layer_norm"
+// CHECK:       kb.aten "transpose"
+// CHECK:       kb.aten "_convolution"
+func.func @layer_norm_before_conv(%x: tensor<4x256x32xf32>, %y: tensor<4x256x32xf32>, %w: tensor<32x32x3x3xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) -> tensor<4x32x16x16xf32> {
+  %t = kb.constant {value = true} : i1
+  %f = kb.constant {value = false} : i1
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %c16 = kb.constant {value = 16 : i64} : i64
+  %c32 = kb.constant {value = 32 : i64} : i64
+  %c4 = kb.constant {value = 4 : i64} : i64
+  %none = kb.constant {value} : none
+  %eps = kb.constant {value = 1.000000e-05 : f64} : f64
+  %ones = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %zeros = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %shape = kb.list(%c32) : (i64) -> !kb.list<i64>
+  %view = kb.list(%c4, %c32, %c16, %c16) : (i64, i64, i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "add"(%x, %y, %one) {overload = "Tensor"} : (tensor<4x256x32xf32>, tensor<4x256x32xf32>, i64) -> tensor<4x256x32xf32>
+  %1 = kb.aten "layer_norm"(%0, %shape, %g, %b, %eps, %t) : (tensor<4x256x32xf32>, !kb.list<i64>, tensor<32xf32>, tensor<32xf32>, f64, i1) -> tensor<4x256x32xf32>
+  %2 = kb.aten "transpose"(%1, %one, %two) {overload = "int"} : (tensor<4x256x32xf32>, i64, i64) -> tensor<4x32x256xf32>
+  %3 = kb.aten "view"(%2, %view) : (tensor<4x32x256xf32>, !kb.list<i64>) -> tensor<4x32x16x16xf32>
+  %4 = kb.aten "_convolution"(%3, %w, %none, %ones, %ones, %ones, %f, %zeros, %one, %f, %f, %t, %t) : (tensor<4x32x16x16xf32>, tensor<32x32x3x3xf32>, none, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, !kb.list<i64>, i64, i1, i1, i1, i1) -> tensor<4x32x16x16xf32>
+  return %4 : tensor<4x32x16x16xf32>
+}
+
+// -----
+
+// A squeeze-excitation's mean before its 1x1 convolution stays in ATen
+// under rewrite's policy, so the SiLU both the mean and the rescale read is
+// not copied into the mean's region (ATen would compute it a second time):
+// it stays a region whose result both read. The defaults copy it.
+// CHECK-LABEL: func.func @no_copy_into_kept_reduction
+// CHECK:       %[[S:.*]] = kb.region attributes {id = 0 : i64} -> (tensor<4x32x16x16xf32>) {
+// CHECK-NEXT:    kb.aten "silu"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<4x32x1x1xf32>) {
+// CHECK-NEXT:    kb.aten "mean"(%[[S]]
+// FUSED-LABEL: func.func @no_copy_into_kept_reduction
+// FUSED:       kb.region attributes {id = 0 : i64} -> (tensor<4x32x1x1xf32>) {
+// FUSED-NEXT:    kb.aten "silu"
+// FUSED-NEXT:    kb.aten "mean"
+func.func @no_copy_into_kept_reduction(%x: tensor<4x32x16x16xf32>, %w: tensor<32x32x1x1xf32>) -> tensor<4x32x16x16xf32> {
+  %t = kb.constant {value = true} : i1
+  %f = kb.constant {value = false} : i1
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %none = kb.constant {value} : none
+  %ones = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %zeros = kb.list(%zero, %zero) : (i64, i64) -> !kb.list<i64>
+  %hw = kb.list(%two, %three) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "silu"(%x) : (tensor<4x32x16x16xf32>) -> tensor<4x32x16x16xf32>
+  %1 = kb.aten "mean"(%0, %hw, %t, %none) {overload = "dim"} : (tensor<4x32x16x16xf32>, !kb.list<i64>, i1, none) -> tensor<4x32x1x1xf32>
+  %2 = kb.aten "_convolution"(%1, %w, %none, %ones, %zeros, %ones, %f, %zeros, %one, %f, %f, %t, %t) : (tensor<4x32x1x1xf32>, tensor<32x32x1x1xf32>, none, !kb.list<i64>, !kb.list<i64>, !kb.list<i64>, i1, !kb.list<i64>, i64, i1, i1, i1, i1) -> tensor<4x32x1x1xf32>
+  %3 = kb.aten "sigmoid"(%2) : (tensor<4x32x1x1xf32>) -> tensor<4x32x1x1xf32>
+  %4 = kb.aten "mul"(%0, %3) {overload = "Tensor"} : (tensor<4x32x16x16xf32>, tensor<4x32x1x1xf32>) -> tensor<4x32x16x16xf32>
+  return %4 : tensor<4x32x16x16xf32>
+}
+
+// -----
+
 // A sum over trailing rows in ATen's reduce order (a warp a row of 1024
 // elements, or a block a row) rounds as eager's: it joins the comparison.
 // Over 32 rows of 262144 ATen splits each row over CTAs, an order the
