@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 52's leftovers for the next session (~8 min; repack dist first).
+# Session 52's leftovers for the next session (~9 min; repack dist first).
 # (1) The launch-bound A/B with jobs generated on the GPU host: seed
 # 20261307 task 2's region as kb-rewrite codegen writes it there (torch
 # 2.11 export, --fast-math), once with the bound and once without, and the
@@ -28,5 +28,16 @@ PY
 for f in /tmp/ab95/bound.json /tmp/ab95/free.json; do
   timeout 100 $KBV --job $f --no-cache | python3 -c "import json,sys; v=json.load(sys.stdin); print('$f', v['status'], v['candidate_timing']['median_ms'], v['eager_timing']['median_ms'])"
 done
-timed_slice slice95 20261308 0 36,6 ${DEADLINE:-560}
+# (3) Pools whose windows overlap, staged in shared memory: every kernel
+# of the fixture accepted; seed 20261306 task 1 (run93 1.802 ms, its pool
+# region 0.416): predicted region ~0.25 ms, the task ~1.64 ms.
+mkdir -p /tmp/fx95 && cp test/fixtures/graphs/torch-1.13/pool_overlap_softmax.* /tmp/fx95/
+timeout 60 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx95 > $OUT/verify95.log 2>&1
+echo "verify_all rc $?"; tail -4 $OUT/verify95.log | cut -c1-200
+select_tasks 20261306:1
+timeout 120 python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV "${dirs[@]}" \
+  --json $OUT/sel95.json --runs 20 --fast-math --task-timeout 110 --work /tmp/kbw95 > $OUT/sel95.log 2>&1
+echo "sel rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok |WRONG|FAIL" $OUT/sel95.log | cut -c1-300
+grep -h "^| kb_" /tmp/kbw95/*/*/rewritten/report.md 2>/dev/null | cut -c1-250
+timed_slice slice95 20261308 0 36,6 ${DEADLINE:-575}
 (cd $OUT && tar czf logs95.tgz *.log)

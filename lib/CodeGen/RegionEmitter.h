@@ -130,6 +130,15 @@ public:
 
   llvm::Error unsupported(const llvm::Twine &why) const override;
   bool narrowIndices() const override { return narrow; }
+  /// The pooling whose input emitStagedRows stages as kb_stage from input
+  /// index kb_stage_base.
+  mlir::Operation *stagedPool = nullptr;
+  std::pair<std::string, std::string>
+  stagedPoolInput(mlir::Operation *op) const override {
+    if (!op || op != stagedPool)
+      return {};
+    return {"kb_stage", "kb_stage_base"};
+  }
 
   /// The C++ computing `v` at linear index `idx` (a variable name) of v's
   /// shape; lines it needs go to `os` at `indent`. Memoised per scope.

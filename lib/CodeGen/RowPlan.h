@@ -226,6 +226,9 @@ constexpr int64_t kLayerNormRegisterRowMax = 3584;
 /// 0.083 and a sum over 14 (one thread per output) 0.102 -> 0.107 lost, so
 /// only softmax and log_softmax stage.
 constexpr int64_t kStagedRowMax = 16;
+/// Static shared memory a staged-rows kernel may spend on its tiles and a
+/// pooling's staged input planes (of the 48 KB a block may declare).
+constexpr int64_t kStagedPoolBytes = 47 * 1024;
 /// Fewer rows keep lane groups: one thread a row would leave fewer than
 /// four blocks of 256 per SM (and such inputs stay in the L2).
 constexpr int64_t kStagedMinRows = 132 * 4 * 256;

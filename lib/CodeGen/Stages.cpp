@@ -555,7 +555,13 @@ llvm::Error codegen::emitSerialStage(ElementSource &e, const StageInfo &s,
     // change, instead of dividing i for every element (seed 20261221 task
     // 1: a 2x2x2 max pool of (x + b)^2 spent 8 divisions an output).
     e.seedCoordinates("i", s.inShape, windowCoordinates());
-    auto x = e.valueAt(s.input, "i", os, ind);
+    // A staged input (emitStagedRows) is read from shared memory once.
+    auto [stage, base] = e.stagedPoolInput(s.op);
+    if (!stage.empty())
+      os << ind << "const float kbs = " << stage << "[(int)(i - " << base
+         << ")];\n";
+    auto x = stage.empty() ? e.valueAt(s.input, "i", os, ind)
+                           : llvm::Expected<std::string>("kbs");
     if (!x)
       return x.takeError();
     os << ind << step(*x) << "\n";

@@ -161,6 +161,12 @@ public:
                                std::vector<std::string> coords) = 0;
   virtual bool narrowIndices() const = 0;
   virtual llvm::Error unsupported(const llvm::Twine &why) const = 0;
+  /// A pooling whose input the kernel staged in shared memory: the array
+  /// and the input index of its first element (emitStagedRows), else "".
+  virtual std::pair<std::string, std::string>
+  stagedPoolInput(mlir::Operation *) const {
+    return {};
+  }
 };
 
 /// A pass's step at input index `i`: {x} (and a two-input reduction's {y})
