@@ -731,17 +731,25 @@ private:
     return reachesGroup(others, target, inEpilogue) ? -1 : target;
   }
 
-  /// A reduction over the input's last dim only (keepdim or not).
+  /// A reduction over the input's last dim only (keepdim or not): its
+  /// dim list names that dim, and its result is the input's shape without
+  /// it or with it 1 (a layer norm's normalized_shape is no dim list).
   static bool reducesLastDim(Operation *red) {
     auto aten = dyn_cast<AtenOp>(red);
     if (!aten || aten.getArgs().size() < 2)
       return false;
     auto list = aten.getArgs()[1].getDefiningOp<ListOp>();
-    auto in = cast<RankedTensorType>(reducedInput(red).getType());
-    if (!list || list.getElements().size() != 1)
+    ArrayRef<int64_t> in =
+        cast<RankedTensorType>(reducedInput(red).getType()).getShape();
+    if (!list || list.getElements().size() != 1 || in.empty())
       return false;
     auto d = getConstantNumber(list.getElements()[0]);
-    return d && (*d == -1 || *d == in.getRank() - 1);
+    SmallVector<int64_t> kept(in.drop_back()), keptDim(kept);
+    keptDim.push_back(1);
+    ArrayRef<int64_t> out = resultShape(red);
+    return d && (*d == -1 || *d == (double)in.size() - 1) &&
+           (out == ArrayRef<int64_t>(kept) ||
+            out == ArrayRef<int64_t>(keptDim));
   }
 
   /// Whether any path from the ops `from` reaches group `target`, a group
