@@ -42,6 +42,19 @@ timed_slice() {
   grep -E "^\[|geomean" $OUT/$tag.log | tail -14 | cut -c1-250
   cp /tmp/$tag.json $OUT/ 2>/dev/null
 }
+# timed_tasks TAG LIMIT_S TASK_TIMEOUT_S SEED:TASK...: the named generated
+# tasks (select_tasks) through bench/kernelbench.py (20 runs, --fast-math,
+# verification), at most LIMIT_S seconds; its log and JSON under $OUT as
+# TAG.log and TAG.json, its task lines and region rows printed.
+timed_tasks() {
+  local tag=$1 limit=$2 each=$3
+  shift 3
+  select_tasks "$@"
+  timeout $limit python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV "${dirs[@]}" \
+    --json $OUT/$tag.json --runs 20 --fast-math --task-timeout $each --work /tmp/kbw-$tag > $OUT/$tag.log 2>&1
+  echo "$tag rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok |WRONG|FAIL" $OUT/$tag.log | cut -c1-300
+  grep -h "^| kb_" /tmp/kbw-$tag/*/*/rewritten/report.md 2>/dev/null | cut -c1-250
+}
 # rw TAG SOURCE OUT [CLANG ARGS]: kb-rewrite rewrite of a C++ source with
 # kb-verify and the harness, the host's libtorch headers; its log under $OUT
 # as TAG.log, a line of what it rewrote printed.

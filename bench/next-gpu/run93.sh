@@ -19,10 +19,6 @@ cp test/fixtures/graphs/torch-1.13/{rms_residual_epilogue,sweep_adaptive_avg,ada
   test/CodeGen/Inputs/adaptive_max_pool.* test/CodeGen/Inputs/adaptive_pool_rows.* /tmp/fx93/ 2>/dev/null
 timeout 90 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx93 > $OUT/verify93.log 2>&1
 echo "verify_all rc $? $(( $(date +%s)-t0 ))s"; grep -v "^Exception\|^frame" $OUT/verify93.log | tail -14 | cut -c1-200
-select_tasks 20261306:1
-timeout 120 python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV "${dirs[@]}" \
-  --json $OUT/sel93.json --runs 20 --fast-math --task-timeout 110 --work /tmp/kbw93 > $OUT/sel93.log 2>&1
-echo "sel rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok |WRONG|FAIL" $OUT/sel93.log | cut -c1-300
-grep -h "^| kb_" /tmp/kbw93/*/*/rewritten/report.md 2>/dev/null | cut -c1-250
+timed_tasks sel93 120 110 20261306:1
 timed_slice slice93 20261307 4 33,36 ${DEADLINE:-575}
 (cd $OUT && tar czf logs93.tgz *.log)

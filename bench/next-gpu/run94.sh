@@ -6,8 +6,4 @@
 # the task ~0.165 ms (~1.07x compile).
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-select_tasks 20261307:2
-timeout 100 python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV "${dirs[@]}" \
-  --json $OUT/sel94.json --runs 20 --fast-math --task-timeout 90 --work /tmp/kbw94 > $OUT/sel94.log 2>&1
-echo "sel rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok |WRONG|FAIL" $OUT/sel94.log | cut -c1-300
-grep -h "^| kb_" /tmp/kbw94/*/*/rewritten/report.md 2>/dev/null | cut -c1-250
+timed_tasks sel94 100 90 20261307:2

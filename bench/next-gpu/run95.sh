@@ -34,10 +34,6 @@ done
 mkdir -p /tmp/fx95 && cp test/fixtures/graphs/torch-1.13/pool_overlap_softmax.* /tmp/fx95/
 timeout 60 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx95 > $OUT/verify95.log 2>&1
 echo "verify_all rc $?"; tail -4 $OUT/verify95.log | cut -c1-200
-select_tasks 20261306:1
-timeout 120 python3 bench/kernelbench.py --kb-rewrite $KB_REWRITE --kb-verify $KBV "${dirs[@]}" \
-  --json $OUT/sel95.json --runs 20 --fast-math --task-timeout 110 --work /tmp/kbw95 > $OUT/sel95.log 2>&1
-echo "sel rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok |WRONG|FAIL" $OUT/sel95.log | cut -c1-300
-grep -h "^| kb_" /tmp/kbw95/*/*/rewritten/report.md 2>/dev/null | cut -c1-250
+timed_tasks sel95 120 110 20261306:1
 timed_slice slice95 20261308 0 36,6 ${DEADLINE:-575}
 (cd $OUT && tar czf logs95.tgz *.log)

@@ -321,10 +321,7 @@ public:
                              llvm::raw_ostream &os) {
     auto pool = f.input.getDefiningOp<AtenOp>();
     const OpInfo *info = pool ? pool.getInfo() : nullptr;
-    if (!info ||
-        (info->recipe != Recipe::MaxPool && info->recipe != Recipe::AvgPool &&
-         info->recipe != Recipe::AdaptiveMaxPool &&
-         info->recipe != Recipe::AdaptiveAvgPool))
+    if (!info || !isPoolRecipe(info->recipe))
       return llvm::Error::success();
     auto ps = analyzeStage(e.kernel, pool);
     if (!ps) {
@@ -347,23 +344,27 @@ public:
     int64_t floats = (outputs / planeOut + 2) * planeIn;
     if (!overlap || floats * 4 + usedBytes > kStagedPoolBytes)
       return llvm::Error::success();
-    e.preamble += "  __shared__ float kb_stage[" + std::to_string(floats) +
-                  "];\n  long long kb_stage_base = 0;\n";
+    // The staging loop evaluates the pooling's input, never the pooling,
+    // so the windows may read the stage from here on.
+    e.stagedPool = pool;
+    auto [stage, base] = e.stagedPoolInput(pool);
+    e.preamble += "  __shared__ float " + stage + "[" + std::to_string(floats) +
+                  "];\n  long long " + base + " = 0;\n";
     std::string PI = std::to_string(planeIn) + "LL",
                 PO = std::to_string(planeOut) + "LL";
-    os << "    kb_stage_base = r0 * " << C << "LL / " << PO << " * " << PI
+    os << "    " << base << " = r0 * " << C << "LL / " << PO << " * " << PI
        << ";\n"
        << "    const int kb_sn = (int)(((r0 * " << C << "LL + n - 1) / " << PO
-       << " + 1) * " << PI << " - kb_stage_base);\n"
+       << " + 1) * " << PI << " - " << base << ");\n"
        << "    for (int t = threadIdx.x; t < kb_sn; t += 256) {\n"
-       << "      const long long i = kb_stage_base + t;\n";
+       << "      const long long i = " << base << " + t;\n";
     e.newScope();
     auto x = e.valueAt(ps->input, "i", os, "      ");
     if (!x)
       return x.takeError();
-    os << "      kb_stage[t] = " << *x << ";\n    }\n    __syncthreads();\n";
+    os << "      " << stage << "[t] = " << *x
+       << ";\n    }\n    __syncthreads();\n";
     e.newScope();
-    e.stagedPool = pool;
     return llvm::Error::success();
   }
 

@@ -37,11 +37,6 @@ bool isReduceRecipe(Recipe r) {
                             r);
 }
 
-bool isPoolRecipe(Recipe r) {
-  return r == Recipe::MaxPool || r == Recipe::AvgPool ||
-         r == Recipe::AdaptiveAvgPool || r == Recipe::AdaptiveMaxPool;
-}
-
 /// ATen's int[] pooling operands: one value stands for every spatial dim.
 std::optional<SmallVector<int64_t>> spatialList(Value v, int64_t k,
                                                 SmallVector<int64_t> dflt) {
@@ -72,6 +67,11 @@ const char *codegen::resultType(const StageInfo &s) {
 bool codegen::isPerElementRecipe(Recipe recipe) {
   return recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax ||
          isNormRecipe(recipe);
+}
+
+bool codegen::isPoolRecipe(Recipe r) {
+  return r == Recipe::MaxPool || r == Recipe::AvgPool ||
+         r == Recipe::AdaptiveAvgPool || r == Recipe::AdaptiveMaxPool;
 }
 
 bool codegen::isSerialRecipe(Recipe recipe) {

@@ -64,6 +64,8 @@ struct StageInfo {
 
 llvm::Expected<StageInfo> analyzeStage(KernelOp kernel, AtenOp op);
 
+/// Max, average and adaptive poolings.
+bool isPoolRecipe(Recipe recipe);
 /// True for reductions whose per-element value the serial lambda computes
 /// (Reduce and Pool recipes); softmax and norms are only final stages.
 bool isSerialRecipe(Recipe recipe);

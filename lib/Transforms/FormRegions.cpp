@@ -697,24 +697,20 @@ private:
             reducedInput(u) == op->getResult(0) && reducesLastDim(u))
           target = ui->second;
       }
-    SmallVector<Operation *> others;
-    for (Operation *op : epilogue)
-      for (Operation *u : op->getResult(0).getUsers()) {
-        auto ui = groupOf.find(u);
-        if (!inEpilogue.count(u) &&
-            (ui == groupOf.end() || ui->second != target))
-          others.push_back(u);
-      }
     if (target < 0 || mayStayInAten(groups[target]) ||
         groups[target].ops.size() + epilogue.size() > maxOps + 1)
       return -1;
+    SmallVector<Operation *> others;
     for (Operation *op : epilogue)
       for (Operation *u : op->getResult(0).getUsers()) {
+        if (inEpilogue.count(u))
+          continue;
         auto ui = groupOf.find(u);
-        if (ui != groupOf.end() && ui->second == target &&
-            u != groups[target].firstReduction &&
-            (!isa<AtenOp>(u) || getKind(u) == OpKind::Reduction ||
-             resultShape(u) != resultShape(op)))
+        if (ui == groupOf.end() || ui->second != target)
+          others.push_back(u);
+        else if (u != groups[target].firstReduction &&
+                 (!isa<AtenOp>(u) || getKind(u) == OpKind::Reduction ||
+                  resultShape(u) != resultShape(op)))
           return -1;
       }
     // The region then writes the epilogue's values: every value it writes
