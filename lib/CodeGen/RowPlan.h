@@ -390,6 +390,9 @@ const char *splitHelpers();
 /// Rows per split item: 1, 32 (lanes over rows), or 4 per lane of a quad
 /// plan's virtual warp.
 int64_t splitItemRows(const RowPlan &p);
+/// Lanes per virtual warp of a plan with lanes over rows (32, or fewer
+/// where the rows are fewer: SplitRows.cpp).
+int splitLaneWidth(const RowPlan &p);
 
 /// Chunks per row for a split plan of `rows` rows of `cols` elements taken
 /// `rowsPerItem` (1 or 32) at a time: enough items for every SM to take

@@ -15,6 +15,7 @@
 // Rows whose elements are strided by the row count (BatchNorm1d's [N, C],
 // a sum over dim 0) take 32 rows per item, one per lane, the warps
 // splitting the elements: each warp load reads 32 neighbouring floats.
+// Fewer rows take virtual warps of fewer lanes, several to a warp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,17 +138,21 @@ public:
                const RowPlan &p)
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
         quad(lanes && p.quad), vec(!lanes && (p.vec4 || !p.vecArgs.empty())),
-        shape(shapeFor(p)), kBlock(shape.block), kLanes(quadLanes(p)),
+        shape(shapeFor(p)), kBlock(shape.block), kLanes(laneWidth(p)),
         kWarps(shape.block / kLanes) {}
 
-  /// Lanes over 4 rows each: lanes per virtual warp, so that a warp's
-  /// lanes cover rows that exist (64 rows: 16 lanes, and each hardware
-  /// warp reads two neighbouring elements of all 64).
-  static int quadLanes(const RowPlan &p) {
-    if (!(p.quad && p.splitRows == 32))
+  /// Lanes over rows: lanes per virtual warp, so that a warp's lanes
+  /// cover rows that exist. Lanes over 4 rows each: 64 rows take 16 lanes,
+  /// and each hardware warp reads two neighbouring elements of all 64.
+  /// Lanes over one row each, fewer rows than 32 (a softmax over dim 0 of
+  /// [N, 7]): the next power of two at least the rows, at least 4, so a
+  /// hardware warp load reads 32 / L neighbouring elements of every row
+  /// (seven rows on 32 lanes read 28 bytes a load, 25 lanes idle).
+  static int laneWidth(const RowPlan &p) {
+    if (p.splitRows != 32)
       return 32;
-    int L = 8;
-    while (L < 32 && 4 * L < p.rows)
+    int L = p.quad ? 8 : 4;
+    while (L < 32 && (p.quad ? 4 * L : L) < p.rows)
       L *= 2;
     return L;
   }
@@ -827,8 +832,12 @@ int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
 const char *codegen::splitHelpers() { return kGridSync; }
 
 int64_t codegen::splitItemRows(const RowPlan &p) {
-  return p.quad && p.splitRows == 32 ? 4 * SplitEmitter::quadLanes(p)
+  return p.quad && p.splitRows == 32 ? 4 * SplitEmitter::laneWidth(p)
                                      : p.splitRows;
+}
+
+int codegen::splitLaneWidth(const RowPlan &p) {
+  return SplitEmitter::laneWidth(p);
 }
 
 llvm::Error codegen::emitSplitRows(RegionEmitter &e, const StageInfo &f,
