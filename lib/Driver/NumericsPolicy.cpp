@@ -13,7 +13,7 @@ namespace kb {
 namespace {
 
 std::string stepOpName(mlir::Operation *op) {
-  return isStepOperation(op) ? displayName(op) : "";
+  return isFlippableStep(op) ? displayName(op) : "";
 }
 
 std::string singularOpName(mlir::Operation *op) {
@@ -117,7 +117,7 @@ std::string stepAfterInexact(KernelOp kernel) {
 
 bool hasStepOrSingularOp(KernelOp kernel) {
   return hasOp(kernel, [](mlir::Operation *op) {
-    return isStepOperation(op) || isSingularOperation(op);
+    return isFlippableStep(op) || isSingularOperation(op);
   });
 }
 

@@ -1,6 +1,7 @@
 //===- OpUtils.cpp - Helpers shared by the kb passes ----------------------===//
 
 #include "kb/Transforms/OpUtils.h"
+#include "kb/Transforms/ValueRange.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -615,7 +616,11 @@ bool kb::reachesConvolution(Operation *op) {
   return reaches(op, isConvolution);
 }
 
-bool kb::reachesStepOp(Operation *op) { return reaches(op, isStepOperation); }
+bool kb::isFlippableStep(Operation *op) {
+  return isStepOperation(op) && !stepCannotFlip(op);
+}
+
+bool kb::reachesStepOp(Operation *op) { return reaches(op, isFlippableStep); }
 
 bool kb::reachesSingularOp(Operation *op) {
   return reaches(op, isSingularOperation);

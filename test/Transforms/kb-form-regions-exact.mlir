@@ -389,3 +389,83 @@ func.func @sum_then_max_indices(%x: tensor<32x64x16xf32>) -> (tensor<1x64xf32>, 
   %1:2 = kb.aten "max"(%0, %zero, %t) {overload = "dim"} : (tensor<32x64xf32>, i64, i1) -> (tensor<1x64xf32>, tensor<1x64xi64>)
   return %1#0, %1#1 : tensor<1x64xf32>, tensor<1x64xi64>
 }
+
+// -----
+
+// A step whose input's range holds no jump (ValueRange.cpp): relu then
+// hardtanh keep the quotient by |p| + 1 (at least 1) in [0, 0.542], where
+// trunc is 0, so no last bit of the sum can change it: the sum joins.
+// CHECK-LABEL: func.func @sum_then_trunc_of_bounded
+// CHECK-NOT:   kb.unfused
+// CHECK:       kb.region attributes {id = 0 : i64}
+// CHECK-NEXT:    kb.aten "sum"
+// FUSED-LABEL: func.func @sum_then_trunc_of_bounded
+func.func @sum_then_trunc_of_bounded(%x: tensor<32x64x16xf32>, %p: tensor<64xf32>) -> tensor<32x64xf32> {
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %dims = kb.list(%m1) : (i64) -> !kb.list<i64>
+  %none = kb.constant {value} : none
+  %f = kb.constant {value = false} : i1
+  %one = kb.constant {value = 1 : i64} : i64
+  %lo = kb.constant {value = -1.128000e+00 : f64} : f64
+  %hi = kb.constant {value = 5.420000e-01 : f64} : f64
+  %mode = kb.constant {value = "trunc"} : !kb.str
+  %0 = kb.aten "sum"(%x, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<32x64x16xf32>, !kb.list<i64>, i1, none) -> tensor<32x64xf32>
+  %1 = kb.aten "relu"(%0) : (tensor<32x64xf32>) -> tensor<32x64xf32>
+  %2 = kb.aten "hardtanh"(%1, %lo, %hi) : (tensor<32x64xf32>, f64, f64) -> tensor<32x64xf32>
+  %3 = kb.aten "abs"(%p) : (tensor<64xf32>) -> tensor<64xf32>
+  %4 = kb.aten "add"(%3, %one, %one) {overload = "Scalar"} : (tensor<64xf32>, i64, i64) -> tensor<64xf32>
+  %5 = kb.aten "div"(%2, %4, %mode) {overload = "Tensor_mode"} : (tensor<32x64xf32>, tensor<64xf32>, !kb.str) -> tensor<32x64xf32>
+  return %5 : tensor<32x64xf32>
+}
+
+// -----
+
+// Without the upper clamp the quotient reaches 1, where trunc jumps: the
+// sum stays in ATen.
+// CHECK-LABEL: func.func @sum_then_trunc_of_unbounded
+// CHECK:       kb.aten "sum"{{.*}}kb.unfused = "a reduction whose result reaches a step op stays in ATen; its consumers are fused"
+// FUSED-LABEL: func.func @sum_then_trunc_of_unbounded
+func.func @sum_then_trunc_of_unbounded(%x: tensor<32x64x16xf32>, %p: tensor<64xf32>) -> tensor<32x64xf32> {
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %dims = kb.list(%m1) : (i64) -> !kb.list<i64>
+  %none = kb.constant {value} : none
+  %f = kb.constant {value = false} : i1
+  %one = kb.constant {value = 1 : i64} : i64
+  %mode = kb.constant {value = "trunc"} : !kb.str
+  %0 = kb.aten "sum"(%x, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<32x64x16xf32>, !kb.list<i64>, i1, none) -> tensor<32x64xf32>
+  %1 = kb.aten "relu"(%0) : (tensor<32x64xf32>) -> tensor<32x64xf32>
+  %3 = kb.aten "abs"(%p) : (tensor<64xf32>) -> tensor<64xf32>
+  %4 = kb.aten "add"(%3, %one, %one) {overload = "Scalar"} : (tensor<64xf32>, i64, i64) -> tensor<64xf32>
+  %5 = kb.aten "div"(%1, %4, %mode) {overload = "Tensor_mode"} : (tensor<32x64xf32>, tensor<64xf32>, !kb.str) -> tensor<32x64xf32>
+  return %5 : tensor<32x64xf32>
+}
+
+// -----
+
+// A comparison with a constant outside the value's range is constant:
+// sigmoid's [0, 1] never exceeds 1.5; but it can exceed 0.5.
+// CHECK-LABEL: func.func @sum_then_compare
+// CHECK:       kb.region attributes {id = 0 : i64}
+// CHECK-NEXT:    kb.aten "sum"
+// CHECK-NEXT:    kb.aten "sigmoid"
+// CHECK-NEXT:    kb.aten "gt"
+// CHECK:       kb.aten "sum"{{.*}}kb.unfused = "a reduction whose result reaches a step op stays in ATen; its consumers are fused"
+// CHECK:       kb.region attributes {id = 1 : i64}
+// CHECK-NEXT:    kb.aten "sigmoid"
+// CHECK-NEXT:    kb.aten "lt"
+// FUSED-LABEL: func.func @sum_then_compare
+func.func @sum_then_compare(%x: tensor<32x64x16xf32>, %y: tensor<32x64x16xf32>) -> (tensor<32x64xi1>, tensor<32x64xi1>) {
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %dims = kb.list(%m1) : (i64) -> !kb.list<i64>
+  %none = kb.constant {value} : none
+  %f = kb.constant {value = false} : i1
+  %big = kb.constant {value = 1.500000e+00 : f64} : f64
+  %half = kb.constant {value = 5.000000e-01 : f64} : f64
+  %0 = kb.aten "sum"(%x, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<32x64x16xf32>, !kb.list<i64>, i1, none) -> tensor<32x64xf32>
+  %1 = kb.aten "sigmoid"(%0) : (tensor<32x64xf32>) -> tensor<32x64xf32>
+  %2 = kb.aten "gt"(%1, %big) {overload = "Scalar"} : (tensor<32x64xf32>, f64) -> tensor<32x64xi1>
+  %3 = kb.aten "sum"(%y, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<32x64x16xf32>, !kb.list<i64>, i1, none) -> tensor<32x64xf32>
+  %4 = kb.aten "sigmoid"(%3) : (tensor<32x64xf32>) -> tensor<32x64xf32>
+  %5 = kb.aten "lt"(%4, %half) {overload = "Scalar"} : (tensor<32x64xf32>, f64) -> tensor<32x64xi1>
+  return %2, %5 : tensor<32x64xi1>, tensor<32x64xi1>
+}

@@ -95,6 +95,10 @@ bool reachesConvolution(mlir::Operation *op);
 /// A KB_STEP_OP row (comparisons, rounding, sign: results jump); true
 /// division (div with rounding_mode None) is continuous.
 bool isStepOperation(mlir::Operation *op);
+/// A step op whose result a last-bit difference of its inputs can change:
+/// isStepOperation, unless its operands' value ranges keep it constant
+/// (ValueRange.h: `trunc` of a value clamped to [0, 0.54]).
+bool isFlippableStep(mlir::Operation *op);
 /// A KB_SINGULAR_OP row (log, rsqrt, ...: unbounded slope near 0).
 bool isSingularOperation(mlir::Operation *op);
 /// An op that matches ATen only to a few ulps: sums, means, variances,
@@ -137,7 +141,8 @@ bool isAtenOrderSum(mlir::Operation *op);
 /// kernel can round as ATen's, so that the numerics rules need not keep it in
 /// ATen.
 bool hasAtenOrder(mlir::Operation *op);
-/// Whether a value computed from `op`'s results reaches a step op.
+/// Whether a value computed from `op`'s results reaches a step op that can
+/// flip (isFlippableStep).
 bool reachesStepOp(mlir::Operation *op);
 /// Whether a value computed from `op`'s results reaches a singular op.
 bool reachesSingularOp(mlir::Operation *op);

@@ -1,0 +1,265 @@
+//===- ValueRange.cpp - Bounds a value's float32 results cannot leave -----===//
+//
+// Interval arithmetic over the pointwise ops between a reduction and a step
+// op. Every bound is a float32 value, rounded outwards from the exact bound
+// of the op on the operands' bounds: float32 rounding is monotone, so an
+// element computed from operands inside their intervals rounds to a float
+// inside the result's (a bound that is itself a float, such as relu's 0 or
+// a clamp's limit, is not widened).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kb/Transforms/ValueRange.h"
+
+#include "kb/IR/KbDialect.h"
+#include "kb/Transforms/OpUtils.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace kb;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+/// Ops followed back from a step op; beyond, the value is unbounded.
+constexpr int kMaxDepth = 24;
+
+/// The largest float32 at most `x`, where `below` says the exact value is
+/// below the double `x` (an inexact double operation rounded it up).
+double floatDown(double x, bool below = false) {
+  if (std::isnan(x))
+    return -kInf;
+  if (below)
+    x = std::nextafter(x, -kInf);
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) > x)
+    f = std::nextafter(f, -std::numeric_limits<float>::infinity());
+  return f;
+}
+double floatUp(double x, bool above = false) {
+  if (std::isnan(x))
+    return kInf;
+  if (above)
+    x = std::nextafter(x, kInf);
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) < x)
+    f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+
+/// a + b rounded down / up to a float, exact through TwoSum's error term.
+double addDown(double a, double b) {
+  double s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);
+  return floatDown(s, std::isfinite(s) && err < 0);
+}
+double addUp(double a, double b) {
+  double s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);
+  return floatUp(s, std::isfinite(s) && err > 0);
+}
+
+Interval add(Interval x, Interval y) {
+  return {addDown(x.lo, y.lo), addUp(x.hi, y.hi)};
+}
+Interval neg(Interval x) { return {-x.hi, -x.lo}; }
+Interval scale(Interval x, double c) {
+  // Products of floats are exact in double.
+  double a = x.lo * c, b = x.hi * c;
+  if (std::isnan(a) || std::isnan(b))
+    return Interval::all();
+  return {floatDown(std::min(a, b)), floatUp(std::max(a, b))};
+}
+Interval mul(Interval x, Interval y) {
+  double p[4] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
+  if (llvm::any_of(p, [](double v) { return std::isnan(v); }))
+    return Interval::all(); // 0 * inf
+  return {floatDown(*std::min_element(p, p + 4)),
+          floatUp(*std::max_element(p, p + 4))};
+}
+/// x / y where y's range excludes 0; every quotient widened by one float
+/// ulp (the double quotient is inexact).
+Interval div(Interval x, Interval y) {
+  if (!(y.lo > 0 || y.hi < 0))
+    return Interval::all();
+  double q[4] = {x.lo / y.lo, x.lo / y.hi, x.hi / y.lo, x.hi / y.hi};
+  if (llvm::any_of(q, [](double v) { return std::isnan(v); }))
+    return Interval::all(); // inf / inf
+  double lo = *std::min_element(q, q + 4), hi = *std::max_element(q, q + 4);
+  return {lo == 0 ? 0.0 : floatDown(lo, true),
+          hi == 0 ? 0.0 : floatUp(hi, true)};
+}
+Interval clampTo(Interval x, double lo, double hi) {
+  return {std::clamp(x.lo, lo, hi), std::clamp(x.hi, lo, hi)};
+}
+/// A scalar operand as the float32 the kernels compute with, or nullopt.
+std::optional<double> floatConstant(Value v) {
+  if (auto c = getConstantNumber(v))
+    return static_cast<double>(static_cast<float>(*c));
+  return std::nullopt;
+}
+bool absent(Operation *op, unsigned i) {
+  return op->getNumOperands() <= i || isNone(op->getOperand(i));
+}
+
+Interval rangeAt(Value v, int depth);
+
+Interval operandRange(Operation *op, unsigned i, int depth) {
+  if (op->getNumOperands() <= i)
+    return Interval::all();
+  if (auto c = floatConstant(op->getOperand(i)))
+    return {*c, *c};
+  return rangeAt(op->getOperand(i), depth + 1);
+}
+
+/// alpha of add/sub/rsub (operand 2), 1 when absent; nullopt if unknown.
+std::optional<double> alphaOf(Operation *op) {
+  if (absent(op, 2))
+    return 1.0;
+  return floatConstant(op->getOperand(2));
+}
+
+Interval rangeAt(Value v, int depth) {
+  auto aten = v.getDefiningOp<AtenOp>();
+  if (!aten || depth > kMaxDepth || aten->getNumResults() != 1)
+    return Interval::all();
+  Operation *op = aten;
+  StringRef name = aten.getName();
+  auto x = [&] { return operandRange(op, 0, depth); };
+  auto y = [&] { return operandRange(op, 1, depth); };
+  if (name == "relu")
+    return clampTo(x(), 0, kInf);
+  if (name == "relu6")
+    return clampTo(x(), 0, 6);
+  if (name == "sigmoid" || name == "hardsigmoid")
+    return clampTo(x(), 0, 1);
+  if (name == "tanh")
+    return clampTo(x(), -1, 1);
+  if (name == "exp") {
+    Interval a = x();
+    return {a.lo == -kInf ? 0.0 : floatDown(std::exp(a.lo) * (1 - 1e-6)),
+            floatUp(std::exp(a.hi) * (1 + 1e-6))};
+  }
+  if (name == "hardtanh" || name == "clamp" || name == "clamp_min" ||
+      name == "clamp_max") {
+    bool onlyMax = name == "clamp_max";
+    unsigned loArg = onlyMax ? ~0u : 1, hiArg = onlyMax ? 1 : 2;
+    double lo = -kInf, hi = kInf;
+    if (loArg != ~0u && !absent(op, loArg)) {
+      auto c = floatConstant(op->getOperand(loArg));
+      if (!c)
+        return Interval::all(); // a tensor bound
+      lo = *c;
+    }
+    if (name != "clamp_min" && !absent(op, hiArg)) {
+      auto c = floatConstant(op->getOperand(hiArg));
+      if (!c)
+        return Interval::all();
+      hi = *c;
+    }
+    if (lo > hi) // ATen: every element becomes max
+      return {hi, hi};
+    return clampTo(x(), lo, hi);
+  }
+  if (name == "abs") {
+    Interval a = x();
+    if (a.lo >= 0)
+      return a;
+    if (a.hi <= 0)
+      return neg(a);
+    return {0, std::max(-a.lo, a.hi)};
+  }
+  if (name == "neg")
+    return neg(x());
+  if (name == "add" || name == "sub" || name == "rsub") {
+    auto alpha = alphaOf(op);
+    if (!alpha)
+      return Interval::all();
+    Interval a = x(), b = y();
+    if (name == "rsub")
+      std::swap(a, b); // other - alpha * self
+    Interval sb = *alpha == 1 ? b : scale(b, *alpha);
+    return add(a, name == "sub" || name == "rsub" ? neg(sb) : sb);
+  }
+  if (name == "mul")
+    return mul(x(), y());
+  if (name == "div" && absent(op, 2))
+    return div(x(), y());
+  return Interval::all();
+}
+
+/// Whether `f` (monotone) is constant over [lo, hi].
+template <typename F> bool constantOver(Interval a, F f) {
+  return std::isfinite(a.lo) && std::isfinite(a.hi) && f(a.lo) == f(a.hi);
+}
+
+/// A quotient's range as a rounding division sees it: ATen multiplies by
+/// the float reciprocal of a scalar divisor, two roundings from x / y.
+Interval roundingQuotient(Operation *op, int depth) {
+  Interval q = div(operandRange(op, 0, depth), operandRange(op, 1, depth));
+  if (q.isAll())
+    return q;
+  return {q.lo == 0 ? 0.0 : floatDown(floatDown(q.lo, true), true),
+          q.hi == 0 ? 0.0 : floatUp(floatUp(q.hi, true), true)};
+}
+
+double truncOf(double v) { return std::trunc(v); }
+double floorOf(double v) { return std::floor(v); }
+
+} // namespace
+
+Interval Interval::all() { return {-kInf, kInf}; }
+bool Interval::isAll() const { return lo == -kInf && hi == kInf; }
+
+Interval kb::valueRange(Value v) { return rangeAt(v, 0); }
+
+bool kb::stepCannotFlip(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten)
+    return false;
+  StringRef name = aten.getName();
+  if (name == "floor" || name == "ceil" || name == "trunc" || name == "round") {
+    Interval a = operandRange(op, 0, 0);
+    if (name == "floor")
+      return constantOver(a, floorOf);
+    if (name == "ceil")
+      return constantOver(a, [](double v) { return std::ceil(v); });
+    if (name == "trunc")
+      return constantOver(a, truncOf);
+    // Half-way cases round to even: nearbyint is monotone too.
+    return absent(op, 1) &&
+           constantOver(a, [](double v) { return std::nearbyint(v); });
+  }
+  if (name == "sign") {
+    Interval a = operandRange(op, 0, 0);
+    return a.lo > 0 || a.hi < 0;
+  }
+  if (name == "floor_divide")
+    return constantOver(roundingQuotient(op, 0), floorOf);
+  if (name == "div" && !absent(op, 2)) {
+    auto mode = op->getOperand(2).getDefiningOp<ConstantOp>();
+    auto s = mode ? dyn_cast<StringAttr>(mode.getValue()) : nullptr;
+    if (!s || (s.getValue() != "trunc" && s.getValue() != "floor"))
+      return false;
+    return constantOver(roundingQuotient(op, 0),
+                        s.getValue() == "trunc" ? truncOf : floorOf);
+  }
+  bool gt = name == "gt", ge = name == "ge", lt = name == "lt",
+       le = name == "le", eq = name == "eq" || name == "ne";
+  if (gt || ge || lt || le || eq) {
+    Interval a = operandRange(op, 0, 0), b = operandRange(op, 1, 0);
+    if (lt || le) {
+      std::swap(a, b); // b > a, b >= a
+      gt = lt;
+      ge = le;
+    }
+    if (eq) // never equal, or both one and the same value
+      return a.hi < b.lo || a.lo > b.hi ||
+             (a.lo == a.hi && b.lo == b.hi && a.lo == b.lo);
+    if (gt) // a > b always or never
+      return a.lo > b.hi || a.hi <= b.lo;
+    return a.lo >= b.hi || a.hi < b.lo; // ge
+  }
+  return false;
+}
