@@ -219,22 +219,6 @@ bool kb::stepCannotFlip(Operation *op) {
   if (!aten)
     return false;
   StringRef name = aten.getName();
-  if (name == "floor" || name == "ceil" || name == "trunc" || name == "round") {
-    Interval a = operandRange(op, 0, 0);
-    if (name == "floor")
-      return constantOver(a, floorOf);
-    if (name == "ceil")
-      return constantOver(a, [](double v) { return std::ceil(v); });
-    if (name == "trunc")
-      return constantOver(a, truncOf);
-    // Half-way cases round to even: nearbyint is monotone too.
-    return absent(op, 1) &&
-           constantOver(a, [](double v) { return std::nearbyint(v); });
-  }
-  if (name == "sign") {
-    Interval a = operandRange(op, 0, 0);
-    return a.lo > 0 || a.hi < 0;
-  }
   if (name == "floor_divide")
     return constantOver(roundingQuotient(op, 0), floorOf);
   if (name == "div" && !absent(op, 2)) {

@@ -2,11 +2,11 @@
 //
 // The numerics rules keep a sum, norm or softmax in ATen when its result
 // reaches a step op, because a last-bit difference can flip the step. Some
-// steps cannot flip whatever their input's last bits: `trunc(hardtanh(relu
-// (x), -1.1, 0.54) / (|p| + 1))` is 0 everywhere. These bounds come from
-// the ops between the reduction and the step alone (clamps, activations of
-// bounded range, arithmetic on them), so they hold for any value the
-// reduction rounds to.
+// steps cannot flip whatever their input's last bits: `div(hardtanh(relu(x),
+// -1.1, 0.54), |p| + 1, rounding_mode='trunc')` is 0 everywhere. These
+// bounds come from the ops between the reduction and the step alone
+// (clamps, activations of bounded range, arithmetic on them), so they hold
+// for any value the reduction rounds to.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KB_TRANSFORMS_VALUERANGE_H
