@@ -158,11 +158,12 @@ public:
                         isContiguousArg(stage->input);
       if (!columns && !vectorRows &&
           (!trailing || stage->reduced.empty() || cols <= 16)) {
-        if (largeEarlierReduction(*last, *stage))
+        bool blockFinal = largeFinalPool(*stage);
+        if (largeEarlierReduction(*last, *stage) || blockFinal)
           return channelsLastRead
                      ? unsupported("channels-last reads in a block-wide "
-                                   "earlier reduction")
-                     : cooperativeKernel(yield, *stage);
+                                   "reduction")
+                     : cooperativeKernel(yield, *stage, blockFinal);
         return perOutput(yield, *stage);
       }
     }
@@ -711,18 +712,31 @@ private:
       int64_t count = 1;
       for (int64_t d : s->reduced)
         count *= s->inShape[d];
-      return count >= 256;
+      return count >= 256 || blockWidePool(*s);
     });
+  }
+
+  /// A final pooling of windows too large for one thread each that
+  /// windowsAsRows could not make rows of (adaptive windows of unequal
+  /// sizes, fixed windows): one block per output reduces each window
+  /// (cooperativeKernel). adaptive_max_pool2d(4) of 127 x 256 planes, 2048
+  /// elements a window one thread each: 1.9 ms where ATen takes 0.12
+  /// (seed 20261311 task 2, bench/NOTES.md session 53).
+  bool largeFinalPool(const StageInfo &stage) const {
+    return stage.reduced.empty() && stage.window.empty() &&
+           blockWidePool(stage);
   }
 
   /// One block per output, every thread evaluating the same index, so the
   /// large earlier reductions are block-wide (emitBlockStage) and the final
   /// small reduction is computed redundantly by each thread.
   llvm::Expected<EmittedKernel> cooperativeKernel(YieldOp yield,
-                                                  const StageInfo &f) {
+                                                  const StageInfo &f,
+                                                  bool blockFinal = false) {
     EmittedKernel out;
     cooperative = true;
-    serialFinal = f.op;
+    // A final pooling of large windows is block-wide too.
+    serialFinal = blockFinal ? AtenOp() : f.op;
     int64_t n = product(f.outShape);
     std::string text;
     llvm::raw_string_ostream s(text);
@@ -750,7 +764,9 @@ private:
         preamble += std::string("  __shared__ ") + decl + ";\n";
     std::string comment =
         displayName(f.op) + " of " + std::to_string(n) +
-        " outputs, one block each: the reductions before it are block-wide.";
+        " outputs, one block each: " +
+        (blockFinal ? "each window reduced by the whole block."
+                    : "the reductions before it are block-wide.");
     if (auto err = assembleKernel(*this, out, yield, comment, "", text, 512))
       return std::move(err);
     out.kind = "reduction";

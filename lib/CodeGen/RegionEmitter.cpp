@@ -167,14 +167,18 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
       name = *e;
     } else if (cooperative && aten != serialFinal &&
                isSerialRecipe(info->recipe) &&
-               !analyzeStage(kernel, aten)->reduced.empty()) {
+               (!analyzeStage(kernel, aten)->reduced.empty() ||
+                blockWidePool(*analyzeStage(kernel, aten)))) {
       auto s = analyzeStage(kernel, aten);
       name = fresh("t");
       os << indent << resultType(*s) << " " << name << "; // "
          << displayName(aten) << ", reduced by the whole block\n"
          << indent << "{\n";
-      if (auto e =
-              emitBlockStage(*this, *s, idx, name, os, indent.str() + "  "))
+      auto e = s->reduced.empty() ? emitBlockPoolStage(*this, *s, idx, name, os,
+                                                       indent.str() + "  ")
+                                  : emitBlockStage(*this, *s, idx, name, os,
+                                                   indent.str() + "  ");
+      if (e)
         return std::move(e);
       os << indent << "}\n";
       newScope();

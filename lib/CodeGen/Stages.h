@@ -187,6 +187,27 @@ llvm::Error emitBlockStage(ElementSource &e, const StageInfo &s,
                            llvm::StringRef idx, llvm::StringRef result,
                            llvm::raw_ostream &os, llvm::StringRef indent);
 
+/// Pooling windows of at least this many elements are reduced by a whole
+/// block where a cooperative kernel evaluates them (emitBlockPoolStage),
+/// not serially by one thread.
+constexpr int64_t kBlockPoolWindowMin = 256;
+/// The elements of pooling stage `s`'s widest window; 0 where the block
+/// form does not apply (a dilated window).
+int64_t poolWindowElements(const StageInfo &s);
+/// Whether pooling stage `s` is reduced block-wide where a cooperative
+/// kernel evaluates it: windows of kBlockPoolWindowMin elements or more,
+/// and at most 65536 outputs (more fill the GPU one thread a window, and a
+/// block per window would spend its barriers on each of them).
+bool blockWidePool(const StageInfo &s);
+/// A pooling stage at output index `idx` reduced by the whole block (every
+/// thread evaluates the same index): the window's elements split over the
+/// threads and combined block-wide, its value assigned to `result`. An
+/// average then sums in another order than ATen's serial window (not
+/// exact); a maximum is the same (NaN wins either way).
+llvm::Error emitBlockPoolStage(ElementSource &e, const StageInfo &s,
+                               llvm::StringRef idx, llvm::StringRef result,
+                               llvm::raw_ostream &os, llvm::StringRef indent);
+
 } // namespace kb::codegen
 
 #endif // KB_LIB_CODEGEN_STAGES_H

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# For the next session (~4 min): large pooling windows reduced by a block.
+# (1) block_pools fixture through kb-verify: 3 of 3 accepted (the average
+# pool's sum differs from ATen's serial order in the last bits).
+# (2) Seed 20261311 task 2 (run99 on an H200: 0.201 ms, its
+# `adaptive_avg_pool2d(4) -> amin(0)` region 1.931 ms one thread a window,
+# dropped against ATen's 0.120): predicted the region ~0.04 ms and kept,
+# the task ~0.12 ms (compile 0.166 on the H200).
+# (3) A fresh seed (5 tasks) and model 16 swin_t.
+set -uo pipefail
+source bench/next-gpu/prepare.sh
+mkdir -p /tmp/fx100 && cp test/fixtures/graphs/torch-1.13/block_pools.* /tmp/fx100/
+timeout 60 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx100 > $OUT/verify100.log 2>&1
+echo "verify_all rc $?"; tail -4 $OUT/verify100.log | cut -c1-200
+timed_tasks sel100 150 140 20261311:2
+timed_slice slice100 20261312 5 16 ${DEADLINE:-540}
+(cd $OUT && tar czf logs100.tgz *.log)
