@@ -158,7 +158,8 @@ public:
                         isContiguousArg(stage->input);
       if (!columns && !vectorRows &&
           (!trailing || stage->reduced.empty() || cols <= 16)) {
-        bool blockFinal = largeFinalPool(*stage);
+        // Large unequal or padded windows: a block each (BlockPools.cpp).
+        bool blockFinal = blockWideFinalPool(*stage);
         if (largeEarlierReduction(*last, *stage) || blockFinal)
           return channelsLastRead
                      ? unsupported("channels-last reads in a block-wide "
@@ -716,26 +717,15 @@ private:
     });
   }
 
-  /// A final pooling of windows too large for one thread each that
-  /// windowsAsRows could not make rows of (adaptive windows of unequal
-  /// sizes, fixed windows): one block per output reduces each window
-  /// (cooperativeKernel). adaptive_max_pool2d(4) of 127 x 256 planes, 2048
-  /// elements a window one thread each: 1.9 ms where ATen takes 0.12
-  /// (seed 20261311 task 2, bench/NOTES.md session 53).
-  bool largeFinalPool(const StageInfo &stage) const {
-    return stage.reduced.empty() && stage.window.empty() &&
-           blockWidePool(stage);
-  }
-
   /// One block per output, every thread evaluating the same index, so the
   /// large earlier reductions are block-wide (emitBlockStage) and the final
-  /// small reduction is computed redundantly by each thread.
+  /// small reduction is computed redundantly by each thread (block-wide
+  /// too with `blockFinal`, a final pooling of large windows).
   llvm::Expected<EmittedKernel> cooperativeKernel(YieldOp yield,
                                                   const StageInfo &f,
                                                   bool blockFinal = false) {
     EmittedKernel out;
     cooperative = true;
-    // A final pooling of large windows is block-wide too.
     serialFinal = blockFinal ? AtenOp() : f.op;
     int64_t n = product(f.outShape);
     std::string text;

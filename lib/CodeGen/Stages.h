@@ -199,6 +199,9 @@ int64_t poolWindowElements(const StageInfo &s);
 /// and at most 65536 outputs (more fill the GPU one thread a window, and a
 /// block per window would spend its barriers on each of them).
 bool blockWidePool(const StageInfo &s);
+/// A final pooling stage of windows too large for one thread each that no
+/// row form took (windowsAsRows): a block per output reduces each window.
+bool blockWideFinalPool(const StageInfo &s);
 /// A pooling stage at output index `idx` reduced by the whole block (every
 /// thread evaluates the same index): the window's elements split over the
 /// threads and combined block-wide, its value assigned to `result`. An
