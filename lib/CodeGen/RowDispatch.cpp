@@ -88,19 +88,18 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
           std::to_string(p.tileW) + ", " + std::to_string(p.tileC) +
           "] slab in shared memory",
       "block per item of " +
-          (p.splitRows == 32 ? (p.quad ? std::to_string(splitItemRows(p)) +
-                                             " rows (4 per lane, read as "
-                                             "float4)"
-                               : p.rows < 32 && splitLaneWidth(p) < 32
-                                   ? std::to_string(p.rows) +
-                                         " rows (one per lane of " +
-                                         std::to_string(splitLaneWidth(p)) +
-                                         ", a warp reading " +
-                                         std::to_string(
-                                             32 / splitLaneWidth(p)) +
-                                         " neighbouring elements of each)"
-                                   : std::string("32 rows (one per lane)"))
-                             : std::string("one row")) +
+          (p.splitRows == 32
+               ? (p.quad ? std::to_string(splitItemRows(p)) +
+                               " rows (4 per lane, read as "
+                               "float4)"
+                  : p.rows < 32 && splitLaneWidth(p) < 32
+                      ? std::to_string(p.rows) + " rows (one per lane of " +
+                            std::to_string(splitLaneWidth(p)) +
+                            ", a warp reading " +
+                            std::to_string(32 / splitLaneWidth(p)) +
+                            " neighbouring elements of each)"
+                      : std::string("32 rows (one per lane)"))
+               : std::string("one row")) +
           (p.chunks == 1
                ? std::string(" and all its elements, its passes one after "
                              "another")
