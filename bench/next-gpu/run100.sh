@@ -6,12 +6,19 @@
 # `adaptive_avg_pool2d(4) -> amin(0)` region 1.931 ms one thread a window,
 # dropped against ATen's 0.120): predicted the region ~0.04 ms and kept,
 # the task ~0.12 ms (compile 0.166 on the H200).
-# (3) A fresh seed (5 tasks) and model 16 swin_t.
+# (3) Which SDPA kernel eager runs in the transformer models, and why
+# (bench/probes/sdpa_backend.py): predicted math for t5_encoder (its
+# position-bias mask is a permuted view, last-dim stride != 1), efficient
+# for the others.
+# (4) A fresh seed (5 tasks) and model 16 swin_t.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
 mkdir -p /tmp/fx100 && cp test/fixtures/graphs/torch-1.13/block_pools.* /tmp/fx100/
 timeout 60 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx100 > $OUT/verify100.log 2>&1
 echo "verify_all rc $?"; tail -4 $OUT/verify100.log | cut -c1-200
 timed_tasks sel100 150 140 20261311:2
+timeout 150 python3 bench/probes/sdpa_backend.py bench/models/33_t5_encoder.py \
+  bench/models/34_clip_text.py bench/models/10_bert_encoder.py bench/models/37_whisper_encoder.py \
+  > $OUT/sdpa100.log 2>&1; echo "sdpa rc $?"; grep -E "^==|backend|refused" $OUT/sdpa100.log | cut -c1-300 | head -30
 timed_slice slice100 20261312 5 16 ${DEADLINE:-540}
 (cd $OUT && tar czf logs100.tgz *.log)
