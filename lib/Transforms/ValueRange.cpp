@@ -78,8 +78,17 @@ Interval mul(Interval x, Interval y) {
   return {floatDown(*std::min_element(p, p + 4)),
           floatUp(*std::max_element(p, p + 4))};
 }
-/// x / y where y's range excludes 0; every quotient widened by one float
-/// ulp (the double quotient is inexact).
+/// `x` (a float, > 0) moved `n` float ulps away from 0.
+double ulpsOut(double x, int n) {
+  float f = static_cast<float>(x);
+  for (int i = 0; i < n; ++i)
+    f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+/// x / y where y's range excludes 0, each bound two float ulps outside the
+/// quotient of the bounds: ATen divides by a scalar as a product with its
+/// float reciprocal, two roundings (within an ulp of the quotient) where
+/// IEEE division has one. A bound of 0 stays (0 / y and 0 * (1 / y) are 0).
 Interval div(Interval x, Interval y) {
   if (!(y.lo > 0 || y.hi < 0))
     return Interval::all();
@@ -87,8 +96,8 @@ Interval div(Interval x, Interval y) {
   if (llvm::any_of(q, [](double v) { return std::isnan(v); }))
     return Interval::all(); // inf / inf
   double lo = *std::min_element(q, q + 4), hi = *std::max_element(q, q + 4);
-  return {lo == 0 ? 0.0 : floatDown(lo, true),
-          hi == 0 ? 0.0 : floatUp(hi, true)};
+  return {lo == 0 ? 0.0 : floatDown(floatDown(lo, true), true),
+          hi == 0 ? 0.0 : floatUp(floatUp(hi, true), true)};
 }
 Interval clampTo(Interval x, double lo, double hi) {
   return {std::clamp(x.lo, lo, hi), std::clamp(x.hi, lo, hi)};
@@ -132,10 +141,13 @@ Interval rangeAt(Value v, int depth) {
     return clampTo(x(), 0, kInf);
   if (name == "relu6")
     return clampTo(x(), 0, 6);
+  // Bounded activations: their whole range, whatever the input's (they are
+  // not clamps of it), 4 ulps outside +-1 (an approximate division in
+  // --fast-math's sigmoid may round past 1; their 0 is exact).
   if (name == "sigmoid" || name == "hardsigmoid")
-    return clampTo(x(), 0, 1);
+    return {0, ulpsOut(1, 4)};
   if (name == "tanh")
-    return clampTo(x(), -1, 1);
+    return {-ulpsOut(1, 4), ulpsOut(1, 4)};
   if (name == "exp") {
     Interval a = x();
     return {a.lo == -kInf ? 0.0 : floatDown(std::exp(a.lo) * (1 - 1e-6)),
@@ -194,14 +206,10 @@ template <typename F> bool constantOver(Interval a, F f) {
   return std::isfinite(a.lo) && std::isfinite(a.hi) && f(a.lo) == f(a.hi);
 }
 
-/// A quotient's range as a rounding division sees it: ATen multiplies by
-/// the float reciprocal of a scalar divisor, two roundings from x / y.
+/// A quotient's range as a rounding division sees it (div's bounds allow
+/// for a product with the float reciprocal already).
 Interval roundingQuotient(Operation *op, int depth) {
-  Interval q = div(operandRange(op, 0, depth), operandRange(op, 1, depth));
-  if (q.isAll())
-    return q;
-  return {q.lo == 0 ? 0.0 : floatDown(floatDown(q.lo, true), true),
-          q.hi == 0 ? 0.0 : floatUp(floatUp(q.hi, true), true)};
+  return div(operandRange(op, 0, depth), operandRange(op, 1, depth));
 }
 
 double truncOf(double v) { return std::trunc(v); }

@@ -152,3 +152,48 @@ TEST(ValueRange, ArithmeticBoundsHoldForTheFloatResults) {
   // A divisor whose range holds 0 bounds nothing.
   EXPECT_TRUE(r.range("unbounded").isAll());
 }
+
+TEST(ValueRange, BoundedActivationsIgnoreTheirInputsRange) {
+  // sigmoid and tanh are not clamps of their input: sigmoid of [5, 10] is
+  // about [0.9933, 0.99995], not [1, 1].
+  Ranges r(R"(
+  %five = kb.constant {value = 5.000000e+00 : f64} : f64
+  %ten = kb.constant {value = 1.000000e+01 : f64} : f64
+  %one_f = kb.constant {value = 1.000000e+00 : f64} : f64
+  %h = kb.aten "hardtanh"(%x, %five, %ten) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %s = kb.aten "sigmoid"(%h) {tag = "sig"} : (tensor<8xf32>) -> tensor<8xf32>
+  %t = kb.aten "tanh"(%h) {tag = "tanh"} : (tensor<8xf32>) -> tensor<8xf32>
+  %g = kb.aten "ge"(%s, %one_f) {overload = "Scalar", tag = "ge_one"} : (tensor<8xf32>, f64) -> tensor<8xi1>
+)");
+  ASSERT_TRUE(r.ok());
+  EXPECT_LE(r.range("sig").lo, 1.0f / (1.0f + std::exp(-5.0f)));
+  EXPECT_GT(r.range("sig").hi, 1.0); // an approximate division may pass 1
+  EXPECT_LE(r.range("tanh").lo, -1.0);
+  // sigmoid >= 1 may hold for some inputs (it rounds to 1): not constant.
+  EXPECT_FALSE(r.cannotFlip("ge_one"));
+}
+
+TEST(ValueRange, ScalarDivisionByItsReciprocal) {
+  // ATen divides by a scalar as a product with the float reciprocal:
+  // 6.9999995f * (1 / 7.0f) rounds to 1.0f, where 6.9999995f / 7 is
+  // 0.99999994f. The bound must cover it, so trunc of the quotient is not
+  // constant.
+  Ranges r(R"(
+  %zero = kb.constant {value = 0.000000e+00 : f64} : f64
+  %top = kb.constant {value = 6.9999995 : f64} : f64
+  %three = kb.constant {value = 7.000000e+00 : f64} : f64
+  %trunc = kb.constant {value = "trunc"} : !kb.str
+  %h = kb.aten "hardtanh"(%x, %zero, %top) : (tensor<8xf32>, f64, f64) -> tensor<8xf32>
+  %q = kb.aten "div"(%h, %three) {overload = "Scalar", tag = "q"} : (tensor<8xf32>, f64) -> tensor<8xf32>
+  %t = kb.aten "div"(%h, %three, %trunc) {overload = "Scalar_mode", tag = "trunc"} : (tensor<8xf32>, f64, !kb.str) -> tensor<8xf32>
+)");
+  ASSERT_TRUE(r.ok());
+  float top = 6.9999995f, recip = 1.0f / 7.0f;
+  float viaReciprocal = top * recip, divided = top / 7.0f;
+  ASSERT_EQ(viaReciprocal, 1.0f);
+  ASSERT_LT(divided, 1.0f);
+  EXPECT_GE(r.range("q").hi, viaReciprocal);
+  EXPECT_GE(r.range("q").hi, divided);
+  EXPECT_EQ(r.range("q").lo, 0.0);
+  EXPECT_FALSE(r.cannotFlip("trunc"));
+}
