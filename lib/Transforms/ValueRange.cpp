@@ -148,6 +148,53 @@ Interval rangeAt(Value v, int depth) {
     return {0, ulpsOut(1, 4)};
   if (name == "tanh")
     return {-ulpsOut(1, 4), ulpsOut(1, 4)};
+  // Activations bounded below whatever their input, each floor a little
+  // below the function's minimum (gelu's -0.16997 at -0.752, silu's
+  // -0.27846 at -1.278, mish's -0.30884 at -1.19, hardswish's -0.375 at
+  // -1.5, selu's -scale * alpha), so approximate exp and division
+  // (--fast-math) stay above it.
+  static const std::pair<llvm::StringLiteral, double> floors[] = {
+      {"gelu", -0.1701},      {"silu", -0.2785}, {"mish", -0.3089},
+      {"hardswish", -0.3751}, {"selu", -1.7582}, {"square", 0.0}};
+  for (const auto &[fn, lo] : floors)
+    if (name == fn)
+      return {lo, kInf};
+  // sqrt of a negative is NaN, which compares false: only inputs that
+  // cannot be negative (a last bit could move one below 0) bound it.
+  if (name == "sqrt")
+    return x().lo >= 0 ? Interval{0, kInf} : Interval::all();
+  if (name == "elu") {
+    // alpha * scale * (exp(x) - 1) above -alpha * scale.
+    std::optional<double> alpha =
+        absent(op, 1) ? 1.0 : floatConstant(op->getOperand(1));
+    std::optional<double> sc =
+        absent(op, 2) ? 1.0 : floatConstant(op->getOperand(2));
+    if (!alpha || !sc || *alpha < 0 || *sc < 0)
+      return Interval::all();
+    return {floatDown(-*alpha * *sc * (1 + 1e-5) - 1e-6), kInf};
+  }
+  if (name == "softplus") {
+    // log1p(exp(beta x)) / beta >= 0, or x itself past the threshold.
+    std::optional<double> beta =
+        absent(op, 1) ? 1.0 : floatConstant(op->getOperand(1));
+    std::optional<double> th =
+        absent(op, 2) ? 20.0 : floatConstant(op->getOperand(2));
+    if (!beta || !th || *beta <= 0 || *th < 0)
+      return Interval::all();
+    return {0, kInf};
+  }
+  if (name == "pow" && aten.getOverload() == "Tensor_Scalar") {
+    std::optional<double> e = floatConstant(op->getOperand(1));
+    return e && *e == 2 ? Interval{0, kInf} : Interval::all();
+  }
+  if (name == "log_sigmoid" || name == "log_softmax")
+    return {-kInf, 0};
+  if (name == "softmax")
+    return {0, ulpsOut(1, 4)};
+  if (name == "where") {
+    Interval a = operandRange(op, 1, depth), b = operandRange(op, 2, depth);
+    return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+  }
   if (name == "exp") {
     Interval a = x();
     return {a.lo == -kInf ? 0.0 : floatDown(std::exp(a.lo) * (1 - 1e-6)),

@@ -197,3 +197,31 @@ TEST(ValueRange, ScalarDivisionByItsReciprocal) {
   EXPECT_EQ(r.range("q").lo, 0.0);
   EXPECT_FALSE(r.cannotFlip("trunc"));
 }
+
+TEST(ValueRange, ActivationsBoundedBelow) {
+  Ranges r(R"(
+  %m4 = kb.constant {value = -4.020000e-01 : f64} : f64
+  %m1 = kb.constant {value = -1.000000e-01 : f64} : f64
+  %two = kb.constant {value = 2.000000e+00 : f64} : f64
+  %g = kb.aten "silu"(%x) {tag = "silu"} : (tensor<8xf32>) -> tensor<8xf32>
+  %a = kb.aten "le"(%g, %m4) {overload = "Scalar", tag = "silu_le"} : (tensor<8xf32>, f64) -> tensor<8xi1>
+  %b = kb.aten "le"(%g, %m1) {overload = "Scalar", tag = "silu_le_small"} : (tensor<8xf32>, f64) -> tensor<8xi1>
+  %s = kb.aten "sqrt"(%x) {tag = "sqrt_any"} : (tensor<8xf32>) -> tensor<8xf32>
+  %q = kb.aten "pow"(%x, %two) {overload = "Tensor_Scalar", tag = "sq"} : (tensor<8xf32>, f64) -> tensor<8xf32>
+  %t = kb.aten "sqrt"(%q) {tag = "sqrt_sq"} : (tensor<8xf32>) -> tensor<8xf32>
+  %w = kb.aten "where"(%a, %g, %q) {overload = "self", tag = "where"} : (tensor<8xi1>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %l = kb.aten "log_sigmoid"(%x) {tag = "logsig"} : (tensor<8xf32>) -> tensor<8xf32>
+)");
+  ASSERT_TRUE(r.ok());
+  // silu's minimum is -0.27846: below -0.402 never, below -0.1 sometimes.
+  EXPECT_TRUE(r.cannotFlip("silu_le"));
+  EXPECT_FALSE(r.cannotFlip("silu_le_small"));
+  EXPECT_LE(r.range("silu").lo, -0.27846454);
+  // sqrt of a value that may be negative may be NaN: no bound.
+  EXPECT_TRUE(r.range("sqrt_any").isAll());
+  EXPECT_EQ(r.range("sq").lo, 0.0);
+  EXPECT_EQ(r.range("sqrt_sq").lo, 0.0);
+  // where: the union of its two values' ranges.
+  EXPECT_EQ(r.range("where").lo, r.range("silu").lo);
+  EXPECT_EQ(r.range("logsig").hi, 0.0);
+}
