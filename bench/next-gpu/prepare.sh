@@ -55,6 +55,18 @@ timed_tasks() {
   echo "$tag rc $? $(( $(date +%s)-t0 ))s"; grep -E "ok |WRONG|FAIL" $OUT/$tag.log | cut -c1-300
   grep -h "^| kb_" /tmp/kbw-$tag/*/*/rewritten/report.md 2>/dev/null | cut -c1-250
 }
+# verify_fixtures TAG LIMIT_S LINES FILE...: the fixture graphs FILE...
+# (with their params.json) through test/CodeGen/verify_all.py, at most
+# LIMIT_S seconds; its log under $OUT as TAG.log, its last LINES lines
+# printed.
+verify_fixtures() {
+  local tag=$1 limit=$2 lines=$3
+  shift 3
+  mkdir -p /tmp/$tag && cp "$@" /tmp/$tag/ 2>/dev/null
+  timeout $limit python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/$tag > $OUT/$tag.log 2>&1
+  echo "verify_all rc $? $(( $(date +%s)-t0 ))s"
+  grep -v "^Exception\|^frame" $OUT/$tag.log | tail -$lines | cut -c1-200
+}
 # rw TAG SOURCE OUT [CLANG ARGS]: kb-rewrite rewrite of a C++ source with
 # kb-verify and the harness, the host's libtorch headers; its log under $OUT
 # as TAG.log, a line of what it rewrote printed.

@@ -13,9 +13,7 @@
 # (4) A fresh seed (5 tasks) and model 16 swin_t.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-mkdir -p /tmp/fx100 && cp test/fixtures/graphs/torch-1.13/block_pools.* /tmp/fx100/
-timeout 60 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx100 > $OUT/verify100.log 2>&1
-echo "verify_all rc $?"; tail -4 $OUT/verify100.log | cut -c1-200
+verify_fixtures verify100 60 4 test/fixtures/graphs/torch-1.13/block_pools.*
 timed_tasks sel100 150 140 20261311:2
 timeout 150 python3 bench/probes/sdpa_backend.py bench/models/33_t5_encoder.py \
   bench/models/34_clip_text.py bench/models/10_bert_encoder.py bench/models/37_whisper_encoder.py \

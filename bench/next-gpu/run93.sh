@@ -14,11 +14,9 @@
 # measured; predicted ~1.1x eager, ~0.9x compile).
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-mkdir -p /tmp/fx93
-cp test/fixtures/graphs/torch-1.13/{rms_residual_epilogue,sweep_adaptive_avg,adaptive_pool_windows,pools_into_rows}.* \
-  test/CodeGen/Inputs/adaptive_max_pool.* test/CodeGen/Inputs/adaptive_pool_rows.* /tmp/fx93/ 2>/dev/null
-timeout 90 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx93 > $OUT/verify93.log 2>&1
-echo "verify_all rc $? $(( $(date +%s)-t0 ))s"; grep -v "^Exception\|^frame" $OUT/verify93.log | tail -14 | cut -c1-200
+verify_fixtures verify93 90 14 \
+  test/fixtures/graphs/torch-1.13/{rms_residual_epilogue,sweep_adaptive_avg,adaptive_pool_windows,pools_into_rows}.* \
+  test/CodeGen/Inputs/adaptive_max_pool.* test/CodeGen/Inputs/adaptive_pool_rows.*
 timed_tasks sel93 120 110 20261306:1
 timed_slice slice93 20261307 4 33,36 ${DEADLINE:-575}
 (cd $OUT && tar czf logs93.tgz *.log)

@@ -31,9 +31,7 @@ done
 # (3) Pools whose windows overlap, staged in shared memory: every kernel
 # of the fixture accepted; seed 20261306 task 1 (run93 1.802 ms, its pool
 # region 0.416): predicted region ~0.25 ms, the task ~1.64 ms.
-mkdir -p /tmp/fx95 && cp test/fixtures/graphs/torch-1.13/pool_overlap_softmax.* /tmp/fx95/
-timeout 60 python3 test/CodeGen/verify_all.py $KB_REWRITE $KBV /tmp/fx95 > $OUT/verify95.log 2>&1
-echo "verify_all rc $?"; tail -4 $OUT/verify95.log | cut -c1-200
+verify_fixtures verify95 60 4 test/fixtures/graphs/torch-1.13/pool_overlap_softmax.*
 timed_tasks sel95 120 110 20261306:1
 timed_slice slice95 20261308 0 36,6 ${DEADLINE:-575}
 (cd $OUT && tar czf logs95.tgz *.log)

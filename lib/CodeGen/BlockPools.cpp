@@ -20,28 +20,10 @@ using namespace kb;
 using namespace kb::codegen;
 
 int64_t codegen::poolWindowElements(const StageInfo &s) {
-  if (!isPoolRecipe(s.recipe) || !s.spatial)
+  if (!isPoolRecipe(s.recipe) || !s.spatial ||
+      llvm::any_of(s.dilation, [](int64_t d) { return d != 1; }))
     return 0;
-  int64_t k = s.spatial, n = 1;
-  ArrayRef<int64_t> inSp = ArrayRef<int64_t>(s.inShape).take_back(k);
-  ArrayRef<int64_t> outSp = ArrayRef<int64_t>(s.outShape).take_back(k);
-  bool adaptive = s.recipe == Recipe::AdaptiveAvgPool ||
-                  s.recipe == Recipe::AdaptiveMaxPool;
-  for (int64_t d = 0; d < k; ++d) {
-    if (adaptive) {
-      int64_t widest = 1;
-      for (int64_t q = 0; q < outSp[d]; ++q)
-        widest =
-            std::max(widest, ((q + 1) * inSp[d] + outSp[d] - 1) / outSp[d] -
-                                 (q * inSp[d]) / outSp[d]);
-      n *= widest;
-      continue;
-    }
-    if (d < (int64_t)s.dilation.size() && s.dilation[d] != 1)
-      return 0;
-    n *= s.kernel[d];
-  }
-  return n;
+  return product(widestWindow(s));
 }
 
 bool codegen::blockWidePool(const StageInfo &s) {
@@ -57,8 +39,7 @@ llvm::Error codegen::emitBlockPoolStage(ElementSource &e, const StageInfo &s,
   int64_t k = s.spatial;
   ArrayRef<int64_t> inSp = ArrayRef<int64_t>(s.inShape).take_back(k);
   ArrayRef<int64_t> outSp = ArrayRef<int64_t>(s.outShape).take_back(k);
-  bool adaptive = s.recipe == Recipe::AdaptiveAvgPool ||
-                  s.recipe == Recipe::AdaptiveMaxPool;
+  bool adaptive = isAdaptivePoolRecipe(s.recipe);
   bool mx = s.recipe == Recipe::MaxPool || s.recipe == Recipe::AdaptiveMaxPool;
   std::vector<int64_t> inStride(k, 1), outStride(k, 1);
   for (int64_t d = k - 2; d >= 0; --d) {
@@ -68,34 +49,11 @@ llvm::Error codegen::emitBlockPoolStage(ElementSource &e, const StageInfo &s,
   std::string in = indent.str(), O = "(" + idx.str() + ")";
   os << in << "const long long wplane = " << O << " / " << product(outSp)
      << "LL;\n";
-  for (int64_t d = 0; d < k; ++d) {
-    std::string D = std::to_string(d);
-    os << in << "const int wp" << D << " = (int)((" << O << " / "
+  for (int64_t d = 0; d < k; ++d)
+    os << in << "const int wp" << d << " = (int)((" << O << " / "
        << outStride[d] << "LL) % " << outSp[d] << "LL);\n";
-    if (adaptive) {
-      // Windows [floor(p*I/O), ceil((p+1)*I/O)), as the serial form.
-      os << in << "const int wb" << D << " = (wp" << D << " * " << inSp[d]
-         << ") / " << outSp[d] << ", we" << D << " = ((wp" << D << " + 1) * "
-         << inSp[d] << " + " << outSp[d] - 1 << ") / " << outSp[d] << ";\n";
-      continue;
-    }
-    // ATen's pools: the window from p * stride - padding, an average's pool
-    // size counting padding, then clipped to the input.
-    os << in << "int wb" << D << " = wp" << D << " * " << s.stride[d] << " - "
-       << s.padding[d] << ", we" << D << " = min(wb" << D << " + "
-       << s.kernel[d] << ", " << inSp[d] + s.padding[d] << ");\n"
-       << (!mx && s.countIncludePad && !s.divisor
-               ? in + "const int wn" + D + " = we" + D + " - wb" + D + ";\n"
-               : std::string())
-       << in << "wb" << D << " = max(wb" << D << ", 0);\n"
-       << in << "we" << D << " = min(we" << D << ", " << inSp[d] << ");\n";
-  }
-  std::string count, padded;
-  for (int64_t d = 0; d < k; ++d) {
-    std::string D = std::to_string(d);
-    count += (d ? " * " : "") + std::string("(we") + D + " - wb" + D + ")";
-    padded += (d ? " * " : "") + std::string("wn") + D;
-  }
+  auto [count, padded] =
+      emitWindowBounds(s, "w", !mx && s.countIncludePad && !s.divisor, os, in);
   std::string in2 = in + "  ";
   os << in << "const int wcnt = max(" << count << ", 0);\n"
      << in << "float wacc = " << (mx ? "-kb::inf()" : "0.f") << ";\n"

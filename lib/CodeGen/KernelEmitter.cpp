@@ -196,9 +196,7 @@ private:
   /// (gen-20261219 task 5: adaptive_avg_pool2d to (1, 2) over 225 x 56, 546
   /// outputs of 6300 elements, 1.748 ms one thread each, ATen 0.214).
   void windowsAsRows(StageInfo &s) {
-    if ((s.recipe != Recipe::AdaptiveAvgPool &&
-         s.recipe != Recipe::AdaptiveMaxPool) ||
-        channelsLastRead || !s.spatial)
+    if (!isAdaptivePoolRecipe(s.recipe) || channelsLastRead || !s.spatial)
       return;
     ArrayRef<int64_t> in = s.inShape, out = s.outShape;
     // Leading dims are kept (analyzeStage): windows of 1.
@@ -290,7 +288,7 @@ private:
                       out = shapeOf(op->getResult(0));
     if (in.size() != out.size() || op->getNumResults() != 1)
       return std::nullopt;
-    if (recipe == Recipe::AdaptiveAvgPool || recipe == Recipe::AdaptiveMaxPool)
+    if (isAdaptivePoolRecipe(recipe))
       return equalWindows(in, out);
     int64_t rank = in.size();
     SmallVector<int64_t> window(rank, 1);
@@ -860,8 +858,8 @@ private:
   int64_t outputsPerThread(const StageInfo &f) const {
     if (perOutputUnroll > 0)
       return perOutputUnroll;
-    if (!f.spatial || f.recipe == Recipe::AdaptiveAvgPool ||
-        f.recipe == Recipe::AdaptiveMaxPool || dependsOnReduction(f.input))
+    if (!f.spatial || isAdaptivePoolRecipe(f.recipe) ||
+        dependsOnReduction(f.input))
       return 1;
     int64_t window = product(f.kernel);
     return std::clamp<int64_t>((12 + window - 1) / window, 1, 4);

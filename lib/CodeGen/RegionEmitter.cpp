@@ -110,6 +110,20 @@ std::string RegionEmitter::provenance() const {
                             : std::string("an anchorless chain");
 }
 
+std::optional<StageInfo> RegionEmitter::blockStage(AtenOp aten) {
+  if (!cooperative || aten == serialFinal ||
+      !isSerialRecipe(aten.getInfo()->recipe))
+    return std::nullopt;
+  auto s = analyzeStage(kernel, aten);
+  if (!s) { // the serial form below reports it
+    llvm::consumeError(s.takeError());
+    return std::nullopt;
+  }
+  if (s->reduced.empty() && !blockWidePool(*s))
+    return std::nullopt;
+  return std::move(*s);
+}
+
 llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
                                                    llvm::raw_ostream &os,
                                                    llvm::StringRef indent) {
@@ -165,11 +179,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
       if (!e)
         return e.takeError();
       name = *e;
-    } else if (cooperative && aten != serialFinal &&
-               isSerialRecipe(info->recipe) &&
-               (!analyzeStage(kernel, aten)->reduced.empty() ||
-                blockWidePool(*analyzeStage(kernel, aten)))) {
-      auto s = analyzeStage(kernel, aten);
+    } else if (auto s = blockStage(aten)) {
       name = fresh("t");
       os << indent << resultType(*s) << " " << name << "; // "
          << displayName(aten) << ", reduced by the whole block\n"

@@ -169,6 +169,10 @@ public:
   /// instead of serially by one thread (emitBlockStage).
   bool cooperative = false;
   AtenOp serialFinal; // the final stage: serial in every thread, uniformly
+  /// The stage of `aten` where a cooperative kernel reduces it with the
+  /// whole block: an earlier Reduce stage (emitBlockStage) or a pooling of
+  /// large windows (emitBlockPoolStage); none otherwise.
+  std::optional<StageInfo> blockStage(AtenOp aten);
 
   /// The region's ops as TorchScript IR text (what kb-verify runs with
   /// libtorch); `extraReturns` are block arguments an op updates in place.

@@ -92,7 +92,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                ? (p.quad ? std::to_string(splitItemRows(p)) +
                                " rows (4 per lane, read as "
                                "float4)"
-                  : p.rows < 32 && splitLaneWidth(p) < 32
+                  : splitLaneWidth(p) < 32
                       ? std::to_string(p.rows) + " rows (one per lane of " +
                             std::to_string(splitLaneWidth(p)) +
                             ", a warp reading " +

@@ -74,6 +74,10 @@ bool codegen::isPoolRecipe(Recipe r) {
          r == Recipe::AdaptiveAvgPool || r == Recipe::AdaptiveMaxPool;
 }
 
+bool codegen::isAdaptivePoolRecipe(Recipe r) {
+  return r == Recipe::AdaptiveAvgPool || r == Recipe::AdaptiveMaxPool;
+}
+
 bool codegen::isSerialRecipe(Recipe recipe) {
   return isReduceRecipe(recipe) || isPoolRecipe(recipe);
 }
@@ -201,8 +205,7 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     for (int64_t d = 0; d < rank - k; ++d)
       if (in[d] != out[d])
         return fail("'" + name + "' changes a leading dim");
-    if (s.recipe == Recipe::AdaptiveAvgPool ||
-        s.recipe == Recipe::AdaptiveMaxPool) {
+    if (isAdaptivePoolRecipe(s.recipe)) {
       // Global pooling is a mean (a max) over the trailing dims: it gets
       // the parallel row kernels instead of one thread per output.
       if (llvm::all_of(out.take_back(k), [](int64_t d) { return d == 1; })) {
@@ -619,8 +622,7 @@ llvm::Error codegen::emitSerialStage(ElementSource &e, const StageInfo &s,
   // Every window inside the input (no padding, no ceil_mode overhang): the
   // loops have constant trip counts and no bounds checks, so they unroll and
   // all of a window's loads are issued together.
-  bool adaptive = s.recipe == Recipe::AdaptiveAvgPool ||
-                  s.recipe == Recipe::AdaptiveMaxPool;
+  bool adaptive = isAdaptivePoolRecipe(s.recipe);
   bool inside = !adaptive;
   for (int64_t d = 0; inside && d < k; ++d)
     inside = s.padding[d] == 0 &&
@@ -650,47 +652,16 @@ llvm::Error codegen::emitSerialStage(ElementSource &e, const StageInfo &s,
     }
     return maxWindow();
   }
-  for (int64_t d = 0; d < k; ++d) {
-    std::string D = std::to_string(d);
-    if (adaptive) {
-      // Windows [floor(p*I/O), ceil((p+1)*I/O)).
-      os << ind << "const int b" << D << " = (p" << D << " * " << inSp[d]
-         << ") / " << outSp[d] << ", e" << D << " = ((p" << D << " + 1) * "
-         << inSp[d] << " + " << outSp[d] - 1 << ") / " << outSp[d] << ";\n";
-    } else {
-      // ATen's avg_pool: the pool size counts padding, the window is then
-      // clipped to the input.
-      os << ind << "int b" << D << " = p" << D << " * " << s.stride[d] << " - "
-         << s.padding[d] << ", e" << D << " = min(b" << D << " + "
-         << s.kernel[d] << ", " << inSp[d] + s.padding[d] << ");\n"
-         << (s.countIncludePad && !s.divisor
-                 ? ind + "const int n" + D + " = e" + D + " - b" + D + ";\n"
-                 : std::string())
-         << ind << "b" << D << " = max(b" << D << ", 0);\n"
-         << ind << "e" << D << " = min(e" << D << ", " << inSp[d] << ");\n";
-    }
-  }
-  std::string count, padded;
-  for (int64_t d = 0; d < k; ++d) {
-    std::string D = std::to_string(d);
-    count += (d ? " * " : "") + std::string("(e") + D + " - b" + D + ")";
-    padded += (d ? " * " : "") + std::string("n") + D;
-  }
+  auto [count, padded] =
+      emitWindowBounds(s, "", s.countIncludePad && !s.divisor, os, ind);
   // Adaptive windows vary in size by one at most: loops unrolled to the
   // largest, an element past the window's end skipped, visit the same
   // elements in the same order with all of a window's loads issued
   // together. The loops over [b, e) did not unroll: adaptive_max_pool2d 7
   // of 32 x 8 after a subtraction ran at 1.2 TB/s on an H100
   // (gen-20261306 task 1).
-  std::vector<int64_t> widest(k, 1);
-  int64_t widestSize = 1;
-  for (int64_t d = 0; adaptive && d < k; ++d) {
-    for (int64_t q = 0; q < outSp[d]; ++q)
-      widest[d] =
-          std::max(widest[d], ((q + 1) * inSp[d] + outSp[d] - 1) / outSp[d] -
-                                  (q * inSp[d]) / outSp[d]);
-    widestSize *= widest[d];
-  }
+  SmallVector<int64_t> widest = widestWindow(s);
+  int64_t widestSize = product(widest);
   auto openAdaptiveWindow = [&] {
     if (widestSize > kUnrolledWindowMax)
       return openWindowLoops();
@@ -785,6 +756,56 @@ llvm::Error codegen::emitBlockStage(ElementSource &e, const StageInfo &s,
   }
   os << indent << result << " = " << p.result << ";\n";
   return llvm::Error::success();
+}
+
+SmallVector<int64_t> codegen::widestWindow(const StageInfo &s) {
+  int64_t k = s.spatial;
+  ArrayRef<int64_t> inSp = ArrayRef<int64_t>(s.inShape).take_back(k);
+  ArrayRef<int64_t> outSp = ArrayRef<int64_t>(s.outShape).take_back(k);
+  if (!isAdaptivePoolRecipe(s.recipe))
+    return SmallVector<int64_t>(s.kernel.begin(), s.kernel.end());
+  SmallVector<int64_t> widest(k, 1);
+  for (int64_t d = 0; d < k; ++d)
+    for (int64_t q = 0; q < outSp[d]; ++q)
+      widest[d] =
+          std::max(widest[d], ((q + 1) * inSp[d] + outSp[d] - 1) / outSp[d] -
+                                  (q * inSp[d]) / outSp[d]);
+  return widest;
+}
+
+std::pair<std::string, std::string>
+codegen::emitWindowBounds(const StageInfo &s, llvm::StringRef pre,
+                          bool poolSize, llvm::raw_ostream &os,
+                          llvm::StringRef ind) {
+  int64_t k = s.spatial;
+  ArrayRef<int64_t> inSp = ArrayRef<int64_t>(s.inShape).take_back(k);
+  ArrayRef<int64_t> outSp = ArrayRef<int64_t>(s.outShape).take_back(k);
+  bool adaptive = isAdaptivePoolRecipe(s.recipe);
+  std::string P = pre.str(), count, padded;
+  for (int64_t d = 0; d < k; ++d) {
+    std::string D = std::to_string(d), p = P + "p" + D, b = P + "b" + D,
+                e = P + "e" + D, n = P + "n" + D;
+    if (adaptive) {
+      // Windows [floor(p*I/O), ceil((p+1)*I/O)).
+      os << ind << "const int " << b << " = (" << p << " * " << inSp[d]
+         << ") / " << outSp[d] << ", " << e << " = ((" << p << " + 1) * "
+         << inSp[d] << " + " << outSp[d] - 1 << ") / " << outSp[d] << ";\n";
+    } else {
+      // ATen's pools: the window from p * stride - padding, an average's
+      // pool size counting padding, then clipped to the input.
+      os << ind << "int " << b << " = " << p << " * " << s.stride[d] << " - "
+         << s.padding[d] << ", " << e << " = min(" << b << " + " << s.kernel[d]
+         << ", " << inSp[d] + s.padding[d] << ");\n"
+         << (poolSize
+                 ? ind.str() + "const int " + n + " = " + e + " - " + b + ";\n"
+                 : std::string())
+         << ind << b << " = max(" << b << ", 0);\n"
+         << ind << e << " = min(" << e << ", " << inSp[d] << ");\n";
+    }
+    count += (d ? " * " : "") + std::string("(") + e + " - " + b + ")";
+    padded += (d ? " * " : "") + n;
+  }
+  return {count, padded};
 }
 
 bool codegen::isArgIndex(Value v) {

@@ -66,6 +66,8 @@ llvm::Expected<StageInfo> analyzeStage(KernelOp kernel, AtenOp op);
 
 /// Max, average and adaptive poolings.
 bool isPoolRecipe(Recipe recipe);
+/// Adaptive average and max poolings (windows from the output's size).
+bool isAdaptivePoolRecipe(Recipe recipe);
 /// True for reductions whose per-element value the serial lambda computes
 /// (Reduce and Pool recipes); softmax and norms are only final stages.
 bool isSerialRecipe(Recipe recipe);
@@ -187,6 +189,18 @@ llvm::Error emitBlockStage(ElementSource &e, const StageInfo &s,
                            llvm::StringRef idx, llvm::StringRef result,
                            llvm::raw_ostream &os, llvm::StringRef indent);
 
+/// Per spatial dim of pooling stage `s`, its widest window: adaptive
+/// windows vary in size by one at most; fixed ones are the kernel.
+llvm::SmallVector<int64_t> widestWindow(const StageInfo &s);
+/// Emits the window of pooling stage `s` at the output coordinates
+/// `<pre>p<d>`: `<pre>b<d>` and `<pre>e<d>` per spatial dim (adaptive
+/// windows [floor(p*I/O), ceil((p+1)*I/O)), else ATen's windows clipped to
+/// the input) and, with `poolSize`, an average's pool size counting padding
+/// `<pre>n<d>`. Returns the expressions of the window's element count and
+/// of that pool size.
+std::pair<std::string, std::string>
+emitWindowBounds(const StageInfo &s, llvm::StringRef pre, bool poolSize,
+                 llvm::raw_ostream &os, llvm::StringRef indent);
 /// Pooling windows of at least this many elements are reduced by a whole
 /// block where a cooperative kernel evaluates them (emitBlockPoolStage),
 /// not serially by one thread.

@@ -84,6 +84,16 @@ void applyVerdict(const verify::JobVerdict *jv, bool gpu, StringRef archs,
     rec.verdict = json::Value(json::Object(jv->printed));
 }
 
+/// kb-verify's stdout and stderr files of a batch named by `stem` under the
+/// output directory (kb-verify<stem>.out.jsonl, kb-verify<stem>.log).
+std::pair<SmallString<256>, SmallString<256>>
+verifierOutputs(const RewriteRun &run, StringRef stem) {
+  SmallString<256> out(run.outDir), err(run.outDir);
+  sys::path::append(out, "kb-verify" + stem + ".out.jsonl");
+  sys::path::append(err, "kb-verify" + stem + ".log");
+  return {out, err};
+}
+
 /// Serves one batch of kernels to kb-verify (its jobs, verdicts and log
 /// under the output directory, named `<stem>...`), the verdicts by job id.
 Error serveBatch(RewriteRun &run, ArrayRef<const EmittedKernel *> kernels,
@@ -99,10 +109,9 @@ Error serveBatch(RewriteRun &run, ArrayRef<const EmittedKernel *> kernels,
   std::string jobs = ("jobs" + stem + ".jsonl").str();
   if (auto e = writeFileAtomic(run.outDir, jobs, lines))
     return e;
-  SmallString<256> in(run.outDir), out(run.outDir), err(run.outDir);
+  SmallString<256> in(run.outDir);
   sys::path::append(in, jobs);
-  sys::path::append(out, "kb-verify" + stem + ".out.jsonl");
-  sys::path::append(err, "kb-verify" + stem + ".log");
+  auto [out, err] = verifierOutputs(run, stem);
   auto verdicts = verify::serveJobs(run.opts.kbVerify, in, out, err);
   if (!verdicts)
     return verdicts.takeError();
@@ -209,9 +218,6 @@ Error verifyKernels(RewriteRun &run, raw_ostream &log) {
     return Error::success();
   }
 
-  SmallString<256> out(run.outDir), err(run.outDir);
-  sys::path::append(out, "kb-verify.out.jsonl");
-  sys::path::append(err, "kb-verify.log");
   std::map<std::string, verify::JobVerdict> byId;
   if (result.gpu) {
     if (!opts.quiet)
@@ -222,6 +228,7 @@ Error verifyKernels(RewriteRun &run, raw_ostream &log) {
     std::vector<std::string> paths;
     for (const EmittedKernel *k : kernels)
       paths.push_back(jobPath(run, *k));
+    auto [out, err] = verifierOutputs(run, "");
     auto verdicts =
         verify::compileJobs(opts.kbVerify, paths, opts.compileArchs, out, err);
     if (!verdicts)

@@ -64,13 +64,7 @@ Interval add(Interval x, Interval y) {
   return {addDown(x.lo, y.lo), addUp(x.hi, y.hi)};
 }
 Interval neg(Interval x) { return {-x.hi, -x.lo}; }
-Interval scale(Interval x, double c) {
-  // Products of floats are exact in double.
-  double a = x.lo * c, b = x.hi * c;
-  if (std::isnan(a) || std::isnan(b))
-    return Interval::all();
-  return {floatDown(std::min(a, b)), floatUp(std::max(a, b))};
-}
+/// Products of floats are exact in double: only the float rounding widens.
 Interval mul(Interval x, Interval y) {
   double p[4] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
   if (llvm::any_of(p, [](double v) { return std::isnan(v); }))
@@ -122,11 +116,12 @@ Interval operandRange(Operation *op, unsigned i, int depth) {
   return rangeAt(op->getOperand(i), depth + 1);
 }
 
-/// alpha of add/sub/rsub (operand 2), 1 when absent; nullopt if unknown.
-std::optional<double> alphaOf(Operation *op) {
-  if (absent(op, 2))
-    return 1.0;
-  return floatConstant(op->getOperand(2));
+/// Scalar operand `i` of `op` as the kernels compute with it, `dflt` when
+/// absent or None; nullopt when it is not a constant (a tensor).
+std::optional<double> scalarOr(Operation *op, unsigned i, double dflt) {
+  if (absent(op, i))
+    return dflt;
+  return floatConstant(op->getOperand(i));
 }
 
 Interval rangeAt(Value v, int depth) {
@@ -165,20 +160,16 @@ Interval rangeAt(Value v, int depth) {
     return x().lo >= 0 ? Interval{0, kInf} : Interval::all();
   if (name == "elu") {
     // alpha * scale * (exp(x) - 1) above -alpha * scale.
-    std::optional<double> alpha =
-        absent(op, 1) ? 1.0 : floatConstant(op->getOperand(1));
-    std::optional<double> sc =
-        absent(op, 2) ? 1.0 : floatConstant(op->getOperand(2));
+    std::optional<double> alpha = scalarOr(op, 1, 1.0),
+                          sc = scalarOr(op, 2, 1.0);
     if (!alpha || !sc || *alpha < 0 || *sc < 0)
       return Interval::all();
     return {floatDown(-*alpha * *sc * (1 + 1e-5) - 1e-6), kInf};
   }
   if (name == "softplus") {
     // log1p(exp(beta x)) / beta >= 0, or x itself past the threshold.
-    std::optional<double> beta =
-        absent(op, 1) ? 1.0 : floatConstant(op->getOperand(1));
-    std::optional<double> th =
-        absent(op, 2) ? 20.0 : floatConstant(op->getOperand(2));
+    std::optional<double> beta = scalarOr(op, 1, 1.0),
+                          th = scalarOr(op, 2, 20.0);
     if (!beta || !th || *beta <= 0 || *th < 0)
       return Interval::all();
     return {0, kInf};
@@ -203,23 +194,14 @@ Interval rangeAt(Value v, int depth) {
   if (name == "hardtanh" || name == "clamp" || name == "clamp_min" ||
       name == "clamp_max") {
     bool onlyMax = name == "clamp_max";
-    unsigned loArg = onlyMax ? ~0u : 1, hiArg = onlyMax ? 1 : 2;
-    double lo = -kInf, hi = kInf;
-    if (loArg != ~0u && !absent(op, loArg)) {
-      auto c = floatConstant(op->getOperand(loArg));
-      if (!c)
-        return Interval::all(); // a tensor bound
-      lo = *c;
-    }
-    if (name != "clamp_min" && !absent(op, hiArg)) {
-      auto c = floatConstant(op->getOperand(hiArg));
-      if (!c)
-        return Interval::all();
-      hi = *c;
-    }
-    if (lo > hi) // ATen: every element becomes max
-      return {hi, hi};
-    return clampTo(x(), lo, hi);
+    std::optional<double> lo = onlyMax ? -kInf : scalarOr(op, 1, -kInf);
+    std::optional<double> hi =
+        name == "clamp_min" ? kInf : scalarOr(op, onlyMax ? 1 : 2, kInf);
+    if (!lo || !hi)
+      return Interval::all(); // a tensor bound
+    if (*lo > *hi)            // ATen: every element becomes max
+      return {*hi, *hi};
+    return clampTo(x(), *lo, *hi);
   }
   if (name == "abs") {
     Interval a = x();
@@ -232,13 +214,13 @@ Interval rangeAt(Value v, int depth) {
   if (name == "neg")
     return neg(x());
   if (name == "add" || name == "sub" || name == "rsub") {
-    auto alpha = alphaOf(op);
+    std::optional<double> alpha = scalarOr(op, 2, 1.0);
     if (!alpha)
       return Interval::all();
     Interval a = x(), b = y();
     if (name == "rsub")
       std::swap(a, b); // other - alpha * self
-    Interval sb = *alpha == 1 ? b : scale(b, *alpha);
+    Interval sb = *alpha == 1 ? b : mul(b, {*alpha, *alpha});
     return add(a, name == "sub" || name == "rsub" ? neg(sb) : sb);
   }
   if (name == "mul")
