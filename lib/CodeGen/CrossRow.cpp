@@ -142,7 +142,7 @@ bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre, const StageInfo &f,
     llvm::consumeError(s.takeError());
     return false;
   }
-  if (s->recipe != Recipe::Softmax && s->recipe != Recipe::LogSoftmax)
+  if (!isSoftmaxRecipe(s->recipe))
     return false;
   // A thread that owns its row reads it in any order: the softmax only
   // has to reduce the same elements, whatever their strides

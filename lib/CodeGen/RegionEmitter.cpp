@@ -388,14 +388,20 @@ std::string codegen::softmaxExp(llvm::StringRef arg) {
   return "expf(" + arg.str() + ")";
 }
 
+std::string codegen::safeSoftmaxRow(llvm::StringRef y, llvm::StringRef m) {
+  return "(" + m.str() + " == -kb::inf() ? 0.f : " + y.str() + ")";
+}
+
 std::string codegen::softmaxElement(llvm::StringRef x, llvm::StringRef m,
-                                    llvm::StringRef acc, bool log, bool fast) {
+                                    llvm::StringRef acc, bool log, bool fast,
+                                    bool safe) {
   if (log)
     return "__fsub_rn(" + x.str() + ", " + m.str() + ") - logf(" + acc.str() +
            ")";
   std::string ex = softmaxExp("__fsub_rn(" + x.str() + ", " + m.str() + ")");
-  return fast ? "kb::softmax_div(" + ex + ", " + acc.str() + ")"
-              : ex + " / " + acc.str();
+  std::string y = fast ? "kb::softmax_div(" + ex + ", " + acc.str() + ")"
+                       : ex + " / " + acc.str();
+  return safe ? safeSoftmaxRow(y, m) : y;
 }
 
 // A softmax whose rows' max and sum of exponentials a cross-row kernel's
@@ -408,7 +414,7 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
   auto s = analyzeStage(kernel, op);
   if (!s)
     return s.takeError();
-  if (s->recipe != Recipe::Softmax && s->recipe != Recipe::LogSoftmax)
+  if (!isSoftmaxRecipe(s->recipe))
     return unsupported("'" + displayName(op) +
                        "' from a first phase's statistics");
   auto [m, acc] = normStats.lookup(op);
@@ -433,7 +439,9 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
   auto x = valueAt(s->input, idx, os, indent);
   if (!x)
     return x.takeError();
-  std::string y = softmaxElement(*x, m, acc, s->recipe == Recipe::LogSoftmax);
+  std::string y =
+      softmaxElement(*x, m, acc, s->recipe == Recipe::LogSoftmax, false,
+                     s->recipe == Recipe::SafeSoftmax);
   std::string name = fresh("t");
   os << indent << "const float " << name << " = " << y << "; // "
      << displayName(op)

@@ -42,8 +42,14 @@ namespace kb::codegen {
 std::string normElement(llvm::StringRef x, llvm::StringRef mean,
                         llvm::StringRef rstd, llvm::StringRef w,
                         llvm::StringRef b);
+/// `safe` (_safe_softmax): 0 where the row's maximum is -inf, i.e. every
+/// element is -inf (the maximum propagates NaN, so a row with a NaN stays
+/// NaN, as ATen's `all(x == -inf)` test leaves it).
 std::string softmaxElement(llvm::StringRef x, llvm::StringRef m,
-                           llvm::StringRef acc, bool log, bool fast = false);
+                           llvm::StringRef acc, bool log, bool fast = false,
+                           bool safe = false);
+/// `y`, or 0 where the row maximum `m` is -inf (safe_softmax's rows).
+std::string safeSoftmaxRow(llvm::StringRef y, llvm::StringRef m);
 /// Softmax's exp of `arg` (x - max), expf in both modes (Prelude.cpp says why).
 std::string softmaxExp(llvm::StringRef arg);
 

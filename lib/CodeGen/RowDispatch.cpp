@@ -230,7 +230,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                                 split || stats ? splitHelpers() : "", body,
                                 block, extra, updated))
     return std::move(err);
-  out.kind = recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax
+  out.kind = isSoftmaxRecipe(recipe)
                  ? "softmax"
              : isNormRecipe(recipe) ? "norm"
                                     : "reduction";

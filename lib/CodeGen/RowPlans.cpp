@@ -264,7 +264,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     return e.unsupported("channels-last reads are generated for reductions "
                          "over trailing spatial dims and layer_norm over the "
                          "last dim only");
-  if (recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax) {
+  if (isSoftmaxRecipe(recipe)) {
     int64_t d = f.reduced.empty() ? 0 : f.reduced[0];
     int64_t R = rank ? in[d] : 1, inner = product(in.drop_front(d + 1));
     p.rows = product(in) / std::max<int64_t>(R, 1);
@@ -289,18 +289,26 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                              /*online=*/false,
                              softmaxExp("__fsub_rn({x}, m)")});
     bool log = recipe == Recipe::LogSoftmax;
-    p.element = [log, fast](llvm::StringRef x, llvm::raw_ostream &,
-                            llvm::StringRef) -> llvm::Expected<std::string> {
-      return softmaxElement(x, "m", "acc", log, fast);
+    bool safe = recipe == Recipe::SafeSoftmax;
+    p.element = [log, fast, safe](llvm::StringRef x, llvm::raw_ostream &,
+                                  llvm::StringRef)
+        -> llvm::Expected<std::string> {
+      return softmaxElement(x, "m", "acc", log, fast, safe);
     };
     // The same bits as softmaxElement's: the exp of the same operand,
     // computed once.
     if (!log)
-      p.heldElement = [fast](llvm::StringRef h) {
-        return fast ? "kb::softmax_div(" + h.str() + ", acc)"
-                    : h.str() + " / acc";
+      p.heldElement = [fast, safe](llvm::StringRef h) {
+        std::string y = fast ? "kb::softmax_div(" + h.str() + ", acc)"
+                             : h.str() + " / acc";
+        return safe ? safeSoftmaxRow(y, "m") : y;
       };
     p.what = recipeName(recipe).str() + " over dim " + std::to_string(d);
+    // ATen's order keeps ATen's maximum, which drops NaN and starts at the
+    // lowest float in places: it cannot tell a row of -inf apart, which
+    // _safe_softmax tests for separately (all(x == -inf)).
+    if (safe && e.atenOrderNorms)
+      return e.unsupported("safe_softmax in ATen's order");
     if (e.atenOrderNorms && !e.channelsLastRead && inner == 1 && R <= 1024 &&
         onlyReduction(e.kernel, f.op)) {
       // ATen's order (AtenSoftmax.cpp): its warp softmax's lanes, maximum
@@ -778,7 +786,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // gen-20261208 task 1's over 258048 strided rows of 126 ran at 1.6 TB/s
   // of one read). An infinite max is ATen's result as it is: its two
   // passes replace it by 0, so the sum is 0 (all -inf) or +inf.
-  if ((recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax ||
+  if ((isSoftmaxRecipe(recipe) ||
        recipe == Recipe::Logsumexp) &&
       stridedPasses && !out.atenOrder) {
     p.prog.passes = {{{{"m", "float", "(-kb::inf())", "Max"},
@@ -854,7 +862,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       plainOutputs &= !isArgIndex(v) && (k >= e.outputStrides.size() ||
                                          e.outputStrides[k].empty());
   }
-  p.stagedTile = (recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax) &&
+  p.stagedTile = (isSoftmaxRecipe(recipe)) &&
                  p.mode == Mode::Warp && !p.vec4 && p.cols <= kStagedRowMax &&
                  p.rows >= kStagedMinRows && run == p.cols && !f.input2 &&
                  !e.channelsLastRead && !e.laneShortRows && !forceSplit &&

@@ -65,7 +65,7 @@ const char *codegen::resultType(const StageInfo &s) {
 }
 
 bool codegen::isPerElementRecipe(Recipe recipe) {
-  return recipe == Recipe::Softmax || recipe == Recipe::LogSoftmax ||
+  return isSoftmaxRecipe(recipe) ||
          isNormRecipe(recipe);
 }
 
@@ -129,8 +129,7 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
       return fail("'" + name + "' with a non-constant eps");
     s.eps = *eps;
   }
-  if (isReduceRecipe(s.recipe) || s.recipe == Recipe::Softmax ||
-      s.recipe == Recipe::LogSoftmax) {
+  if (isReduceRecipe(s.recipe) || isSoftmaxRecipe(s.recipe)) {
     Value dimArg = op.getArg("dim");
     SmallVector<int64_t> dims;
     if (dimArg && !isNone(dimArg)) {
@@ -190,7 +189,7 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
       if (!llvm::is_contained(dims, d))
         kept *= in[d];
     bool shapePreserving =
-        s.recipe == Recipe::Softmax || s.recipe == Recipe::LogSoftmax;
+        isSoftmaxRecipe(s.recipe);
     if (product(out) != (shapePreserving ? product(in) : kept))
       return fail("'" + name + "' has an unexpected result shape");
     return s;

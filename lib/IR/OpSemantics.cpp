@@ -69,6 +69,7 @@ const std::pair<Recipe, llvm::StringLiteral> kRecipes[] = {
     {Recipe::Mean, "mean"},
     {Recipe::Pnorm, "pnorm"},
     {Recipe::Prod, "prod"},
+    {Recipe::SafeSoftmax, "safe_softmax"},
     {Recipe::Softmax, "softmax"},
     {Recipe::Std, "std"},
     {Recipe::Sum, "sum"},
@@ -484,4 +485,9 @@ llvm::StringRef kb::recipeName(Recipe r) {
 bool kb::isNormRecipe(Recipe r) {
   return r == Recipe::LayerNorm || r == Recipe::GroupNorm ||
          r == Recipe::InstanceNorm || r == Recipe::BatchNorm;
+}
+
+bool kb::isSoftmaxRecipe(Recipe r) {
+  return r == Recipe::Softmax || r == Recipe::LogSoftmax ||
+         r == Recipe::SafeSoftmax;
 }

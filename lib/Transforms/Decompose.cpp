@@ -10,6 +10,10 @@
 // three reductions of the same rows, which one kernel computes in one
 // pass.)
 //
+// Attention where ATen runs SDPA's math path (a strided last dim refuses
+// every fused kernel) is written out as that path's ops too: its mask's
+// add and softmax then fuse into one kernel between the two matmuls.
+//
 // Each expansion follows ATen's definition op for op (the ATen column of the
 // row; aten/src/ATen/native/Loss.cpp and Distance.cpp). Where ATen computes
 // the elementwise part of a loss inside one kernel (mse, smooth L1, Huber,
@@ -26,6 +30,8 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
 
 namespace kb {
 #define GEN_PASS_DEF_DECOMPOSE
@@ -345,10 +351,123 @@ private:
   }
 };
 
+/// The strides of a tensor type: the importer's encoding (a traced
+/// non-contiguous layout), else row-major.
+SmallVector<int64_t> stridesOf(RankedTensorType t) {
+  SmallVector<int64_t> strides(t.getRank(), 1);
+  if (auto list = dyn_cast_or_null<ArrayAttr>(t.getEncoding());
+      list && (int64_t)list.size() == t.getRank()) {
+    for (auto [i, a] : llvm::enumerate(list))
+      if (auto n = dyn_cast<IntegerAttr>(a))
+        strides[i] = n.getInt();
+    return strides;
+  }
+  for (int64_t d = t.getRank() - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * t.getDimSize(d + 1);
+  return strides;
+}
+
+/// ATen's fused attention kernels (flash, memory-efficient, cuDNN) all
+/// refuse an input or mask whose last dim is strided
+/// (check_last_dim_stride_equals_1_dense in sdp_utils: "All fused kernels
+/// require the last dimension of the input to have stride 1"); SDPA then
+/// runs its math path.
+bool stridedLastDim(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || t.getRank() == 0 || t.getShape().back() == 1)
+    return false;
+  return stridesOf(t).back() != 1;
+}
+
+/// scaled_dot_product_attention where ATen computes it with its math path
+/// (at::_scaled_dot_product_attention_math in
+/// aten/src/ATen/native/transformers/attention.cpp), written out as that
+/// path's own ops: q and k^T each times sqrt(scale), matmul, the mask added
+/// in place, _safe_softmax (torch >= 2.5, whose SDPA has enable_gqa;
+/// softmax before), matmul. The matmuls stay cuBLAS's; the mask's add and
+/// the softmax become one kernel instead of ATen's five (t5_encoder's
+/// position bias is a permuted view: ~0.12 ms a layer in ATen). Taken only
+/// where the fused kernels are certain to refuse (a strided last dim), for
+/// static float32 4-d operands without dropout, causal masking or grouped
+/// heads, with a float mask that is not a guarded constant (those the
+/// runtime trades for is_causal or drops, so SDPA runs fused).
+struct ExpandMathAttention : OpRewritePattern<AtenOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AtenOp op,
+                                PatternRewriter &rewriter) const override {
+    const OpInfo *info = op.getInfo();
+    if (!info || info->style != OpStyle::Attention || op.getInplace() ||
+        info->name != "scaled_dot_product_attention" ||
+        op->getNumResults() != 1)
+      return failure();
+    Value q = op.getArg("query"), k = op.getArg("key"), v = op.getArg("value");
+    Value mask = op.getArg("attn_mask");
+    auto qt = staticF32(q), kt = staticF32(k), vt = staticF32(v);
+    auto out = staticF32(op->getResult(0));
+    if (!qt || !kt || !vt || !out || qt.getRank() != 4 || kt.getRank() != 4 ||
+        vt.getRank() != 4 || qt.getShape().take_front(2) != kt.getShape().take_front(2) ||
+        kt.getShape().take_front(3) != vt.getShape().take_front(3) ||
+        qt.getShape().back() != kt.getShape().back())
+      return failure();
+    bool masked = mask && !isNone(mask);
+    SmallVector<int64_t> scoreShape(qt.getShape());
+    scoreShape.back() = kt.getShape()[2];
+    if (masked) {
+      // A float mask that broadcasts to the scores without growing them.
+      auto mt = staticF32(mask);
+      if (!mt || mt.getRank() > 4 || isGuardedConstant(mask))
+        return failure();
+      for (auto [i, d] : llvm::enumerate(llvm::reverse(mt.getShape())))
+        if (d != 1 && d != scoreShape[3 - i])
+          return failure();
+    }
+    auto dropout = getConstantNumber(op.getArg("dropout_p"));
+    auto causal = getConstantBool(op.getArg("is_causal"));
+    Value scaleArg = op.getArg("scale"), gqaArg = op.getArg("enable_gqa");
+    std::optional<double> scale;
+    if (scaleArg && !isNone(scaleArg) &&
+        !(scale = getConstantNumber(scaleArg)))
+      return failure();
+    auto gqa = gqaArg ? getConstantBool(gqaArg) : std::optional<bool>(false);
+    if (!dropout || *dropout != 0 || !causal || *causal || !gqa || *gqa)
+      return failure();
+    if (!stridedLastDim(q) && !stridedLastDim(k) && !stridedLastDim(v) &&
+        !(masked && stridedLastDim(mask)))
+      return failure();
+
+    // sdp::calculate_scale, then its square root, in double as SymFloat.
+    double s = scale ? *scale : 1.0 / std::sqrt((double)qt.getShape().back());
+    double root = std::sqrt(std::abs(s));
+    double qFactor = s < 0 ? 0.0 - root : root;
+    rewriter.setInsertionPoint(op);
+    Expander e(rewriter, op.getLoc());
+    // Multiplying by 1 changes no bit (NaN stays NaN): those are skipped.
+    Value qs = qFactor == 1.0 ? q : e.mulScalar(q, qFactor);
+    SmallVector<int64_t> kShape(kt.getShape()), kStrides = stridesOf(kt);
+    std::swap(kShape[2], kShape[3]);
+    std::swap(kStrides[2], kStrides[3]);
+    auto ktType = RankedTensorType::get(
+        kShape, kt.getElementType(), rewriter.getI64ArrayAttr(kStrides));
+    Value kT = e.op("transpose", "int", ktType, {k, e.integer(-2), e.integer(-1)});
+    Value ks = root == 1.0 ? kT : e.mulScalar(kT, root);
+    auto scoreType = RankedTensorType::get(scoreShape, qt.getElementType());
+    Value scores = e.op("matmul", "", scoreType, {qs, ks});
+    if (masked)
+      scores = e.op("add", "Tensor", scoreType, {scores, mask, e.integer(1)});
+    StringRef softmax = gqaArg ? "_safe_softmax" : "softmax";
+    Value probs = e.op(softmax, softmax == "softmax" ? "int" : "", scoreType,
+                       {scores, e.integer(-1), e.none()});
+    Value result = e.op("matmul", "", out, {probs, v});
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct DecomposePass : kb::impl::DecomposeBase<DecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandComposite>(&getContext());
+    patterns.add<ExpandComposite, ExpandMathAttention>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

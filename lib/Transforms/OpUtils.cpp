@@ -295,7 +295,7 @@ bool kb::isCrossRowFirst(Operation *op) {
   if (!aten || !aten.getInfo())
     return false;
   Recipe cuda = aten.getInfo()->recipe;
-  if (cuda == Recipe::Softmax || cuda == Recipe::LogSoftmax)
+  if (isSoftmaxRecipe(cuda))
     return true;
   if (cuda != Recipe::BatchNorm)
     return false;

@@ -102,8 +102,7 @@ bool crossRow(Operation *op, const Group &g) {
       return false;
   Recipe r = aten.getInfo()->recipe;
   if (!(r == Recipe::LayerNorm || r == Recipe::GroupNorm ||
-        r == Recipe::InstanceNorm || r == Recipe::Softmax ||
-        r == Recipe::LogSoftmax || rowReduction(aten)))
+        r == Recipe::InstanceNorm || isSoftmaxRecipe(r) || rowReduction(aten)))
     return false;
   // The statistics phase runs split items of one row a block: a softmax
   // over short contiguous rows leaves most of the block idle and pays two

@@ -276,3 +276,84 @@ func.func @cross_entropy_kept(%x: tensor<64x10xf32>, %t: tensor<64xi64>, %w: ten
   %2 = kb.aten "cross_entropy_loss"(%x, %p, %none, %mean, %ii, %ls0) : (tensor<64x10xf32>, tensor<64x10xf32>, none, i64, i64, f64) -> tensor<f32>
   return %0, %1, %2 : tensor<f32>, tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// SDPA with a position bias that is a permuted view (t5's relative
+// attention bias, last-dim stride 8): every fused kernel refuses it, so
+// ATen runs its math path, written out op for op. The scale is 1: no
+// multiplications (x * 1 changes no bit); torch >= 2.5 (enable_gqa)
+// normalises with _safe_softmax.
+// CHECK-LABEL: func.func @sdpa_strided_mask
+// CHECK-NOT:  "mul"
+// CHECK:      %[[KT:.*]] = kb.aten "transpose"(%arg1, {{.*}}) {overload = "int"} : ({{.*}}) -> tensor<2x8x64x16xf32, [8192, 64, 1, 512]>
+// CHECK:      %[[S:.*]] = kb.aten "matmul"(%arg0, %[[KT]]) : ({{.*}}) -> tensor<2x8x16x16xf32>
+// CHECK:      %[[A:.*]] = kb.aten "add"(%[[S]], %arg3, %{{.*}}) {overload = "Tensor"}
+// CHECK:      %[[P:.*]] = kb.aten "_safe_softmax"(%[[A]], %{{.*}}, %{{.*}}) : (tensor<2x8x16x16xf32>, i64, none) -> tensor<2x8x16x16xf32>
+// CHECK:      %[[O:.*]] = kb.aten "matmul"(%[[P]], %arg2)
+// CHECK-NOT:  scaled_dot_product_attention
+// CHECK:      return %[[O]]
+func.func @sdpa_strided_mask(%q: tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, %k: tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, %v: tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, %m: tensor<1x8x16x16xf32, [8, 1, 128, 8]>) -> tensor<2x8x16x64xf32> {
+  %p = kb.constant {value = 0.000000e+00 : f64} : f64
+  %c = kb.constant {value = false} : i1
+  %s = kb.constant {value = 1.000000e+00 : f64} : f64
+  %g = kb.constant {value = false} : i1
+  %0 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %m, %p, %c, %s, %g) : (tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, tensor<1x8x16x16xf32, [8, 1, 128, 8]>, f64, i1, f64, i1) -> tensor<2x8x16x64xf32>
+  return %0 : tensor<2x8x16x64xf32>
+}
+
+// -----
+
+// The default scale 1/sqrt(64): q and k^T each times its square root
+// (64^-0.25), as ATen splits it; before torch 2.5 (no enable_gqa) the
+// math path's softmax is the plain one. The strided operand here is v.
+// CHECK-LABEL: func.func @sdpa_default_scale
+// CHECK:      %[[Q:.*]] = kb.aten "mul"(%arg0, %[[F:.*]]) {overload = "Scalar"}
+// CHECK:      %[[KT:.*]] = kb.aten "transpose"(%arg1,
+// CHECK:      %[[K:.*]] = kb.aten "mul"(%[[KT]], %[[F2:.*]]) {overload = "Scalar"}
+// CHECK:      %[[S:.*]] = kb.aten "matmul"(%[[Q]], %[[K]])
+// CHECK-NOT:  "add"
+// CHECK:      %[[P:.*]] = kb.aten "softmax"(%[[S]], {{.*}}) {overload = "int"}
+// CHECK:      kb.aten "matmul"(%[[P]], %arg2)
+func.func @sdpa_default_scale(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x16x64xf32>, %v: tensor<2x4x16x64xf32, [4096, 1024, 1, 16]>) -> tensor<2x4x16x64xf32> {
+  %n = kb.constant {value} : none
+  %p = kb.constant {value = 0.000000e+00 : f64} : f64
+  %c = kb.constant {value = false} : i1
+  %0 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %n, %p, %c, %n) {overload = "nogqa"} : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32, [4096, 1024, 1, 16]>, none, f64, i1, none) -> tensor<2x4x16x64xf32>
+  return %0 : tensor<2x4x16x64xf32>
+}
+
+// -----
+
+// Last dims of stride 1 (BERT's permuted heads): the fused kernels take
+// it, SDPA stays.
+// CHECK-LABEL: func.func @sdpa_fused_kept
+// CHECK:      kb.aten "scaled_dot_product_attention"
+// CHECK-NOT:  "matmul"
+func.func @sdpa_fused_kept(%q: tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, %k: tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, %v: tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, %m: tensor<1x8x16x16xf32>) -> tensor<2x8x16x64xf32> {
+  %p = kb.constant {value = 0.000000e+00 : f64} : f64
+  %c = kb.constant {value = false} : i1
+  %s = kb.constant {value = 1.250000e-01 : f64} : f64
+  %g = kb.constant {value = false} : i1
+  %0 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %m, %p, %c, %s, %g) : (tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, tensor<2x8x16x64xf32, [8192, 64, 512, 1]>, tensor<1x8x16x16xf32>, f64, i1, f64, i1) -> tensor<2x8x16x64xf32>
+  return %0 : tensor<2x8x16x64xf32>
+}
+
+// -----
+
+// Causal attention and dropout keep their ATen forms (the math path builds
+// its mask, or draws random numbers).
+// CHECK-LABEL: func.func @sdpa_causal_kept
+// CHECK:      kb.aten "scaled_dot_product_attention"
+// CHECK:      kb.aten "scaled_dot_product_attention"
+// CHECK-NOT:  "matmul"
+func.func @sdpa_causal_kept(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x16x64xf32>, %v: tensor<2x4x16x64xf32, [4096, 1024, 1, 16]>) -> (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>) {
+  %n = kb.constant {value} : none
+  %p = kb.constant {value = 0.000000e+00 : f64} : f64
+  %d = kb.constant {value = 1.000000e-01 : f64} : f64
+  %t = kb.constant {value = true} : i1
+  %f = kb.constant {value = false} : i1
+  %0 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %n, %p, %t, %n, %f) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32, [4096, 1024, 1, 16]>, none, f64, i1, none, i1) -> tensor<2x4x16x64xf32>
+  %1 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %n, %d, %f, %n, %f) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32, [4096, 1024, 1, 16]>, none, f64, i1, none, i1) -> tensor<2x4x16x64xf32>
+  return %0, %1 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>
+}

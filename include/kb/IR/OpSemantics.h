@@ -100,6 +100,7 @@ enum class Recipe {
   Mean,
   Pnorm,
   Prod,
+  SafeSoftmax,
   Softmax,
   Std,
   Sum,
@@ -109,6 +110,8 @@ enum class Recipe {
 llvm::StringRef recipeName(Recipe r);
 /// layer_norm, group_norm, instance_norm, batch_norm.
 bool isNormRecipe(Recipe r);
+/// softmax, log_softmax and safe_softmax: a result per element of the row.
+bool isSoftmaxRecipe(Recipe r);
 
 struct OpInfo {
   llvm::StringRef name;     // aten name without "aten::"
