@@ -725,6 +725,29 @@ func.func @cross_row_short_softmax(%x: tensor<32x64xf32>, %y: tensor<32x64xf32>)
 
 // -----
 
+// The same after an anchor: the softmax is the group's only reduction
+// though the matmul opened the group, so the second log_softmax over the
+// same rows joins it (seed 20261313 task 2: conv_transpose2d -> hardtanh ->
+// log_softmax -> log_softmax was two regions, the first's result written
+// and read back).
+// CHECK-LABEL: func.func @softmax_after_anchor_softmax
+// CHECK:       kb.region attributes {anchor = "aten::matmul", id = 0 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    kb.aten "matmul"
+// CHECK-NEXT:    kb.aten "log_softmax"
+// CHECK-NEXT:    %[[L:.*]] = kb.aten "log_softmax"
+// CHECK-NEXT:    kb.yield %[[L]]
+// CHECK-NOT:   kb.region
+func.func @softmax_after_anchor_softmax(%x: tensor<32x16xf32>, %w: tensor<16x64xf32>) -> tensor<32x64xf32> {
+  %none = kb.constant {value} : none
+  %one = kb.constant {value = 1 : i64} : i64
+  %0 = kb.aten "matmul"(%x, %w) : (tensor<32x16xf32>, tensor<16x64xf32>) -> tensor<32x64xf32>
+  %1 = kb.aten "log_softmax"(%0, %one, %none) {overload = "int"} : (tensor<32x64xf32>, i64, none) -> tensor<32x64xf32>
+  %2 = kb.aten "log_softmax"(%1, %one, %none) {overload = "int"} : (tensor<32x64xf32>, i64, none) -> tensor<32x64xf32>
+  return %2 : tensor<32x64xf32>
+}
+
+// -----
+
 // An op that opens a group (its other operand an input) takes along a
 // parameter's few-element chain that only it broadcasts, as it would on
 // joining a group: one region, no [4, 1] tensor written.
