@@ -254,6 +254,15 @@ def _median(xs):
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
+# A whole forward is timed in place, its runs interleaved with the
+# original's (drift moves both), and every region in it was already
+# measured faster on its own: the relative margin is 1%, not the 3% that
+# covers kb-verify's timings against the model's. The spread and 1 us
+# terms stay (whisper_encoder, run96: 20.70-20.83 ms against 20.92-21.38,
+# 1.9% apart, fell back under 3%).
+FORWARD_RELATIVE = 0.01
+
+
 def forward_choice(original, new, graph=None):
     """What the first calls decide (docs/rewrite.md, "Never slower").
 
@@ -261,8 +270,9 @@ def forward_choice(original, new, graph=None):
     forward (eager), `graph` the rewritten forward's CUDA graph replays
     (None: not measured yet, [] : no replay). Returns "new", "original", or
     "pending" (only the graph replay could still win)."""
-    if measurably_faster(new, original):
+    if measurably_faster(new, original, FORWARD_RELATIVE):
         return "new"
     if graph is None:
         return "pending"
-    return "new" if measurably_faster(graph, original) else "original"
+    return ("new" if measurably_faster(graph, original, FORWARD_RELATIVE)
+            else "original")

@@ -432,6 +432,19 @@ class NeverSlowerTest(unittest.TestCase):
         self.assertEqual(kb_runtime.forward_choice(orig, new, []), "original")
         self.assertEqual(kb_runtime.forward_choice(orig, new, [1.63, 1.62, 1.64]), "original")
 
+    def test_forward_one_percent_apart_is_kept(self):
+        # whisper_encoder (run96, H100): 1.9% faster with the two ranges
+        # apart; a forward's margin is 1% (and both spreads), not 3%.
+        orig = [20.92, 21.05, 21.10, 21.12, 21.20, 21.31, 21.38]
+        new = [20.70, 20.72, 20.75, 20.76, 20.78, 20.80, 20.83]
+        self.assertEqual(kb_runtime.forward_choice(orig, new), "new")
+        # The same medians with runs that overlap: noise, wait for replay.
+        noisy = [20.30, 20.50, 20.70, 20.76, 20.90, 21.20, 21.40]
+        self.assertEqual(kb_runtime.forward_choice(orig, noisy), "pending")
+        # 0.8% apart, ranges apart: under the 1% margin.
+        close = [20.90, 20.91, 20.92, 20.93, 20.94, 20.95, 20.96]
+        self.assertEqual(kb_runtime.forward_choice([21.10, 21.10, 21.11, 21.12, 21.13, 21.14, 21.15], close, []), "original")
+
     def test_equal_speed_is_the_original(self):
         # A forward that is one GEMM (L1-7): nothing to win, nothing to risk.
         same = [4.104, 4.100, 4.110]
