@@ -89,8 +89,8 @@ bool crossRow(Operation *op, const Group &g) {
     return isCrossRowFirst(o) &&
            cast<AtenOp>(o).getInfo()->recipe == Recipe::BatchNorm;
   };
-  if (!aten || !aten.getInfo() || isTrainingBN(op) || g.reductions != 1 ||
-      g.rebroadcast ||
+  if (!aten || !aten.getInfo() || isTrainingBN(op) || !g.lastReduction ||
+      g.lastReduction != g.firstReduction || g.rebroadcast ||
       !isCrossRowFirst(g.lastReduction))
     return false;
   // A stage whose result reaches a step or singular op must round as

@@ -439,8 +439,16 @@ class NeverSlowerTest(unittest.TestCase):
         new = [20.70, 20.72, 20.75, 20.76, 20.78, 20.80, 20.83]
         self.assertEqual(kb_runtime.forward_choice(orig, new), "new")
         # The same medians with runs that overlap: noise, wait for replay.
-        noisy = [20.30, 20.50, 20.70, 20.76, 20.90, 21.20, 21.40]
+        noisy = [20.10, 20.30, 20.50, 20.76, 20.90, 21.20, 21.40]
         self.assertEqual(kb_runtime.forward_choice(orig, noisy), "pending")
+        # run102: one fast run of the original (20.916) among six above
+        # every rewritten run is left out of the spread.
+        orig102 = [20.916, 21.324, 21.306, 21.564, 21.477, 21.543, 21.437]
+        new102 = [21.103, 21.065, 21.026, 21.123, 21.044, 21.011, 21.091]
+        self.assertEqual(kb_runtime.forward_choice(orig102, new102), "new")
+        # Two fast runs are the spread, not an outlier.
+        orig2 = [20.95, 20.96, 21.306, 21.437, 21.477, 21.543, 21.564]
+        self.assertEqual(kb_runtime.forward_choice(orig2, new102), "pending")
         # 0.8% apart, ranges apart: under the 1% margin.
         close = [20.90, 20.91, 20.92, 20.93, 20.94, 20.95, 20.96]
         self.assertEqual(kb_runtime.forward_choice([21.10, 21.10, 21.11, 21.12, 21.13, 21.14, 21.15], close, []), "original")

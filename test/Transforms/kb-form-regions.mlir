@@ -725,18 +725,21 @@ func.func @cross_row_short_softmax(%x: tensor<32x64xf32>, %y: tensor<32x64xf32>)
 
 // -----
 
-// The same after an anchor: the softmax is the group's only reduction
-// though the matmul opened the group, so the second log_softmax over the
-// same rows joins it (seed 20261313 task 2: conv_transpose2d -> hardtanh ->
-// log_softmax -> log_softmax was two regions, the first's result written
-// and read back).
+// After an anchor the softmax is not the group's first reduction
+// (firstReduction: shape-changing ones, or one opening the group), so a
+// second softmax over the same rows starts a region of its own. Measured
+// (run102, H100, seed 20261313 task 2: conv_transpose2d -> hardtanh ->
+// log_softmax -> log_softmax over rows of 66): one region took 0.124 ms,
+// the two 0.070 + 0.048: the same-row statistics re-evaluate the anchor's
+// epilogue (bias gather, hardtanh) in each of three passes.
 // CHECK-LABEL: func.func @softmax_after_anchor_softmax
 // CHECK:       kb.region attributes {anchor = "aten::matmul", id = 0 : i64} -> (tensor<32x64xf32>) {
 // CHECK-NEXT:    kb.aten "matmul"
-// CHECK-NEXT:    kb.aten "log_softmax"
 // CHECK-NEXT:    %[[L:.*]] = kb.aten "log_softmax"
 // CHECK-NEXT:    kb.yield %[[L]]
-// CHECK-NOT:   kb.region
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    %[[M:.*]] = kb.aten "log_softmax"
+// CHECK-NEXT:    kb.yield %[[M]]
 func.func @softmax_after_anchor_softmax(%x: tensor<32x16xf32>, %w: tensor<16x64xf32>) -> tensor<32x64xf32> {
   %none = kb.constant {value} : none
   %one = kb.constant {value = 1 : i64} : i64
