@@ -439,9 +439,8 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
   auto x = valueAt(s->input, idx, os, indent);
   if (!x)
     return x.takeError();
-  std::string y =
-      softmaxElement(*x, m, acc, s->recipe == Recipe::LogSoftmax, false,
-                     s->recipe == Recipe::SafeSoftmax);
+  std::string y = softmaxElement(*x, m, acc, s->recipe == Recipe::LogSoftmax,
+                                 false, s->recipe == Recipe::SafeSoftmax);
   std::string name = fresh("t");
   os << indent << "const float " << name << " = " << y << "; // "
      << displayName(op)

@@ -230,10 +230,9 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                                 split || stats ? splitHelpers() : "", body,
                                 block, extra, updated))
     return std::move(err);
-  out.kind = isSoftmaxRecipe(recipe)
-                 ? "softmax"
-             : isNormRecipe(recipe) ? "norm"
-                                    : "reduction";
+  out.kind = isSoftmaxRecipe(recipe) ? "softmax"
+             : isNormRecipe(recipe)  ? "norm"
+                                     : "reduction";
   out.grid = {grid, "1", "1"};
   out.block = {std::to_string(block), "1", "1"};
   return out;

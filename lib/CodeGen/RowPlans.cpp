@@ -290,17 +290,17 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                              softmaxExp("__fsub_rn({x}, m)")});
     bool log = recipe == Recipe::LogSoftmax;
     bool safe = recipe == Recipe::SafeSoftmax;
-    p.element = [log, fast, safe](llvm::StringRef x, llvm::raw_ostream &,
-                                  llvm::StringRef)
-        -> llvm::Expected<std::string> {
+    p.element = [log, fast,
+                 safe](llvm::StringRef x, llvm::raw_ostream &,
+                       llvm::StringRef) -> llvm::Expected<std::string> {
       return softmaxElement(x, "m", "acc", log, fast, safe);
     };
     // The same bits as softmaxElement's: the exp of the same operand,
     // computed once.
     if (!log)
       p.heldElement = [fast, safe](llvm::StringRef h) {
-        std::string y = fast ? "kb::softmax_div(" + h.str() + ", acc)"
-                             : h.str() + " / acc";
+        std::string y =
+            fast ? "kb::softmax_div(" + h.str() + ", acc)" : h.str() + " / acc";
         return safe ? safeSoftmaxRow(y, "m") : y;
       };
     p.what = recipeName(recipe).str() + " over dim " + std::to_string(d);
@@ -786,8 +786,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // gen-20261208 task 1's over 258048 strided rows of 126 ran at 1.6 TB/s
   // of one read). An infinite max is ATen's result as it is: its two
   // passes replace it by 0, so the sum is 0 (all -inf) or +inf.
-  if ((isSoftmaxRecipe(recipe) ||
-       recipe == Recipe::Logsumexp) &&
+  if ((isSoftmaxRecipe(recipe) || recipe == Recipe::Logsumexp) &&
       stridedPasses && !out.atenOrder) {
     p.prog.passes = {{{{"m", "float", "(-kb::inf())", "Max"},
                        {"acc", "float", "0.f", "Sum"}},
@@ -862,10 +861,10 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       plainOutputs &= !isArgIndex(v) && (k >= e.outputStrides.size() ||
                                          e.outputStrides[k].empty());
   }
-  p.stagedTile = (isSoftmaxRecipe(recipe)) &&
-                 p.mode == Mode::Warp && !p.vec4 && p.cols <= kStagedRowMax &&
-                 p.rows >= kStagedMinRows && run == p.cols && !f.input2 &&
-                 !e.channelsLastRead && !e.laneShortRows && !forceSplit &&
-                 plainOutputs && tiles * 256 * (p.cols + 1) * 4 <= 32 * 1024;
+  p.stagedTile = isSoftmaxRecipe(recipe) && p.mode == Mode::Warp && !p.vec4 &&
+                 p.cols <= kStagedRowMax && p.rows >= kStagedMinRows &&
+                 run == p.cols && !f.input2 && !e.channelsLastRead &&
+                 !e.laneShortRows && !forceSplit && plainOutputs &&
+                 tiles * 256 * (p.cols + 1) * 4 <= 32 * 1024;
   return llvm::Error::success();
 }

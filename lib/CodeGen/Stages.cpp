@@ -65,8 +65,7 @@ const char *codegen::resultType(const StageInfo &s) {
 }
 
 bool codegen::isPerElementRecipe(Recipe recipe) {
-  return isSoftmaxRecipe(recipe) ||
-         isNormRecipe(recipe);
+  return isSoftmaxRecipe(recipe) || isNormRecipe(recipe);
 }
 
 bool codegen::isPoolRecipe(Recipe r) {
@@ -188,8 +187,7 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     for (int64_t d = 0; d < rank; ++d)
       if (!llvm::is_contained(dims, d))
         kept *= in[d];
-    bool shapePreserving =
-        isSoftmaxRecipe(s.recipe);
+    bool shapePreserving = isSoftmaxRecipe(s.recipe);
     if (product(out) != (shapePreserving ? product(in) : kept))
       return fail("'" + name + "' has an unexpected result shape");
     return s;

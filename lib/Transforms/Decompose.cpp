@@ -406,7 +406,8 @@ struct ExpandMathAttention : OpRewritePattern<AtenOp> {
     auto qt = staticF32(q), kt = staticF32(k), vt = staticF32(v);
     auto out = staticF32(op->getResult(0));
     if (!qt || !kt || !vt || !out || qt.getRank() != 4 || kt.getRank() != 4 ||
-        vt.getRank() != 4 || qt.getShape().take_front(2) != kt.getShape().take_front(2) ||
+        vt.getRank() != 4 ||
+        qt.getShape().take_front(2) != kt.getShape().take_front(2) ||
         kt.getShape().take_front(3) != vt.getShape().take_front(3) ||
         qt.getShape().back() != kt.getShape().back())
       return failure();
@@ -426,8 +427,7 @@ struct ExpandMathAttention : OpRewritePattern<AtenOp> {
     auto causal = getConstantBool(op.getArg("is_causal"));
     Value scaleArg = op.getArg("scale"), gqaArg = op.getArg("enable_gqa");
     std::optional<double> scale;
-    if (scaleArg && !isNone(scaleArg) &&
-        !(scale = getConstantNumber(scaleArg)))
+    if (scaleArg && !isNone(scaleArg) && !(scale = getConstantNumber(scaleArg)))
       return failure();
     auto gqa = gqaArg ? getConstantBool(gqaArg) : std::optional<bool>(false);
     if (!dropout || *dropout != 0 || !causal || *causal || !gqa || *gqa)
@@ -447,9 +447,10 @@ struct ExpandMathAttention : OpRewritePattern<AtenOp> {
     SmallVector<int64_t> kShape(kt.getShape()), kStrides = stridesOf(kt);
     std::swap(kShape[2], kShape[3]);
     std::swap(kStrides[2], kStrides[3]);
-    auto ktType = RankedTensorType::get(
-        kShape, kt.getElementType(), rewriter.getI64ArrayAttr(kStrides));
-    Value kT = e.op("transpose", "int", ktType, {k, e.integer(-2), e.integer(-1)});
+    auto ktType = RankedTensorType::get(kShape, kt.getElementType(),
+                                        rewriter.getI64ArrayAttr(kStrides));
+    Value kT =
+        e.op("transpose", "int", ktType, {k, e.integer(-2), e.integer(-1)});
     Value ks = root == 1.0 ? kT : e.mulScalar(kT, root);
     auto scoreType = RankedTensorType::get(scoreShape, qt.getElementType());
     Value scores = e.op("matmul", "", scoreType, {qs, ks});
