@@ -357,3 +357,39 @@ func.func @sdpa_causal_kept(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x16x64xf32>
   %1 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %n, %d, %f, %n, %f) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32, [4096, 1024, 1, 16]>, none, f64, i1, none, i1) -> tensor<2x4x16x64xf32>
   return %0, %1 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>
 }
+
+// -----
+
+// A negative scale multiplies q by -sqrt(|scale|) and k^T by sqrt(|scale|),
+// as ATen does; a 2-d strided mask broadcasts over batch and heads.
+// CHECK-LABEL: func.func @sdpa_negative_scale_2d_mask
+// CHECK:      kb.constant {value = -5.000000e-01 : f64}
+// CHECK:      kb.aten "mul"(%arg0,
+// CHECK:      kb.constant {value = 5.000000e-01 : f64}
+// CHECK:      kb.aten "mul"(
+// CHECK:      %[[S:.*]] = kb.aten "matmul"
+// CHECK:      kb.aten "add"(%[[S]], %arg3,
+// CHECK:      kb.aten "_safe_softmax"
+func.func @sdpa_negative_scale_2d_mask(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x16x64xf32>, %v: tensor<2x4x16x64xf32>, %m: tensor<16x16xf32, [1, 16]>) -> tensor<2x4x16x64xf32> {
+  %p = kb.constant {value = 0.000000e+00 : f64} : f64
+  %c = kb.constant {value = false} : i1
+  %s = kb.constant {value = -2.500000e-01 : f64} : f64
+  %0 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %m, %p, %c, %s, %c) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<16x16xf32, [1, 16]>, f64, i1, f64, i1) -> tensor<2x4x16x64xf32>
+  return %0 : tensor<2x4x16x64xf32>
+}
+
+// -----
+
+// A mask that would grow the scores (a batch of 4 against q's 2: ATen
+// rejects it) and a bool mask keep SDPA.
+// CHECK-LABEL: func.func @sdpa_mask_kept
+// CHECK-COUNT-2: kb.aten "scaled_dot_product_attention"
+// CHECK-NOT:  "matmul"
+func.func @sdpa_mask_kept(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x16x64xf32>, %v: tensor<2x4x16x64xf32>, %m: tensor<4x4x16x16xf32, [1024, 1, 64, 4]>, %b: tensor<16x16xi1, [1, 16]>) -> (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>) {
+  %n = kb.constant {value} : none
+  %p = kb.constant {value = 0.000000e+00 : f64} : f64
+  %c = kb.constant {value = false} : i1
+  %0 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %m, %p, %c, %n, %c) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<4x4x16x16xf32, [1024, 1, 64, 4]>, f64, i1, none, i1) -> tensor<2x4x16x64xf32>
+  %1 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %b, %p, %c, %n, %c) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<16x16xi1, [1, 16]>, f64, i1, none, i1) -> tensor<2x4x16x64xf32>
+  return %0, %1 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>
+}
