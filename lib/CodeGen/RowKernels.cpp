@@ -152,7 +152,8 @@ public:
     std::string Ls = std::to_string(L), Ks = std::to_string(K),
                 C = std::to_string(p.cols) + "LL";
     openGroupRows(p, L, os);
-    if (auto err = emitRowSoftmaxStats(e, p, L, os))
+    if (auto err = p.rowSoftmax ? emitHeldRowSoftmaxStats(p, L, K, os)
+                                : emitRowSoftmaxStats(e, p, L, os))
       return err;
     if (auto err =
             loadRegisters(p, K, "lane + k * " + Ls, "live && c < " + C, os))
@@ -165,6 +166,39 @@ public:
     return emitRegisterPasses(p, each, "xs[k]", L,
                               "    if (live && lane == 0) {\n", os,
                               /*vectorSlots=*/0, K);
+  }
+
+  /// A softmax over the rows held here (RowPlan::rowSoftmax): its input is
+  /// loaded once into kbs_x[K], in the slots the final stage's loads use,
+  /// the prologue evaluated once (emitRowSoftmaxStats's loops read the row
+  /// twice more, re-evaluating the prologue: an anchor's bias and
+  /// activation three times); its max and sum of exponentials come from
+  /// there in the same per-lane order (the same bits), and the final
+  /// stage's loads read kbs_x[k] where they need the softmax's input.
+  llvm::Error emitHeldRowSoftmaxStats(const RowPlan &p, int64_t L, int64_t K,
+                                      llvm::raw_ostream &os) {
+    auto s = analyzeStage(e.kernel, p.rowSoftmax);
+    if (!s)
+      return s.takeError();
+    std::string Ls = std::to_string(L), C = std::to_string(p.cols) + "LL";
+    if (auto err = loadSlots(p, K, "lane + k * " + Ls, "live && c < " + C,
+                             "kbs_x", s->input, os))
+      return err;
+    std::string each = "#pragma unroll\n    for (int k = 0; k < " +
+                       std::to_string(K) +
+                       "; ++k) {\n      const long long c = lane + k * " + Ls +
+                       ";\n      if (live && c < " + C + ")\n";
+    os << "    float kbs_m = (-kb::inf());\n"
+       << each << "        kbs_m = kb::nanmax(kbs_m, kbs_x[k]);\n    }\n"
+       << "    kbs_m = kb::group_reduce<" << Ls << ">(kbs_m, kb::Max());\n"
+       << "    float kbs_acc = 0.f;\n"
+       << each
+       << "        kbs_acc += expf(__fsub_rn(kbs_x[k], kbs_m));\n    }\n"
+       << "    kbs_acc = kb::group_reduce<" << Ls << ">(kbs_acc, kb::Sum());\n";
+    e.normStats[p.rowSoftmax] = {"kbs_m", "kbs_acc"};
+    e.rowStats.insert(p.rowSoftmax);
+    heldSoftmaxInput = s->input;
+    return llvm::Error::success();
   }
 
   /// Thread mode for short rows read more than once: the thread loads its
@@ -214,6 +248,8 @@ public:
        << "      if (" << cond << ") {\n"
        << "        const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
+    if (heldSoftmaxInput && value != heldSoftmaxInput)
+      e.seed(heldSoftmaxInput, "i", "kbs_x[k]");
     auto x = e.valueAt(value, "i", os, "        ");
     if (!x)
       return x.takeError();
@@ -797,6 +833,8 @@ private:
   std::string head;
   // The second input's element at the loop head (two-input reductions).
   std::string y;
+  // The input of a row softmax held in kbs_x (emitHeldRowSoftmaxStats).
+  mlir::Value heldSoftmaxInput;
 };
 
 } // namespace
