@@ -215,6 +215,7 @@ void RegionFormer::visit(Operation *op) {
     g.anchor = op;
   else if (kind == OpKind::Reduction) {
     g.lastReduction = g.firstReduction = op;
+    g.reductions = 1;
   }
   groupOf[op] = g.id;
   groups.push_back(std::move(g));
@@ -461,6 +462,7 @@ bool RegionFormer::tryJoin(Operation *op, OpKind kind, Group &g) {
       g.firstReduction = op;
     }
     g.lastReduction = op;
+    ++g.reductions;
     // A shape-preserving reduction (softmax, a norm) keeps the previous
     // stage's values addressable at the same index.
     if (shape != g.shape)

@@ -45,6 +45,9 @@ struct Group {
   llvm::SmallPtrSet<Operation *, 8> rowStage;
   // That reduction: only it is broadcast back, over its input's shape.
   Operation *firstReduction = nullptr;
+  // Reductions of any kind in the group (a softmax or norm after an anchor
+  // or a pointwise op is one without being firstReduction).
+  int reductions = 0;
   bool rebroadcast = false;
   // Once broadcast back: the reduction's result shape, whose pointwise ops
   // may still join (their values are the row's at every element).
