@@ -9,8 +9,16 @@
 # ATen; no prediction change, its numbers for the record with model 33
 # t5_encoder again (run101: 4.748 ms, 1.00x compile).
 # (3) A fresh seed (4 tasks).
+# (4) Same-row softmax statistics from the held row (session 54, not run):
+# fixtures row_softmax_norm and anchor_softmax_twice through kb-verify,
+# predicted all accepted (the statistics' bits unchanged); seed 20261313
+# task 2 now one region, predicted ~0.072 ms (run102: merged with
+# statistics from memory 0.124; split 0.070 + 0.048), the task ~0.175 ms
+# (0.221 split; compile 0.155).
 set -uo pipefail
 source bench/next-gpu/prepare.sh
+verify_fixtures verify104 90 8 test/fixtures/graphs/torch-1.13/row_softmax_norm.* test/fixtures/graphs/torch-1.13/anchor_softmax_twice.*
+timed_tasks sel104 120 110 20261313:2
 timed_slice slice104 20261316 4 37,29,33 ${DEADLINE:-540}
 python3 - <<'PY'
 import json
