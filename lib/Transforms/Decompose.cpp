@@ -404,9 +404,12 @@ struct ExpandMathAttention : OpRewritePattern<AtenOp> {
     Value q = op.getArg("query"), k = op.getArg("key"), v = op.getArg("value");
     Value mask = op.getArg("attn_mask");
     auto qt = staticF32(q), kt = staticF32(k), vt = staticF32(v);
+    // The math path's result is its matmul's, row-major: a traced result
+    // with other strides came from a fused kernel, and its readers expect
+    // that layout.
     auto out = staticF32(op->getResult(0));
-    if (!qt || !kt || !vt || !out || qt.getRank() != 4 || kt.getRank() != 4 ||
-        vt.getRank() != 4 ||
+    if (!qt || !kt || !vt || !out || out.getEncoding() || qt.getRank() != 4 ||
+        kt.getRank() != 4 || vt.getRank() != 4 ||
         qt.getShape().take_front(2) != kt.getShape().take_front(2) ||
         kt.getShape().take_front(3) != vt.getShape().take_front(3) ||
         qt.getShape().back() != kt.getShape().back())

@@ -393,3 +393,19 @@ func.func @sdpa_mask_kept(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x16x64xf32>, 
   %1 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %b, %p, %c, %n, %c) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<16x16xi1, [1, 16]>, f64, i1, none, i1) -> tensor<2x4x16x64xf32>
   return %0, %1 : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>
 }
+
+// -----
+
+// A traced result with other strides than the math path's row-major
+// matmul came from a fused kernel (and its readers expect that layout):
+// SDPA stays.
+// CHECK-LABEL: func.func @sdpa_strided_result_kept
+// CHECK:      kb.aten "scaled_dot_product_attention"
+// CHECK-NOT:  "matmul"
+func.func @sdpa_strided_result_kept(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x16x64xf32>, %v: tensor<2x4x16x64xf32, [4096, 1024, 1, 16]>) -> tensor<2x4x16x64xf32, [4096, 64, 256, 1]> {
+  %n = kb.constant {value} : none
+  %p = kb.constant {value = 0.000000e+00 : f64} : f64
+  %c = kb.constant {value = false} : i1
+  %0 = kb.aten "scaled_dot_product_attention"(%q, %k, %v, %n, %p, %c, %n, %c) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32, [4096, 1024, 1, 16]>, none, f64, i1, none, i1) -> tensor<2x4x16x64xf32, [4096, 64, 256, 1]>
+  return %0 : tensor<2x4x16x64xf32, [4096, 64, 256, 1]>
+}
