@@ -13,8 +13,12 @@ namespace kb::formregions {
 constexpr int64_t kCrossRowSoftmaxMinRow = 4096;
 /// Rows a lane group holds in registers (RowPlans.cpp, chooseMode's warp
 /// rows): a softmax over them computes its statistics from the held row
-/// (RowKernels.cpp, emitHeldRowSoftmaxStats), one read.
+/// (RowKernels.cpp, emitHeldRowSoftmaxStats), one read. Rows of at most 16
+/// a softmax alone stages through shared memory instead (RowPlan.h,
+/// kStagedRowMax: lane groups lost on such rows), which a merged stage
+/// would give up.
 constexpr int64_t kHeldSoftmaxRowMax = 1024;
+constexpr int64_t kStagedSoftmaxRowMax = 16;
 
 ArrayRef<int64_t> resultShape(Operation *op) {
   if (op->getNumResults() == 0)
@@ -121,7 +125,8 @@ bool crossRow(Operation *op, const Group &g) {
   // before the held statistics: 0.124 ms merged against 0.070 + 0.048
   // split, run102).
   if (g.lastReduction != g.firstReduction)
-    return len > 0 && len <= kHeldSoftmaxRowMax && overLastDim(aten, len);
+    return len > kStagedSoftmaxRowMax && len <= kHeldSoftmaxRowMax &&
+           overLastDim(aten, len);
   return len == 0 || len >= kCrossRowSoftmaxMinRow || overLastDim(aten, len);
 }
 
