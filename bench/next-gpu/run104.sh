@@ -6,7 +6,8 @@
 # eager. Model 29 timm levit_128 (never measured).
 # (2) A fresh seed (2 tasks).
 # (3) Same-row softmax statistics from the held row (session 54, not run):
-# fixtures row_softmax_norm and anchor_softmax_twice through kb-verify,
+# fixtures row_softmax_norm, anchor_softmax_twice and
+# softmax_twice_short_rows through kb-verify,
 # predicted all accepted (the statistics' bits unchanged); seed 20261313
 # task 2 now one region, predicted ~0.072 ms (run102: merged with
 # statistics from memory 0.124; split 0.070 + 0.048), the task ~0.175 ms
@@ -16,7 +17,7 @@ source bench/next-gpu/prepare.sh
 # The slice first (run103's models were cut by its deadline), leaving
 # ~210 s for (3).
 timed_slice slice104 20261316 2 37,29 $(( ${DEADLINE:-540} - 210 ))
-verify_fixtures verify104 80 8 test/fixtures/graphs/torch-1.13/row_softmax_norm.* test/fixtures/graphs/torch-1.13/anchor_softmax_twice.*
+verify_fixtures verify104 80 8 test/fixtures/graphs/torch-1.13/row_softmax_norm.* test/fixtures/graphs/torch-1.13/anchor_softmax_twice.* test/fixtures/graphs/torch-1.13/softmax_twice_short_rows.*
 timed_tasks sel104 120 110 20261313:2
 python3 - <<'PY'
 import json
