@@ -78,3 +78,16 @@ rw() {
     -- -std=c++17 $flags "$@" > $OUT/$tag.log 2>&1
   echo "$tag rc $? $(( $(date +%s)-t0 ))s: $(grep -E 'chains? rewritten' $OUT/$tag.log | cut -c1-60)"
 }
+# forward_choices JSON: each model's forward choice and its timed runs
+# (the runtime's forward_choice) from a slice's JSON.
+forward_choices() {
+  python3 - "$1" <<'PY'
+import json, sys
+for t in json.load(open(sys.argv[1]))['tasks']:
+    if t['set'] == 'models':
+        print(t['task'], 'choice', t.get('forward_choice'))
+        runs = t.get('forward_ms') or {}
+        print('  forward_ms', {k: [round(x, 3) for x in v] if isinstance(v, list) else v
+                               for k, v in runs.items()})
+PY
+}

@@ -19,12 +19,5 @@ source bench/next-gpu/prepare.sh
 timed_slice slice104 20261316 2 37,29 $(( ${DEADLINE:-540} - 210 ))
 verify_fixtures verify104 80 8 test/fixtures/graphs/torch-1.13/row_softmax_norm.* test/fixtures/graphs/torch-1.13/anchor_softmax_twice.* test/fixtures/graphs/torch-1.13/softmax_twice_short_rows.*
 timed_tasks sel104 120 110 20261313:2
-python3 - <<'PY'
-import json
-d = json.load(open('/tmp/slice104.json'))
-for t in d['tasks']:
-    if t['set'] == 'models':
-        print(t['task'], 'choice', t.get('forward_choice'))
-        print('  forward_ms', {k: [round(x, 3) for x in v] if isinstance(v, list) else v for k, v in (t.get('forward_ms') or {}).items()})
-PY
+forward_choices /tmp/slice104.json
 (cd $OUT && tar czf logs104.tgz *.log)
