@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # For the next session (~8 min): what run103 did not reach.
 # (1) Model 37 whisper_encoder under the forward rule of session 54 (1%
-# margin, each side's spread from its second-fastest run; run102 fell back
-# with medians 1.7% apart): predicted the rewritten forward kept, ~1.02x
-# eager. Model 29 timm levit_128 (never measured).
+# margin, each side's spread from its second-fastest run), now also the
+# replay's rule (run102: replay 20.55 ms dropped at 2.8% faster than the
+# rewritten eager 21.14, then the original 21.44 ran): predicted replayed,
+# ~20.6 ms, ~1.04x eager. Model 29 timm levit_128 (never measured).
 # (2) A fresh seed (2 tasks).
 # (3) Same-row softmax statistics from the held row (session 54, not run):
 # fixtures row_softmax_norm, anchor_softmax_twice and
