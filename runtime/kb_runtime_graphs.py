@@ -177,14 +177,13 @@ class _GraphRunner:
             for _ in range(5):
                 for way in ("eager", "graph"):
                     times[way].append(_elapsed_ms(ways[way]))
-        eager, graph = sorted(times["eager"])[2], sorted(times["graph"])[2]
+        eager, graph = _median(times["eager"]), _median(times["graph"])
         # The whole forward's rule (forward_choice's): replay is timed in
         # place against the same forward, interleaved. At 3% whisper's
         # replay (20.55 ms against 21.14 eager, 2.8%) was dropped, and then
         # the eager forward alone did not beat the original (21.44) by
         # enough: the original ran, where replay was 4% faster than it.
-        use = measurably_faster(times["graph"], times["eager"],
-                                FORWARD_RELATIVE, trim=FORWARD_TRIM)
+        use = forward_faster(times["graph"], times["eager"])
         self.timing = {"eager_ms": eager, "graph_ms": graph, "use": use,
                        "graph_runs": times["graph"],
                        "eager_runs": times["eager"]}
@@ -281,6 +280,13 @@ FORWARD_RELATIVE = 0.01
 FORWARD_TRIM = 1
 
 
+def forward_faster(candidate, baseline):
+    """measurably_faster for whole forwards: FORWARD_RELATIVE, and each
+    side's fastest run out of its spread."""
+    return measurably_faster(candidate, baseline, FORWARD_RELATIVE,
+                             trim=FORWARD_TRIM)
+
+
 def forward_choice(original, new, graph=None):
     """What the first calls decide (docs/rewrite.md, "Never slower").
 
@@ -288,10 +294,8 @@ def forward_choice(original, new, graph=None):
     forward (eager), `graph` the rewritten forward's CUDA graph replays
     (None: not measured yet, [] : no replay). Returns "new", "original", or
     "pending" (only the graph replay could still win)."""
-    if measurably_faster(new, original, FORWARD_RELATIVE, trim=FORWARD_TRIM):
+    if forward_faster(new, original):
         return "new"
     if graph is None:
         return "pending"
-    return ("new" if measurably_faster(graph, original, FORWARD_RELATIVE,
-                                       trim=FORWARD_TRIM)
-            else "original")
+    return "new" if forward_faster(graph, original) else "original"

@@ -153,8 +153,8 @@ bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre, const StageInfo &f,
     return s->inShape == f.inShape && s->reduced == f.reduced &&
            s->reduced.size() == 1 &&
            product(s->inShape) == final.rows * final.cols;
-  bool registerGroups =
-      final.mode == RowMode::Warp && !final.vec4 && !final.stagedTile;
+  // A staged tile gives way to the lane groups (emitRowKernel drops it).
+  bool registerGroups = final.mode == RowMode::Warp && !final.vec4;
   if ((final.mode != RowMode::Block && !registerGroups) || !rowMajorIndex)
     return false;
   int64_t d = s->reduced.empty() ? 0 : s->reduced[0];

@@ -388,8 +388,12 @@ std::string codegen::softmaxExp(llvm::StringRef arg) {
   return "expf(" + arg.str() + ")";
 }
 
-std::string codegen::safeSoftmaxRow(llvm::StringRef y, llvm::StringRef m) {
-  return "(" + m.str() + " == -kb::inf() ? 0.f : " + y.str() + ")";
+std::string codegen::softmaxQuotient(llvm::StringRef ex, llvm::StringRef m,
+                                     llvm::StringRef acc, bool fast,
+                                     bool safe) {
+  std::string y = fast ? "kb::softmax_div(" + ex.str() + ", " + acc.str() + ")"
+                       : ex.str() + " / " + acc.str();
+  return safe ? "(" + m.str() + " == -kb::inf() ? 0.f : " + y + ")" : y;
 }
 
 std::string codegen::softmaxElement(llvm::StringRef x, llvm::StringRef m,
@@ -398,10 +402,9 @@ std::string codegen::softmaxElement(llvm::StringRef x, llvm::StringRef m,
   if (log)
     return "__fsub_rn(" + x.str() + ", " + m.str() + ") - logf(" + acc.str() +
            ")";
-  std::string ex = softmaxExp("__fsub_rn(" + x.str() + ", " + m.str() + ")");
-  std::string y = fast ? "kb::softmax_div(" + ex + ", " + acc.str() + ")"
-                       : ex + " / " + acc.str();
-  return safe ? safeSoftmaxRow(y, m) : y;
+  return softmaxQuotient(
+      softmaxExp("__fsub_rn(" + x.str() + ", " + m.str() + ")"), m, acc, fast,
+      safe);
 }
 
 // A softmax whose rows' max and sum of exponentials a cross-row kernel's

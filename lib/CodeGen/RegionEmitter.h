@@ -48,8 +48,11 @@ std::string normElement(llvm::StringRef x, llvm::StringRef mean,
 std::string softmaxElement(llvm::StringRef x, llvm::StringRef m,
                            llvm::StringRef acc, bool log, bool fast = false,
                            bool safe = false);
-/// `y`, or 0 where the row maximum `m` is -inf (safe_softmax's rows).
-std::string safeSoftmaxRow(llvm::StringRef y, llvm::StringRef m);
+/// Softmax's `ex` (exp(x - m)) over the row's sum `acc` (softmaxElement's
+/// division, also of an exp held from the sum's pass), with `safe` 0 where
+/// the row's maximum `m` is -inf.
+std::string softmaxQuotient(llvm::StringRef ex, llvm::StringRef m,
+                            llvm::StringRef acc, bool fast, bool safe);
 /// Softmax's exp of `arg` (x - max), expf in both modes (Prelude.cpp says why).
 std::string softmaxExp(llvm::StringRef arg);
 

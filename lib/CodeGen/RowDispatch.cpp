@@ -39,19 +39,13 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       EmittedKernel trialOut;
       SmallVector<unsigned> trialUpdated;
       if (llvm::Error err =
-              planRows(e, f, yield, trial, trialOut, trialUpdated)) {
+              planRows(e, f, yield, trial, trialOut, trialUpdated))
         llvm::consumeError(std::move(err));
-      } else {
-        // The lane groups hold the rows the staged tile would stage (rows
-        // of at most 16): the softmax's statistics come from the held row,
-        // where a staged final stage left them to a statistics phase and a
-        // grid barrier (softmax -> log_softmax over 140000 rows of 16).
-        trial.stagedTile = false;
-        if (sameRowSoftmax(e, pre, f, trial,
-                           trial.index && trial.index("r", "c") ==
-                                              rowMajor("r", "c", trial.cols)))
-          rowSoftmax = pre;
-      }
+      else if (sameRowSoftmax(e, pre, f, trial,
+                              trial.index &&
+                                  trial.index("r", "c") ==
+                                      rowMajor("r", "c", trial.cols)))
+        rowSoftmax = pre;
     }
     if (!rowSoftmax) {
       auto s = planCrossRowStats(e, pre, yield, out, updated);
@@ -64,6 +58,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   if (auto err = planRows(e, f, yield, p, out, updated))
     return std::move(err);
   p.rowSoftmax = rowSoftmax;
+  // Its lane groups hold the rows a staged tile would stage (rows of at
+  // most 16): the softmax's statistics come from the held row, where a
+  // staged final stage left them to a statistics phase and a grid barrier
+  // (softmax -> log_softmax over 140000 rows of 16).
   if (rowSoftmax)
     p.stagedTile = false;
   if (stats && out.outputs.size() != statsExtras)

@@ -404,7 +404,7 @@ public:
     return llvm::Error::success();
   }
 
-  /// Warp-mode rows of at most kStagedRowMax contiguous scalars
+  /// Warp-mode rows of at most kStagedSoftmaxRowMax contiguous scalars
   /// (RowPlan::stagedTile): each trip of the block takes 256 rows, their
   /// elements one contiguous run of the input. The block computes the run
   /// into shared memory with coalesced loads (the pointwise prologue

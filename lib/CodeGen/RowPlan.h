@@ -94,7 +94,7 @@ struct RowPlan {
   /// evaluated per element of the four. Empty where vec4 applies or the
   /// prologue holds anything but pointwise ops.
   llvm::SmallVector<unsigned, 4> vecArgs;
-  /// Warp mode, rows of at most kStagedRowMax contiguous scalars: each
+  /// Warp mode, rows of at most kStagedSoftmaxRowMax contiguous scalars: each
   /// block's 256 rows are one contiguous tile, computed into shared memory
   /// by coalesced loads (the pointwise prologue evaluated once per
   /// element), then one thread a row; per-element outputs go back through
@@ -215,7 +215,9 @@ bool blockSharedRow(const RowPlan &p);
 constexpr int64_t kSharedRowMax = 11776;
 /// Layer norms' longest rows a block of 256 holds in registers (RowPlans.cpp).
 constexpr int64_t kLayerNormRegisterRowMax = 3584;
-/// Softmax rows staged as a block's tile (RowPlan::stagedTile). Measured
+/// Softmax rows staged as a block's tile (RowPlan::stagedTile), at most
+/// kStagedSoftmaxRowMax (kb/Transforms/OpUtils.h: region formation reads
+/// it too). Measured
 /// on the H200 (bench/probes/short_rows.cu, session 36; softmax over 352
 /// MB, ms): rows of 14 0.473 by lane groups from global memory, 0.214
 /// staged one thread a row (a copy 0.188); rows of 10 0.415 / 0.245; 7
@@ -225,7 +227,6 @@ constexpr int64_t kLayerNormRegisterRowMax = 3584;
 /// 0.237 -> 0.227; a layer norm over 10 0.033 -> 0.040 and over 14 0.065 ->
 /// 0.083 and a sum over 14 (one thread per output) 0.102 -> 0.107 lost, so
 /// only softmax and log_softmax stage.
-constexpr int64_t kStagedRowMax = 16;
 /// Static shared memory a staged-rows kernel may spend on its tiles and a
 /// pooling's staged input planes (of the 48 KB a block may declare).
 constexpr int64_t kStagedPoolBytes = 47 * 1024;

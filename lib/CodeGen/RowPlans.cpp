@@ -56,7 +56,7 @@ Mode chooseMode(int64_t cols, bool contiguousRows,
                 bool threadShortRows = false) {
   if (!contiguousRows || (cols <= 16 && threadShortRows))
     return Mode::Thread;
-  return cols <= 1024 ? Mode::Warp : Mode::Block;
+  return cols <= kLaneGroupRowMax ? Mode::Warp : Mode::Block;
 }
 
 /// Walks `v`'s pointwise prologue back to the kernel's arguments, calling
@@ -299,9 +299,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     // computed once.
     if (!log)
       p.heldElement = [fast, safe](llvm::StringRef h) {
-        std::string y =
-            fast ? "kb::softmax_div(" + h.str() + ", acc)" : h.str() + " / acc";
-        return safe ? safeSoftmaxRow(y, "m") : y;
+        return softmaxQuotient(h, "m", "acc", fast, safe);
       };
     p.what = recipeName(recipe).str() + " over dim " + std::to_string(d);
     // ATen's order keeps ATen's maximum, which drops NaN and starts at the
@@ -484,7 +482,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     }
     p.mode = p.tileW ? Mode::Tile
              : recipe == Recipe::BatchNorm
-                 ? (p.cols <= 1024 ? Mode::Warp : Mode::Block)
+                 ? (p.cols <= kLaneGroupRowMax ? Mode::Warp : Mode::Block)
                  : chooseMode(p.cols, true, e.threadShortRows);
     p.shiftFirst = true;
     std::string n = std::to_string(p.cols) + ".0";
@@ -848,11 +846,11 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                        : 0;
   // Softmax over short contiguous rows of scalars as one tile per block:
   // lane groups reading them straight from global memory spent their time
-  // on the scattered accesses beside the exps (kStagedRowMax). Layer norms
-  // and sums over such rows measured faster without (kStagedRowMax's
-  // note). Per-element outputs go back
-  // through the tile, so each must be a plain float32 tensor indexed as
-  // the input, at most two of them (32 KB of tiles).
+  // on the scattered accesses beside the exps (kStagedSoftmaxRowMax). Layer
+  // norms and sums over such rows measured faster without
+  // (kStagedSoftmaxRowMax's note). Per-element outputs go back through the
+  // tile, so each must be a plain float32 tensor indexed as the input, at most
+  // two of them (32 KB of tiles).
   size_t tiles = 1;
   bool plainOutputs = true;
   if (p.element) {
@@ -862,7 +860,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                                          e.outputStrides[k].empty());
   }
   p.stagedTile = isSoftmaxRecipe(recipe) && p.mode == Mode::Warp && !p.vec4 &&
-                 p.cols <= kStagedRowMax && p.rows >= kStagedMinRows &&
+                 p.cols <= kStagedSoftmaxRowMax && p.rows >= kStagedMinRows &&
                  run == p.cols && !f.input2 && !e.channelsLastRead &&
                  !e.laneShortRows && !forceSplit && plainOutputs &&
                  tiles * 256 * (p.cols + 1) * 4 <= 32 * 1024;

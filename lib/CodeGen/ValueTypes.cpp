@@ -2,6 +2,8 @@
 
 #include "ValueTypes.h"
 
+#include "kb/Transforms/OpUtils.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -15,22 +17,6 @@ std::string codegen::cString(llvm::StringRef s) {
   for (char c : s)
     out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
   return out + "\"";
-}
-
-/// The traced strides of a tensor type (the importer's encoding), or
-/// nullopt for an encoding that is not a list of strides of its rank.
-static std::optional<SmallVector<int64_t>> encodedStrides(RankedTensorType t) {
-  auto list = dyn_cast_or_null<ArrayAttr>(t.getEncoding());
-  if (!list || (int64_t)list.size() != t.getRank())
-    return std::nullopt;
-  SmallVector<int64_t> strides;
-  for (Attribute a : list) {
-    auto i = dyn_cast<IntegerAttr>(a);
-    if (!i || i.getInt() < 0)
-      return std::nullopt;
-    strides.push_back(i.getInt());
-  }
-  return strides;
 }
 
 bool codegen::isF32Tensor(Type t) {

@@ -354,14 +354,9 @@ private:
 /// The strides of a tensor type: the importer's encoding (a traced
 /// non-contiguous layout), else row-major.
 SmallVector<int64_t> stridesOf(RankedTensorType t) {
+  if (auto traced = encodedStrides(t))
+    return *traced;
   SmallVector<int64_t> strides(t.getRank(), 1);
-  if (auto list = dyn_cast_or_null<ArrayAttr>(t.getEncoding());
-      list && (int64_t)list.size() == t.getRank()) {
-    for (auto [i, a] : llvm::enumerate(list))
-      if (auto n = dyn_cast<IntegerAttr>(a))
-        strides[i] = n.getInt();
-    return strides;
-  }
   for (int64_t d = t.getRank() - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * t.getDimSize(d + 1);
   return strides;

@@ -277,6 +277,20 @@ int64_t kb::tensorBytes(Type t) {
   return rt.getNumElements() * std::max<int64_t>(bits / 8, 1);
 }
 
+std::optional<SmallVector<int64_t>> kb::encodedStrides(RankedTensorType t) {
+  auto list = dyn_cast_or_null<ArrayAttr>(t.getEncoding());
+  if (!list || (int64_t)list.size() != t.getRank())
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  for (Attribute a : list) {
+    auto i = dyn_cast<IntegerAttr>(a);
+    if (!i || i.getInt() < 0)
+      return std::nullopt;
+    strides.push_back(i.getInt());
+  }
+  return strides;
+}
+
 bool kb::isCentringNorm(Operation *op) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo())

@@ -11,14 +11,6 @@ namespace kb::formregions {
 /// Softmax rows shorter than this do not take a cross-row statistics
 /// phase (crossRow).
 constexpr int64_t kCrossRowSoftmaxMinRow = 4096;
-/// Rows a lane group holds in registers (RowPlans.cpp, chooseMode's warp
-/// rows): a softmax over them computes its statistics from the held row
-/// (RowKernels.cpp, emitHeldRowSoftmaxStats), one read. Rows of at most 16
-/// a softmax alone stages through shared memory instead (RowPlan.h,
-/// kStagedRowMax: lane groups lost on such rows), which a merged stage
-/// would give up.
-constexpr int64_t kHeldSoftmaxRowMax = 1024;
-constexpr int64_t kStagedSoftmaxRowMax = 16;
 
 ArrayRef<int64_t> resultShape(Operation *op) {
   if (op->getNumResults() == 0)
@@ -119,13 +111,15 @@ bool crossRow(Operation *op, const Group &g) {
   // statistics in the block or lane group holding it (CrossRow.cpp).
   int64_t len = lastDimSoftmaxRow(g.lastReduction);
   // After an anchor or pointwise ops (the reduction opened neither the
-  // group nor a new shape) only a stage over the same rows held in
-  // registers: elsewhere the statistics re-read the row and re-evaluate the
-  // epilogue before it in each pass (seed 20261313 task 2, rows of 66
-  // before the held statistics: 0.124 ms merged against 0.070 + 0.048
-  // split, run102).
+  // group nor a new shape) only a stage over the same rows a lane group
+  // holds in registers, whose statistics come from the held row
+  // (RowKernels.cpp, emitHeldRowSoftmaxStats): elsewhere the statistics
+  // re-read the row and re-evaluate the epilogue before it in each pass
+  // (seed 20261313 task 2, rows of 66 before the held statistics: 0.124 ms
+  // merged against 0.070 + 0.048 split, run102). Rows a softmax alone
+  // stages through shared memory (lane groups lost there) stay split too.
   if (g.lastReduction != g.firstReduction)
-    return len > kStagedSoftmaxRowMax && len <= kHeldSoftmaxRowMax &&
+    return len > kStagedSoftmaxRowMax && len <= kLaneGroupRowMax &&
            overLastDim(aten, len);
   return len == 0 || len >= kCrossRowSoftmaxMinRow || overLastDim(aten, len);
 }

@@ -58,6 +58,21 @@ std::string displayName(mlir::Operation *op);
 
 /// Bytes of a statically shaped tensor value; 0 for anything else.
 int64_t tensorBytes(mlir::Type t);
+
+/// The traced strides a tensor type carries (the importer's encoding of a
+/// layout other than row-major), or nullopt where it has none or an
+/// encoding that is not non-negative strides of its rank.
+std::optional<llvm::SmallVector<int64_t>>
+encodedStrides(mlir::RankedTensorType t);
+
+/// Contiguous rows of at most this many elements a lane group of the code
+/// generator's row kernels holds in registers (warp rows); longer rows take
+/// a block each (lib/CodeGen/RowPlans.cpp). Region formation asks it too.
+constexpr int64_t kLaneGroupRowMax = 1024;
+/// Softmax rows of at most this many elements the code generator stages
+/// as a block's tile (RowPlan::stagedTile; lib/CodeGen/RowPlan.h has the
+/// measurements behind it).
+constexpr int64_t kStagedSoftmaxRowMax = 16;
 bool hasStaticShape(mlir::Type t);
 /// A ranked tensor of a static shape and float32 elements.
 bool isStaticF32(mlir::Value v);
