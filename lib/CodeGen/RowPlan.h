@@ -400,8 +400,10 @@ int splitLaneWidth(const RowPlan &p);
 /// several, none smaller than a block's unrolled trip. `gather` is the
 /// elements the pointwise prologue reads per row element (a pooling window
 /// reads several): an item's minimum counts bytes read, not elements.
+/// `quad`: lanes over rows holding 4 rows each (items of 128 rows, two
+/// blocks an SM).
 int64_t splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
-                    int64_t gather = 1);
+                    int64_t gather = 1, bool quad = false);
 
 /// The index of element (r, c) of contiguous rows of `cols` elements.
 inline std::string rowMajor(llvm::StringRef r, llvm::StringRef c,

@@ -748,6 +748,15 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                 !quadArgs.empty());
       if (p.quad && !isa<BlockArgument>(f.input))
         p.vecArgs = quadArgs;
+      // An item of 4 rows a lane is 128 rows: four times the bytes the
+      // chunks were sized for, on half the resident blocks. Chunked again
+      // where split already: levit_128's BatchNorm1d over 256 channels of
+      // 12544 tokens took 24 chunks, 48 items of 268 KB on 132 SMs, 0.046
+      // ms against ATen's 0.023 (run104, H100).
+      if (p.quad && p.chunks > 1 && p.rows >= 128 && e.splitChunks == 0)
+        p.chunks = std::max(p.chunks,
+                            splitChunks(p.rows, p.cols, rowsPerItem,
+                                        gathered / n, /*quad=*/true));
       // One row per item reads float4 when its input is an argument
       // (measured, session 14: BatchNorm2d over 48 channels 0.449 ms
       // scalar, 0.374 float4); a computed input reads the arguments of its

@@ -793,19 +793,21 @@ int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {
 }
 
 int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
-                             int64_t gather) {
+                             int64_t gather, bool quad) {
+  int64_t itemRows = quad ? 4 * rowsPerItem : rowsPerItem;
+  int64_t perSM = quad ? 2 : shapeFor(rowsPerItem).perSM;
   // 64 KB per item at least (16 loads per thread), so the per-item
   // combines and their block barriers stay a small part of the item.
   // gen-20261208 task 8 (a std over 900 rows of 2048 pooled elements, 54
   // loads each) got 4 chunks by elements: 116 blocks for 132 SMs, 1.5 TB/s.
   int64_t minChunk = std::max<int64_t>(
-      16 * 1024 / rowsPerItem / std::max<int64_t>(gather, 1), 1);
-  int64_t items = std::max<int64_t>(ceilDiv(rows, rowsPerItem), 1);
+      16 * 1024 / itemRows / std::max<int64_t>(gather, 1), 1);
+  int64_t items = std::max<int64_t>(ceilDiv(rows, itemRows), 1);
   // Items of lanes over strided rows that nearly fill a 132-SM part once
   // (shapeFor: 4 blocks of 512 per SM) run whole: no grid barrier, no
   // partials. Measured (H200, session 17): softmax over dim 0 of 1024 x
   // 16384 (512 items) 0.083 ms whole, 0.102 ms in 2 chunks.
-  if (rowsPerItem == 32 && items * 10 >= 9 * 132 * shapeFor(32).perSM)
+  if (rowsPerItem == 32 && items * 10 >= 9 * 132 * perSM)
     return 1;
   int64_t s = ceilDiv(kTargetItems, items);
   s = std::min(s, std::max<int64_t>(cols / minChunk, 1));
@@ -817,7 +819,7 @@ int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
   // (1088 items on 132 blocks: 8.2 rounds) 1.017 ms, 16 chunks 0.867, 4
   // 0.852; BatchNorm1d over 4095 channels, 9 chunks (1161 items on 528
   // blocks: 2.2 rounds) 0.253, 8 chunks 0.237.
-  int64_t slots = 132 * shapeFor(rowsPerItem).perSM;
+  int64_t slots = 132 * perSM;
   auto fill = [&](int64_t c) {
     int64_t n = items * c;
     return double(n) / double(ceilDiv(n, slots) * slots);

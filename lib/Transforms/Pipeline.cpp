@@ -12,6 +12,8 @@ void kb::buildAnalysisPipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
   pm.addPass(createClassify());
   // Simplify rewrites chains (e.g. merges clamps), so classify again after.
   pm.addPass(createSimplify());
+  // Pointwise consumers behind a view move next to their producer.
+  pm.addPass(createSinkViews());
   UnfuseLinearBiasOptions unfuse;
   unfuse.beforeSteps = reductionsBeforeSteps;
   pm.addPass(createUnfuseLinearBias(unfuse));
@@ -55,7 +57,8 @@ struct PipelineOptions : mlir::PassPipelineOptions<PipelineOptions> {
 void kb::registerKbPipelines() {
   mlir::PassPipelineRegistration<PipelineOptions>(
       "kb-analysis-pipeline",
-      "decompose, classify, simplify, unfuse-linear-bias, classify, "
+      "decompose, classify, simplify, sink-views, unfuse-linear-bias, "
+      "classify, "
       "form-regions (kb-rewrite analyze)",
       [](mlir::OpPassManager &pm, const PipelineOptions &o) {
         buildAnalysisPipeline(pm, o.normsBeforeTF32, o.reductionsBeforeSteps);

@@ -16,8 +16,8 @@ namespace kb {
 #define GEN_PASS_REGISTRATION
 #include "kb/Transforms/Passes.h.inc"
 
-/// decompose -> classify -> simplify -> unfuse-linear-bias -> classify ->
-/// form-regions: what `analyze` runs. `rewrite` passes normsBeforeTF32 =
+/// decompose -> classify -> simplify -> sink-views -> unfuse-linear-bias ->
+/// classify -> form-regions: what `analyze` runs. `rewrite` passes normsBeforeTF32 =
 /// false unless --fuse-before-tf32, and reductionsBeforeSteps = false (its
 /// numerics policy would keep such regions whole; the linear-bias split
 /// then avoids step, singular and convolution consumers too).

@@ -42,6 +42,23 @@ def Simplify : Pass<"kb-simplify", "mlir::ModuleOp"> {
   let dependentDialects = ["::kb::KbDialect"];
 }
 
+def SinkViews : Pass<"kb-sink-views", "mlir::ModuleOp"> {
+  let summary = "Move order-keeping views past the pointwise ops that read them";
+  let description = [{
+    f(view(a), ...) becomes view(f(a, ...)) for a pointwise op f (style
+    None: numpy broadcasting) where the view keeps the row-major order of
+    its elements (view, reshape, flatten, unflatten, squeeze, unsqueeze,
+    view_as, reshape_as between contiguous tensors) and a is made by an
+    op a region can hold: f then joins that op's region. Exact (element i
+    is f of element i either way). f's other operands of the view's shape
+    are viewed back to a's shape (a view of one whose input has a's shape
+    is read directly); a broadcast operand stays where the view leaves the
+    trailing dims it spans alone; otherwise, or where such an operand is
+    made by a fusable op for f alone, f stays.
+  }];
+  let dependentDialects = ["::kb::KbDialect"];
+}
+
 def UnfuseLinearBias : Pass<"kb-unfuse-linear-bias", "mlir::ModuleOp"> {
   let summary = "Move a linear's bias into its fusable epilogue";
   let description = [{
