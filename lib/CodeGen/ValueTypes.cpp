@@ -113,15 +113,8 @@ SmallVector<int64_t> codegen::tracedStrides(Value v) {
     return {};
   // Strides of size-1 dims never move an address: a layout that differs
   // from row-major only there is row-major.
-  ArrayRef<int64_t> shape = rt.getShape();
-  int64_t expect = 1;
-  bool rowMajor = true;
-  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
-    if (shape[d] != 1 && (*strides)[d] != expect)
-      rowMajor = false;
-    expect *= shape[d];
-  }
-  return rowMajor ? SmallVector<int64_t>() : *strides;
+  return isRowMajorStrides(rt.getShape(), *strides) ? SmallVector<int64_t>()
+                                                    : *strides;
 }
 
 bool codegen::isContiguousArg(Value v) { return tracedStrides(v).empty(); }

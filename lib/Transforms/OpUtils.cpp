@@ -291,6 +291,16 @@ std::optional<SmallVector<int64_t>> kb::encodedStrides(RankedTensorType t) {
   return strides;
 }
 
+bool kb::isRowMajorStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
+  int64_t expect = 1;
+  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != expect)
+      return false;
+    expect *= shape[d];
+  }
+  return true;
+}
+
 bool kb::isCentringNorm(Operation *op) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo())

@@ -49,15 +49,7 @@ RankedTensorType staticTensor(Value v) {
 /// Row-major: no traced strides, or traced strides that are row-major's.
 bool isRowMajor(RankedTensorType t) {
   auto strides = encodedStrides(t);
-  if (!strides)
-    return !t.getEncoding();
-  int64_t expect = 1;
-  for (int64_t d = t.getRank() - 1; d >= 0; --d) {
-    if (t.getDimSize(d) != 1 && (*strides)[d] != expect)
-      return false;
-    expect *= t.getDimSize(d);
-  }
-  return true;
+  return strides ? isRowMajorStrides(t.getShape(), *strides) : !t.getEncoding();
 }
 
 /// A view that keeps the row-major order of its elements: its input and

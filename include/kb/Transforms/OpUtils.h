@@ -65,6 +65,11 @@ int64_t tensorBytes(mlir::Type t);
 std::optional<llvm::SmallVector<int64_t>>
 encodedStrides(mlir::RankedTensorType t);
 
+/// Strides that address `shape` in row-major order (those of size-1 dims,
+/// which never move an address, aside).
+bool isRowMajorStrides(llvm::ArrayRef<int64_t> shape,
+                       llvm::ArrayRef<int64_t> strides);
+
 /// Contiguous rows of at most this many elements a lane group of the code
 /// generator's row kernels holds in registers (warp rows); longer rows take
 /// a block each (lib/CodeGen/RowPlans.cpp). Region formation asks it too.
