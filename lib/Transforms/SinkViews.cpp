@@ -58,8 +58,8 @@ AtenOp orderKeepingView(Value v) {
   auto view = v.getDefiningOp<AtenOp>();
   if (!view || view.getInplace() || !view.getInfo() ||
       view.getInfo()->style != OpStyle::View ||
-      !llvm::is_contained({"view", "reshape", "flatten", "unflatten",
-                           "squeeze", "unsqueeze", "view_as", "reshape_as"},
+      !llvm::is_contained({"view", "reshape", "flatten", "unflatten", "squeeze",
+                           "unsqueeze", "view_as", "reshape_as"},
                           view.getName()) ||
       view->getNumResults() != 1 || view.getArgs().empty())
     return nullptr;
@@ -135,8 +135,8 @@ struct SinkViewsPass : kb::impl::SinkViewsBase<SinkViewsPass> {
     // broadcast operand as it is.
     struct Move {
       unsigned index;
-      Value value;    // the operand at `to`, or
-      bool viewBack;  // view it to `to` first
+      Value value;   // the operand at `to`, or
+      bool viewBack; // view it to `to` first
     };
     SmallVector<Move> moves;
     // Views of other operands read through: erased once unused (a dead
@@ -182,12 +182,12 @@ struct SinkViewsPass : kb::impl::SinkViewsBase<SinkViewsPass> {
       Value v = m.value;
       if (m.viewBack) {
         auto vt = cast<RankedTensorType>(v.getType());
-        v = AtenOp::create(b, loc,
-                           TypeRange{RankedTensorType::get(
-                               to, vt.getElementType())},
-                           b.getStringAttr("reshape"), b.getStringAttr(""),
-                           nullptr, b.getStringAttr(kindName(OpKind::Injective)),
-                           ValueRange{v, makeI64List(b, loc, to)})
+        v = AtenOp::create(
+                b, loc,
+                TypeRange{RankedTensorType::get(to, vt.getElementType())},
+                b.getStringAttr("reshape"), b.getStringAttr(""), nullptr,
+                b.getStringAttr(kindName(OpKind::Injective)),
+                ValueRange{v, makeI64List(b, loc, to)})
                 ->getResult(0);
       }
       newArgs[m.index] = v;
