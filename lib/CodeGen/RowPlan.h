@@ -395,6 +395,10 @@ int64_t splitItemRows(const RowPlan &p);
 /// where the rows are fewer: SplitRows.cpp).
 int splitLaneWidth(const RowPlan &p);
 
+/// The items of a split plan with chunks (its item loops' bound): the
+/// grid need not be larger.
+int64_t splitItems(const RowPlan &p);
+
 /// Chunks per row for a split plan of `rows` rows of `cols` elements taken
 /// `rowsPerItem` (1 or 32) at a time: enough items for every SM to take
 /// several, none smaller than a block's unrolled trip. `gather` is the

@@ -786,6 +786,13 @@ private:
 
 int codegen::splitBlockSize(const RowPlan &p) { return shapeFor(p).block; }
 
+int64_t codegen::splitItems(const RowPlan &p) {
+  int64_t groups = p.splitRows != 32 ? p.rows
+                   : p.quad ? ceilDiv(p.rows, 4 * SplitEmitter::laneWidth(p))
+                            : ceilDiv(p.rows, 32);
+  return groups * p.chunks;
+}
+
 int codegen::splitBlocksPerSM(const RowPlan &p) { return shapeFor(p).perSM; }
 
 int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {

@@ -1,0 +1,139 @@
+"""Probe: where a grid-synchronised split kernel's time goes.
+
+For each kb-verify job (a split row kernel with grid_sync), builds a
+stand-alone driver around its source and times back-to-back cooperative
+launches (CUDA events over 200 launches, L2 warm, the workspace zeroed
+once: the barrier resets its count itself) under variants of the source:
+
+  base      as generated
+  nosync    every kb_grid_sync(ws) replaced by __syncthreads() (results
+            wrong; the time without grid barriers)
+  fitgrid   the grid cut to the kernel's items (the launch rule's
+            sm_count * perSM otherwise)
+  bare      an empty kernel of the same grid and block with the same
+            number of grid barriers (the barriers' own cost)
+
+  python3 bench/probes/split_phases.py JOB.job.json...
+
+Needs nvcc and a GPU; prints one line per job and variant (microseconds).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+DRIVER = r'''
+#include <algorithm>
+#include <cstdio>
+using std::min;
+#include <cuda_runtime.h>
+%(source)s
+%(bare)s
+int main() {
+  int dev = 0, sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  size_t sizes[] = {%(sizes)s 0};
+  const int n = %(nargs)d;
+  void* bufs[32];
+  for (int i = 0; i < n; ++i) {
+    cudaMalloc(&bufs[i], sizes[i] * 4);
+    cudaMemset(bufs[i], 0, sizes[i] * 4);
+  }
+  void* ws;
+  cudaMalloc(&ws, %(ws)d + 16);
+  cudaMemset(ws, 0, %(ws)d + 16);
+  void* args[33];
+  for (int i = 0; i < n; ++i) args[i] = &bufs[i];
+  args[n] = &ws;
+  int grid = %(grid)s;
+  cudaEvent_t s, e;
+  cudaEventCreate(&s);
+  cudaEventCreate(&e);
+  for (int rep = 0; rep < 2; ++rep) {
+    cudaEventRecord(s);
+    for (int i = 0; i < 200; ++i)
+      cudaLaunchCooperativeKernel((const void*)%(entry)s, dim3(grid), dim3(%(block)d), args, 0, 0);
+    cudaEventRecord(e);
+    cudaEventSynchronize(e);
+  }
+  float ms;
+  cudaEventElapsedTime(&ms, s, e);
+  cudaError_t err = cudaGetLastError();
+  printf("%%.2f us grid %%d %%s\n", ms * 1000 / 200, grid, cudaGetErrorString(err));
+  return 0;
+}
+'''
+
+BARE = r'''
+extern "C" __global__ void __launch_bounds__(%(block)d) kb_bare(unsigned int* ws) {
+  for (int k = 0; k < %(syncs)d; ++k) kb_grid_sync(ws);
+}
+'''
+
+
+def items_of(source):
+    m = re.findall(r"item < (\d+)LL", source)
+    return int(m[0]) if m else None
+
+
+def main():
+    work = tempfile.mkdtemp()
+    builds = []  # (job, variant, items, barriers, exe, compile process)
+    for path in sys.argv[1:]:
+        job = json.load(open(path))
+        c = job["candidate"]
+        src = c["source"]
+        sizes = []
+        for a in c["args"]:
+            if "tensor" in a:
+                t = next(t for t in job["inputs"] + job["outputs"]
+                         if t["name"] == a["tensor"])
+                n = 1
+                for d in t["shape"]:
+                    n *= d
+                sizes.append(str(n))
+        block = int(c["launch"]["block"][0])
+        grid = c["launch"]["grid"][0].replace("sm_count", "sms")
+        ws = int(c["launch"]["workspace_bytes"])
+        syncs = len(re.findall(r"^\s*kb_grid_sync\(ws\);", src, re.M))
+        items = items_of(src)
+        variants = {
+            "base": (src, grid, c["entry"], ""),
+            "nosync": (re.sub(r"^(\s*)kb_grid_sync\(ws\);",
+                              r"\1__syncthreads();", src, flags=re.M),
+                       grid, c["entry"], ""),
+            "bare": (src, grid, "kb_bare",
+                     BARE % {"block": block, "syncs": syncs}),
+        }
+        if items:
+            variants["fitgrid"] = (src, "min(%s, %d)" % (grid, items),
+                                   c["entry"], "")
+        for name, (s, g, entry, bare) in variants.items():
+            cu = os.path.join(work, "%s_%s_%s.cu" % (
+                os.path.basename(path).split(".")[0], c["entry"], name))
+            exe = cu[:-3]
+            sz = [] if entry == "kb_bare" else list(sizes)
+            with open(cu, "w") as f:
+                f.write(DRIVER % {"source": s, "bare": bare,
+                                  "sizes": "".join(x + ", " for x in sz),
+                                  "nargs": len(sz), "ws": ws, "grid": g,
+                                  "entry": entry, "block": block})
+            p = subprocess.Popen(["nvcc", "-O3", "-arch=sm_90", "-o", exe, cu],
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)
+            builds.append((path, name, items, syncs, exe, p))
+    for path, name, items, syncs, exe, p in builds:
+        out = p.communicate()[0]
+        if p.returncode:
+            print(path, name, "compile failed", out[-300:])
+            continue
+        r = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+        print("%s %-8s %s (items %s, barriers %d)" % (
+            os.path.basename(path), name, r.stdout.strip(), items, syncs),
+            flush=True)
+
+
+if __name__ == "__main__":
+    main()
