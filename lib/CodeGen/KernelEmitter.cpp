@@ -877,6 +877,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitPerSM = options.splitPerSM;
   e.splitUnroll = options.splitUnroll;
   e.splitQuad = options.splitQuad;
+  e.splitAhead = options.splitAhead;
   e.perOutputUnroll = options.outputsPerThread;
   e.pointwiseVectors = options.pointwiseVectors;
   e.rowBlock = options.rowBlock;

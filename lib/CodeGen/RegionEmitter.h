@@ -70,6 +70,8 @@ public:
   int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
   /// EmitOptions::splitQuad.
   bool splitQuad = false;
+  /// EmitOptions::splitAhead.
+  int splitAhead = 0;
   /// EmitOptions::outputsPerThread (0: the default).
   int perOutputUnroll = 0;
   /// EmitOptions::pointwiseVectors (0: the default, one).

@@ -60,6 +60,9 @@ struct RowPlan {
   /// Split mode's threads per block, resident blocks per SM and unrolling
   /// (0: the layout's measured default, SplitRows.cpp); set only by probes.
   int splitBlock = 0, splitPerSM = 0, splitUnroll = 0;
+  /// Lanes over 4 rows: float4s loaded ahead of their use per trip
+  /// (EmitOptions::splitAhead; 0 or 1: as the loop comes).
+  int splitAhead = 0;
   /// Block mode's threads per block for rows not held in registers (0: the
   /// default, rowBlockSize); set only by probes.
   int rowBlock = 0;

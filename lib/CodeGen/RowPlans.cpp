@@ -707,6 +707,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       p.splitBlock = e.splitBlock;
       p.splitPerSM = e.splitPerSM;
       p.splitUnroll = e.splitUnroll;
+      p.splitAhead = e.splitAhead;
       // Lanes over rows evaluating an expensive prologue per element run
       // out of the 32 registers four blocks of 512 leave a thread: three
       // blocks an SM, 16 loads a trip. Measured on the H200 (session 26,

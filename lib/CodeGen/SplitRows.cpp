@@ -338,22 +338,54 @@ private:
   /// caller closes it): the input's float4 (xs), or, for a computed input,
   /// those of the arguments its pointwise prologue reads (xs<k>).
   void quadLoop(llvm::raw_ostream &os) {
+    // The float4s a trip reads: the input's (xs), or those of the
+    // arguments of its pointwise prologue (xs<k>).
+    SmallVector<std::pair<std::string, std::string>> reads; // (arg, suffix)
+    if (auto a = dyn_cast<BlockArgument>(f.input))
+      reads.push_back({std::to_string(a.getArgNumber()), ""});
+    else
+      for (unsigned a : p.vecArgs)
+        reads.push_back({std::to_string(a), std::to_string(a)});
+    auto unpack = [&](const std::pair<std::string, std::string> &r,
+                      llvm::StringRef from) {
+      std::string v = "v4" + (r.second.empty() ? "" : "_" + r.second);
+      os << "      const float4 " << v << " = " << from.str() << ";\n"
+         << "      const float xs" << r.second << "[4] = {" << v << ".x, " << v
+         << ".y, " << v << ".z, " << v << ".w};\n";
+    };
+    if (p.splitAhead > 1) {
+      // --split-ahead (a probe): a trip's float4s all loaded before any is
+      // used, so a thread has that many loads in flight whatever ptxas
+      // schedules under the register cap.
+      int B = p.splitAhead;
+      os << "    for (long long cb = c0 + warp; cb < c1; cb += " << kWarps * B
+         << ") {\n";
+      for (const auto &r : reads)
+        os << "      float4 ahead" << r.first << "[" << B << "];\n";
+      os << "#pragma unroll\n      for (int b = 0; b < " << B
+         << "; ++b) {\n        const long long c = cb + b * " << kWarps
+         << ";\n";
+      for (const auto &r : reads)
+        os << "        ahead" << r.first << "[b] = c < c1 ? "
+           << "*reinterpret_cast<const float4*>(in" << r.first << " + "
+           << p.index("rq", "c") << ") : make_float4(0.f, 0.f, 0.f, 0.f);\n";
+      os << "      }\n#pragma unroll\n      for (int b = 0; b < " << B
+         << "; ++b) {\n      const long long c = cb + b * " << kWarps
+         << ";\n      if (c >= c1) break;\n"
+         << "      const long long ib = " << p.index("rq", "c") << ";\n";
+      for (const auto &r : reads)
+        unpack(r, "ahead" + r.first + "[b]");
+      return;
+    }
     os << "#pragma unroll " << shape.unroll
        << "\n    for (long long c = c0 + warp; c < c1; c += " << kWarps
        << ") {\n      const long long ib = " << p.index("rq", "c") << ";\n";
-    if (auto a = dyn_cast<BlockArgument>(f.input)) {
-      os << "      const float4 v4 = *reinterpret_cast<const float4*>(in"
-         << a.getArgNumber() << " + ib);\n"
-         << "      const float xs[4] = {v4.x, v4.y, v4.z, v4.w};\n";
-      return;
-    }
-    for (unsigned a : p.vecArgs) {
-      std::string k = std::to_string(a);
-      os << "      const float4 v4_" << k
-         << " = *reinterpret_cast<const float4*>(in" << k << " + ib);\n"
-         << "      const float xs" << k << "[4] = {v4_" << k << ".x, v4_" << k
-         << ".y, v4_" << k << ".z, v4_" << k << ".w};\n";
-    }
+    for (const auto &r : reads)
+      unpack(r, "*reinterpret_cast<const float4*>(in" + r.first + " + ib)");
+  }
+  /// Closes quadLoop's loop (two with --split-ahead).
+  void quadLoopEnd(llvm::raw_ostream &os) {
+    os << (p.splitAhead > 1 ? "    }\n    }\n" : "    }\n");
   }
   /// Inside the loop over the lane's 4 rows: row j's element at i, read
   /// from the float4s, its pointwise prologue evaluated (a new scope).
@@ -390,7 +422,8 @@ private:
     auto x = quadElement(os, "        ");
     if (!x)
       return x.takeError();
-    os << "        " << stepText(f, pass, *x, "") << "\n      }\n    }\n";
+    os << "        " << stepText(f, pass, *x, "") << "\n      }\n";
+    quadLoopEnd(os);
     e.newScope();
     os << openRows("    ");
     bind(pass, os, "      ");
@@ -446,7 +479,7 @@ private:
     os << "      }\n";
     for (size_t k = 0; k < nOut; ++k)
       os << "      " << e.storeFour(k, "ib", "ov" + std::to_string(k)) << "\n";
-    os << "    }\n";
+    quadLoopEnd(os);
     if (!p.leaderExtra.empty()) {
       os << "    if (" << (firstChunkOnly ? "s == 0 && " : "")
          << "live && warp == 0) {\n"

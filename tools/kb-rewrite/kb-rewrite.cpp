@@ -134,6 +134,12 @@ cl::opt<bool> splitQuadOpt(
              "read as float4 wherever that applies (default: norms and "
              "softmax over 128 rows or more; a probe of the plan)"),
     cl::sub(codegenCmd));
+cl::opt<unsigned> splitAheadOpt(
+    "split-ahead",
+    cl::desc("Split row kernels with lanes over 4 rows load that many "
+             "float4s of a trip before using the first (default: one at a "
+             "time in the unrolled loop; a probe of the plan)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::opt<unsigned> pointwiseVectorsOpt(
     "pointwise-vectors",
     cl::desc("float4s each thread of a pointwise kernel takes, all loaded "
@@ -563,6 +569,7 @@ int runCodegen() {
     emitOptions.splitPerSM = splitShape[1];
     emitOptions.splitUnroll = splitShape[2];
     emitOptions.splitQuad = splitQuadOpt;
+    emitOptions.splitAhead = splitAheadOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;
     emitOptions.pointwiseVectors = pointwiseVectorsOpt;
     emitOptions.rowBlock = rowBlockOpt;

@@ -92,6 +92,10 @@ struct EmitOptions {
   /// more (the measured default); for probes (`kb-rewrite codegen
   /// --split-quad`).
   bool splitQuad = false;
+  /// Lanes over 4 strided rows: each trip's float4s all loaded before the
+  /// first is used (0 or 1: one at a time, as the unrolled loop comes); for
+  /// probes (`kb-rewrite codegen --split-ahead`).
+  int splitAhead = 0;
   /// float4s each thread of a pointwise kernel takes, all loaded before the
   /// first is computed (0 or 1: one, the measured default: a block per 256
   /// float4s reached copy bandwidth); for probes (`kb-rewrite codegen
