@@ -14,6 +14,14 @@
 // 49 single-op regions (run104, H100: levit_128's 31 hardswish and 18 adds,
 // 0.56 ms of ATen time, none of them faster than ATen alone).
 //
+// A reshape (flatten, reshape_as) of a tensor whose traced strides are not
+// row-major is a copy into row-major order; f(reshape(x)) becomes
+// reshape(f(x)) too: f's kernel reads x through its strides and writes
+// row-major, so the reshape after it is a view and the copy is gone
+// (LeViT's `(attn @ v).transpose(1, 2).reshape(B, N, C)` before its
+// projection's hardswish). ATen's f(x) keeps x's strides, and reshape
+// copies it where it must, so the fallback's values are the same.
+//
 // f's other tensor operands follow it to a's shape: one of the view's
 // output shape is viewed back (a view of it whose input has a's shape is
 // read directly); a broadcast operand is kept where the view leaves the
@@ -72,6 +80,28 @@ AtenOp orderKeepingView(Value v) {
   return view;
 }
 
+/// A reshape that copies: its input has traced strides that are not
+/// row-major, so ATen copies it into row-major order first. Only the ops
+/// that copy when they must (a `view` of such a tensor either fails in
+/// eager or stays a view).
+AtenOp copyingReshape(Value v) {
+  auto view = v.getDefiningOp<AtenOp>();
+  if (!view || view.getInplace() || !view.getInfo() ||
+      view.getInfo()->style != OpStyle::View ||
+      !llvm::is_contained({"reshape", "flatten", "reshape_as"},
+                          view.getName()) ||
+      view->getNumResults() != 1 || view.getArgs().empty())
+    return nullptr;
+  Value in = view.getArgs()[0];
+  RankedTensorType it = staticTensor(in), ot = staticTensor(v);
+  if (!it || !ot || it.getElementType() != ot.getElementType() ||
+      it.getNumElements() != ot.getNumElements() || !encodedStrides(it) ||
+      isRowMajor(it) || !isRowMajor(ot) || hasMutatingUse(in) ||
+      hasMutatingUse(v))
+    return nullptr;
+  return view;
+}
+
 /// A value a region can end with: made by an anchor, pointwise op or
 /// reduction, possibly behind order-keeping views.
 bool madeByFusableOp(Value v) {
@@ -120,12 +150,20 @@ struct SinkViewsPass : kb::impl::SinkViewsBase<SinkViewsPass> {
     // a region can hold made.
     AtenOp view;
     for (Value v : op.getArgs())
-      if (staticTensor(v) && staticTensor(v).getShape() == from)
+      if (staticTensor(v) && staticTensor(v).getShape() == from) {
         if (AtenOp w = orderKeepingView(v);
             w && madeByFusableOp(w.getArgs()[0])) {
           view = w;
           break;
         }
+        // A copy into row-major order that the op's kernel can make
+        // instead, reading the strided tensor: f(x) is written row-major,
+        // and the reshape of it is a view.
+        if (AtenOp w = copyingReshape(v)) {
+          view = w;
+          break;
+        }
+      }
     if (!view)
       return nullptr;
     Value base = view.getArgs()[0];

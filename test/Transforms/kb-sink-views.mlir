@@ -72,17 +72,13 @@ func.func @two_views(%y: tensor<12x8xf32>, %z: tensor<12x8xf32>) -> tensor<3x4x8
 // -----
 
 // Left in place: an operand broadcast over a dim the view merges ([4, 1]
-// spans the token dim of [3, 4, 8]); a view of a permuted (strided) tensor;
-// an in-place op; an eval batch norm (its channel dim is dim 1, not the
+// spans the token dim of [3, 4, 8]); an in-place op; an eval batch norm (its channel dim is dim 1, not the
 // last); a view of an argument (no region to join); and an operand of the
 // view's shape that a pointwise op makes for the add alone (the add joins
 // that op's region instead).
 // CHECK-LABEL: func.func @kept
 // CHECK:      kb.aten "view"
 // CHECK-NEXT: kb.aten "add"({{.*}}) {overload = "Tensor"} : (tensor<3x4x8xf32>, tensor<4x1xf32>, i64) -> tensor<3x4x8xf32>
-// CHECK:      kb.aten "transpose"
-// CHECK-NEXT: %[[RS:.*]] = kb.aten "reshape"
-// CHECK-NEXT: kb.aten "relu"(%[[RS]]) : (tensor<12x8xf32>) -> tensor<12x8xf32>
 // CHECK:      kb.aten "view"
 // CHECK-NEXT: kb.aten "relu"({{.*}}) {inplace} : (tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
 // CHECK:      kb.aten "view"
@@ -108,10 +104,7 @@ func.func @kept(%y: tensor<12x8xf32>, %m: tensor<4x1xf32>, %p: tensor<8x12xf32>,
   %0 = kb.aten "tanh"(%y) : (tensor<12x8xf32>) -> tensor<12x8xf32>
   %1 = kb.aten "view"(%0, %shape) : (tensor<12x8xf32>, !kb.list<i64>) -> tensor<3x4x8xf32>
   %2 = kb.aten "add"(%1, %m, %one) {overload = "Tensor"} : (tensor<3x4x8xf32>, tensor<4x1xf32>, i64) -> tensor<3x4x8xf32>
-  %3 = kb.aten "sigmoid"(%p) : (tensor<8x12xf32>) -> tensor<8x12xf32>
-  %4 = kb.aten "transpose"(%3, %zero, %one) {overload = "int"} : (tensor<8x12xf32>, i64, i64) -> tensor<12x8xf32, [1, 12]>
-  %5 = kb.aten "reshape"(%4, %flat) : (tensor<12x8xf32, [1, 12]>, !kb.list<i64>) -> tensor<12x8xf32>
-  %6 = kb.aten "relu"(%5) : (tensor<12x8xf32>) -> tensor<12x8xf32>
+  %6 = kb.aten "relu"(%y) : (tensor<12x8xf32>) -> tensor<12x8xf32>
   %7 = kb.aten "exp"(%y) : (tensor<12x8xf32>) -> tensor<12x8xf32>
   %8 = kb.aten "view"(%7, %shape) : (tensor<12x8xf32>, !kb.list<i64>) -> tensor<3x4x8xf32>
   %9 = kb.aten "relu"(%8) {inplace} : (tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
@@ -125,4 +118,35 @@ func.func @kept(%y: tensor<12x8xf32>, %m: tensor<4x1xf32>, %p: tensor<8x12xf32>,
   %17 = kb.aten "exp"(%x) : (tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
   %18 = kb.aten "sub"(%16, %17, %one) {overload = "Tensor"} : (tensor<3x4x8xf32>, tensor<3x4x8xf32>, i64) -> tensor<3x4x8xf32>
   return %2, %6, %9, %12, %14, %18 : tensor<3x4x8xf32>, tensor<12x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>
+}
+
+// -----
+
+// A reshape of a strided tensor is a copy into row-major order; the
+// pointwise op after it reads the strided tensor instead (its kernel
+// writes row-major), and the reshape of its result is a view: attention's
+// `(attn @ v).transpose(1, 2).reshape(B, N, C)` before LeViT's hardswish.
+// The neg of the strided tensor's unsqueeze (a view, no copy) is left:
+// its result keeps the strides, as eager's does.
+// CHECK-LABEL: func.func @copying_reshape
+// CHECK:      %[[T:.*]] = kb.aten "transpose"
+// CHECK-NEXT: %[[H:.*]] = kb.aten "hardswish"(%[[T]]) : (tensor<2x3x4x8xf32, [96, 8, 24, 1]>) -> tensor<2x3x4x8xf32>
+// CHECK-NEXT: %[[R:.*]] = kb.aten "reshape"(%[[H]], %{{.*}}) : (tensor<2x3x4x8xf32>, !kb.list<i64>) -> tensor<2x3x32xf32>
+// CHECK:      %[[U:.*]] = kb.aten "unsqueeze"(%[[T]], %{{.*}}) : (tensor<2x3x4x8xf32, [96, 8, 24, 1]>, i64) -> tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>
+// CHECK-NEXT: kb.aten "neg"(%[[U]])
+// CHECK:      return %[[R]],
+func.func @copying_reshape(%a: tensor<2x4x3x8xf32>) -> (tensor<2x3x32xf32>, tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>) {
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %d0 = kb.constant {value = 2 : i64} : i64
+  %d1 = kb.constant {value = 3 : i64} : i64
+  %d2 = kb.constant {value = 32 : i64} : i64
+  %shape = kb.list(%d0, %d1, %d2) : (i64, i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "transpose"(%a, %one, %two) {overload = "int"} : (tensor<2x4x3x8xf32>, i64, i64) -> tensor<2x3x4x8xf32, [96, 8, 24, 1]>
+  %1 = kb.aten "reshape"(%0, %shape) : (tensor<2x3x4x8xf32, [96, 8, 24, 1]>, !kb.list<i64>) -> tensor<2x3x32xf32>
+  %2 = kb.aten "hardswish"(%1) : (tensor<2x3x32xf32>) -> tensor<2x3x32xf32>
+  %3 = kb.aten "unsqueeze"(%0, %zero) : (tensor<2x3x4x8xf32, [96, 8, 24, 1]>, i64) -> tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>
+  %4 = kb.aten "neg"(%3) : (tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>) -> tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>
+  return %2, %4 : tensor<2x3x32xf32>, tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>
 }

@@ -54,7 +54,10 @@ def SinkViews : Pass<"kb-sink-views", "mlir::ModuleOp"> {
     are viewed back to a's shape (a view of one whose input has a's shape
     is read directly); a broadcast operand stays where the view leaves the
     trailing dims it spans alone; otherwise, or where such an operand is
-    made by a fusable op for f alone, f stays.
+    made by a fusable op for f alone, f stays. A reshape, flatten or
+    reshape_as of a tensor with non-row-major traced strides (a copy in
+    eager) moves the same way: f reads the strided tensor and writes
+    row-major, and the reshape after it is a view.
   }];
   let dependentDialects = ["::kb::KbDialect"];
 }
