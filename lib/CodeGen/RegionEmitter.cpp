@@ -246,6 +246,16 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     memo[key] = *val;
     return *val;
   }
+  // kb-sink-views' copy after a pointwise op on a strided tensor: the
+  // kernel writes row-major whatever its operand's layout, so the value is
+  // the operand's at the same index.
+  if (aten->hasAttr(kRowMajorCopyAttr)) {
+    auto val = valueAt(aten.getArgs()[0], idx, os, indent);
+    if (!val)
+      return val.takeError();
+    memo[key] = *val;
+    return *val;
+  }
   if (aten.getName() == "cat")
     return catAt(aten, idx, os, indent, key);
   if (info->kind != OpKind::Elementwise && info->kind != OpKind::Broadcast)

@@ -198,6 +198,8 @@ OpKind kb::computeKind(AtenOp op) {
   const OpInfo *info = op.getInfo();
   if (!info)
     return OpKind::Opaque;
+  if (op->hasAttr(kRowMajorCopyAttr))
+    return OpKind::Elementwise;
   const OpKind kind = refinedKind(*info, GraphOperands(op));
   if (kind != OpKind::Elementwise || op->getNumResults() != 1)
     return kind;

@@ -126,12 +126,16 @@ func.func @kept(%y: tensor<12x8xf32>, %m: tensor<4x1xf32>, %p: tensor<8x12xf32>,
 // pointwise op after it reads the strided tensor instead (its kernel
 // writes row-major), and the reshape of its result is a view: attention's
 // `(attn @ v).transpose(1, 2).reshape(B, N, C)` before LeViT's hardswish.
+// The copy stays, as a `contiguous` marked to join the op's region (an
+// identity in the kernel, ATen's copy in the region's reference ops).
 // The neg of the strided tensor's unsqueeze (a view, no copy) is left:
 // its result keeps the strides, as eager's does.
 // CHECK-LABEL: func.func @copying_reshape
 // CHECK:      %[[T:.*]] = kb.aten "transpose"
 // CHECK-NEXT: %[[H:.*]] = kb.aten "hardswish"(%[[T]]) : (tensor<2x3x4x8xf32, [96, 8, 24, 1]>) -> tensor<2x3x4x8xf32>
-// CHECK-NEXT: %[[R:.*]] = kb.aten "reshape"(%[[H]], %{{.*}}) : (tensor<2x3x4x8xf32>, !kb.list<i64>) -> tensor<2x3x32xf32>
+// CHECK-NEXT: %[[Z:.*]] = kb.constant {value = 0 : i64} : i64
+// CHECK-NEXT: %[[C:.*]] = kb.aten "contiguous"(%[[H]], %[[Z]]) {kb.row_major_copy, kind = "elementwise"} : (tensor<2x3x4x8xf32>, i64) -> tensor<2x3x4x8xf32>
+// CHECK-NEXT: %[[R:.*]] = kb.aten "reshape"(%[[C]], %{{.*}}) : (tensor<2x3x4x8xf32>, !kb.list<i64>) -> tensor<2x3x32xf32>
 // CHECK:      %[[U:.*]] = kb.aten "unsqueeze"(%[[T]], %{{.*}}) : (tensor<2x3x4x8xf32, [96, 8, 24, 1]>, i64) -> tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>
 // CHECK-NEXT: kb.aten "neg"(%[[U]])
 // CHECK:      return %[[R]],

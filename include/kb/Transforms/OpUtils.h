@@ -56,6 +56,11 @@ bool hasMutatingUse(mlir::Value v);
 /// "aten::relu_" style display name of a kb.aten/kb.opaque op.
 std::string displayName(mlir::Operation *op);
 
+/// Marks a `contiguous` that kb-sink-views put after a pointwise op reading
+/// a strided tensor: pointwise (an identity on values) so that it joins the
+/// op's region, where the kernel writes row-major anyway.
+constexpr llvm::StringLiteral kRowMajorCopyAttr = "kb.row_major_copy";
+
 /// Bytes of a statically shaped tensor value; 0 for anything else.
 int64_t tensorBytes(mlir::Type t);
 
