@@ -82,6 +82,24 @@ AtenOp orderKeepingView(Value v) {
   return view;
 }
 
+/// Strides that lay `shape` out densely in some order of its dims (a
+/// permutation of a row-major layout: no element twice, no gap), as a
+/// transpose or permute makes; not an expand's zero strides.
+bool isDensePermutation(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
+  SmallVector<std::pair<int64_t, int64_t>> dims; // (stride, size)
+  for (auto [size, stride] : llvm::zip(shape, strides))
+    if (size != 1)
+      dims.push_back({stride, size});
+  llvm::sort(dims);
+  int64_t expect = 1;
+  for (auto [stride, size] : dims) {
+    if (stride != expect)
+      return false;
+    expect *= size;
+  }
+  return true;
+}
+
 /// A reshape that copies: its input has traced strides that are not
 /// row-major, so ATen copies it into row-major order first. Only the ops
 /// that copy when they must (a `view` of such a tensor either fails in
@@ -99,7 +117,8 @@ AtenOp copyingReshape(Value v) {
   if (!it || !ot || it.getElementType() != ot.getElementType() ||
       it.getNumElements() != ot.getNumElements() || !encodedStrides(it) ||
       isRowMajor(it) || !isRowMajor(ot) || hasMutatingUse(in) ||
-      hasMutatingUse(v))
+      hasMutatingUse(v) ||
+      !isDensePermutation(it.getShape(), *encodedStrides(it)))
     return nullptr;
   return view;
 }

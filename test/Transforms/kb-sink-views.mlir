@@ -129,7 +129,8 @@ func.func @kept(%y: tensor<12x8xf32>, %m: tensor<4x1xf32>, %p: tensor<8x12xf32>,
 // The copy stays, as a `contiguous` marked to join the op's region (an
 // identity in the kernel, ATen's copy in the region's reference ops).
 // The neg of the strided tensor's unsqueeze (a view, no copy) is left:
-// its result keeps the strides, as eager's does.
+// its result keeps the strides, as eager's does. So is the relu of an
+// expanded tensor's reshape (zero strides: not a permuted dense layout).
 // CHECK-LABEL: func.func @copying_reshape
 // CHECK:      %[[T:.*]] = kb.aten "transpose"
 // CHECK-NEXT: %[[H:.*]] = kb.aten "hardswish"(%[[T]]) : (tensor<2x3x4x8xf32, [96, 8, 24, 1]>) -> tensor<2x3x4x8xf32>
@@ -138,8 +139,10 @@ func.func @kept(%y: tensor<12x8xf32>, %m: tensor<4x1xf32>, %p: tensor<8x12xf32>,
 // CHECK-NEXT: %[[R:.*]] = kb.aten "reshape"(%[[C]], %{{.*}}) : (tensor<2x3x4x8xf32>, !kb.list<i64>) -> tensor<2x3x32xf32>
 // CHECK:      %[[U:.*]] = kb.aten "unsqueeze"(%[[T]], %{{.*}}) : (tensor<2x3x4x8xf32, [96, 8, 24, 1]>, i64) -> tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>
 // CHECK-NEXT: kb.aten "neg"(%[[U]])
+// CHECK:      %[[E:.*]] = kb.aten "reshape"(%arg1, %{{.*}}) : (tensor<2x3x8xf32, [0, 0, 1]>, !kb.list<i64>) -> tensor<6x8xf32>
+// CHECK-NEXT: kb.aten "relu"(%[[E]])
 // CHECK:      return %[[R]],
-func.func @copying_reshape(%a: tensor<2x4x3x8xf32>) -> (tensor<2x3x32xf32>, tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>) {
+func.func @copying_reshape(%a: tensor<2x4x3x8xf32>, %x: tensor<2x3x8xf32, [0, 0, 1]>) -> (tensor<2x3x32xf32>, tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>, tensor<6x8xf32>) {
   %zero = kb.constant {value = 0 : i64} : i64
   %one = kb.constant {value = 1 : i64} : i64
   %two = kb.constant {value = 2 : i64} : i64
@@ -152,5 +155,10 @@ func.func @copying_reshape(%a: tensor<2x4x3x8xf32>) -> (tensor<2x3x32xf32>, tens
   %2 = kb.aten "hardswish"(%1) : (tensor<2x3x32xf32>) -> tensor<2x3x32xf32>
   %3 = kb.aten "unsqueeze"(%0, %zero) : (tensor<2x3x4x8xf32, [96, 8, 24, 1]>, i64) -> tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>
   %4 = kb.aten "neg"(%3) : (tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>) -> tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>
-  return %2, %4 : tensor<2x3x32xf32>, tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>
+  %d6 = kb.constant {value = 6 : i64} : i64
+  %d8 = kb.constant {value = 8 : i64} : i64
+  %flat = kb.list(%d6, %d8) : (i64, i64) -> !kb.list<i64>
+  %5 = kb.aten "reshape"(%x, %flat) : (tensor<2x3x8xf32, [0, 0, 1]>, !kb.list<i64>) -> tensor<6x8xf32>
+  %6 = kb.aten "relu"(%5) : (tensor<6x8xf32>) -> tensor<6x8xf32>
+  return %2, %4, %6 : tensor<2x3x32xf32>, tensor<1x2x3x4x8xf32, [192, 96, 8, 24, 1]>, tensor<6x8xf32>
 }
