@@ -62,24 +62,34 @@ bool isRowMajor(RankedTensorType t) {
   return strides ? isRowMajorStrides(t.getShape(), *strides) : !t.getEncoding();
 }
 
-/// A view that keeps the row-major order of its elements: its input and
-/// result are static, row-major, of one element type and count.
-AtenOp orderKeepingView(Value v) {
+/// `v`'s defining op where it is one of the view ops `names`, not in
+/// place, between static tensors of one element type and count, neither
+/// of them mutated.
+AtenOp plainView(Value v, ArrayRef<StringRef> names) {
   auto view = v.getDefiningOp<AtenOp>();
   if (!view || view.getInplace() || !view.getInfo() ||
       view.getInfo()->style != OpStyle::View ||
-      !llvm::is_contained({"view", "reshape", "flatten", "unflatten", "squeeze",
-                           "unsqueeze", "view_as", "reshape_as"},
-                          view.getName()) ||
+      !llvm::is_contained(names, view.getName()) ||
       view->getNumResults() != 1 || view.getArgs().empty())
     return nullptr;
   Value in = view.getArgs()[0];
   RankedTensorType it = staticTensor(in), ot = staticTensor(v);
   if (!it || !ot || it.getElementType() != ot.getElementType() ||
-      it.getNumElements() != ot.getNumElements() || !isRowMajor(it) ||
-      !isRowMajor(ot) || hasMutatingUse(in) || hasMutatingUse(v))
+      it.getNumElements() != ot.getNumElements() || hasMutatingUse(in) ||
+      hasMutatingUse(v))
     return nullptr;
   return view;
+}
+
+/// A view that keeps the row-major order of its elements: its input and
+/// result are row-major.
+AtenOp orderKeepingView(Value v) {
+  AtenOp view = plainView(v, {"view", "reshape", "flatten", "unflatten",
+                              "squeeze", "unsqueeze", "view_as", "reshape_as"});
+  return view && isRowMajor(staticTensor(view.getArgs()[0])) &&
+                 isRowMajor(staticTensor(v))
+             ? view
+             : nullptr;
 }
 
 /// Strides that lay `shape` out densely in some order of its dims (a
@@ -105,22 +115,15 @@ bool isDensePermutation(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
 /// that copy when they must (a `view` of such a tensor either fails in
 /// eager or stays a view).
 AtenOp copyingReshape(Value v) {
-  auto view = v.getDefiningOp<AtenOp>();
-  if (!view || view.getInplace() || !view.getInfo() ||
-      view.getInfo()->style != OpStyle::View ||
-      !llvm::is_contained({"reshape", "flatten", "reshape_as"},
-                          view.getName()) ||
-      view->getNumResults() != 1 || view.getArgs().empty())
+  AtenOp view = plainView(v, {"reshape", "flatten", "reshape_as"});
+  if (!view)
     return nullptr;
-  Value in = view.getArgs()[0];
-  RankedTensorType it = staticTensor(in), ot = staticTensor(v);
-  if (!it || !ot || it.getElementType() != ot.getElementType() ||
-      it.getNumElements() != ot.getNumElements() || !encodedStrides(it) ||
-      isRowMajor(it) || !isRowMajor(ot) || hasMutatingUse(in) ||
-      hasMutatingUse(v) ||
-      !isDensePermutation(it.getShape(), *encodedStrides(it)))
-    return nullptr;
-  return view;
+  RankedTensorType it = staticTensor(view.getArgs()[0]);
+  auto strides = encodedStrides(it);
+  return strides && !isRowMajor(it) && isRowMajor(staticTensor(v)) &&
+                 isDensePermutation(it.getShape(), *strides)
+             ? view
+             : nullptr;
 }
 
 /// A value a region can end with: made by an anchor, pointwise op or
