@@ -27,3 +27,8 @@ timeout 170 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-
   --variants "d:;s1:--split-shape 0,1,0;s256:--split-shape 256,4,0;a4s1:--split-ahead 4 --split-shape 0,1,0;a8s1:--split-ahead 8 --split-shape 0,1,0" \
   --plan "" --json $OUT/knobs108.json $g > $OUT/knobs108.log 2>&1
 echo "knobs rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs108.log | cut -c1-200; grep -A9 "^graph region" $OUT/knobs108.log | cut -c1-200
+# levit_128 end to end under whatever the knobs say (the default plan
+# here; rerun with the winner made default), and a fresh seed.
+timed_slice slice108 20261319 2 29 ${DEADLINE:-560}
+forward_choices /tmp/slice108.json
+(cd $OUT && tar czf logs108.tgz *.log)
