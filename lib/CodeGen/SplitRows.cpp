@@ -19,118 +19,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RowPlan.h"
+#include "SplitLayout.h"
 
 using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
+using namespace kb::codegen::split;
 
 namespace {
-
-/// Threads per block, resident blocks per SM, and unrolling, per layout
-/// (bench/NOTES.md, session 14: kb-verify timings of each variant on an
-/// H200). One row per item: 1024 threads, one block per SM, float4 reads
-/// unrolled twice (BatchNorm2d over 48 channels 0.374 ms; unrolled four
-/// times 0.607, scalar 0.449). Lanes over rows: scalar loads need more
-/// threads in flight: 512 threads, four blocks per SM (BatchNorm1d 0.602
-/// ms; 1024 x 1: 0.865; softmax over dim 0 0.337 vs 0.541).
-struct Shape {
-  int block, perSM, unroll, vunroll;
-};
-Shape shapeFor(int64_t rowsPerItem) {
-  return rowsPerItem == 32 ? Shape{512, 4, 8, 0} : Shape{1024, 1, 8, 2};
-}
-Shape shapeFor(const RowPlan &p) {
-  Shape s = shapeFor(p.splitRows);
-  // Four rows of state per lane: 64 registers (at 32, BatchNorm1d's quad
-  // kernel spilled 544 bytes a thread). Not measured yet.
-  if (p.quad && p.splitRows == 32)
-    s.perSM = 2;
-  if (p.splitBlock > 0)
-    s.block = p.splitBlock;
-  if (p.splitPerSM > 0)
-    s.perSM = p.splitPerSM;
-  if (p.splitUnroll > 0) {
-    s.unroll = p.splitUnroll;
-    if (s.vunroll > 0)
-      s.vunroll = std::max(1, p.splitUnroll / 4);
-  }
-  return s;
-}
-
-/// Items spread over the grid: about 8 per SM of a 132-SM part, so the
-/// last wave is short on any other SM count too.
-constexpr int64_t kTargetItems = 132 * 8;
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int64_t typeBytes(const Accumulator &a) { return a.type == "double" ? 8 : 4; }
-
-/// Lanes over rows in 16 chunks or more combine each row's partials once
-/// per pass (SplitEmitter::finalizePass); with fewer, every item combining
-/// its row's few partials costs less than the extra grid barrier.
-bool combinesOnce(const RowPlan &p) {
-  return p.splitRows == 32 && p.chunks >= 16;
-}
-
-/// The workspace: the barrier's two counters, then one array per
-/// accumulator of each pass (and its compensation term), each 16-byte
-/// aligned, indexed by row * chunks + chunk.
-struct Layout {
-  struct Slot {
-    std::string name, type;
-    int64_t offset;
-    std::string acc; // the accumulator (or its compensation) it holds
-  };
-  std::vector<std::vector<Slot>> passes; // per pass: per accumulator (+ c)
-  // Lanes over rows: each pass's combined value per row (f<k><acc>).
-  std::vector<std::vector<Slot>> finals;
-  int64_t bytes;
-
-  explicit Layout(const RowPlan &p) : bytes(16 + p.wsBase) {
-    auto arrays = [&](std::vector<std::vector<Slot>> &into, char prefix,
-                      int64_t n) {
-      for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
-        into.emplace_back();
-        for (const Accumulator &a : pass.accs) {
-          auto add = [&](std::string acc, std::string type, int64_t size) {
-            into.back().push_back(
-                {prefix + std::to_string(k) + acc, type, bytes, acc});
-            bytes += ceilDiv(n * size, 16) * 16;
-          };
-          add(a.name, a.type, typeBytes(a));
-          if (a.combine == "CSum")
-            add(a.name + "c", "float", 4);
-        }
-      }
-    };
-    arrays(passes, 'p', p.rows * p.chunks);
-    if (combinesOnce(p) && (p.element || p.prog.passes.size() > 1))
-      arrays(finals, 'f', p.rows);
-  }
-};
-
-const char *kGridSync = R"(
-// A grid barrier on the zeroed workspace (count, generation). The launch is
-// cooperative, so every block is resident and reaches it.
-__device__ __forceinline__ void kb_grid_sync(unsigned int* bar) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    volatile unsigned int* gen = bar + 1;
-    const unsigned int g = *gen;
-    __threadfence();
-    if (atomicAdd(bar, 1u) == gridDim.x - 1) {
-      atomicExch(bar, 0u);
-      __threadfence();
-      atomicAdd(bar + 1, 1u);
-    } else {
-      while (*gen == g) __nanosleep(64);
-    }
-    __threadfence();
-  }
-  __syncthreads();
-}
-)";
 
 class SplitEmitter : RowWriter {
 public:
@@ -138,24 +34,8 @@ public:
                const RowPlan &p)
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
         quad(lanes && p.quad), vec(!lanes && (p.vec4 || !p.vecArgs.empty())),
-        shape(shapeFor(p)), kBlock(shape.block), kLanes(laneWidth(p)),
+        shape(shapeFor(p)), kBlock(shape.block), kLanes(splitLaneWidth(p)),
         kWarps(shape.block / kLanes) {}
-
-  /// Lanes over rows: lanes per virtual warp, so that a warp's lanes
-  /// cover rows that exist. Lanes over 4 rows each: 64 rows take 16 lanes,
-  /// and each hardware warp reads two neighbouring elements of all 64.
-  /// Lanes over one row each, fewer rows than 32 (a softmax over dim 0 of
-  /// [N, 7]): the next power of two at least the rows, at least 4, so a
-  /// hardware warp load reads 32 / L neighbouring elements of every row
-  /// (seven rows on 32 lanes read 28 bytes a load, 25 lanes idle).
-  static int laneWidth(const RowPlan &p) {
-    if (p.splitRows != 32)
-      return 32;
-    int L = p.quad ? 8 : 4;
-    while (L < 32 && (p.quad ? 4 * L : L) < p.rows)
-      L *= 2;
-    return L;
-  }
 
   llvm::Error emit(llvm::raw_ostream &os) {
     bool flt = false, dbl = false, csum = false;
@@ -816,71 +696,6 @@ private:
 };
 
 } // namespace
-
-int codegen::splitBlockSize(const RowPlan &p) { return shapeFor(p).block; }
-
-int64_t codegen::splitItems(const RowPlan &p) {
-  int64_t groups = p.splitRows != 32 ? p.rows
-                   : p.quad ? ceilDiv(p.rows, 4 * SplitEmitter::laneWidth(p))
-                            : ceilDiv(p.rows, 32);
-  return groups * p.chunks;
-}
-
-int codegen::splitBlocksPerSM(const RowPlan &p) { return shapeFor(p).perSM; }
-
-int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {
-  return p.chunks == 1 ? 0 : Layout(p).bytes;
-}
-
-int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
-                             int64_t gather, bool quad) {
-  int64_t itemRows = quad ? 4 * rowsPerItem : rowsPerItem;
-  int64_t perSM = quad ? 2 : shapeFor(rowsPerItem).perSM;
-  // 64 KB per item at least (16 loads per thread), so the per-item
-  // combines and their block barriers stay a small part of the item.
-  // gen-20261208 task 8 (a std over 900 rows of 2048 pooled elements, 54
-  // loads each) got 4 chunks by elements: 116 blocks for 132 SMs, 1.5 TB/s.
-  int64_t minChunk = std::max<int64_t>(
-      16 * 1024 / itemRows / std::max<int64_t>(gather, 1), 1);
-  int64_t items = std::max<int64_t>(ceilDiv(rows, itemRows), 1);
-  // Items of lanes over strided rows that nearly fill a 132-SM part once
-  // (shapeFor: 4 blocks of 512 per SM) run whole: no grid barrier, no
-  // partials. Measured (H200, session 17): softmax over dim 0 of 1024 x
-  // 16384 (512 items) 0.083 ms whole, 0.102 ms in 2 chunks.
-  if (rowsPerItem == 32 && items * 10 >= 9 * 132 * perSM)
-    return 1;
-  int64_t s = ceilDiv(kTargetItems, items);
-  s = std::min(s, std::max<int64_t>(cols / minChunk, 1));
-  s = std::clamp<int64_t>(s, 1, 1024);
-  // Items go round the grid of resident blocks: a last round little filled
-  // costs nearly a whole round. Down to half the chunks, the count whose
-  // rounds are fullest (by 2% at least). Measured on the H200 (session 31,
-  // codegen_knobs.py): BatchNorm2d over 64 channels of 4.4M, 17 chunks
-  // (1088 items on 132 blocks: 8.2 rounds) 1.017 ms, 16 chunks 0.867, 4
-  // 0.852; BatchNorm1d over 4095 channels, 9 chunks (1161 items on 528
-  // blocks: 2.2 rounds) 0.253, 8 chunks 0.237.
-  int64_t slots = 132 * perSM;
-  auto fill = [&](int64_t c) {
-    int64_t n = items * c;
-    return double(n) / double(ceilDiv(n, slots) * slots);
-  };
-  int64_t best = s;
-  for (int64_t c = s - 1; c >= std::max<int64_t>(1, (s + 1) / 2); --c)
-    if (fill(c) > fill(best) + 0.02)
-      best = c;
-  return best;
-}
-
-const char *codegen::splitHelpers() { return kGridSync; }
-
-int64_t codegen::splitItemRows(const RowPlan &p) {
-  return p.quad && p.splitRows == 32 ? 4 * SplitEmitter::laneWidth(p)
-                                     : p.splitRows;
-}
-
-int codegen::splitLaneWidth(const RowPlan &p) {
-  return SplitEmitter::laneWidth(p);
-}
 
 llvm::Error codegen::emitSplitRows(RegionEmitter &e, const StageInfo &f,
                                    YieldOp yield, const RowPlan &p,
