@@ -398,6 +398,10 @@ int64_t splitItemRows(const RowPlan &p);
 /// where the rows are fewer: SplitRows.cpp).
 int splitLaneWidth(const RowPlan &p);
 
+/// The row groups a split plan's items take (rows over splitItemRows): an
+/// item is a group's chunk.
+int64_t splitGroups(const RowPlan &p);
+
 /// The items of a split plan with chunks (its item loops' bound): the
 /// grid need not be larger.
 int64_t splitItems(const RowPlan &p);

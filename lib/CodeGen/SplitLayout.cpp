@@ -20,6 +20,11 @@ constexpr int64_t kTargetItems = 132 * 8;
 
 int64_t typeBytes(const Accumulator &a) { return a.type == "double" ? 8 : 4; }
 
+/// Lanes over 4 rows each hold four rows of state: 64 registers, two
+/// blocks of 512 an SM (at 32, BatchNorm1d's quad kernel spilled 544 bytes
+/// a thread). Not measured yet.
+constexpr int kQuadBlocksPerSM = 2;
+
 } // namespace
 
 Shape split::shapeFor(int64_t rowsPerItem) {
@@ -27,10 +32,8 @@ Shape split::shapeFor(int64_t rowsPerItem) {
 }
 Shape split::shapeFor(const RowPlan &p) {
   Shape s = shapeFor(p.splitRows);
-  // Four rows of state per lane: 64 registers (at 32, BatchNorm1d's quad
-  // kernel spilled 544 bytes a thread). Not measured yet.
   if (p.quad && p.splitRows == 32)
-    s.perSM = 2;
+    s.perSM = kQuadBlocksPerSM;
   if (p.splitBlock > 0)
     s.block = p.splitBlock;
   if (p.splitPerSM > 0)
@@ -109,11 +112,12 @@ int codegen::splitLaneWidth(const RowPlan &p) {
 
 int codegen::splitBlockSize(const RowPlan &p) { return shapeFor(p).block; }
 
+int64_t codegen::splitGroups(const RowPlan &p) {
+  return ceilDiv(p.rows, splitItemRows(p));
+}
+
 int64_t codegen::splitItems(const RowPlan &p) {
-  int64_t groups = p.splitRows != 32 ? p.rows
-                   : p.quad          ? ceilDiv(p.rows, 4 * splitLaneWidth(p))
-                                     : ceilDiv(p.rows, 32);
-  return groups * p.chunks;
+  return splitGroups(p) * p.chunks;
 }
 
 int codegen::splitBlocksPerSM(const RowPlan &p) { return shapeFor(p).perSM; }
@@ -125,7 +129,7 @@ int64_t codegen::splitWorkspaceBytes(const RowPlan &p) {
 int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
                              int64_t gather, bool quad) {
   int64_t itemRows = quad ? 4 * rowsPerItem : rowsPerItem;
-  int64_t perSM = quad ? 2 : shapeFor(rowsPerItem).perSM;
+  int64_t perSM = quad ? kQuadBlocksPerSM : shapeFor(rowsPerItem).perSM;
   // 64 KB per item at least (16 loads per thread), so the per-item
   // combines and their block barriers stay a small part of the item.
   // gen-20261208 task 8 (a std over 900 rows of 2048 pooled elements, 54

@@ -35,7 +35,7 @@ public:
       : RowWriter(e, f, y), p(p), layout(p), lanes(p.splitRows == 32),
         quad(lanes && p.quad), vec(!lanes && (p.vec4 || !p.vecArgs.empty())),
         shape(shapeFor(p)), kBlock(shape.block), kLanes(splitLaneWidth(p)),
-        kWarps(shape.block / kLanes) {}
+        kWarps(shape.block / kLanes), groups(splitGroups(p)) {}
 
   llvm::Error emit(llvm::raw_ostream &os) {
     bool flt = false, dbl = false, csum = false;
@@ -72,7 +72,6 @@ public:
     int64_t S = p.chunks, T = ceilDiv(p.cols, S);
     if (vec)
       T = ceilDiv(T, 4) * 4; // every chunk starts at a float4
-    int64_t groups = lanes ? ceilDiv(p.rows, 32) : p.rows;
     std::string items = std::to_string(groups * S) + "LL";
     for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
       os << "  for (long long item = blockIdx.x; item < " << items
@@ -121,7 +120,6 @@ private:
   /// (softmax over dim 0 of 1024 x 65536: 0.329 ms split by barriers).
   llvm::Error emitWhole(llvm::raw_ostream &os) {
     int64_t T = p.cols;
-    int64_t groups = lanes ? ceilDiv(p.rows, 32) : p.rows;
     os << "  for (long long item = blockIdx.x; item < " << groups
        << "LL; item += gridDim.x) {\n";
     itemHead(os, 1, T);
@@ -144,7 +142,7 @@ private:
   /// the ones each item ran, so the statistics keep their bits.
   void finalizePass(size_t k, llvm::raw_ostream &os) {
     const ReducePass &pass = p.prog.passes[k];
-    os << "  for (long long g = blockIdx.x; g < " << ceilDiv(p.rows, 32)
+    os << "  for (long long g = blockIdx.x; g < " << groups
        << "LL; g += gridDim.x) {\n"
        << "    const long long r = g * 32 + lane;\n"
        << "    const bool live = r < " << p.rows << "LL;\n";
@@ -195,7 +193,7 @@ private:
   }
 
   llvm::Error quadHead(llvm::raw_ostream &os, int64_t T, bool range) {
-    std::string Gs = std::to_string(ceilDiv(p.rows, 4 * kLanes)) + "LL";
+    std::string Gs = std::to_string(groups) + "LL";
     if (range)
       os << "    const long long s = item / " << Gs << ";\n";
     os << "    const long long rq = (item % " << Gs << ") * " << 4 * kLanes
@@ -373,7 +371,6 @@ private:
 
   llvm::Error emitQuad(llvm::raw_ostream &os) {
     int64_t S = p.chunks, T = ceilDiv(p.cols, S);
-    int64_t groups = ceilDiv(p.rows, 4 * kLanes);
     std::string items = std::to_string(groups * S) + "LL";
     if (S == 1) { // whole items: passes one after another, no workspace
       os << "  for (long long item = blockIdx.x; item < " << groups
@@ -426,7 +423,7 @@ private:
   }
 
   void quadFinalize(size_t k, llvm::raw_ostream &os) {
-    os << "  for (long long g = blockIdx.x; g < " << ceilDiv(p.rows, 4 * kLanes)
+    os << "  for (long long g = blockIdx.x; g < " << groups
        << "LL; g += gridDim.x) {\n"
        << "    const long long rq = g * " << 4 * kLanes << " + 4 * lane;\n"
        << "    const bool live = rq < " << p.rows << "LL;\n"
@@ -561,7 +558,7 @@ private:
   void itemHead(llvm::raw_ostream &os, int64_t S, int64_t T,
                 bool range = true) {
     std::string Ss = std::to_string(S) + "LL",
-                Gs = std::to_string(ceilDiv(p.rows, 32)) + "LL";
+                Gs = std::to_string(groups) + "LL";
     if (lanes) {
       if (range)
         os << "    const long long s = item / " << Gs << ";\n";
@@ -692,6 +689,8 @@ private:
   bool lanes, quad, vec;
   Shape shape;
   int kBlock, kLanes, kWarps;
+  // Row groups of an item (splitGroups; the item loops' bound per chunk).
+  int64_t groups;
   std::string loopEnd;
 };
 

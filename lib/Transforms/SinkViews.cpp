@@ -132,11 +132,8 @@ bool madeByFusableOp(Value v) {
   while (AtenOp view = orderKeepingView(v))
     v = view.getArgs()[0];
   Operation *def = v.getDefiningOp();
-  if (!def || !isa<AtenOp>(def))
-    return false;
-  OpKind kind = getKind(def);
-  return kind == OpKind::Elementwise || kind == OpKind::Broadcast ||
-         kind == OpKind::Reduction || kind == OpKind::Anchor;
+  return def && isa<AtenOp>(def) &&
+         (isEpilogueOp(def) || getKind(def) == OpKind::Anchor);
 }
 
 /// A pointwise op of the table with numpy broadcasting (style None: not
