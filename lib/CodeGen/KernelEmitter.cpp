@@ -886,6 +886,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.divisionStats = options.divisionStats;
   e.threadShortRows = options.threadShortRows;
   e.laneShortRows = options.laneShortRows;
+  e.unstagedTransposed = options.unstagedTransposed;
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
   e.groupUnroll = options.groupUnroll;

@@ -236,6 +236,9 @@ constexpr int64_t kStagedPoolBytes = 47 * 1024;
 /// Fewer rows keep lane groups: one thread a row would leave fewer than
 /// four blocks of 256 per SM (and such inputs stay in the L2).
 constexpr int64_t kStagedMinRows = 132 * 4 * 256;
+/// Static shared memory of a lane-group row kernel's staged transposed
+/// operand (RowKernels.cpp): the block's rows of it, at an odd pitch.
+constexpr int64_t kStagedTransposedBytes = 40 * 1024;
 int64_t columnWarps(int64_t cols);
 int64_t tileFloats(int64_t C, int64_t W);
 

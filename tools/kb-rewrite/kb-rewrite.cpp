@@ -182,6 +182,12 @@ cl::opt<bool> laneShortRowsOpt(
              "global memory instead of staged through shared memory, one "
              "thread a row (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
+cl::opt<bool> unstagedTransposedOpt(
+    "unstaged-transposed",
+    cl::desc("Lane-group rows read a transposed input straight from global "
+             "memory instead of through a shared-memory tile of the "
+             "block's rows (a probe)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",
     cl::desc("Longest rows a block stages in shared memory when too long "
@@ -578,6 +584,7 @@ int runCodegen() {
     emitOptions.divisionStats = divisionStatsOpt;
     emitOptions.threadShortRows = threadShortRowsOpt;
     emitOptions.laneShortRows = laneShortRowsOpt;
+    emitOptions.unstagedTransposed = unstagedTransposedOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

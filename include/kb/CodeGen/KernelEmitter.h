@@ -130,6 +130,12 @@ struct EmitOptions {
   /// through shared memory one thread a row; for probes (`kb-rewrite
   /// codegen --lane-short-rows`), never for rewrites.
   bool laneShortRows = false;
+  /// Lane-group rows read a transposed kernel argument (consecutive rows
+  /// adjacent in memory, a row's elements far apart) straight from global
+  /// memory instead of through a shared-memory tile of the block's rows;
+  /// for probes (`kb-rewrite codegen --unstaged-transposed`), never for
+  /// rewrites.
+  bool unstagedTransposed = false;
   /// Longest rows a block-per-row kernel stages in shared memory (each
   /// thread's elements once, the prologue evaluated once) when they are
   /// too long for registers; 0: the default (layer norms up to 11776
