@@ -878,6 +878,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitUnroll = options.splitUnroll;
   e.splitQuad = options.splitQuad;
   e.splitAhead = options.splitAhead;
+  e.splitBatchedCombine = options.splitBatchedCombine;
   e.perOutputUnroll = options.outputsPerThread;
   e.pointwiseVectors = options.pointwiseVectors;
   e.rowBlock = options.rowBlock;

@@ -72,6 +72,8 @@ public:
   bool splitQuad = false;
   /// EmitOptions::splitAhead.
   int splitAhead = 0;
+  /// EmitOptions::splitBatchedCombine.
+  bool splitBatchedCombine = false;
   /// EmitOptions::outputsPerThread (0: the default).
   int perOutputUnroll = 0;
   /// EmitOptions::pointwiseVectors (0: the default, one).

@@ -63,6 +63,9 @@ struct RowPlan {
   /// Lanes over 4 rows: float4s loaded ahead of their use per trip
   /// (EmitOptions::splitAhead; 0 or 1: as the loop comes).
   int splitAhead = 0;
+  /// Lanes over 4 rows: the item's block combines batched
+  /// (EmitOptions::splitBatchedCombine).
+  bool splitBatchedCombine = false;
   /// Block mode's threads per block for rows not held in registers (0: the
   /// default, rowBlockSize); set only by probes.
   int rowBlock = 0;

@@ -50,11 +50,13 @@ public:
       else // virtual warps of kLanes lanes
         os << "  const int lane = threadIdx.x % " << kLanes
            << ", warp = threadIdx.x / " << kLanes << ";\n";
-      if (flt || csum)
+      // The batched combine's arrays replace the serial combine's.
+      declareBatchedCombine(os);
+      if ((flt || csum) && !batched)
         os << "  __shared__ float cbf[" << kBlock << "];\n";
-      if (csum)
+      if (csum && !batched)
         os << "  __shared__ float cbc[" << kBlock << "];\n";
-      if (dbl)
+      if (dbl && !batched)
         os << "  __shared__ double cbd[" << kBlock << "];\n";
     } else {
       os << blockScratch(p.prog);
@@ -303,11 +305,111 @@ private:
     os << "        " << stepText(f, pass, *x, "") << "\n      }\n";
     quadLoopEnd(os);
     e.newScope();
+    if (batched) {
+      quadCombine(k, os);
+      return llvm::Error::success();
+    }
     os << openRows("    ");
     bind(pass, os, "      ");
     combinePassInBlock(pass, os);
     os << "    }\n";
     return llvm::Error::success();
+  }
+
+  /// The batched combine's shared arrays (RowPlan::splitBatchedCombine):
+  /// per pass and accumulator, each thread's value for each of its 4 rows.
+  /// Only for whole warps of lanes, a block with 128 threads per
+  /// accumulator (an online pair is one), and arrays that fit beside the
+  /// serial combine's.
+  void declareBatchedCombine(llvm::raw_ostream &os) {
+    if (!quad || !p.splitBatchedCombine || kLanes != 32)
+      return;
+    int64_t bytes = 0;
+    for (const ReducePass &pass : p.prog.passes) {
+      if ((pass.online ? 1 : (int64_t)pass.accs.size()) * 128 > kBlock)
+        return;
+      for (const Accumulator &a : pass.accs)
+        bytes += 4 * kBlock *
+                 ((a.type == "double" ? 8 : 4) + (a.combine == "CSum" ? 4 : 0));
+    }
+    if (bytes > kBatchedCombineBytes)
+      return;
+    batched = true;
+    for (auto [k, pass] : llvm::enumerate(p.prog.passes))
+      for (const Accumulator &a : pass.accs) {
+        os << "  __shared__ " << a.type << " " << batchName(k, a.name) << "["
+           << 4 * kBlock << "];\n";
+        if (a.combine == "CSum")
+          os << "  __shared__ float " << batchName(k, a.name + "c") << "["
+             << 4 * kBlock << "];\n";
+      }
+  }
+  static std::string batchName(size_t k, llvm::StringRef acc) {
+    return "kbq" + std::to_string(k) + "_" + acc.str();
+  }
+
+  /// Pass k's accumulators of the thread's 4 rows (acc_[j]) combined over
+  /// the block at once: every value to shared memory, one barrier, then
+  /// thread (accumulator a, row j, lane l) folds lane l's values over the
+  /// warps in warp order, as combinePassInBlock does row by row (the same
+  /// bits); a barrier, every thread reads its rows' results, and a barrier
+  /// before the arrays are filled again. Three barriers where the serial
+  /// form takes two per row and accumulator.
+  void quadCombine(size_t k, llvm::raw_ostream &os) {
+    const ReducePass &pass = p.prog.passes[k];
+    std::string B = std::to_string(kBlock), W = std::to_string(kWarps);
+    auto eachAcc = [&](auto fn) {
+      for (const Accumulator &a : pass.accs) {
+        fn(a.name, batchName(k, a.name));
+        if (a.combine == "CSum")
+          fn(a.name + "c", batchName(k, a.name + "c"));
+      }
+    };
+    os << openRows("    ");
+    eachAcc([&](const std::string &n, const std::string &q) {
+      os << "      " << q << "[j * " << B << " + threadIdx.x] = " << n
+         << "_[j];\n";
+    });
+    os << "    }\n    __syncthreads();\n";
+    if (pass.online) {
+      std::string m = pass.accs[0].name, a = pass.accs[1].name,
+                  bm = batchName(k, m), ba = batchName(k, a);
+      os << "    if (threadIdx.x < 128) {\n"
+         << "      float* const bm = " << bm << " + (threadIdx.x >> 5) * " << B
+         << ";\n      float* const ba = " << ba << " + (threadIdx.x >> 5) * "
+         << B << ";\n      float " << m << " = bm[lane], " << a
+         << " = ba[lane];\n      for (int w = 1; w < " << W << "; ++w)\n"
+         << "        kb::online_merge(" << m << ", " << a
+         << ", bm[w * 32 + lane], ba[w * 32 + lane]);\n"
+         << "      bm[lane] = " << m << ";\n      ba[lane] = " << a
+         << ";\n    }\n";
+    } else {
+      for (auto [g, a] : llvm::enumerate(pass.accs)) {
+        bool csum = a.combine == "CSum";
+        os << "    if (";
+        if (g)
+          os << "threadIdx.x >= " << 128 * g << " && ";
+        os << "threadIdx.x < " << 128 * (g + 1) << ") {\n"
+           << "      " << a.type << "* const b = " << batchName(k, a.name)
+           << " + ((threadIdx.x >> 5) & 3) * " << B << ";\n";
+        if (csum)
+          os << "      float* const bc = " << batchName(k, a.name + "c")
+             << " + ((threadIdx.x >> 5) & 3) * " << B << ";\n";
+        os << "      " << a.type << " " << a.name << ";\n";
+        if (csum)
+          os << "      float " << a.name << "c;\n";
+        os << combineWarpsInOrder(a, "b", "bc", kWarps, "      ", kLanes)
+           << "      b[lane] = " << a.name << ";\n";
+        if (csum)
+          os << "      bc[lane] = " << a.name << "c;\n";
+        os << "    }\n";
+      }
+    }
+    os << "    __syncthreads();\n" << openRows("    ");
+    eachAcc([&](const std::string &n, const std::string &q) {
+      os << "      " << n << "_[j] = " << q << "[j * " << B << " + lane];\n";
+    });
+    os << "    }\n    __syncthreads();\n";
   }
 
   /// The item's rows' statistics of passes [0, k): from f<j> where
@@ -317,13 +419,21 @@ private:
       const ReducePass &pass = p.prog.passes[j];
       declareArrays(pass, os, "    ");
       os << openRows("    ");
-      loadStatistics(j, os);
+      // Batched: each row's partials folded per thread, then combined over
+      // the block at once.
+      bool fold = batched && !finalized(j);
+      if (fold)
+        combinePartials(j, os, /*inBlock=*/false);
+      else
+        loadStatistics(j, os);
       for (const Accumulator &a : pass.accs) {
         os << "      " << a.name << "_[j] = " << a.name << ";\n";
         if (a.combine == "CSum")
           os << "      " << a.name << "c_[j] = " << a.name << "c;\n";
       }
       os << "    }\n";
+      if (fold)
+        quadCombine(j, os);
     }
   }
 
@@ -427,7 +537,27 @@ private:
        << "LL; g += gridDim.x) {\n"
        << "    const long long rq = g * " << 4 * kLanes << " + 4 * lane;\n"
        << "    const bool live = rq < " << p.rows << "LL;\n"
-       << openRows("    ");
+       << (batched ? "" : openRows("    "));
+    if (batched) {
+      // Each row's partials folded per thread as the serial form does,
+      // then combined over the block at once.
+      const ReducePass &pass = p.prog.passes[k];
+      declareArrays(pass, os, "    ");
+      os << openRows("    ");
+      combinePartials(k, os, /*inBlock=*/false);
+      for (const Accumulator &a : pass.accs) {
+        os << "      " << a.name << "_[j] = " << a.name << ";\n";
+        if (a.combine == "CSum")
+          os << "      " << a.name << "c_[j] = " << a.name << "c;\n";
+      }
+      os << "    }\n";
+      quadCombine(k, os);
+      os << "    if (live && warp == 0) {\n" << openRows("      ");
+      for (const Layout::Slot &sl : layout.finals[k])
+        os << "        " << sl.name << "[r] = " << sl.acc << "_[j];\n";
+      os << "      }\n    }\n  }\n  kb_grid_sync(ws);\n";
+      return;
+    }
     combinePartials(k, os);
     os << "      if (live && warp == 0) {\n";
     for (const Layout::Slot &sl : layout.finals[k])
@@ -459,7 +589,7 @@ private:
 
   /// Pass j's accumulators declared and combined from its partials over
   /// the item's row, across the block.
-  void combinePartials(size_t j, llvm::raw_ostream &os) {
+  void combinePartials(size_t j, llvm::raw_ostream &os, bool inBlock = true) {
     std::string S = std::to_string(p.chunks) + "LL";
     const ReducePass &pass = p.prog.passes[j];
     for (const Accumulator &a : pass.accs)
@@ -488,7 +618,8 @@ private:
            << ", __ldcg(" << slot << " + r * " << S << " + t));\n";
     }
     os << "    }\n";
-    combinePassInBlock(pass, os);
+    if (inBlock)
+      combinePassInBlock(pass, os);
   }
 
   /// The test that selects the thread writing an item's per-row values.
@@ -687,6 +818,8 @@ private:
   const RowPlan &p;
   Layout layout;
   bool lanes, quad, vec;
+  // Quad items' block combines batched (declareBatchedCombine).
+  bool batched = false;
   Shape shape;
   int kBlock, kLanes, kWarps;
   // Row groups of an item (splitGroups; the item loops' bound per chunk).

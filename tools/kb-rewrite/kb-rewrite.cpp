@@ -140,6 +140,12 @@ cl::opt<unsigned> splitAheadOpt(
              "float4s of a trip before using the first (default: one at a "
              "time in the unrolled loop; a probe of the plan)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<bool> splitBatchedCombineOpt(
+    "split-batched-combine",
+    cl::desc("Split row kernels with lanes over 4 rows combine every row's "
+             "accumulators over the block at once (the same order; a "
+             "probe of the plan)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> pointwiseVectorsOpt(
     "pointwise-vectors",
     cl::desc("float4s each thread of a pointwise kernel takes, all loaded "
@@ -576,6 +582,7 @@ int runCodegen() {
     emitOptions.splitUnroll = splitShape[2];
     emitOptions.splitQuad = splitQuadOpt;
     emitOptions.splitAhead = splitAheadOpt;
+    emitOptions.splitBatchedCombine = splitBatchedCombineOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;
     emitOptions.pointwiseVectors = pointwiseVectorsOpt;
     emitOptions.rowBlock = rowBlockOpt;

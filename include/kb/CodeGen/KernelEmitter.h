@@ -96,6 +96,12 @@ struct EmitOptions {
   /// first is used (0 or 1: one at a time, as the unrolled loop comes); for
   /// probes (`kb-rewrite codegen --split-ahead`).
   int splitAhead = 0;
+  /// Lanes over 4 strided rows: an item's per-row block combines (4 rows
+  /// x each accumulator, two barriers each) done at once, each (row,
+  /// accumulator, lane) summed over the warps in warp order by one thread
+  /// (the same bits, three barriers); for probes (`kb-rewrite codegen
+  /// --split-batched-combine`).
+  bool splitBatchedCombine = false;
   /// float4s each thread of a pointwise kernel takes, all loaded before the
   /// first is computed (0 or 1: one, the measured default: a block per 256
   /// float4s reached copy bandwidth); for probes (`kb-rewrite codegen
