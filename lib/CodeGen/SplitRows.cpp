@@ -418,22 +418,21 @@ private:
     for (size_t j = 0; j < k; ++j) {
       const ReducePass &pass = p.prog.passes[j];
       declareArrays(pass, os, "    ");
-      os << openRows("    ");
-      // Batched: each row's partials folded per thread, then combined over
+      // Batched: the rows' partials folded per thread, then combined over
       // the block at once.
-      bool fold = batched && !finalized(j);
-      if (fold)
-        combinePartials(j, os, /*inBlock=*/false);
-      else
-        loadStatistics(j, os);
+      if (batched && !finalized(j)) {
+        quadFoldPartials(j, os);
+        quadCombine(j, os);
+        continue;
+      }
+      os << openRows("    ");
+      loadStatistics(j, os);
       for (const Accumulator &a : pass.accs) {
         os << "      " << a.name << "_[j] = " << a.name << ";\n";
         if (a.combine == "CSum")
           os << "      " << a.name << "c_[j] = " << a.name << "c;\n";
       }
       os << "    }\n";
-      if (fold)
-        quadCombine(j, os);
     }
   }
 
@@ -543,14 +542,7 @@ private:
       // then combined over the block at once.
       const ReducePass &pass = p.prog.passes[k];
       declareArrays(pass, os, "    ");
-      os << openRows("    ");
-      combinePartials(k, os, /*inBlock=*/false);
-      for (const Accumulator &a : pass.accs) {
-        os << "      " << a.name << "_[j] = " << a.name << ";\n";
-        if (a.combine == "CSum")
-          os << "      " << a.name << "c_[j] = " << a.name << "c;\n";
-      }
-      os << "    }\n";
+      quadFoldPartials(k, os);
       quadCombine(k, os);
       os << "    if (live && warp == 0) {\n" << openRows("      ");
       for (const Layout::Slot &sl : layout.finals[k])
@@ -589,7 +581,7 @@ private:
 
   /// Pass j's accumulators declared and combined from its partials over
   /// the item's row, across the block.
-  void combinePartials(size_t j, llvm::raw_ostream &os, bool inBlock = true) {
+  void combinePartials(size_t j, llvm::raw_ostream &os) {
     std::string S = std::to_string(p.chunks) + "LL";
     const ReducePass &pass = p.prog.passes[j];
     for (const Accumulator &a : pass.accs)
@@ -597,12 +589,21 @@ private:
     os << "    for (long long t = " << (lanes ? "warp" : "threadIdx.x") << "; "
        << (lanes ? "live && " : "") << "t < " << S
        << "; t += " << (lanes ? kWarps : kBlock) << ") {\n";
+    foldPartials(j, os, "      ");
+    os << "    }\n";
+    combinePassInBlock(pass, os);
+  }
+
+  /// Partial t of row r of pass j folded into the pass's accumulators.
+  void foldPartials(size_t j, llvm::raw_ostream &os, llvm::StringRef in) {
+    std::string S = std::to_string(p.chunks) + "LL";
+    const ReducePass &pass = p.prog.passes[j];
     // L2 only: the partials were written by other SMs in this launch.
     if (pass.online) {
       std::string m = pass.accs[0].name, a = pass.accs[1].name,
                   sm = "p" + std::to_string(j) + m,
                   sa = "p" + std::to_string(j) + a;
-      os << "      kb::online_merge(" << m << ", " << a << ", __ldcg(" << sm
+      os << in << "kb::online_merge(" << m << ", " << a << ", __ldcg(" << sm
          << " + r * " << S << " + t), __ldcg(" << sa << " + r * " << S
          << " + t));\n";
     }
@@ -610,16 +611,33 @@ private:
                                             : llvm::ArrayRef(pass.accs)) {
       std::string slot = "p" + std::to_string(j) + a.name;
       if (a.combine == "CSum")
-        os << "      kb::csum_add(" << a.name << ", " << a.name << "c, __ldcg("
-           << slot << " + r * " << S << " + t));\n      " << a.name
-           << "c += __ldcg(" << slot << "c + r * " << S << " + t);\n";
+        os << in << "kb::csum_add(" << a.name << ", " << a.name
+           << "c, __ldcg(" << slot << " + r * " << S << " + t));\n"
+           << in << a.name << "c += __ldcg(" << slot << "c + r * " << S
+           << " + t);\n";
       else
-        os << "      " << a.name << " = kb::" << a.combine << "()(" << a.name
+        os << in << a.name << " = kb::" << a.combine << "()(" << a.name
            << ", __ldcg(" << slot << " + r * " << S << " + t));\n";
     }
-    os << "    }\n";
-    if (inBlock)
-      combinePassInBlock(pass, os);
+  }
+
+  /// Batched: the partials of pass j's rows folded into acc_[j] (declared
+  /// by the caller), the 4 rows in one loop over the chunks: each row's in
+  /// the order combinePartials folds it, four loads a trip.
+  void quadFoldPartials(size_t j, llvm::raw_ostream &os) {
+    const ReducePass &pass = p.prog.passes[j];
+    os << openRows("    ");
+    for (const Accumulator &a : pass.accs) {
+      os << "      " << a.name << "_[j] = " << a.init << ";\n";
+      if (a.combine == "CSum")
+        os << "      " << a.name << "c_[j] = 0.f;\n";
+    }
+    os << "    }\n    for (long long t = warp; live && t < " << p.chunks
+       << "LL; t += " << kWarps << ") {\n"
+       << openRows("      ");
+    bind(pass, os, "        ");
+    foldPartials(j, os, "        ");
+    os << "      }\n    }\n";
   }
 
   /// The test that selects the thread writing an item's per-row values.
