@@ -878,7 +878,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitUnroll = options.splitUnroll;
   e.splitQuad = options.splitQuad;
   e.splitAhead = options.splitAhead;
-  e.splitBatchedCombine = options.splitBatchedCombine;
+  e.splitSerialCombine = options.splitSerialCombine;
   e.perOutputUnroll = options.outputsPerThread;
   e.pointwiseVectors = options.pointwiseVectors;
   e.rowBlock = options.rowBlock;
@@ -887,7 +887,6 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.divisionStats = options.divisionStats;
   e.threadShortRows = options.threadShortRows;
   e.laneShortRows = options.laneShortRows;
-  e.unstagedTransposed = options.unstagedTransposed;
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
   e.groupUnroll = options.groupUnroll;

@@ -144,8 +144,6 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (auto it = argNames.find(v); it != argNames.end())
       return it->second;
-    if (v == stagedArg && idx == stagedArgIdx)
-      return stagedArgAt;
     name = fresh("ld");
     std::string at = idx.str();
     // A strided argument (a transposed view the trace recorded) is read

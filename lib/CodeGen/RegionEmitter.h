@@ -72,8 +72,8 @@ public:
   bool splitQuad = false;
   /// EmitOptions::splitAhead.
   int splitAhead = 0;
-  /// EmitOptions::splitBatchedCombine.
-  bool splitBatchedCombine = false;
+  /// EmitOptions::splitSerialCombine.
+  bool splitSerialCombine = false;
   /// EmitOptions::outputsPerThread (0: the default).
   int perOutputUnroll = 0;
   /// EmitOptions::pointwiseVectors (0: the default, one).
@@ -90,14 +90,6 @@ public:
   bool threadShortRows = false;
   /// EmitOptions::laneShortRows.
   bool laneShortRows = false;
-  /// EmitOptions::unstagedTransposed.
-  bool unstagedTransposed = false;
-  /// A kernel argument the row loops read from a shared-memory tile
-  /// (RowKernels.cpp, a transposed operand): valueAt gives `stagedArgAt`'s
-  /// expression for it at the index named `stagedArgIdx` (the loops' row
-  /// space index) instead of a global load; any other index loads as usual.
-  mlir::Value stagedArg;
-  std::string stagedArgIdx, stagedArgAt;
   /// EmitOptions::sharedRowMax (0: the default).
   int sharedRowMax = 0;
   /// The region holds float16 / bfloat16 values (pointwise kernels only):

@@ -151,13 +151,7 @@ public:
     int64_t L = rowLanes(p), K = (p.cols + L - 1) / L;
     std::string Ls = std::to_string(L), Ks = std::to_string(K),
                 C = std::to_string(p.cols) + "LL";
-    BlockArgument tr = transposedOperand(p, L);
-    if (tr) {
-      if (auto err = openStagedOperandRows(p, L, tr, os))
-        return err;
-    } else {
-      openGroupRows(p, L, os);
-    }
+    openGroupRows(p, L, os);
     if (auto err = p.rowSoftmax ? emitHeldRowSoftmaxStats(p, L, K, os)
                                 : emitRowSoftmaxStats(e, p, L, os))
       return err;
@@ -169,77 +163,9 @@ public:
     std::string each = "#pragma unroll\n    for (int k = 0; k < " + Ks +
                        "; ++k) {\n      const long long c = lane + k * " + Ls +
                        ";\n      if (live && c < " + C + ") {\n";
-    // Every thread is done with the trip's staged tile before the next
-    // trip fills it.
-    auto err = emitRegisterPasses(
-        p, each, "xs[k]", L, "    if (live && lane == 0) {\n", os,
-        /*vectorSlots=*/0, K, tr ? "    __syncthreads();\n" : "");
-    e.stagedArg = {};
-    return err;
-  }
-
-  /// A kernel argument of the rows' shape whose consecutive rows sit next
-  /// to each other and whose row elements are far apart (MLP-Mixer's
-  /// token-MLP output added back to the residual, transposed: elements 196
-  /// floats apart). A lane group reading a row from it reads one float per
-  /// 32-byte sector; the block's rows read together are whole sectors.
-  /// Only for lane groups of a block's 8 rows or more (a sector's floats),
-  /// and where the tile fits kStagedTransposedBytes.
-  BlockArgument transposedOperand(const RowPlan &p, int64_t L) {
-    int64_t rb = 256 / L;
-    if (e.unstagedTransposed || p.stagedTile || p.vec4 || rb < 8 ||
-        p.cols * (rb + 1) * 4 > kStagedTransposedBytes ||
-        p.index("r", "c") != rowMajor("r", "c", p.cols))
-      return {};
-    llvm::ArrayRef<int64_t> rowShape = shapeOf(f.input);
-    for (BlockArgument a : e.kernel.getBody().front().getArguments()) {
-      llvm::SmallVector<int64_t> st = tracedStrides(a);
-      size_t n = st.size();
-      if (a.use_empty() || n < 2 || shapeOf(a) != rowShape ||
-          rowShape.back() != p.cols || st[n - 2] != 1 || st[n - 1] < 8 ||
-          e.storedAs(a) != Storage::F32)
-        continue;
-      return a;
-    }
-    return {};
-  }
-
-  /// The row loop of emitRegisterRows (the same rows per thread as
-  /// openGroupRows, the trip uniform over the block) with argument `a`'s
-  /// elements of the block's rows staged first: a block's consecutive
-  /// threads read one column's consecutive rows (adjacent floats) into
-  /// kb_tr at an odd pitch, and the row loops read `a` there (valueAt).
-  llvm::Error openStagedOperandRows(const RowPlan &p, int64_t L,
-                                    BlockArgument a, llvm::raw_ostream &os) {
-    int64_t rb = 256 / L, pitch = rb + 1;
-    std::string R = std::to_string(p.rows) + "LL", RB = std::to_string(rb),
-                Ps = std::to_string(pitch), Ls = std::to_string(L);
-    os << "  // in" << a.getArgNumber()
-       << " is transposed (its rows adjacent): each trip stages the block's "
-       << rb << " rows of it in shared memory with sector-wide loads.\n"
-       << "  __shared__ float kb_tr[" << p.cols * pitch << "];\n"
-       << "  const int lane = threadIdx.x & " << L - 1 << ";\n"
-       << "  for (long long rb = (long long)blockIdx.x * " << RB << "; rb < "
-       << R << "; rb += (long long)gridDim.x * " << RB << ") {\n"
-       << "    const long long r = rb + threadIdx.x / " << Ls << ";\n"
-       << "    const bool live = r < " << R << ";\n"
-       << "#pragma unroll 4\n    for (int t = threadIdx.x; t < " << rb * p.cols
-       << "; t += 256) {\n"
-       << "      const long long q = rb + t % " << RB << ", c = t / " << RB
-       << ";\n"
-       << "      if (q < " << R << ") {\n"
-       << "        const long long i = " << p.index("q", "c") << ";\n";
-    e.newScope();
-    auto x = e.valueAt(a, "i", os, "        ");
-    if (!x)
-      return x.takeError();
-    os << "        kb_tr[c * " << Ps << " + t % " << RB << "] = " << *x
-       << ";\n      }\n    }\n    __syncthreads();\n";
-    e.newScope();
-    e.stagedArg = a;
-    e.stagedArgIdx = "i";
-    e.stagedArgAt = "kb_tr[c * " + Ps + " + threadIdx.x / " + Ls + "]";
-    return llvm::Error::success();
+    return emitRegisterPasses(p, each, "xs[k]", L,
+                              "    if (live && lane == 0) {\n", os,
+                              /*vectorSlots=*/0, K);
   }
 
   /// A softmax over the rows held here (RowPlan::rowSoftmax): its input is

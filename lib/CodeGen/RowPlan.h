@@ -63,9 +63,9 @@ struct RowPlan {
   /// Lanes over 4 rows: float4s loaded ahead of their use per trip
   /// (EmitOptions::splitAhead; 0 or 1: as the loop comes).
   int splitAhead = 0;
-  /// Lanes over 4 rows: the item's block combines batched
-  /// (EmitOptions::splitBatchedCombine).
-  bool splitBatchedCombine = false;
+  /// Lanes over 4 rows: the item's block combines one row and accumulator
+  /// at a time (EmitOptions::splitSerialCombine), not batched.
+  bool splitSerialCombine = false;
   /// Block mode's threads per block for rows not held in registers (0: the
   /// default, rowBlockSize); set only by probes.
   int rowBlock = 0;
@@ -239,9 +239,6 @@ constexpr int64_t kStagedPoolBytes = 47 * 1024;
 /// Fewer rows keep lane groups: one thread a row would leave fewer than
 /// four blocks of 256 per SM (and such inputs stay in the L2).
 constexpr int64_t kStagedMinRows = 132 * 4 * 256;
-/// Static shared memory of a lane-group row kernel's staged transposed
-/// operand (RowKernels.cpp): the block's rows of it, at an odd pitch.
-constexpr int64_t kStagedTransposedBytes = 40 * 1024;
 int64_t columnWarps(int64_t cols);
 int64_t tileFloats(int64_t C, int64_t W);
 

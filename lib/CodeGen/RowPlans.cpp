@@ -708,7 +708,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       p.splitPerSM = e.splitPerSM;
       p.splitUnroll = e.splitUnroll;
       p.splitAhead = e.splitAhead;
-      p.splitBatchedCombine = e.splitBatchedCombine;
+      p.splitSerialCombine = e.splitSerialCombine;
       // Lanes over rows evaluating an expensive prologue per element run
       // out of the 32 registers four blocks of 512 leave a thread: three
       // blocks an SM, 16 loads a trip. Measured on the H200 (session 26,

@@ -50,7 +50,7 @@ struct Layout {
 };
 
 /// Static shared memory a quad plan's batched block combine may spend on
-/// its arrays and the serial combine's (of the 48 KB a block may declare).
+/// its arrays (of the 48 KB a block may declare).
 constexpr int64_t kBatchedCombineBytes = 44 * 1024;
 
 /// The grid barrier's device function.

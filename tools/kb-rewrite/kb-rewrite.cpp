@@ -140,11 +140,11 @@ cl::opt<unsigned> splitAheadOpt(
              "float4s of a trip before using the first (default: one at a "
              "time in the unrolled loop; a probe of the plan)"),
     cl::init(0), cl::sub(codegenCmd));
-cl::opt<bool> splitBatchedCombineOpt(
-    "split-batched-combine",
-    cl::desc("Split row kernels with lanes over 4 rows combine every row's "
-             "accumulators over the block at once (the same order; a "
-             "probe of the plan)"),
+cl::opt<bool> splitSerialCombineOpt(
+    "split-serial-combine",
+    cl::desc("Split row kernels with lanes over 4 rows combine each row's "
+             "accumulators over the block one at a time instead of all at "
+             "once (the same bits; a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> pointwiseVectorsOpt(
     "pointwise-vectors",
@@ -187,12 +187,6 @@ cl::opt<bool> laneShortRowsOpt(
     cl::desc("Contiguous rows of at most 16 scalars read by lane groups from "
              "global memory instead of staged through shared memory, one "
              "thread a row (a probe)"),
-    cl::init(false), cl::sub(codegenCmd));
-cl::opt<bool> unstagedTransposedOpt(
-    "unstaged-transposed",
-    cl::desc("Lane-group rows read a transposed input straight from global "
-             "memory instead of through a shared-memory tile of the "
-             "block's rows (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",
@@ -582,7 +576,7 @@ int runCodegen() {
     emitOptions.splitUnroll = splitShape[2];
     emitOptions.splitQuad = splitQuadOpt;
     emitOptions.splitAhead = splitAheadOpt;
-    emitOptions.splitBatchedCombine = splitBatchedCombineOpt;
+    emitOptions.splitSerialCombine = splitSerialCombineOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;
     emitOptions.pointwiseVectors = pointwiseVectorsOpt;
     emitOptions.rowBlock = rowBlockOpt;
@@ -591,7 +585,6 @@ int runCodegen() {
     emitOptions.divisionStats = divisionStatsOpt;
     emitOptions.threadShortRows = threadShortRowsOpt;
     emitOptions.laneShortRows = laneShortRowsOpt;
-    emitOptions.unstagedTransposed = unstagedTransposedOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

@@ -96,12 +96,11 @@ struct EmitOptions {
   /// first is used (0 or 1: one at a time, as the unrolled loop comes); for
   /// probes (`kb-rewrite codegen --split-ahead`).
   int splitAhead = 0;
-  /// Lanes over 4 strided rows: an item's per-row block combines (4 rows
-  /// x each accumulator, two barriers each) done at once, each (row,
-  /// accumulator, lane) summed over the warps in warp order by one thread
-  /// (the same bits, three barriers); for probes (`kb-rewrite codegen
-  /// --split-batched-combine`).
-  bool splitBatchedCombine = false;
+  /// Lanes over 4 strided rows: an item's block combines one row and
+  /// accumulator at a time (two barriers each; the form before session 56)
+  /// instead of all at once (three barriers, the same bits); for probes
+  /// (`kb-rewrite codegen --split-serial-combine`).
+  bool splitSerialCombine = false;
   /// float4s each thread of a pointwise kernel takes, all loaded before the
   /// first is computed (0 or 1: one, the measured default: a block per 256
   /// float4s reached copy bandwidth); for probes (`kb-rewrite codegen
@@ -136,12 +135,6 @@ struct EmitOptions {
   /// through shared memory one thread a row; for probes (`kb-rewrite
   /// codegen --lane-short-rows`), never for rewrites.
   bool laneShortRows = false;
-  /// Lane-group rows read a transposed kernel argument (consecutive rows
-  /// adjacent in memory, a row's elements far apart) straight from global
-  /// memory instead of through a shared-memory tile of the block's rows;
-  /// for probes (`kb-rewrite codegen --unstaged-transposed`), never for
-  /// rewrites.
-  bool unstagedTransposed = false;
   /// Longest rows a block-per-row kernel stages in shared memory (each
   /// thread's elements once, the prologue evaluated once) when they are
   /// too long for registers; 0: the default (layer norms up to 11776
