@@ -81,7 +81,9 @@ def items_of(source):
 def main():
     work = tempfile.mkdtemp()
     builds = []  # (job, variant, items, barriers, exe, compile process)
-    for path in sys.argv[1:]:
+    # Jobs of different folders share names (kb_region_0.job.json): each
+    # build is named by its place on the command line too.
+    for job, path in enumerate(sys.argv[1:]):
         job = json.load(open(path))
         c = job["candidate"]
         src = c["source"]
@@ -111,8 +113,8 @@ def main():
             variants["fitgrid"] = (src, "min(%s, %d)" % (grid, items),
                                    c["entry"], "")
         for name, (s, g, entry, bare) in variants.items():
-            cu = os.path.join(work, "%s_%s_%s.cu" % (
-                os.path.basename(path).split(".")[0], c["entry"], name))
+            cu = os.path.join(work, "%d_%s_%s_%s.cu" % (
+                job, os.path.basename(path).split(".")[0], c["entry"], name))
             exe = cu[:-3]
             sz = [] if entry == "kb_bare" else list(sizes)
             with open(cu, "w") as f:
@@ -131,7 +133,7 @@ def main():
             continue
         r = subprocess.run([exe], capture_output=True, text=True, timeout=60)
         print("%s %-8s %s (items %s, barriers %d)" % (
-            os.path.basename(path), name, r.stdout.strip(), items, syncs),
+            path, name, r.stdout.strip(), items, syncs),
             flush=True)
 
 
