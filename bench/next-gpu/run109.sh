@@ -15,6 +15,11 @@ for v in "d:" "ser:--split-serial-combine" "a8s1:--split-ahead 8 --split-shape 0
   $KB_REWRITE codegen $a $g -o /tmp/lb-$n > /dev/null
 done
 timeout 90 python3 bench/probes/split_phases.py /tmp/lb-{d,ser,a8s1}/kb_region_0.job.json /tmp/lb-d/kb_region_5.job.json 2>&1 | tee $OUT/phases109.log
+# The SASS of region 0 (whether the passes' loads are issued ahead of
+# their uses and stores), and which profilers the host has.
+(echo '#include <cuda_runtime.h>'; cat /tmp/lb-d/kb_region_0.cu) > /tmp/sass-d.cu
+nvcc -arch=sm_90 -cubin -O3 /tmp/sass-d.cu -o /tmp/sass-d.cubin && cuobjdump -sass /tmp/sass-d.cubin > $OUT/sass109.log 2>&1
+ls /usr/local/cuda/bin /opt/nvidia 2>/dev/null | grep -iE 'ncu|nsys|cuobjdump|nvdisasm|nsight' | tr '\n' ' '; echo
 timed_slice slice109 20261320 2 29,26 ${DEADLINE:-470}
 forward_choices /tmp/slice109.json
 (cd $OUT && tar czf logs109.tgz *.log && rm -f *.log)
