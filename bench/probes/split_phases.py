@@ -16,6 +16,7 @@ once: the barrier resets its count itself) under variants of the source:
   python3 bench/probes/split_phases.py JOB.job.json...
 
 Needs nvcc and a GPU; prints one line per job and variant (microseconds).
+KB_PHASES_KEEP=DIR keeps each driver (N_JOB_ENTRY_VARIANT) there.
 """
 import json
 import os
@@ -79,11 +80,13 @@ def items_of(source):
 
 
 def main():
-    work = tempfile.mkdtemp()
+    # KB_PHASES_KEEP=DIR keeps the drivers there (to run under ncu).
+    work = os.environ.get("KB_PHASES_KEEP") or tempfile.mkdtemp()
+    os.makedirs(work, exist_ok=True)
     builds = []  # (job, variant, items, barriers, exe, compile process)
     # Jobs of different folders share names (kb_region_0.job.json): each
     # build is named by its place on the command line too.
-    for job, path in enumerate(sys.argv[1:]):
+    for nth, path in enumerate(sys.argv[1:]):
         job = json.load(open(path))
         c = job["candidate"]
         src = c["source"]
@@ -114,7 +117,7 @@ def main():
                                    c["entry"], "")
         for name, (s, g, entry, bare) in variants.items():
             cu = os.path.join(work, "%d_%s_%s_%s.cu" % (
-                job, os.path.basename(path).split(".")[0], c["entry"], name))
+                nth, os.path.basename(path).split(".")[0], c["entry"], name))
             exe = cu[:-3]
             sz = [] if entry == "kb_bare" else list(sizes)
             with open(cu, "w") as f:
