@@ -136,6 +136,17 @@ int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
   // loads each) got 4 chunks by elements: 116 blocks for 132 SMs, 1.5 TB/s.
   int64_t minChunk =
       std::max<int64_t>(16 * 1024 / itemRows / std::max<int64_t>(gather, 1), 1);
+  // Quad items over long rows: twice that (128 KB, 16 float4 loads a
+  // thread), each item's fixed chain of statistics loads, combines and
+  // partial stores spread over twice the loads. Measured on the H100
+  // (run111, codegen_knobs.py, levit_128's BatchNorm1d -> hardswish over
+  // 12544 tokens, the combines batched): 128 channels 49 chunks 0.0314 ms,
+  // 98 0.0390, 196 0.0599 (ATen 0.0279); 256 channels 0.0365 against
+  // 0.0476; 384 channels 0.0471 against 0.0601 at 88. Shorter rows keep
+  // 64 KB: over 3136 tokens 24 chunks 0.0256 against 49's 0.0301 (fewer
+  // not measured).
+  if (quad && cols / minChunk >= 64)
+    minChunk *= 2;
   int64_t items = std::max<int64_t>(ceilDiv(rows, itemRows), 1);
   // Items of lanes over strided rows that nearly fill a 132-SM part once
   // (shapeFor: 4 blocks of 512 per SM) run whole: no grid barrier, no
