@@ -887,6 +887,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.divisionStats = options.divisionStats;
   e.threadShortRows = options.threadShortRows;
   e.laneShortRows = options.laneShortRows;
+  e.stageTransposedStores = options.stageTransposedStores;
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
   e.groupUnroll = options.groupUnroll;

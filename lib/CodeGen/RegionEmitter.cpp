@@ -73,6 +73,8 @@ std::string RegionEmitter::outputAt(size_t k, llvm::StringRef idx) const {
 
 std::string RegionEmitter::store(size_t k, llvm::StringRef idx,
                                  llvm::StringRef value) const {
+  if ((int)k == stagedOut && idx == stagedOutIdx)
+    return stagedOutAt + " = " + value.str() + ";";
   Value v = kernel.getBody().front().getTerminator()->getOperand(k);
   return outputAt(k, idx) + " = " + toStorage(storedAs(v), value) + ";";
 }

@@ -90,6 +90,13 @@ public:
   bool threadShortRows = false;
   /// EmitOptions::laneShortRows.
   bool laneShortRows = false;
+  /// EmitOptions::stageTransposedStores.
+  bool stageTransposedStores = false;
+  /// An output the row loops store into a shared-memory tile
+  /// (TransposedStores.cpp): store() writes `stagedOutAt` for output
+  /// `stagedOut` at the index named `stagedOutIdx`; -1: none.
+  int stagedOut = -1;
+  std::string stagedOutIdx, stagedOutAt;
   /// EmitOptions::sharedRowMax (0: the default).
   int sharedRowMax = 0;
   /// The region holds float16 / bfloat16 values (pointwise kernels only):

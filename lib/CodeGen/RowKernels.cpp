@@ -151,7 +151,11 @@ public:
     int64_t L = rowLanes(p), K = (p.cols + L - 1) / L;
     std::string Ls = std::to_string(L), Ks = std::to_string(K),
                 C = std::to_string(p.cols) + "LL";
-    openGroupRows(p, L, os);
+    int to = transposedOutput(e, p, yield, L);
+    if (to >= 0)
+      openTransposedStoreRows(e, p, L, to, os);
+    else
+      openGroupRows(p, L, os);
     if (auto err = p.rowSoftmax ? emitHeldRowSoftmaxStats(p, L, K, os)
                                 : emitRowSoftmaxStats(e, p, L, os))
       return err;
@@ -163,9 +167,12 @@ public:
     std::string each = "#pragma unroll\n    for (int k = 0; k < " + Ks +
                        "; ++k) {\n      const long long c = lane + k * " + Ls +
                        ";\n      if (live && c < " + C + ") {\n";
-    return emitRegisterPasses(p, each, "xs[k]", L,
-                              "    if (live && lane == 0) {\n", os,
-                              /*vectorSlots=*/0, K);
+    std::string flush = to >= 0 ? transposedStoreFlush(e, p, L, to) : "";
+    auto err = emitRegisterPasses(p, each, "xs[k]", L,
+                                  "    if (live && lane == 0) {\n", os,
+                                  /*vectorSlots=*/0, K, flush);
+    e.stagedOut = -1;
+    return err;
   }
 
   /// A softmax over the rows held here (RowPlan::rowSoftmax): its input is

@@ -239,6 +239,25 @@ constexpr int64_t kStagedPoolBytes = 47 * 1024;
 /// Fewer rows keep lane groups: one thread a row would leave fewer than
 /// four blocks of 256 per SM (and such inputs stay in the L2).
 constexpr int64_t kStagedMinRows = 132 * 4 * 256;
+/// Static shared memory of a lane-group row kernel's tile of a transposed
+/// output (TransposedStores.cpp): the block's rows of it, at an odd pitch.
+constexpr int64_t kStagedTransposedBytes = 40 * 1024;
+
+/// Lane-group rows (L lanes a row) with a per-element output stored
+/// transposed (consecutive rows adjacent, a row's elements at least 8
+/// floats apart), staged through shared memory
+/// (EmitOptions::stageTransposedStores): the output's index, else -1.
+int transposedOutput(const RegionEmitter &e, const RowPlan &p, YieldOp yield,
+                     int64_t L);
+/// The row loop for such a kernel (the rows per thread of openGroupRows,
+/// each trip uniform over the block); RegionEmitter::store then writes
+/// output k at the loops' `i` into the tile.
+void openTransposedStoreRows(RegionEmitter &e, const RowPlan &p, int64_t L,
+                             int k, llvm::raw_ostream &os);
+/// The end of each trip: the tile stored, consecutive threads on
+/// consecutive rows of one column (the staging left as it was).
+std::string transposedStoreFlush(RegionEmitter &e, const RowPlan &p, int64_t L,
+                                 int k);
 int64_t columnWarps(int64_t cols);
 int64_t tileFloats(int64_t C, int64_t W);
 

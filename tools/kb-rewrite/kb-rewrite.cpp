@@ -188,6 +188,11 @@ cl::opt<bool> laneShortRowsOpt(
              "global memory instead of staged through shared memory, one "
              "thread a row (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
+cl::opt<bool> stageTransposedStoresOpt(
+    "stage-transposed-stores",
+    cl::desc("Lane-group rows store an output kept transposed through a "
+             "shared-memory tile of the block's rows (a probe)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",
     cl::desc("Longest rows a block stages in shared memory when too long "
@@ -585,6 +590,7 @@ int runCodegen() {
     emitOptions.divisionStats = divisionStatsOpt;
     emitOptions.threadShortRows = threadShortRowsOpt;
     emitOptions.laneShortRows = laneShortRowsOpt;
+    emitOptions.stageTransposedStores = stageTransposedStoresOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

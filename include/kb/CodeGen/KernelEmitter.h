@@ -135,6 +135,11 @@ struct EmitOptions {
   /// through shared memory one thread a row; for probes (`kb-rewrite
   /// codegen --lane-short-rows`), never for rewrites.
   bool laneShortRows = false;
+  /// Lane-group rows store a per-element output kept transposed
+  /// (consecutive rows adjacent) through a shared-memory tile of the
+  /// block's rows instead of one float per sector; for probes
+  /// (`kb-rewrite codegen --stage-transposed-stores`), never for rewrites.
+  bool stageTransposedStores = false;
   /// Longest rows a block-per-row kernel stages in shared memory (each
   /// thread's elements once, the prologue evaluated once) when they are
   /// too long for registers; 0: the default (layer norms up to 11776

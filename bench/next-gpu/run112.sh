@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# For the next session (~6 min). (1) Transposed stores staged through a
+# shared tile (--stage-transposed-stores, TransposedStores.cpp): mixer_b16
+# keeps its residual stream in PatchEmbed's transposed layout, so its
+# `add -> layer_norm` regions store the sum one float per sector (0.106 ms
+# against ATen's 0.087, run109; the same region with a row-major sum took
+# 0.037, run108). Predicted: staged 0.045-0.060 ms on the probe
+# mixer_residual_t (its kb_region_0 is the model's kb_region_2), kb-verify
+# accepting both. (2) levit's shorter batch norms (3136 and 1024 tokens)
+# at fewer chunks than the 64 KB items give (run111 found 49 chunks of 256
+# tokens beat 98 at 12544; 12 and 4 not measured). (3) mixer_b16 and
+# levit_128 end to end, a fresh seed.
+set -uo pipefail
+source bench/next-gpu/prepare.sh
+timeout 90 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
+  --variants "d:;st:--stage-transposed-stores" --plan "" --json $OUT/knobs112-mrt.json \
+  bench/next-gpu/graphs/tr109/mixer_residual_t.graph.txt > $OUT/knobs112-mrt.log 2>&1
+echo "knobs mrt rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs112-mrt.log | cut -c1-200; grep -A4 "^graph region" $OUT/knobs112-mrt.log | cut -c1-200
+timeout 150 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
+  --variants "d:;c12:--split-chunks 12;c6:--split-chunks 6;c4:--split-chunks 4" \
+  --plan "" --json $OUT/knobs112-bn.json bench/next-gpu/graphs/bn105/levit_bn.graph.txt > $OUT/knobs112-bn.log 2>&1
+echo "knobs bn rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs112-bn.log | cut -c1-200; grep -A8 "^graph region" $OUT/knobs112-bn.log | cut -c1-200
+timed_slice slice112 20261321 2 26,29 ${DEADLINE:-540}
+forward_choices /tmp/slice112.json
+(cd $OUT && tar czf logs112.tgz *.log && rm -f *.log)
