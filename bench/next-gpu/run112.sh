@@ -8,7 +8,9 @@
 # mixer_residual_t (its kb_region_0 is the model's kb_region_2), kb-verify
 # accepting both. (2) levit's shorter batch norms (3136 and 1024 tokens)
 # at fewer chunks than the 64 KB items give (run111 found 49 chunks of 256
-# tokens beat 98 at 12544; 12 and 4 not measured). (3) mixer_b16 and
+# tokens beat 98 at 12544; 12 and 4 not measured). (3) The workspace
+# memset before each split launch (split_phases' memset variant).
+# (4) mixer_b16 and
 # levit_128 end to end, a fresh seed.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
@@ -20,6 +22,10 @@ timeout 150 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-
   --variants "d:;c12:--split-chunks 12;c6:--split-chunks 6;c4:--split-chunks 4" \
   --plan "" --json $OUT/knobs112-bn.json bench/next-gpu/graphs/bn105/levit_bn.graph.txt > $OUT/knobs112-bn.log 2>&1
 echo "knobs bn rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs112-bn.log | cut -c1-200; grep -A8 "^graph region" $OUT/knobs112-bn.log | cut -c1-200
+# The workspace memset in front of each split launch (kb-verify's timing
+# and the runtime both): predicted 1.5-2.5 us of levit's ~30 us regions.
+$KB_REWRITE codegen bench/next-gpu/graphs/bn105/levit_bn.graph.txt -o /tmp/lb-d > /dev/null
+timeout 60 python3 bench/probes/split_phases.py /tmp/lb-d/kb_region_{0,3,5}.job.json 2>&1 | tee $OUT/phases112.log
 timed_slice slice112 20261321 2 26,29 ${DEADLINE:-540}
 forward_choices /tmp/slice112.json
 (cd $OUT && tar czf logs112.tgz *.log && rm -f *.log)

@@ -12,6 +12,9 @@ once: the barrier resets its count itself) under variants of the source:
             sm_count * perSM otherwise)
   bare      an empty kernel of the same grid and block with the same
             number of grid barriers (the barriers' own cost)
+  memset    as generated, the whole workspace zeroed before each launch
+            (as kb-verify's timed launch and the runtime do; the other
+            variants zero it once)
 
   python3 bench/probes/split_phases.py JOB.job.json...
 
@@ -54,8 +57,10 @@ int main() {
   cudaEventCreate(&e);
   for (int rep = 0; rep < 2; ++rep) {
     cudaEventRecord(s);
-    for (int i = 0; i < 200; ++i)
+    for (int i = 0; i < 200; ++i) {
+      %(memset)s
       cudaLaunchCooperativeKernel((const void*)%(entry)s, dim3(grid), dim3(%(block)d), args, 0, 0);
+    }
     cudaEventRecord(e);
     cudaEventSynchronize(e);
   }
@@ -106,6 +111,7 @@ def main():
         items = items_of(src)
         variants = {
             "base": (src, grid, c["entry"], ""),
+            "memset": (src, grid, c["entry"], ""),
             "nosync": (re.sub(r"^(\s*)kb_grid_sync\(ws\);",
                               r"\1__syncthreads();", src, flags=re.M),
                        grid, c["entry"], ""),
@@ -124,7 +130,9 @@ def main():
                 f.write(DRIVER % {"source": s, "bare": bare,
                                   "sizes": "".join(x + ", " for x in sz),
                                   "nargs": len(sz), "ws": ws, "grid": g,
-                                  "entry": entry, "block": block})
+                                  "entry": entry, "block": block,
+                                  "memset": "cudaMemsetAsync(ws, 0, %d + 16, 0);"
+                                  % ws if name == "memset" else ""})
             p = subprocess.Popen(["nvcc", "-O3", "-arch=sm_90", "-o", exe, cu],
                                  stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)
