@@ -24,6 +24,8 @@ timeout 150 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-
 echo "knobs bn rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs112-bn.log | cut -c1-200; grep -A8 "^graph region" $OUT/knobs112-bn.log | cut -c1-200
 # The workspace memset in front of each split launch (kb-verify's timing
 # and the runtime both): predicted 1.5-2.5 us of levit's ~30 us regions.
+# And the timeline of each block (start, around each grid barrier, end):
+# where the 128 x 12544 region's 31 us go.
 $KB_REWRITE codegen bench/next-gpu/graphs/bn105/levit_bn.graph.txt -o /tmp/lb-d > /dev/null
 timeout 60 python3 bench/probes/split_phases.py /tmp/lb-d/kb_region_{0,3,5}.job.json 2>&1 | tee $OUT/phases112.log
 timed_slice slice112 20261321 2 26,29 ${DEADLINE:-540}

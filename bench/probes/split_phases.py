@@ -12,6 +12,9 @@ once: the barrier resets its count itself) under variants of the source:
             sm_count * perSM otherwise)
   bare      an empty kernel of the same grid and block with the same
             number of grid barriers (the barriers' own cost)
+  timeline  as generated, each block's thread 0 recording the global
+            timer at its start, around each grid barrier and at its end;
+            printed per mark as the earliest..latest block (us)
   memset    as generated, the whole workspace zeroed before each launch
             (as kb-verify's timed launch and the runtime do; the other
             variants zero it once)
@@ -68,9 +71,70 @@ int main() {
   cudaEventElapsedTime(&ms, s, e);
   cudaError_t err = cudaGetLastError();
   printf("%%.2f us grid %%d %%s\n", ms * 1000 / 200, grid, cudaGetErrorString(err));
+%(post)s
   return 0;
 }
 '''
+
+# The timeline variant: each block's thread 0 records the global timer at
+# the kernel's start, before and after each grid barrier, and at its end
+# (the last launch's; thread 0 marks when its warp gets there), and the
+# driver prints, per mark, the earliest and
+# latest block relative to the earliest start (us).
+TIMELINE_DEFS = r'''
+__device__ unsigned long long kb_tl_buf[4096 * 16];
+__device__ __forceinline__ void kb_tl(int k) {
+  if (threadIdx.x == 0) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    kb_tl_buf[blockIdx.x * 16 + k] = t;
+  }
+}
+'''
+
+TIMELINE_POST = r'''
+  {
+    static unsigned long long h[4096 * 16];
+    cudaMemcpyFromSymbol(h, kb_tl_buf, sizeof(h));
+    const int marks = %(marks)d;
+    unsigned long long t0 = ~0ull;
+    for (int b = 0; b < grid; ++b) t0 = h[b * 16] < t0 ? h[b * 16] : t0;
+    printf("timeline (us from the first block's start; earliest..latest block):");
+    for (int k = 0; k < marks; ++k) {
+      unsigned long long lo = ~0ull, hi = 0;
+      for (int b = 0; b < grid; ++b) {
+        unsigned long long v = h[b * 16 + k];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+      }
+      printf(" %%s %%.2f..%%.2f", k == 0 ? "start" : k == marks - 1 ? "end"
+             : k %% 2 ? "barrier-in" : "barrier-out",
+             (lo - t0) / 1000.0, (hi - t0) / 1000.0);
+    }
+    printf("\n");
+  }
+'''
+
+
+def timeline_source(src, entry, syncs):
+    """The kernel with kb_tl marks: 0 at its start, 2n+1 / 2n+2 around
+    its n-th grid barrier, 2 * syncs + 1 at its end (its last brace)."""
+    head = re.search(r"\b%s\([^)]*\)\s*\{" % re.escape(entry), src)
+    if not head or 2 * syncs + 2 > 16:
+        return None
+    n = [0]
+
+    def mark(m):
+        k = 2 * n[0] + 1
+        n[0] += 1
+        return "%skb_tl(%d); kb_grid_sync(ws); kb_tl(%d);" % (
+            m.group(1), k, k + 1)
+    body = src[head.end():]
+    body = re.sub(r"^(\s*)kb_grid_sync\(ws\);", mark, body, flags=re.M)
+    end = body.rindex("}")
+    return (TIMELINE_DEFS + src[:head.end()] + " kb_tl(0);" + body[:end] +
+            "  kb_tl(%d);\n" % (2 * syncs + 1) + body[end:])
+
 
 BARE = r'''
 extern "C" __global__ void __launch_bounds__(%(block)d) kb_bare(unsigned int* ws) {
@@ -121,6 +185,9 @@ def main():
         if items:
             variants["fitgrid"] = (src, "min(%s, %d)" % (grid, items),
                                    c["entry"], "")
+        tl = timeline_source(src, c["entry"], syncs)
+        if tl:
+            variants["timeline"] = (tl, grid, c["entry"], "")
         for name, (s, g, entry, bare) in variants.items():
             cu = os.path.join(work, "%d_%s_%s_%s.cu" % (
                 nth, os.path.basename(path).split(".")[0], c["entry"], name))
@@ -132,7 +199,10 @@ def main():
                                   "nargs": len(sz), "ws": ws, "grid": g,
                                   "entry": entry, "block": block,
                                   "memset": "cudaMemsetAsync(ws, 0, %d + 16, 0);"
-                                  % ws if name == "memset" else ""})
+                                  % ws if name == "memset" else "",
+                                  "post": TIMELINE_POST % {
+                                      "marks": 2 * syncs + 2}
+                                  if name == "timeline" else ""})
             p = subprocess.Popen(["nvcc", "-O3", "-arch=sm_90", "-o", exe, cu],
                                  stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)
