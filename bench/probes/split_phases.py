@@ -79,8 +79,8 @@ int main() {
 # The timeline variant: each block's thread 0 records the global timer at
 # the kernel's start, before and after each grid barrier, and at its end
 # (the last launch's; thread 0 marks when its warp gets there), and the
-# driver prints, per mark, the earliest and
-# latest block relative to the earliest start (us).
+# driver prints, per mark, the earliest and latest block relative to the
+# earliest start (us).
 TIMELINE_DEFS = r'''
 __device__ unsigned long long kb_tl_buf[4096 * 16];
 __device__ __forceinline__ void kb_tl(int k) {
