@@ -8,7 +8,9 @@
 # mixer_residual_t (its kb_region_0 is the model's kb_region_2), kb-verify
 # accepting both. (2) levit's shorter batch norms (3136 and 1024 tokens)
 # at fewer chunks than the 64 KB items give (run111 found 49 chunks of 256
-# tokens beat 98 at 12544; 12 and 4 not measured). (3) The workspace
+# tokens beat 98 at 12544; 12 and 4 not measured), and the rows' shift
+# and statistics as vectors (--split-row-vectors: ncu's excess sectors;
+# predicted 5-10% on every region). (3) The workspace
 # memset before each split launch (split_phases' memset variant).
 # (4) mixer_b16 and
 # levit_128 end to end, a fresh seed.
@@ -18,8 +20,8 @@ timeout 90 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-v
   --variants "d:;st:--stage-transposed-stores" --plan "" --json $OUT/knobs112-mrt.json \
   bench/next-gpu/graphs/tr109/mixer_residual_t.graph.txt > $OUT/knobs112-mrt.log 2>&1
 echo "knobs mrt rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs112-mrt.log | cut -c1-200; grep -A4 "^graph region" $OUT/knobs112-mrt.log | cut -c1-200
-timeout 150 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
-  --variants "d:;c12:--split-chunks 12;c6:--split-chunks 6;c4:--split-chunks 4" \
+timeout 200 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
+  --variants "d:;c12:--split-chunks 12;c6:--split-chunks 6;c4:--split-chunks 4;rv:--split-row-vectors;rva8:--split-row-vectors --split-ahead 8 --split-shape 0,1,0" \
   --plan "" --json $OUT/knobs112-bn.json bench/next-gpu/graphs/bn105/levit_bn.graph.txt > $OUT/knobs112-bn.log 2>&1
 echo "knobs bn rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs112-bn.log | cut -c1-200; grep -A8 "^graph region" $OUT/knobs112-bn.log | cut -c1-200
 # The workspace memset in front of each split launch (kb-verify's timing

@@ -879,6 +879,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitQuad = options.splitQuad;
   e.splitAhead = options.splitAhead;
   e.splitSerialCombine = options.splitSerialCombine;
+  e.splitRowVectors = options.splitRowVectors;
   e.perOutputUnroll = options.outputsPerThread;
   e.pointwiseVectors = options.pointwiseVectors;
   e.rowBlock = options.rowBlock;

@@ -74,6 +74,8 @@ public:
   int splitAhead = 0;
   /// EmitOptions::splitSerialCombine.
   bool splitSerialCombine = false;
+  /// EmitOptions::splitRowVectors.
+  bool splitRowVectors = false;
   /// EmitOptions::outputsPerThread (0: the default).
   int perOutputUnroll = 0;
   /// EmitOptions::pointwiseVectors (0: the default, one).

@@ -66,6 +66,9 @@ struct RowPlan {
   /// Lanes over 4 rows: the item's block combines one row and accumulator
   /// at a time (EmitOptions::splitSerialCombine), not batched.
   bool splitSerialCombine = false;
+  /// Lanes over 4 rows: the rows' k0 and finalized statistics read as one
+  /// vector a lane (EmitOptions::splitRowVectors).
+  bool splitRowVectors = false;
   /// Block mode's threads per block for rows not held in registers (0: the
   /// default, rowBlockSize); set only by probes.
   int rowBlock = 0;

@@ -709,6 +709,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       p.splitUnroll = e.splitUnroll;
       p.splitAhead = e.splitAhead;
       p.splitSerialCombine = e.splitSerialCombine;
+      p.splitRowVectors = e.splitRowVectors;
       // Lanes over rows evaluating an expensive prologue per element run
       // out of the 32 registers four blocks of 512 leave a thread: three
       // blocks an SM, 16 loads a trip. Measured on the H200 (session 26,

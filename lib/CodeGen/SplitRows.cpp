@@ -205,6 +205,19 @@ private:
       chunkRange(os, T, /*lanes=*/true);
     if (!p.shiftFirst)
       return llvm::Error::success();
+    if (auto a = dyn_cast<BlockArgument>(f.input); a && p.splitRowVectors) {
+      // --split-row-vectors: the lane's 4 rows' first elements are one
+      // float4 of the argument, as the item loop reads it.
+      os << "    double k0_[4];\n    {\n"
+         << "      const float4 k4 = live ? *reinterpret_cast<const float4*>(in"
+         << a.getArgNumber() << " + " << p.index("rq", "0")
+         << ") : make_float4(0.f, 0.f, 0.f, 0.f);\n"
+         << "      const float kx[4] = {k4.x, k4.y, k4.z, k4.w};\n"
+         << "#pragma unroll\n      for (int j = 0; j < 4; ++j)\n"
+         << "        k0_[j] = isfinite(kx[j]) ? (double)kx[j] : 0.0;\n"
+         << "    }\n";
+      return llvm::Error::success();
+    }
     os << "    double k0_[4];\n"
        << openRows("    ") << "      double k0 = 0.0;\n"
        << "      if (live) {\n";
@@ -428,6 +441,10 @@ private:
         quadCombine(j, os);
         continue;
       }
+      if (p.splitRowVectors && finalized(j)) {
+        quadVectorStatistics(j, os);
+        continue;
+      }
       os << openRows("    ");
       loadStatistics(j, os);
       for (const Accumulator &a : pass.accs) {
@@ -437,6 +454,35 @@ private:
       }
       os << "    }\n";
     }
+  }
+
+  /// --split-row-vectors: pass j's finalized statistics of the lane's 4
+  /// (contiguous, 16-byte aligned) rows as a float4 or two double2s each.
+  void quadVectorStatistics(size_t j, llvm::raw_ostream &os) {
+    os << openRows("    ");
+    for (const Accumulator &a : p.prog.passes[j].accs) {
+      os << "      " << a.name << "_[j] = " << a.init << ";\n";
+      if (a.combine == "CSum")
+        os << "      " << a.name << "c_[j] = 0.f;\n";
+    }
+    os << "    }\n    if (live) {\n";
+    for (const Layout::Slot &sl : layout.finals[j]) {
+      std::string n = sl.acc + "_";
+      if (sl.type == "double")
+        os << "      {\n        const double2 v01 = __ldcg(reinterpret_cast<"
+              "const double2*>("
+           << sl.name << " + rq)), v23 = __ldcg(reinterpret_cast<const "
+           << "double2*>(" << sl.name << " + rq + 2));\n        " << n
+           << "[0] = v01.x; " << n << "[1] = v01.y; " << n << "[2] = v23.x; "
+           << n << "[3] = v23.y;\n      }\n";
+      else
+        os << "      {\n        const float4 v = __ldcg(reinterpret_cast<"
+              "const float4*>("
+           << sl.name << " + rq));\n        " << n << "[0] = v.x; " << n
+           << "[1] = v.y; " << n << "[2] = v.z; " << n << "[3] = v.w;\n"
+           << "      }\n";
+    }
+    os << "    }\n";
   }
 
   /// The item's outputs: per element (float4 stores of the 4 rows'

@@ -146,6 +146,11 @@ cl::opt<bool> splitSerialCombineOpt(
              "accumulators over the block one at a time instead of all at "
              "once (the same bits; a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
+cl::opt<bool> splitRowVectorsOpt(
+    "split-row-vectors",
+    cl::desc("Split row kernels with lanes over 4 rows load the rows' shift "
+             "and statistics as one vector a lane (a probe of the plan)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> pointwiseVectorsOpt(
     "pointwise-vectors",
     cl::desc("float4s each thread of a pointwise kernel takes, all loaded "
@@ -582,6 +587,7 @@ int runCodegen() {
     emitOptions.splitQuad = splitQuadOpt;
     emitOptions.splitAhead = splitAheadOpt;
     emitOptions.splitSerialCombine = splitSerialCombineOpt;
+    emitOptions.splitRowVectors = splitRowVectorsOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;
     emitOptions.pointwiseVectors = pointwiseVectorsOpt;
     emitOptions.rowBlock = rowBlockOpt;

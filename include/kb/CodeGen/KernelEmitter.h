@@ -101,6 +101,11 @@ struct EmitOptions {
   /// instead of all at once (three barriers, the same bits); for probes
   /// (`kb-rewrite codegen --split-serial-combine`).
   bool splitSerialCombine = false;
+  /// Lanes over 4 strided rows: the rows' shift k0 and finalized
+  /// statistics loaded as one vector a lane (its 4 rows are contiguous)
+  /// instead of 4 scalars 4 lanes apart; for probes (`kb-rewrite codegen
+  /// --split-row-vectors`).
+  bool splitRowVectors = false;
   /// float4s each thread of a pointwise kernel takes, all loaded before the
   /// first is computed (0 or 1: one, the measured default: a block per 256
   /// float4s reached copy bandwidth); for probes (`kb-rewrite codegen
