@@ -10,10 +10,11 @@
 # at fewer chunks than the 64 KB items give (run111 found 49 chunks of 256
 # tokens beat 98 at 12544; 12 and 4 not measured), and the rows' shift
 # and statistics as vectors (--split-row-vectors: ncu's excess sectors;
-# predicted 5-10% on every region). (3) The workspace
-# memset before each split launch (split_phases' memset variant).
-# (4) mixer_b16 and
-# levit_128 end to end, a fresh seed.
+# predicted 5-10% on every region). (3) The workspace memset before each
+# split launch (split_phases' memset variant) and each block's timeline.
+# (4) mixer_b16, levit_128 and timm resmlp_12 (never measured: its
+# cross-patch linears run on transposed tokens, as Mixer's) end to end,
+# and a fresh seed.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
 timeout 90 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
@@ -30,6 +31,6 @@ echo "knobs bn rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/k
 # where the 128 x 12544 region's 31 us go.
 $KB_REWRITE codegen bench/next-gpu/graphs/bn105/levit_bn.graph.txt -o /tmp/lb-d > /dev/null
 timeout 60 python3 bench/probes/split_phases.py /tmp/lb-d/kb_region_{0,3,5}.job.json 2>&1 | tee $OUT/phases112.log
-timed_slice slice112 20261321 2 26,29 ${DEADLINE:-540}
+timed_slice slice112 20261321 2 26,29,38 ${DEADLINE:-540}
 forward_choices /tmp/slice112.json
 (cd $OUT && tar czf logs112.tgz *.log && rm -f *.log)
