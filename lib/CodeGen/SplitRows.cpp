@@ -171,6 +171,16 @@ private:
         os << in << "float " << a.name << "c_[4];\n";
     }
   }
+  /// The arrays of declareArrays set to the accumulators' initial values.
+  void initArrays(const ReducePass &pass, llvm::raw_ostream &os) {
+    os << openRows("    ");
+    for (const Accumulator &a : pass.accs) {
+      os << "      " << a.name << "_[j] = " << a.init << ";\n";
+      if (a.combine == "CSum")
+        os << "      " << a.name << "c_[j] = 0.f;\n";
+    }
+    os << "    }\n";
+  }
   void bind(const ReducePass &pass, llvm::raw_ostream &os, llvm::StringRef in) {
     for (const Accumulator &a : pass.accs) {
       os << in << a.type << "& " << a.name << " = " << a.name << "_[j];\n";
@@ -300,13 +310,7 @@ private:
   llvm::Error quadPass(size_t k, llvm::raw_ostream &os) {
     const ReducePass &pass = p.prog.passes[k];
     declareArrays(pass, os, "    ");
-    os << openRows("    ");
-    for (const Accumulator &a : pass.accs) {
-      os << "      " << a.name << "_[j] = " << a.init << ";\n";
-      if (a.combine == "CSum")
-        os << "      " << a.name << "c_[j] = 0.f;\n";
-    }
-    os << "    }\n";
+    initArrays(pass, os);
     quadLoop(os);
     os << "  " << openRows("      ")
        << "        const long long i = ib + j; (void)i;\n";
@@ -459,13 +463,8 @@ private:
   /// --split-row-vectors: pass j's finalized statistics of the lane's 4
   /// (contiguous, 16-byte aligned) rows as a float4 or two double2s each.
   void quadVectorStatistics(size_t j, llvm::raw_ostream &os) {
-    os << openRows("    ");
-    for (const Accumulator &a : p.prog.passes[j].accs) {
-      os << "      " << a.name << "_[j] = " << a.init << ";\n";
-      if (a.combine == "CSum")
-        os << "      " << a.name << "c_[j] = 0.f;\n";
-    }
-    os << "    }\n    if (live) {\n";
+    initArrays(p.prog.passes[j], os);
+    os << "    if (live) {\n";
     for (const Layout::Slot &sl : layout.finals[j]) {
       std::string n = sl.acc + "_";
       if (sl.type == "double")
@@ -584,25 +583,23 @@ private:
     os << "  for (long long g = blockIdx.x; g < " << groups
        << "LL; g += gridDim.x) {\n"
        << "    const long long rq = g * " << 4 * kLanes << " + 4 * lane;\n"
-       << "    const bool live = rq < " << p.rows << "LL;\n"
-       << (batched ? "" : openRows("    "));
+       << "    const bool live = rq < " << p.rows << "LL;\n";
     if (batched) {
       // Each row's partials folded per thread as the serial form does,
       // then combined over the block at once.
-      const ReducePass &pass = p.prog.passes[k];
-      declareArrays(pass, os, "    ");
+      declareArrays(p.prog.passes[k], os, "    ");
       quadFoldPartials(k, os);
       quadCombine(k, os);
       os << "    if (live && warp == 0) {\n" << openRows("      ");
       for (const Layout::Slot &sl : layout.finals[k])
         os << "        " << sl.name << "[r] = " << sl.acc << "_[j];\n";
-      os << "      }\n    }\n  }\n  kb_grid_sync(ws);\n";
-      return;
+    } else {
+      os << openRows("    ");
+      combinePartials(k, os);
+      os << "      if (live && warp == 0) {\n";
+      for (const Layout::Slot &sl : layout.finals[k])
+        os << "        " << sl.name << "[r] = " << sl.acc << ";\n";
     }
-    combinePartials(k, os);
-    os << "      if (live && warp == 0) {\n";
-    for (const Layout::Slot &sl : layout.finals[k])
-      os << "        " << sl.name << "[r] = " << sl.acc << ";\n";
     os << "      }\n    }\n  }\n  kb_grid_sync(ws);\n";
   }
 
@@ -675,13 +672,8 @@ private:
   /// the order combinePartials folds it, four loads a trip.
   void quadFoldPartials(size_t j, llvm::raw_ostream &os) {
     const ReducePass &pass = p.prog.passes[j];
-    os << openRows("    ");
-    for (const Accumulator &a : pass.accs) {
-      os << "      " << a.name << "_[j] = " << a.init << ";\n";
-      if (a.combine == "CSum")
-        os << "      " << a.name << "c_[j] = 0.f;\n";
-    }
-    os << "    }\n    for (long long t = warp; live && t < " << p.chunks
+    initArrays(pass, os);
+    os << "    for (long long t = warp; live && t < " << p.chunks
        << "LL; t += " << kWarps << ") {\n"
        << openRows("      ");
     bind(pass, os, "        ");

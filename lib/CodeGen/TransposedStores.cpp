@@ -16,6 +16,8 @@
 
 #include "RowPlan.h"
 
+#include "kb/CodeGen/IndexMath.h"
+
 #include <utility>
 
 using namespace mlir;
@@ -34,11 +36,8 @@ int codegen::transposedOutput(const RegionEmitter &e, const RowPlan &p,
       break;
     llvm::ArrayRef<int64_t> st = e.outputStrides[k], shape = shapeOf(v);
     size_t n = st.size();
-    int64_t numel = 1;
-    for (int64_t d : shape)
-      numel *= d;
     if (n < 2 || n != shape.size() || shape.back() != p.cols ||
-        numel != p.rows * p.cols || st[n - 2] != 1 || st[n - 1] < 8 ||
+        product(shape) != p.rows * p.cols || st[n - 2] != 1 || st[n - 1] < 8 ||
         e.storedAs(v) != Storage::F32)
       continue;
     return (int)k;
