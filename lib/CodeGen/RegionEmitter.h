@@ -75,7 +75,7 @@ public:
   /// EmitOptions::splitSerialCombine.
   bool splitSerialCombine = false;
   /// EmitOptions::splitRowVectors.
-  bool splitRowVectors = false;
+  bool splitRowVectors = true;
   /// EmitOptions::outputsPerThread (0: the default).
   int perOutputUnroll = 0;
   /// EmitOptions::pointwiseVectors (0: the default, one).
@@ -93,7 +93,7 @@ public:
   /// EmitOptions::laneShortRows.
   bool laneShortRows = false;
   /// EmitOptions::stageTransposedStores.
-  bool stageTransposedStores = false;
+  bool stageTransposedStores = true;
   /// An output the row loops store into a shared-memory tile
   /// (TransposedStores.cpp): store() writes `stagedOutAt` for output
   /// `stagedOut` at the index named `stagedOutIdx`; -1: none.

@@ -34,7 +34,8 @@ bool combinesOnce(const RowPlan &p);
 
 /// The workspace: the barrier's two counters, then one array per
 /// accumulator of each pass (and its compensation term), each 16-byte
-/// aligned, indexed by row * chunks + chunk.
+/// aligned: chunk * rows + row with lanes over rows (a warp's rows are
+/// neighbours), row * chunks + chunk with one row an item.
 struct Layout {
   struct Slot {
     std::string name, type;

@@ -146,10 +146,11 @@ cl::opt<bool> splitSerialCombineOpt(
              "accumulators over the block one at a time instead of all at "
              "once (the same bits; a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
-cl::opt<bool> splitRowVectorsOpt(
-    "split-row-vectors",
+cl::opt<bool> splitRowScalarsOpt(
+    "split-row-scalars",
     cl::desc("Split row kernels with lanes over 4 rows load the rows' shift "
-             "and statistics as one vector a lane (a probe of the plan)"),
+             "and statistics as 4 scalars a lane instead of one vector (the "
+             "form before session 57; a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> pointwiseVectorsOpt(
     "pointwise-vectors",
@@ -193,10 +194,12 @@ cl::opt<bool> laneShortRowsOpt(
              "global memory instead of staged through shared memory, one "
              "thread a row (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
-cl::opt<bool> stageTransposedStoresOpt(
-    "stage-transposed-stores",
-    cl::desc("Lane-group rows store an output kept transposed through a "
-             "shared-memory tile of the block's rows (a probe)"),
+cl::opt<bool> directTransposedStoresOpt(
+    "direct-transposed-stores",
+    cl::desc("Lane-group rows store an output kept transposed straight to "
+             "global memory, one float a sector, instead of through a "
+             "shared-memory tile of the block's rows (the form before "
+             "session 57; a probe)"),
     cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",
@@ -587,7 +590,7 @@ int runCodegen() {
     emitOptions.splitQuad = splitQuadOpt;
     emitOptions.splitAhead = splitAheadOpt;
     emitOptions.splitSerialCombine = splitSerialCombineOpt;
-    emitOptions.splitRowVectors = splitRowVectorsOpt;
+    emitOptions.splitRowVectors = !splitRowScalarsOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;
     emitOptions.pointwiseVectors = pointwiseVectorsOpt;
     emitOptions.rowBlock = rowBlockOpt;
@@ -596,7 +599,7 @@ int runCodegen() {
     emitOptions.divisionStats = divisionStatsOpt;
     emitOptions.threadShortRows = threadShortRowsOpt;
     emitOptions.laneShortRows = laneShortRowsOpt;
-    emitOptions.stageTransposedStores = stageTransposedStoresOpt;
+    emitOptions.stageTransposedStores = !directTransposedStoresOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

@@ -103,9 +103,9 @@ struct EmitOptions {
   bool splitSerialCombine = false;
   /// Lanes over 4 strided rows: the rows' shift k0 and finalized
   /// statistics loaded as one vector a lane (its 4 rows are contiguous)
-  /// instead of 4 scalars 4 lanes apart; for probes (`kb-rewrite codegen
-  /// --split-row-vectors`).
-  bool splitRowVectors = false;
+  /// instead of 4 scalars 4 lanes apart (6-7% on levit's batch norms,
+  /// run112); false for probes (`kb-rewrite codegen --split-row-scalars`).
+  bool splitRowVectors = true;
   /// float4s each thread of a pointwise kernel takes, all loaded before the
   /// first is computed (0 or 1: one, the measured default: a block per 256
   /// float4s reached copy bandwidth); for probes (`kb-rewrite codegen
@@ -142,9 +142,10 @@ struct EmitOptions {
   bool laneShortRows = false;
   /// Lane-group rows store a per-element output kept transposed
   /// (consecutive rows adjacent) through a shared-memory tile of the
-  /// block's rows instead of one float per sector; for probes
-  /// (`kb-rewrite codegen --stage-transposed-stores`), never for rewrites.
-  bool stageTransposedStores = false;
+  /// block's rows instead of one float per sector (mixer_b16's residual
+  /// `add -> layer_norm` 0.106 -> 0.063 ms, run112); false for probes
+  /// (`kb-rewrite codegen --direct-transposed-stores`).
+  bool stageTransposedStores = true;
   /// Longest rows a block-per-row kernel stages in shared memory (each
   /// thread's elements once, the prologue evaluated once) when they are
   /// too long for registers; 0: the default (layer norms up to 11776
