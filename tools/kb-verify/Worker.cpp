@@ -115,22 +115,52 @@ struct GpuWorker::Impl {
   cudaStream_t stream = nullptr;
   void *flushBuf = nullptr;
   size_t flushBytes = 0;
-  // The launch's workspace (LaunchSpec::workspaceBytes), zeroed on the
-  // stream before every launch, as the runtime does. Grown, never shrunk;
-  // the process ends after its job.
+  // The launch's workspace (LaunchSpec::workspaceBytes), kept as the
+  // runtime keeps it: zeroed when allocated, then the kernel's own between
+  // launches (no memset in front of every launch). Its first 16 bytes (a
+  // grid barrier's count and generation) carry over, and the count must be
+  // 0 again after every launch (checkWorkspace); the rest is poisoned
+  // before each launch, outside the timed region, so nothing a launch
+  // leaves there serves the next one and a kernel that reads partials it
+  // did not write gets garbage. Grown, never shrunk; the process ends after
+  // its job.
   void *workspace = nullptr;
-  size_t workspaceBytes = 0;
+  size_t workspaceBytes = 0; // allocated
+  size_t workspaceUsed = 0;  // by the last launch
+  static constexpr size_t kWorkspaceKept = 16;
 
-  void *zeroedWorkspace(size_t bytes) {
+  void *workspaceFor(size_t bytes) {
     if (bytes > workspaceBytes) {
       if (workspace)
         check(cudaFree(workspace), "cudaFree (workspace)");
       workspace = nullptr;
       check(cudaMalloc(&workspace, bytes), "cudaMalloc (workspace)");
+      check(cudaMemset(workspace, 0, bytes), "zero workspace");
       workspaceBytes = bytes;
     }
-    check(cudaMemsetAsync(workspace, 0, bytes, stream), "zero workspace");
+    workspaceUsed = bytes;
+    if (bytes > kWorkspaceKept)
+      check(cudaMemsetAsync(static_cast<char *>(workspace) + kWorkspaceKept,
+                            0xA5, bytes - kWorkspaceKept, stream),
+            "poison workspace");
     return workspace;
+  }
+
+  /// The last launch left its grid barrier's count (the workspace's first
+  /// word) at 0, as the next launch needs it.
+  std::optional<Failure> checkWorkspace() {
+    if (workspaceUsed < 4)
+      return std::nullopt;
+    uint32_t count = 0;
+    check(cudaMemcpy(&count, workspace, 4, cudaMemcpyDeviceToHost),
+          "read workspace");
+    if (count == 0)
+      return std::nullopt;
+    return Failure{VerdictStatus::LaunchError,
+                   "the workspace's first word (a grid barrier's count) is " +
+                       std::to_string(count) +
+                       " after the launch; the workspace is kept between "
+                       "launches, so a kernel must leave it 0"};
   }
 
   static void flush(void *self) {
@@ -171,7 +201,10 @@ struct GpuWorker::Impl {
     std::vector<TensorSpec> tensors; // inputs then outputs, concrete shapes
   };
 
-  void launch(const Launch &l, const std::map<std::string, void *> &ptrs) {
+  /// Launches the candidate; with `start` and `end`, events recorded just
+  /// around the kernel (the workspace's poison stays outside them).
+  void launch(const Launch &l, const std::map<std::string, void *> &ptrs,
+              cudaEvent_t start = nullptr, cudaEvent_t end = nullptr) {
     auto vars = sizeVariables(l.tensors, info.smCount);
     const Candidate &c = l.job->candidate;
     // Argument storage must outlive cuLaunchKernel.
@@ -234,11 +267,14 @@ struct GpuWorker::Impl {
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(shared)),
             "dynamic shared memory");
+    workspaceUsed = 0;
     if (wsBytes > 0) {
-      void *w = zeroedWorkspace(static_cast<size_t>(wsBytes));
+      void *w = workspaceFor(static_cast<size_t>(wsBytes));
       for (size_t slot : wsSlots)
         dptr[slot] = w;
     }
+    if (start)
+      check(cudaEventRecord(start, stream), "event");
     if (c.launch.gridSync) {
       // A grid-synchronised kernel loops over its work by gridDim, so its
       // grid may shrink to what this GPU holds at once (fewer threads per
@@ -261,6 +297,8 @@ struct GpuWorker::Impl {
                              params.data(), static_cast<size_t>(shared),
                              stream),
             "cudaLaunchKernel");
+    if (end)
+      check(cudaEventRecord(end, stream), "event");
   }
 
   /// Tensor `t` (float32 unless told) over its device buffer, laid out
@@ -476,6 +514,8 @@ struct GpuWorker::Impl {
       check(cudaDeviceSynchronize(), "candidate kernel (device)");
       if (auto f = checkBuffers(l, outs, liveInputs, pristine))
         return f;
+      if (auto f = checkWorkspace())
+        return f;
       for (size_t o = 0; o < outs.size(); ++o)
         runs[r].push_back(
             specView(outs[o], l.tensors[nIn + o], outType(expect, o)).clone());
@@ -604,9 +644,7 @@ struct GpuWorker::Impl {
         poison(outs[o], outType(expect, o), which);
       check(cudaDeviceSynchronize(), "before a timed launch");
       flush(this);
-      check(cudaEventRecord(s, stream), "event");
-      launch(l, ptrs);
-      check(cudaEventRecord(e, stream), "event");
+      launch(l, ptrs, s, e);
       check(cudaEventSynchronize(e), "timed launch");
       check(cudaDeviceSynchronize(), "timed launch (device)");
       float t;
@@ -619,6 +657,8 @@ struct GpuWorker::Impl {
                            std::to_string(launches) + ": " + what};
       };
       if (auto f = checkBuffers(l, outs, bufs, sets[set]))
+        return failed(statusName(f->status) + std::string(": ") + f->detail);
+      if (auto f = checkWorkspace())
         return failed(statusName(f->status) + std::string(": ") + f->detail);
       for (size_t o = 0; o < outs.size(); ++o) {
         at::Tensor got =
