@@ -5,12 +5,15 @@
 # lanes read the row-major partials 49 doubles apart), the second barrier
 # ~1.5 us, the element pass 5-8.5 us on 49 of 132 SMs. Now: partials
 # chunk-major, read as double2s by quad lanes; row vectors and staged
-# transposed stores are defaults. (1) kb-verify on every fixture whose
+# transposed stores are defaults; the workspace is zeroed once and kept
+# (kb-verify poisons all but the barrier's 16 bytes before each launch,
+# outside the timed region; no memset in front of each launch: 2.0 of the
+# 24 us). (1) kb-verify on every fixture whose
 # kernels changed (the partials' indexing). (2) levit's batch norms at the
 # new default, against --split-row-scalars, and at 66/98/132 chunks:
 # run111's "49 beat 98" was measured with the slow finalize, whose cost
-# grew with the chunks. Predicted: region 0 0.0292 -> ~0.024 ms (the
-# finalize 7 -> ~1.5 us), below ATen's 0.028, and 98 chunks now at least
+# grew with the chunks. Predicted: region 0 0.0292 -> ~0.022 ms (the
+# finalize 7 -> ~1.5 us, no memset), below ATen's 0.028, and 98 chunks now at least
 # as fast as 49. (3) The timeline again. (4) levit_128 and mixer_b16 end to
 # end (mixer's 23 `add -> layer_norm` regions now staged: predicted
 # ~0.063 each against ATen's 0.087, so kept; the model 22.6 -> ~22.0 ms)
