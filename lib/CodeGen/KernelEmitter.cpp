@@ -889,6 +889,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.threadShortRows = options.threadShortRows;
   e.laneShortRows = options.laneShortRows;
   e.stageTransposedStores = options.stageTransposedStores;
+  e.splitBarrierStore = options.splitBarrierStore;
   e.sharedRowMax = options.sharedRowMax;
   e.atenOrderNorms = options.atenOrderNorms;
   e.groupUnroll = options.groupUnroll;

@@ -92,6 +92,8 @@ public:
   bool threadShortRows = false;
   /// EmitOptions::laneShortRows.
   bool laneShortRows = false;
+  /// EmitOptions::splitBarrierStore.
+  bool splitBarrierStore = false;
   /// EmitOptions::stageTransposedStores.
   bool stageTransposedStores = true;
   /// An output the row loops store into a shared-memory tile

@@ -237,9 +237,10 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   if (!out.gridSync && threadRegisterRow(p) && p.cols >= kThreadRowBoundMin &&
       p.cols <= kThreadRowBoundMax)
     out.minBlocksPerSM = 2;
-  if (auto err = assembleKernel(e, out, yield, comment,
-                                split || stats ? splitHelpers() : "", body,
-                                block, extra, updated))
+  if (auto err = assembleKernel(
+          e, out, yield, comment,
+          split || stats ? splitHelpers(e.splitBarrierStore) : "", body, block,
+          extra, updated))
     return std::move(err);
   out.kind = isSoftmaxRecipe(recipe) ? "softmax"
              : isNormRecipe(recipe)  ? "norm"

@@ -415,7 +415,7 @@ void openGroupRows(const RowPlan &p, int64_t L, llvm::raw_ostream &os);
 int splitBlockSize(const RowPlan &p);
 int splitBlocksPerSM(const RowPlan &p);
 int64_t splitWorkspaceBytes(const RowPlan &p);
-const char *splitHelpers();
+const char *splitHelpers(bool barrierStore);
 /// Rows per split item: 1, 32 (lanes over rows), or 4 per lane of a quad
 /// plan's virtual warp.
 int64_t splitItemRows(const RowPlan &p);

@@ -94,6 +94,32 @@ __device__ __forceinline__ void kb_grid_sync(unsigned int* bar) {
 }
 )";
 
+// --split-barrier-store (a probe): the last arrival resets the count and
+// opens the next generation in one 8-byte store, where kGridSync waits for
+// an exchange's round trip and a fence before its increment of the
+// generation (run113's timeline: ~1.4 us from the last arrival to the
+// first block out).
+const char *const split::kGridSyncStore = R"(
+// A grid barrier on the workspace's (count, generation); the last arrival
+// leaves the count at 0 for the next barrier and launch. The launch is
+// cooperative, so every block is resident and reaches it.
+__device__ __forceinline__ void kb_grid_sync(unsigned int* bar) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    volatile unsigned int* gen = bar + 1;
+    const unsigned int g = *gen;
+    __threadfence();
+    if (atomicAdd(bar, 1u) == gridDim.x - 1)
+      *reinterpret_cast<volatile unsigned long long*>(bar) =
+          (unsigned long long)(g + 1u) << 32;
+    else
+      while (*gen == g) __nanosleep(64);
+    __threadfence();
+  }
+  __syncthreads();
+}
+)";
+
 /// Lanes over rows: lanes per virtual warp, so that a warp's lanes
 /// cover rows that exist. Lanes over 4 rows each: 64 rows take 16 lanes,
 /// and each hardware warp reads two neighbouring elements of all 64.
@@ -176,7 +202,9 @@ int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
   return best;
 }
 
-const char *codegen::splitHelpers() { return kGridSync; }
+const char *codegen::splitHelpers(bool barrierStore) {
+  return barrierStore ? kGridSyncStore : kGridSync;
+}
 
 int64_t codegen::splitItemRows(const RowPlan &p) {
   return p.quad && p.splitRows == 32 ? 4 * splitLaneWidth(p) : p.splitRows;

@@ -152,6 +152,12 @@ cl::opt<bool> splitRowScalarsOpt(
              "and statistics as 4 scalars a lane instead of one vector (the "
              "form before session 57; a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
+cl::opt<bool> splitBarrierStoreOpt(
+    "split-barrier-store",
+    cl::desc("Grid barriers release with one 8-byte store of the count and "
+             "generation instead of an exchange, a fence and an increment "
+             "(a probe)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> pointwiseVectorsOpt(
     "pointwise-vectors",
     cl::desc("float4s each thread of a pointwise kernel takes, all loaded "
@@ -600,6 +606,7 @@ int runCodegen() {
     emitOptions.threadShortRows = threadShortRowsOpt;
     emitOptions.laneShortRows = laneShortRowsOpt;
     emitOptions.stageTransposedStores = !directTransposedStoresOpt;
+    emitOptions.splitBarrierStore = splitBarrierStoreOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

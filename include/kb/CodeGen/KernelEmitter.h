@@ -111,6 +111,11 @@ struct EmitOptions {
   /// float4s reached copy bandwidth); for probes (`kb-rewrite codegen
   /// --pointwise-vectors`).
   int pointwiseVectors = 0;
+  /// Grid-synchronised kernels: the barrier's last arrival resets its
+  /// count and opens the next generation with one 8-byte store instead
+  /// of an exchange, a fence and an increment; for probes (`kb-rewrite
+  /// codegen --split-barrier-store`).
+  bool splitBarrierStore = false;
   /// Outputs per thread of one-thread-per-output kernels (poolings,
   /// reductions of strided elements), 0: the default; for probes
   /// (`kb-rewrite codegen --outputs-per-thread`).
