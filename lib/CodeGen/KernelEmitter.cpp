@@ -878,6 +878,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitUnroll = options.splitUnroll;
   e.splitQuad = options.splitQuad;
   e.splitAhead = options.splitAhead;
+  e.splitFoldUnroll = options.splitFoldUnroll;
   e.splitSerialCombine = options.splitSerialCombine;
   e.splitRowVectors = options.splitRowVectors;
   e.perOutputUnroll = options.outputsPerThread;

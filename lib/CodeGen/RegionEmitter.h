@@ -72,6 +72,8 @@ public:
   bool splitQuad = false;
   /// EmitOptions::splitAhead.
   int splitAhead = 0;
+  /// EmitOptions::splitFoldUnroll.
+  int splitFoldUnroll = 0;
   /// EmitOptions::splitSerialCombine.
   bool splitSerialCombine = false;
   /// EmitOptions::splitRowVectors.

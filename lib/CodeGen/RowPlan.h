@@ -63,6 +63,10 @@ struct RowPlan {
   /// Lanes over 4 rows: float4s loaded ahead of their use per trip
   /// (EmitOptions::splitAhead; 0 or 1: as the loop comes).
   int splitAhead = 0;
+  /// Lanes over 4 rows: the chunks' partials a thread of the finalize or
+  /// of an item's combine folds per unrolled trip (EmitOptions::
+  /// splitFoldUnroll; 0: one trip at a time, `live` in the loop's test).
+  int splitFoldUnroll = 0;
   /// Lanes over 4 rows: the item's block combines one row and accumulator
   /// at a time (EmitOptions::splitSerialCombine), not batched.
   bool splitSerialCombine = false;

@@ -442,8 +442,13 @@ void SplitEmitter::quadFinalize(size_t k, llvm::raw_ostream &os) {
 void SplitEmitter::quadFoldPartials(size_t j, llvm::raw_ostream &os) {
   const ReducePass &pass = p.prog.passes[j];
   initArrays(pass, os);
-  os << "    for (long long t = warp; live && t < " << p.chunks
-     << "LL; t += " << kWarps << ") {\n";
+  if (p.splitFoldUnroll > 0)
+    os << "    if (live)\n#pragma unroll " << p.splitFoldUnroll
+       << "\n    for (long long t = warp; t < " << p.chunks
+       << "LL; t += " << kWarps << ") {\n";
+  else
+    os << "    for (long long t = warp; live && t < " << p.chunks
+       << "LL; t += " << kWarps << ") {\n";
   bool vectors = p.splitRowVectors && lanes;
   if (vectors)
     for (const Layout::Slot &sl : layout.passes[j]) {

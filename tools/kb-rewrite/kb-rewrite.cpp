@@ -140,6 +140,12 @@ cl::opt<unsigned> splitAheadOpt(
              "float4s of a trip before using the first (default: one at a "
              "time in the unrolled loop; a probe of the plan)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<unsigned> splitFoldUnrollOpt(
+    "split-fold-unroll",
+    cl::desc("Split row kernels with lanes over 4 rows fold that many "
+             "chunks' partials per unrolled trip (1-8; default: one trip at "
+             "a time; a probe of the plan)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::opt<bool> splitSerialCombineOpt(
     "split-serial-combine",
     cl::desc("Split row kernels with lanes over 4 rows combine each row's "
@@ -582,6 +588,9 @@ int runCodegen() {
   if (outputsPerThreadOpt > 16)
     return fail(UsageError, "--outputs-per-thread wants 1 to 16, not " +
                                 std::to_string(outputsPerThreadOpt));
+  if (splitFoldUnrollOpt > 8)
+    return fail(UsageError, "--split-fold-unroll wants 1 to 8, not " +
+                                std::to_string(splitFoldUnrollOpt));
   if (pointwiseVectorsOpt > 8)
     return fail(UsageError, "--pointwise-vectors wants 1 to 8, not " +
                                 std::to_string(pointwiseVectorsOpt));
@@ -595,6 +604,7 @@ int runCodegen() {
     emitOptions.splitUnroll = splitShape[2];
     emitOptions.splitQuad = splitQuadOpt;
     emitOptions.splitAhead = splitAheadOpt;
+    emitOptions.splitFoldUnroll = splitFoldUnrollOpt;
     emitOptions.splitSerialCombine = splitSerialCombineOpt;
     emitOptions.splitRowVectors = !splitRowScalarsOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;

@@ -96,6 +96,11 @@ struct EmitOptions {
   /// first is used (0 or 1: one at a time, as the unrolled loop comes); for
   /// probes (`kb-rewrite codegen --split-ahead`).
   int splitAhead = 0;
+  /// Lanes over 4 strided rows: the chunks' partials a thread folds per
+  /// unrolled trip, in a loop whose trips nvcc can count (0: one trip at a
+  /// time, its test `live && t < chunks`); for probes (`kb-rewrite codegen
+  /// --split-fold-unroll`).
+  int splitFoldUnroll = 0;
   /// Lanes over 4 strided rows: an item's block combines one row and
   /// accumulator at a time (two barriers each; the form before session 56)
   /// instead of all at once (three barriers, the same bits); for probes
