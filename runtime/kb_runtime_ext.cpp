@@ -320,8 +320,8 @@ public:
     for (const at::Tensor &t : outputs)
       ptrs.push_back(t.data_ptr());
     if (workspaceBytes > 0)
-      ptrs.push_back(workspaceFor(
-          at::cuda::getCurrentCUDAStream(device).stream()));
+      ptrs.push_back(
+          workspaceFor(at::cuda::getCurrentCUDAStream(device).stream()));
     std::vector<void *> args;
     args.reserve(ptrs.size());
     for (void *&p : ptrs)

@@ -72,7 +72,11 @@ Layout::Layout(const RowPlan &p) : bytes(16 + p.wsBase) {
     arrays(finals, 'f', p.rows);
 }
 
-const char *const split::kGridSync = R"(
+/// The grid barrier's device function on the workspace's (count,
+/// generation), zeroed once; `release` is what the last arrival runs, and
+/// leaves the count at 0 for the next barrier and launch.
+static std::string gridSync(llvm::StringRef release) {
+  return (llvm::Twine(R"(
 // A grid barrier on the zeroed workspace (count, generation). The launch is
 // cooperative, so every block is resident and reaches it.
 __device__ __forceinline__ void kb_grid_sync(unsigned int* bar) {
@@ -82,43 +86,33 @@ __device__ __forceinline__ void kb_grid_sync(unsigned int* bar) {
     const unsigned int g = *gen;
     __threadfence();
     if (atomicAdd(bar, 1u) == gridDim.x - 1) {
-      atomicExch(bar, 0u);
-      __threadfence();
-      atomicAdd(bar + 1, 1u);
-    } else {
+)") + release +
+          R"(    } else {
       while (*gen == g) __nanosleep(64);
     }
     __threadfence();
   }
   __syncthreads();
 }
-)";
-
-// --split-barrier-store (a probe): the last arrival resets the count and
-// opens the next generation in one 8-byte store, where kGridSync waits for
-// an exchange's round trip and a fence before its increment of the
-// generation (run113's timeline: ~1.4 us from the last arrival to the
-// first block out).
-const char *const split::kGridSyncStore = R"(
-// A grid barrier on the workspace's (count, generation); the last arrival
-// leaves the count at 0 for the next barrier and launch. The launch is
-// cooperative, so every block is resident and reaches it.
-__device__ __forceinline__ void kb_grid_sync(unsigned int* bar) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    volatile unsigned int* gen = bar + 1;
-    const unsigned int g = *gen;
-    __threadfence();
-    if (atomicAdd(bar, 1u) == gridDim.x - 1)
-      *reinterpret_cast<volatile unsigned long long*>(bar) =
-          (unsigned long long)(g + 1u) << 32;
-    else
-      while (*gen == g) __nanosleep(64);
-    __threadfence();
-  }
-  __syncthreads();
+)")
+      .str();
 }
-)";
+
+const char *codegen::splitHelpers(bool barrierStore) {
+  static const std::string exchange = gridSync(R"(      atomicExch(bar, 0u);
+      __threadfence();
+      atomicAdd(bar + 1, 1u);
+)");
+  // --split-barrier-store (a probe): the count back to 0 and the next
+  // generation in one 8-byte store, instead of waiting for an exchange's
+  // round trip and a fence before the increment (run113's timeline: ~1.4
+  // us from the last arrival to the first block out).
+  static const std::string store = gridSync(
+      R"(      *reinterpret_cast<volatile unsigned long long*>(bar) =
+          (unsigned long long)(g + 1u) << 32;
+)");
+  return (barrierStore ? store : exchange).c_str();
+}
 
 /// Lanes over rows: lanes per virtual warp, so that a warp's lanes
 /// cover rows that exist. Lanes over 4 rows each: 64 rows take 16 lanes,
@@ -200,10 +194,6 @@ int64_t codegen::splitChunks(int64_t rows, int64_t cols, int64_t rowsPerItem,
     if (fill(c) > fill(best) + 0.02)
       best = c;
   return best;
-}
-
-const char *codegen::splitHelpers(bool barrierStore) {
-  return barrierStore ? kGridSyncStore : kGridSync;
 }
 
 int64_t codegen::splitItemRows(const RowPlan &p) {

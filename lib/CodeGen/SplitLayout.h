@@ -54,11 +54,6 @@ struct Layout {
 /// its arrays (of the 48 KB a block may declare).
 constexpr int64_t kBatchedCombineBytes = 44 * 1024;
 
-/// The grid barrier's device function, and its form whose last arrival
-/// releases the others with one store (EmitOptions::splitBarrierStore).
-extern const char *const kGridSync;
-extern const char *const kGridSyncStore;
-
 } // namespace kb::codegen::split
 
 #endif // KB_CODEGEN_SPLITLAYOUT_H
