@@ -879,6 +879,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitQuad = options.splitQuad;
   e.splitAhead = options.splitAhead;
   e.splitFoldUnroll = options.splitFoldUnroll;
+  e.splitFlat = options.splitFlat;
   e.splitSerialCombine = options.splitSerialCombine;
   e.splitRowVectors = options.splitRowVectors;
   e.perOutputUnroll = options.outputsPerThread;

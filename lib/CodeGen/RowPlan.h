@@ -96,6 +96,12 @@ struct RowPlan {
   /// an item of 128 rows owns rows 4l..4l+3 and reads them as one float4 per
   /// element, so a warp load reads 512 contiguous bytes.
   bool quad = false;
+  /// Lanes over fewer than 17 rows that are one run (the input [cols,
+  /// rows], contiguous), one pass and one output per row: each item's
+  /// elements read as flat float4s, a thread's 4 accumulators on rows
+  /// (4t + j) mod rows (SplitFlat.cpp); with `kb-rewrite codegen
+  /// --split-flat` (a probe).
+  bool flat = false;
   // Elements (r, 4k..4k+3) are four consecutive, 16-byte aligned floats of
   // the input, which is a kernel argument: loops over one row may read it
   // as float4.
@@ -420,6 +426,14 @@ int splitBlockSize(const RowPlan &p);
 int splitBlocksPerSM(const RowPlan &p);
 int64_t splitWorkspaceBytes(const RowPlan &p);
 const char *splitHelpers(bool barrierStore);
+
+/// Whether a split plan's rows can be read as flat float4s (RowPlan::flat):
+/// lanes over at most 16 rows that are one run of the input, a contiguous
+/// float32 kernel argument of rows x cols elements (or computed by a
+/// pointwise prologue from such arguments, `args`), one pass of plain
+/// accumulators, one output per row.
+bool flatSplitApplies(const RowPlan &p, const StageInfo &f,
+                      llvm::ArrayRef<unsigned> args);
 /// Rows per split item: 1, 32 (lanes over rows), or 4 per lane of a quad
 /// plan's virtual warp.
 int64_t splitItemRows(const RowPlan &p);

@@ -758,9 +758,8 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       // 12544 tokens took 24 chunks, 48 items of 268 KB on 132 SMs, 0.046
       // ms against ATen's 0.023 (run104, H100).
       if (p.quad && p.chunks > 1 && p.rows >= 128 && e.splitChunks == 0)
-        p.chunks = std::max(p.chunks,
-                            splitChunks(p.rows, p.cols, rowsPerItem,
-                                        gathered / n, /*quad=*/true));
+        p.chunks = std::max(p.chunks, splitChunks(p.rows, p.cols, rowsPerItem,
+                                                  gathered / n, /*quad=*/true));
       // One row per item reads float4 when its input is an argument
       // (measured, session 14: BatchNorm2d over 48 channels 0.449 ms
       // scalar, 0.374 float4); a computed input reads the arguments of its
@@ -877,5 +876,16 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                  run == p.cols && !f.input2 && !e.channelsLastRead &&
                  !e.laneShortRows && !forceSplit && plainOutputs &&
                  tiles * 256 * (p.cols + 1) * 4 <= 32 * 1024;
+  // Few strided rows of one run read as flat float4s (a probe); a computed
+  // input reads its prologue's arguments of its shape so.
+  SmallVector<unsigned, 4> flatArgs;
+  if (e.splitFlat && !isa<BlockArgument>(f.input))
+    prologueArgs(f.input, flatArgs);
+  if (e.splitFlat && !e.channelsLastRead && flatSplitApplies(p, f, flatArgs)) {
+    p.flat = true;
+    p.vecArgs = flatArgs;
+    if (p.splitBlock == 0)
+      p.splitBlock = 64 * int(p.rows); // a multiple of the rows
+  }
   return llvm::Error::success();
 }

@@ -149,6 +149,23 @@ private:
   /// the order combinePartials folds it, four loads a trip.
   void quadFoldPartials(size_t j, llvm::raw_ostream &os);
 
+  // ---- Few rows read as flat float4s (RowPlan::flat; SplitFlat.cpp) ---
+  /// The block's slots of each accumulator (4 a thread).
+  void declareFlatScratch(llvm::raw_ostream &os);
+  /// The item's pass over its flat run of elements, then each row's slots
+  /// folded into the accumulators of lane r (as combinePassInBlock leaves
+  /// them).
+  llvm::Error flatPass(const ReducePass &pass, int64_t T,
+                       llvm::raw_ostream &os);
+  /// The step of the elements of the float4 at `fb`: all 4, the arguments
+  /// `loaded` read as xs<k>[j] already; none loaded, the ones before n,
+  /// read by the prologue.
+  llvm::Error flatElements(const ReducePass &pass,
+                           llvm::ArrayRef<unsigned> loaded,
+                           llvm::raw_ostream &os);
+  /// Row r's slots r + R k folded in slot order.
+  void flatCombine(const ReducePass &pass, llvm::raw_ostream &os);
+
   /// The test that selects the thread writing an item's per-row values.
   const char *leaderTest() const;
 

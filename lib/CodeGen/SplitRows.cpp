@@ -47,6 +47,8 @@ llvm::Error SplitEmitter::emit(llvm::raw_ostream &os) {
       os << "  __shared__ float cbc[" << kBlock << "];\n";
     if (dbl && !batched)
       os << "  __shared__ double cbd[" << kBlock << "];\n";
+    if (p.flat)
+      declareFlatScratch(os);
   } else {
     os << blockScratch(p.prog);
   }
@@ -61,7 +63,7 @@ llvm::Error SplitEmitter::emit(llvm::raw_ostream &os) {
            << "*)((char*)ws + " << s.offset << ");\n";
 
   int64_t S = p.chunks, T = ceilDiv(p.cols, S);
-  if (vec)
+  if (vec || p.flat)
     T = ceilDiv(T, 4) * 4; // every chunk starts at a float4
   std::string items = std::to_string(groups * S) + "LL";
   for (auto [k, pass] : llvm::enumerate(p.prog.passes)) {
@@ -70,7 +72,7 @@ llvm::Error SplitEmitter::emit(llvm::raw_ostream &os) {
     itemHead(os, S, T);
     if (auto err = rowStatistics(k, os))
       return err;
-    if (auto err = accumulatePass(pass, os))
+    if (auto err = p.flat ? flatPass(pass, T, os) : accumulatePass(pass, os))
       return err;
     os << "    if (" << leaderTest() << ") {\n";
     for (const Layout::Slot &s : layout.passes[k])

@@ -146,6 +146,12 @@ cl::opt<unsigned> splitFoldUnrollOpt(
              "chunks' partials per unrolled trip (1-8; default: one trip at "
              "a time; a probe of the plan)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<bool> splitFlatOpt(
+    "split-flat",
+    cl::desc("Split reductions over at most 16 strided rows of one run read "
+             "their elements as flat float4s, 4 accumulators a thread (a "
+             "probe of the plan)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<bool> splitSerialCombineOpt(
     "split-serial-combine",
     cl::desc("Split row kernels with lanes over 4 rows combine each row's "
@@ -605,6 +611,7 @@ int runCodegen() {
     emitOptions.splitQuad = splitQuadOpt;
     emitOptions.splitAhead = splitAheadOpt;
     emitOptions.splitFoldUnroll = splitFoldUnrollOpt;
+    emitOptions.splitFlat = splitFlatOpt;
     emitOptions.splitSerialCombine = splitSerialCombineOpt;
     emitOptions.splitRowVectors = !splitRowScalarsOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;

@@ -101,6 +101,11 @@ struct EmitOptions {
   /// time, its test `live && t < chunks`); for probes (`kb-rewrite codegen
   /// --split-fold-unroll`).
   int splitFoldUnroll = 0;
+  /// Split reductions over at most 16 strided rows that are one run of a
+  /// contiguous input ([N, 7] over dim 0) read each item as flat float4s,
+  /// a thread's 4 accumulators on fixed rows, instead of one float a lane;
+  /// for probes (`kb-rewrite codegen --split-flat`).
+  bool splitFlat = false;
   /// Lanes over 4 strided rows: an item's block combines one row and
   /// accumulator at a time (two barriers each; the form before session 56)
   /// instead of all at once (three barriers, the same bits); for probes
