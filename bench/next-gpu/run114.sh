@@ -20,6 +20,10 @@
 # kb-verify accepting every variant.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
+# The kept workspace's corpus entries (predicted: launch_error and
+# wrong_result), and two good ones beside them.
+timeout 60 python3 test/verify/corpus.py run $KBV --only bad_workspace_left_dirty,bad_replay_from_workspace,good_relu,good_row_sum > $OUT/corpus114.log 2>&1
+echo "corpus rc $? $(( $(date +%s)-t0 ))s"; tail -6 $OUT/corpus114.log | cut -c1-200
 timeout 170 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
   --variants "d:;bs:--split-barrier-store;fu:--split-fold-unroll 4;bsfu:--split-barrier-store --split-fold-unroll 4" \
   --plan "" --json $OUT/knobs114-bn.json bench/next-gpu/graphs/bn105/levit_bn.graph.txt > $OUT/knobs114-bn.log 2>&1

@@ -560,6 +560,29 @@ int main() { return 0; }''', {}),
      "#define KB_CAT(a, b) a##b\n" + ew(
          "float* p = (float*)KB_CAT(mal, loc)(4); p[0] = v;"
          " y[i] = (v > 0.f || v != v) ? v : 0.f;"), {}),
+
+    # ---- the workspace is kept between launches (zeroed once); all but its
+    # first 16 bytes are poisoned before each launch, and its first word (a
+    # grid barrier's count) must be 0 after it --------------------------
+    ("bad_workspace_left_dirty", "launch_error", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n, unsigned int* ws) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0) atomicAdd(ws, 1u);  // a barrier count never reset
+  if (i < n) { float v = x[i]; y[i] = (v > 0.f || v != v) ? v : 0.f; }
+}''', {"args": ELEMENTWISE_ARGS + [{"workspace": True}],
+         "launch": dict(GRID_1D, workspace_bytes="64")}),
+    ("bad_replay_from_workspace", "wrong_result", RELU, r'''
+extern "C" __global__ void kernel(const float* x, float* y, long long n, unsigned int* ws) {
+  // Saves its output past the kept 16 bytes and replays it once word 1 says so.
+  float* saved = (float*)(ws + 4);
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    if (ws[1] != 0u) { y[i] = saved[i]; }
+    else { float v = x[i]; float r = (v > 0.f || v != v) ? v : 0.f; y[i] = r; saved[i] = r; }
+  }
+  if (i == 0) ws[1] = 1u;
+}''', {"args": ELEMENTWISE_ARGS + [{"workspace": True}],
+         "launch": dict(GRID_1D, workspace_bytes="16 + 4 * numel_y")}),
 ]
 
 
@@ -574,7 +597,7 @@ def make_job(name, expect, template, source, extra):
         "candidate": {
             "source": source,
             "entry": "kernel",
-            "args": template["args"],
+            "args": extra.get("args", template["args"]),
             "launch": extra.get("launch", template["launch"]),
             "shape_generic": extra.get("shape_generic", False),
             "origin": "corpus",
