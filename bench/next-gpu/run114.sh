@@ -7,7 +7,11 @@
 # generation, instead of an exchange, a fence and an increment): predicted
 # 0.5-1 us off each barrier, region 0 ~0.020 ms; and `--split-fold-unroll 4`
 # (the finalize's chunk loop countable and unrolled): predicted the
-# finalize 2.0 -> ~1.2 us. kb-verify accepts every variant (codegen_knobs
+# finalize 2.0 -> ~1.2 us; and `--split-combine-once 64` (below 64 chunks
+# every item folds its rows' 49 partials itself, coalesced now: no
+# finalize, one barrier): predicted 2-3 us off region 0 (the finalize and
+# the second barrier, ~3.5 us, against ~1 us of folding in every item).
+# kb-verify accepts every variant (codegen_knobs
 # verifies each). (2) The timeline of both. (3) levit_128 end to end
 # (run113 did not reach it: its batch norms now all beat ATen, so the 43
 # regions dropped in run109 should mostly be kept: predicted 4.73 -> ~4.3
@@ -24,13 +28,14 @@ source bench/next-gpu/prepare.sh
 # wrong_result), and two good ones beside them.
 timeout 60 python3 test/verify/corpus.py run $KBV --only bad_workspace_left_dirty,bad_replay_from_workspace,good_relu,good_row_sum > $OUT/corpus114.log 2>&1
 echo "corpus rc $? $(( $(date +%s)-t0 ))s"; tail -6 $OUT/corpus114.log | cut -c1-200
-timeout 170 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
-  --variants "d:;bs:--split-barrier-store;fu:--split-fold-unroll 4;bsfu:--split-barrier-store --split-fold-unroll 4" \
+timeout 220 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
+  --variants "d:;bs:--split-barrier-store;fu:--split-fold-unroll 4;bsfu:--split-barrier-store --split-fold-unroll 4;co:--split-combine-once 64;cobs:--split-combine-once 64 --split-barrier-store --split-fold-unroll 4" \
   --plan "" --json $OUT/knobs114-bn.json bench/next-gpu/graphs/bn105/levit_bn.graph.txt > $OUT/knobs114-bn.log 2>&1
 echo "knobs bn rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs114-bn.log | cut -c1-200; grep -A8 "^graph region" $OUT/knobs114-bn.log | cut -c1-200
 $KB_REWRITE codegen bench/next-gpu/graphs/bn105/levit_bn.graph.txt -o /tmp/lb-n > /dev/null
 $KB_REWRITE codegen --split-barrier-store --split-fold-unroll 4 bench/next-gpu/graphs/bn105/levit_bn.graph.txt -o /tmp/lb-bf > /dev/null
-timeout 60 python3 bench/probes/split_phases.py /tmp/lb-n/kb_region_0.job.json /tmp/lb-bf/kb_region_0.job.json 2>&1 | grep -E "base|bare|timeline" | tee $OUT/phases114.log
+$KB_REWRITE codegen --split-combine-once 64 --split-barrier-store bench/next-gpu/graphs/bn105/levit_bn.graph.txt -o /tmp/lb-co > /dev/null
+timeout 80 python3 bench/probes/split_phases.py /tmp/lb-n/kb_region_0.job.json /tmp/lb-bf/kb_region_0.job.json /tmp/lb-co/kb_region_0.job.json 2>&1 | grep -E "base|bare|timeline" | tee $OUT/phases114.log
 timeout 150 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
   --variants "d:;fl:--split-flat;fl132:--split-flat --split-chunks 132;fl264:--split-flat --split-chunks 264" \
   --plan "aten::(sum|amin)" --json $OUT/knobs114-flat.json bench/next-gpu/graphs/fr114/amin_dim0_7.graph.txt \

@@ -74,6 +74,8 @@ public:
   int splitAhead = 0;
   /// EmitOptions::splitFoldUnroll.
   int splitFoldUnroll = 0;
+  /// EmitOptions::splitCombineOnceMin.
+  int splitCombineOnceMin = 0;
   /// EmitOptions::splitFlat.
   bool splitFlat = false;
   /// EmitOptions::splitSerialCombine.

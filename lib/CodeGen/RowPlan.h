@@ -67,6 +67,10 @@ struct RowPlan {
   /// of an item's combine folds per unrolled trip (EmitOptions::
   /// splitFoldUnroll; 0: one trip at a time, `live` in the loop's test).
   int splitFoldUnroll = 0;
+  /// Lanes over rows: the chunks from which each row's partials are
+  /// combined once (a finalize phase and a second barrier) rather than by
+  /// every item (EmitOptions::splitCombineOnceMin; 0: 16).
+  int splitCombineOnceMin = 0;
   /// Lanes over 4 rows: the item's block combines one row and accumulator
   /// at a time (EmitOptions::splitSerialCombine), not batched.
   bool splitSerialCombine = false;

@@ -709,6 +709,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       p.splitUnroll = e.splitUnroll;
       p.splitAhead = e.splitAhead;
       p.splitFoldUnroll = e.splitFoldUnroll;
+      p.splitCombineOnceMin = e.splitCombineOnceMin;
       p.splitSerialCombine = e.splitSerialCombine;
       p.splitRowVectors = e.splitRowVectors;
       // Lanes over rows evaluating an expensive prologue per element run

@@ -47,7 +47,8 @@ Shape split::shapeFor(const RowPlan &p) {
 }
 
 bool split::combinesOnce(const RowPlan &p) {
-  return p.splitRows == 32 && p.chunks >= 16;
+  return p.splitRows == 32 &&
+         p.chunks >= (p.splitCombineOnceMin > 0 ? p.splitCombineOnceMin : 16);
 }
 
 Layout::Layout(const RowPlan &p) : bytes(16 + p.wsBase) {

@@ -27,9 +27,10 @@ Shape shapeFor(const RowPlan &p);
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Lanes over rows in 16 chunks or more combine each row's partials once
-/// per pass (SplitEmitter::finalizePass); with fewer, every item combining
-/// its row's few partials costs less than the extra grid barrier.
+/// Lanes over rows in 16 chunks or more (RowPlan::splitCombineOnceMin
+/// where a probe sets it) combine each row's partials once per pass
+/// (SplitEmitter::finalizePass); with fewer, every item combining its
+/// row's few partials costs less than the extra grid barrier.
 bool combinesOnce(const RowPlan &p);
 
 /// The workspace: the barrier's two counters, then one array per

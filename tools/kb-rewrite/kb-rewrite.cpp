@@ -146,6 +146,13 @@ cl::opt<unsigned> splitFoldUnrollOpt(
              "chunks' partials per unrolled trip (1-8; default: one trip at "
              "a time; a probe of the plan)"),
     cl::init(0), cl::sub(codegenCmd));
+cl::opt<unsigned> splitCombineOnceOpt(
+    "split-combine-once",
+    cl::desc("Split row kernels with lanes over rows in at least N chunks "
+             "combine each row's partials once (a finalize phase and a "
+             "second grid barrier) instead of in every item (default 16; a "
+             "probe of the plan)"),
+    cl::init(0), cl::sub(codegenCmd));
 cl::opt<bool> splitFlatOpt(
     "split-flat",
     cl::desc("Split reductions over at most 16 strided rows of one run read "
@@ -612,6 +619,7 @@ int runCodegen() {
     emitOptions.splitAhead = splitAheadOpt;
     emitOptions.splitFoldUnroll = splitFoldUnrollOpt;
     emitOptions.splitFlat = splitFlatOpt;
+    emitOptions.splitCombineOnceMin = splitCombineOnceOpt;
     emitOptions.splitSerialCombine = splitSerialCombineOpt;
     emitOptions.splitRowVectors = !splitRowScalarsOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;

@@ -101,6 +101,12 @@ struct EmitOptions {
   /// time, its test `live && t < chunks`); for probes (`kb-rewrite codegen
   /// --split-fold-unroll`).
   int splitFoldUnroll = 0;
+  /// Lanes over rows: the chunks from which each row's partials are
+  /// combined once, by a finalize phase behind a second grid barrier,
+  /// rather than by every item after the first (0: 16, measured with the
+  /// row-major partials of session 18); for probes (`kb-rewrite codegen
+  /// --split-combine-once N`).
+  int splitCombineOnceMin = 0;
   /// Split reductions over at most 16 strided rows that are one run of a
   /// contiguous input ([N, 7] over dim 0) read each item as flat float4s,
   /// a thread's 4 accumulators on fixed rows, instead of one float a lane;
