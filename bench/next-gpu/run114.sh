@@ -16,10 +16,10 @@
 # (run113 did not reach it: its batch norms now all beat ATen, so the 43
 # regions dropped in run109 should mostly be kept: predicted 4.73 -> ~4.3
 # ms), timm resmlp_12 (never measured) and a fresh seed. (4) `--split-flat`
-# (few strided rows of one run read as flat float4s, 4 accumulators a
+# (at most 32 strided rows of one run read as flat float4s, 4 accumulators a
 # thread; SplitFlat.cpp) on amin over dim 0 of [75353489, 7] (run112: 0.956
 # ms, ATen 0.759) and the split_few_rows and sum_dim0_7cols sums, at the
-# default chunks and at 132 and 264: predicted at least ATen's 0.76 ms on
+# default chunks and at 264 and 1056: predicted at least ATen's 0.76 ms on
 # the amin (one float4 a lane, 512 bytes a warp load, as the quad form),
 # kb-verify accepting every variant.
 set -uo pipefail
@@ -37,9 +37,10 @@ $KB_REWRITE codegen --split-barrier-store --split-fold-unroll 4 bench/next-gpu/g
 $KB_REWRITE codegen --split-combine-once 64 --split-barrier-store bench/next-gpu/graphs/bn105/levit_bn.graph.txt -o /tmp/lb-co > /dev/null
 timeout 80 python3 bench/probes/split_phases.py /tmp/lb-n/kb_region_0.job.json /tmp/lb-bf/kb_region_0.job.json /tmp/lb-co/kb_region_0.job.json 2>&1 | grep -E "base|bare|timeline" | tee $OUT/phases114.log
 timeout 150 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
-  --variants "d:;fl:--split-flat;fl132:--split-flat --split-chunks 132;fl264:--split-flat --split-chunks 264" \
+  --variants "d:;fl:--split-flat;fl264:--split-flat --split-chunks 264;fl1056:--split-flat --split-chunks 1056" \
   --plan "aten::(sum|amin)" --json $OUT/knobs114-flat.json bench/next-gpu/graphs/fr114/amin_dim0_7.graph.txt \
-  test/fixtures/graphs/torch-1.13/split_few_rows.graph.txt bench/next-gpu/graphs/sum_dim0_7cols.graph.txt > $OUT/knobs114-flat.log 2>&1
+  test/fixtures/graphs/torch-1.13/split_few_rows.graph.txt test/fixtures/graphs/torch-1.13/split_flat_rows.graph.txt \
+  bench/next-gpu/graphs/sum_dim0_7cols.graph.txt > $OUT/knobs114-flat.log 2>&1
 echo "knobs flat rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs114-flat.log | cut -c1-200; grep -A8 "^graph region" $OUT/knobs114-flat.log | cut -c1-200
 timed_slice slice114 20261323 2 29,38 ${DEADLINE:-540}
 forward_choices /tmp/slice114.json

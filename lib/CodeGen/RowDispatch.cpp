@@ -98,6 +98,11 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
                ? (p.quad ? std::to_string(splitItemRows(p)) +
                                " rows (4 per lane, read as "
                                "float4)"
+                  : p.flat ? std::to_string(p.rows) +
+                                 " rows (read as flat float4s, 4 "
+                                 "accumulators a thread on rows (4t + j) "
+                                 "mod " +
+                                 std::to_string(p.rows) + ")"
                   : splitLaneWidth(p) < 32
                       ? std::to_string(p.rows) + " rows (one per lane of " +
                             std::to_string(splitLaneWidth(p)) +

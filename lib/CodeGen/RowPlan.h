@@ -100,7 +100,7 @@ struct RowPlan {
   /// an item of 128 rows owns rows 4l..4l+3 and reads them as one float4 per
   /// element, so a warp load reads 512 contiguous bytes.
   bool quad = false;
-  /// Lanes over fewer than 17 rows that are one run (the input [cols,
+  /// Lanes over at most 32 rows that are one run (the input [cols,
   /// rows], contiguous), one pass and one output per row: each item's
   /// elements read as flat float4s, a thread's 4 accumulators on rows
   /// (4t + j) mod rows (SplitFlat.cpp); with `kb-rewrite codegen
@@ -432,12 +432,15 @@ int64_t splitWorkspaceBytes(const RowPlan &p);
 const char *splitHelpers(bool barrierStore);
 
 /// Whether a split plan's rows can be read as flat float4s (RowPlan::flat):
-/// lanes over at most 16 rows that are one run of the input, a contiguous
+/// lanes over at most 32 rows that are one run of the input, a contiguous
 /// float32 kernel argument of rows x cols elements (or computed by a
 /// pointwise prologue from such arguments, `args`), one pass of plain
 /// accumulators, one output per row.
 bool flatSplitApplies(const RowPlan &p, const StageInfo &f,
                       llvm::ArrayRef<unsigned> args);
+/// The block of a flat plan: 64 threads a row up to 16 rows, 32 up to 32
+/// (a multiple of the rows, at least a hardware warp a row).
+int flatBlock(int64_t rows);
 /// Rows per split item: 1, 32 (lanes over rows), or 4 per lane of a quad
 /// plan's virtual warp.
 int64_t splitItemRows(const RowPlan &p);

@@ -886,7 +886,9 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     p.flat = true;
     p.vecArgs = flatArgs;
     if (p.splitBlock == 0)
-      p.splitBlock = 64 * int(p.rows); // a multiple of the rows
+      p.splitBlock = flatBlock(p.rows); // a multiple of the rows
+    if (p.splitPerSM == 0) // as many as an SM's 2048 threads hold, up to 4
+      p.splitPerSM = std::min(4, 2048 / p.splitBlock);
   }
   return llvm::Error::success();
 }

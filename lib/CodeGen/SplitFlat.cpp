@@ -1,7 +1,6 @@
-//===- SplitFlat.cpp - Few strided rows read as flat float4s
-//---------------===//
+//===- SplitFlat.cpp - Few strided rows read as flat float4s --------------===//
 //
-// RowPlan::flat: fewer than 17 rows whose elements are strided by the row
+// RowPlan::flat: at most 32 rows whose elements are strided by the row
 // count (an amin over dim 0 of [N, 7]: element (r, c) at c * R + r). Lanes
 // over rows read one float a lane, 112 bytes a warp load for 7 rows (2.2
 // TB/s where ATen's kernel reached 2.8, seed 20261321 task 0 on the H100).
@@ -10,10 +9,11 @@
 // R, element j of each of them belongs to the same row, (4t + j) mod R, so
 // a thread keeps 4 accumulators (`acc_[j]`, as the quad form's) and row r's
 // are the block's slots r, r + R, ... of the 4B in shared memory, folded in
-// slot order: hardware warp r folds 8 slots a lane, then its lane 0 the 32
-// lanes in order. The item's row totals then stand where the lanes-over-rows
-// combine leaves them (lane r of every virtual warp), so its partial writes,
-// barrier and per-row outputs are that form's.
+// slot order: hardware warp r folds 4B / R / 32 of them a lane (8 with 64
+// threads a row, 4 with 32), then its lane 0 the 32 lanes in order. The
+// item's row totals then stand where the lanes-over-rows combine leaves
+// them (lane r of every virtual warp), so its partial writes, barrier and
+// per-row outputs are that form's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,7 +145,7 @@ void SplitEmitter::flatCombine(const ReducePass &pass, llvm::raw_ostream &os) {
 bool codegen::flatSplitApplies(const RowPlan &p, const StageInfo &f,
                                llvm::ArrayRef<unsigned> args) {
   if (p.mode != RowMode::Split || p.splitRows != 32 || p.quad || p.chunks < 2 ||
-      p.rows > 16 || p.rowRun != p.rows || p.element || p.shiftFirst ||
+      p.rows > 32 || p.rowRun != p.rows || p.element || p.shiftFirst ||
       p.statsOnly || p.prog.passes.size() != 1 || f.input2)
     return false;
   const ReducePass &pass = p.prog.passes[0];
@@ -153,14 +153,17 @@ bool codegen::flatSplitApplies(const RowPlan &p, const StageInfo &f,
         return a.combine == "CSum";
       }))
     return false;
-  // The slots (4 a thread, 64 x rows threads) within 32 KB of shared
-  // memory.
+  // The slots (4 a thread) within 32 KB of shared memory.
   int64_t slotBytes = 0;
   for (const Accumulator &a : pass.accs)
-    slotBytes += (a.type == "double" ? 8 : 4) * 4 * 64 * p.rows;
+    slotBytes += (a.type == "double" ? 8 : 4) * 4 * flatBlock(p.rows);
   if (slotBytes > 32 * 1024 || product(shapeOf(f.input)) != p.rows * p.cols)
     return false;
   if (auto arg = dyn_cast<BlockArgument>(f.input))
     return isContiguousArg(arg) && isF32Tensor(arg.getType());
   return !args.empty(); // prologueArgs: contiguous float32, the input's shape
+}
+
+int codegen::flatBlock(int64_t rows) {
+  return int(rows <= 16 ? 64 * rows : 32 * rows);
 }

@@ -155,7 +155,7 @@ cl::opt<unsigned> splitCombineOnceOpt(
     cl::init(0), cl::sub(codegenCmd));
 cl::opt<bool> splitFlatOpt(
     "split-flat",
-    cl::desc("Split reductions over at most 16 strided rows of one run read "
+    cl::desc("Split reductions over at most 32 strided rows of one run read "
              "their elements as flat float4s, 4 accumulators a thread (a "
              "probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));

@@ -107,7 +107,7 @@ struct EmitOptions {
   /// row-major partials of session 18); for probes (`kb-rewrite codegen
   /// --split-combine-once N`).
   int splitCombineOnceMin = 0;
-  /// Split reductions over at most 16 strided rows that are one run of a
+  /// Split reductions over at most 32 strided rows that are one run of a
   /// contiguous input ([N, 7] over dim 0) read each item as flat float4s,
   /// a thread's 4 accumulators on fixed rows, instead of one float a lane;
   /// for probes (`kb-rewrite codegen --split-flat`).
