@@ -21,7 +21,8 @@
 # ms, ATen 0.759) and the split_few_rows and sum_dim0_7cols sums, at the
 # default chunks and at 264 and 1056: predicted at least ATen's 0.76 ms on
 # the amin (one float4 a lane, 512 bytes a warp load, as the quad form),
-# kb-verify accepting every variant.
+# kb-verify accepting every variant. (5) The lane-group knobs on seed
+# 20261322's logsumexp over rows of 64.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
 # The kept workspace's corpus entries (predicted: launch_error and
@@ -42,6 +43,12 @@ timeout 150 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-
   test/fixtures/graphs/torch-1.13/split_few_rows.graph.txt test/fixtures/graphs/torch-1.13/split_flat_rows.graph.txt \
   bench/next-gpu/graphs/sum_dim0_7cols.graph.txt > $OUT/knobs114-flat.log 2>&1
 echo "knobs flat rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs114-flat.log | cut -c1-200; grep -A8 "^graph region" $OUT/knobs114-flat.log | cut -c1-200
+# Seed 20261322's logsumexp over 12.2M rows of 64 (run113: 1.172 ms, compile
+# 1.044): lanes per row and row groups per trip.
+timeout 100 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
+  --variants "d:;vl8:--vector-lanes 8;vl4:--vector-lanes 4;gu2:--group-unroll 2;gu8:--group-unroll 8" \
+  --plan "" --json $OUT/knobs114-lse.json bench/next-gpu/graphs/fr114/logsumexp_rows64.graph.txt > $OUT/knobs114-lse.log 2>&1
+echo "knobs lse rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs114-lse.log | cut -c1-200; grep -A3 "^graph region" $OUT/knobs114-lse.log | cut -c1-200
 timed_slice slice114 20261323 2 29,38 ${DEADLINE:-540}
 forward_choices /tmp/slice114.json
 (cd $OUT && tar czf logs114.tgz *.log && rm -f *.log)
