@@ -49,6 +49,6 @@ timeout 100 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-
   --variants "d:;vl8:--vector-lanes 8;vl4:--vector-lanes 4;gu2:--group-unroll 2;gu8:--group-unroll 8" \
   --plan "" --json $OUT/knobs114-lse.json bench/next-gpu/graphs/fr114/logsumexp_rows64.graph.txt > $OUT/knobs114-lse.log 2>&1
 echo "knobs lse rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs114-lse.log | cut -c1-200; grep -A3 "^graph region" $OUT/knobs114-lse.log | cut -c1-200
-timed_slice slice114 20261323 2 29,38 ${DEADLINE:-540}
+timed_slice slice114 20261323 1 29,38 ${DEADLINE:-540}
 forward_choices /tmp/slice114.json
 (cd $OUT && tar czf logs114.tgz *.log && rm -f *.log)
