@@ -879,16 +879,18 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                  tiles * 256 * (p.cols + 1) * 4 <= 32 * 1024;
   // Few strided rows of one run read as flat float4s (a probe); a computed
   // input reads its prologue's arguments of its shape so.
-  SmallVector<unsigned, 4> flatArgs;
-  if (e.splitFlat && !isa<BlockArgument>(f.input))
-    prologueArgs(f.input, flatArgs);
-  if (e.splitFlat && !e.channelsLastRead && flatSplitApplies(p, f, flatArgs)) {
-    p.flat = true;
-    p.vecArgs = flatArgs;
-    if (p.splitBlock == 0)
-      p.splitBlock = flatBlock(p.rows); // a multiple of the rows
-    if (p.splitPerSM == 0) // as many as an SM's 2048 threads hold, up to 4
-      p.splitPerSM = std::min(4, 2048 / p.splitBlock);
+  if (e.splitFlat && !e.channelsLastRead) {
+    SmallVector<unsigned, 4> args;
+    if (!isa<BlockArgument>(f.input))
+      prologueArgs(f.input, args);
+    if (flatSplitApplies(p, f, args)) {
+      p.flat = true;
+      p.vecArgs = args;
+      if (p.splitBlock == 0)
+        p.splitBlock = flatBlock(p.rows); // a multiple of the rows
+      if (p.splitPerSM == 0) // as many as an SM's 2048 threads hold, up to 4
+        p.splitPerSM = std::min(4, 2048 / p.splitBlock);
+    }
   }
   return llvm::Error::success();
 }

@@ -25,6 +25,14 @@ public:
   llvm::Error emit(llvm::raw_ostream &os);
 
 private:
+  /// The workspace's arrays (partials and finals) as typed pointers.
+  void declareSlots(llvm::raw_ostream &os);
+  /// Each argument in `args` read as the float4 at `at` (v4_<k>) and its
+  /// elements (xs<k>[4]).
+  void loadFloat4s(llvm::ArrayRef<unsigned> args, llvm::StringRef at,
+                   llvm::raw_ostream &os);
+  /// valueAt(argument, "i") of each of `args` is its loaded xs<k>[j].
+  void seedFloat4s(llvm::ArrayRef<unsigned> args);
   /// One chunk per row: each item is whole, so its passes and outputs
   /// follow one another in the same block, with no workspace and no grid
   /// barrier; the item's later passes re-read what its first one brought

@@ -56,13 +56,7 @@ llvm::Error SplitEmitter::flatPass(const ReducePass &pass, int64_t T,
   SmallVector<unsigned, 4> args(p.vecArgs.begin(), p.vecArgs.end());
   if (auto a = dyn_cast<BlockArgument>(f.input))
     args = {a.getArgNumber()};
-  for (unsigned a : args) {
-    std::string k = std::to_string(a);
-    os << "      const float4 v4_" << k
-       << " = *reinterpret_cast<const float4*>(in" << k << " + fb);\n"
-       << "      const float xs" << k << "[4] = {v4_" << k << ".x, v4_" << k
-       << ".y, v4_" << k << ".z, v4_" << k << ".w};\n";
-  }
+  loadFloat4s(args, "fb", os);
   if (auto err = flatElements(pass, args, os))
     return err;
   os << "    }\n";
@@ -91,9 +85,7 @@ llvm::Error SplitEmitter::flatElements(const ReducePass &pass,
      << "        (void)c; (void)r;\n";
   bind(pass, os, "        ");
   e.newScope();
-  Block &body = e.kernel.getBody().front();
-  for (unsigned a : loaded)
-    e.seed(body.getArgument(a), "i", "xs" + std::to_string(a) + "[j]");
+  seedFloat4s(loaded);
   auto x = e.valueAt(f.input, "i", os, "        ");
   if (!x)
     return x.takeError();

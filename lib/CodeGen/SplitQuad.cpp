@@ -375,11 +375,7 @@ llvm::Error SplitEmitter::emitQuad(llvm::raw_ostream &os) {
         return err;
     return quadOutputs(os, /*firstChunkOnly=*/false);
   }
-  for (const auto *slots : {&layout.passes, &layout.finals})
-    for (const auto &pass : *slots)
-      for (const Layout::Slot &sl : pass)
-        os << "  " << sl.type << "* const " << sl.name << " = (" << sl.type
-           << "*)((char*)ws + " << sl.offset << ");\n";
+  declareSlots(os);
   for (size_t k = 0; k < p.prog.passes.size(); ++k) {
     os << "  for (long long item = blockIdx.x; item < " << items
        << "; item += gridDim.x) {\n";
@@ -389,29 +385,21 @@ llvm::Error SplitEmitter::emitQuad(llvm::raw_ostream &os) {
     if (auto err = quadPass(k, os))
       return err;
     os << "    if (live && warp == 0) {\n" << openRows("      ");
-    for (const Layout::Slot &sl : layout.passes[k]) {
-      std::string acc = sl.acc;
-      os << "        " << sl.name << "[" << partial("s") << "] = " << acc
+    for (const Layout::Slot &sl : layout.passes[k])
+      os << "        " << sl.name << "[" << partial("s") << "] = " << sl.acc
          << "_[j];\n";
-    }
     os << "      }\n    }\n  }\n  kb_grid_sync(ws);\n";
     if (finalized(k))
       quadFinalize(k, os);
   }
-  size_t all = p.prog.passes.size();
-  if (!p.element) {
-    os << "  for (long long item = blockIdx.x; item < " << groups
-       << "LL; item += gridDim.x) {\n";
-    if (auto err = quadHead(os, T, false))
-      return err;
-    quadStatistics(all, os);
-    return quadOutputs(os, true);
-  }
-  os << "  for (long long item = blockIdx.x; item < " << items
+  // One output per row: one item per row group (chunk 0's); per-element
+  // outputs: every item over its elements.
+  os << "  for (long long item = blockIdx.x; item < "
+     << (p.element ? items : std::to_string(groups) + "LL")
      << "; item += gridDim.x) {\n";
-  if (auto err = quadHead(os, T, true))
+  if (auto err = quadHead(os, T, /*range=*/bool(p.element)))
     return err;
-  quadStatistics(all, os);
+  quadStatistics(p.prog.passes.size(), os);
   return quadOutputs(os, true);
 }
 

@@ -56,11 +56,7 @@ llvm::Error SplitEmitter::emit(llvm::raw_ostream &os) {
     return emitQuad(os);
   if (p.chunks == 1)
     return emitWhole(os);
-  for (const auto *slots : {&layout.passes, &layout.finals})
-    for (const auto &pass : *slots)
-      for (const Layout::Slot &s : pass)
-        os << "  " << s.type << "* const " << s.name << " = (" << s.type
-           << "*)((char*)ws + " << s.offset << ");\n";
+  declareSlots(os);
 
   int64_t S = p.chunks, T = ceilDiv(p.cols, S);
   if (vec || p.flat)
@@ -103,6 +99,31 @@ llvm::Error SplitEmitter::emit(llvm::raw_ostream &os) {
   if (auto err = rowStatistics(all, os))
     return err;
   return writeItemOutputs(os, /*firstChunkOnly=*/true);
+}
+
+void SplitEmitter::loadFloat4s(llvm::ArrayRef<unsigned> args,
+                               llvm::StringRef at, llvm::raw_ostream &os) {
+  for (unsigned a : args) {
+    std::string k = std::to_string(a);
+    os << "      const float4 v4_" << k
+       << " = *reinterpret_cast<const float4*>(in" << k << " + " << at << ");\n"
+       << "      const float xs" << k << "[4] = {v4_" << k << ".x, v4_" << k
+       << ".y, v4_" << k << ".z, v4_" << k << ".w};\n";
+  }
+}
+
+void SplitEmitter::seedFloat4s(llvm::ArrayRef<unsigned> args) {
+  Block &body = e.kernel.getBody().front();
+  for (unsigned a : args)
+    e.seed(body.getArgument(a), "i", "xs" + std::to_string(a) + "[j]");
+}
+
+void SplitEmitter::declareSlots(llvm::raw_ostream &os) {
+  for (const auto *slots : {&layout.passes, &layout.finals})
+    for (const auto &pass : *slots)
+      for (const Layout::Slot &s : pass)
+        os << "  " << s.type << "* const " << s.name << " = (" << s.type
+           << "*)((char*)ws + " << s.offset << ");\n";
 }
 
 llvm::Error SplitEmitter::emitWhole(llvm::raw_ostream &os) {
@@ -286,21 +307,13 @@ llvm::Expected<std::string> SplitEmitter::elementLoop(llvm::raw_ostream &os) {
     SmallVector<unsigned, 4> args(p.vecArgs.begin(), p.vecArgs.end());
     if (p.vec4)
       args = {cast<BlockArgument>(f.input).getArgNumber()};
-    for (unsigned a : args) {
-      std::string k = std::to_string(a);
-      os << "      const float4 v4_" << k
-         << " = *reinterpret_cast<const float4*>(in" << k << " + ib);\n"
-         << "      const float xs" << k << "[4] = {v4_" << k << ".x, v4_" << k
-         << ".y, v4_" << k << ".z, v4_" << k << ".w};\n";
-    }
+    loadFloat4s(args, "ib", os);
     os << "#pragma unroll\n      for (int j = 0; j < 4; ++j) {\n"
        << "      const long long c = cb + j, i = ib + j;\n"
        << "      (void)c; (void)i; // not every pass reads them\n";
     loopEnd = "      }\n    }\n";
     e.newScope();
-    Block &body = e.kernel.getBody().front();
-    for (unsigned a : args)
-      e.seed(body.getArgument(a), "i", "xs" + std::to_string(a) + "[j]");
+    seedFloat4s(args);
     return e.valueAt(f.input, "i", os, "      ");
   }
   if (lanes)
