@@ -77,7 +77,7 @@ public:
   /// EmitOptions::splitCombineOnceMin.
   int splitCombineOnceMin = 0;
   /// EmitOptions::splitFlat.
-  bool splitFlat = false;
+  bool splitFlat = true;
   /// EmitOptions::splitSerialCombine.
   bool splitSerialCombine = false;
   /// EmitOptions::splitRowVectors.
@@ -99,7 +99,7 @@ public:
   /// EmitOptions::laneShortRows.
   bool laneShortRows = false;
   /// EmitOptions::splitBarrierStore.
-  bool splitBarrierStore = false;
+  bool splitBarrierStore = true;
   /// EmitOptions::stageTransposedStores.
   bool stageTransposedStores = true;
   /// An output the row loops store into a shared-memory tile

@@ -93,7 +93,7 @@ bool codegen::blockSharedRow(const RowPlan &p) {
          p.cols <= std::min<int64_t>(p.sharedRowMax, kSharedRowMax);
 }
 
-/// Rows from which rows of 65-256 scalars take four float4s a lane: twice
+/// Rows from which rows of 61-256 scalars take four float4s a lane: twice
 /// the rows an H200 holds resident at 8 lanes a row (132 SMs x 2048 threads).
 constexpr int64_t kWideLaneRowsMin = 2 * 132 * 2048 / 8;
 
@@ -103,13 +103,15 @@ int64_t codegen::rowLanes(const RowPlan &p) {
   if (p.vectorLanes > 0)
     return p.vectorLanes;
   int64_t n4 = (p.cols + 3) / 4, l = 1;
-  // Many rows of 65-256 scalars: up to four float4s a lane, not one or
+  // Many rows of 61-256 scalars: up to four float4s a lane, not one or
   // two, so a row's statistics cross fewer shuffle levels and each lane has
   // more loads in flight (layer norm over 128 0.159 -> 0.133 ms, softmax
-  // over 256 0.143 -> 0.132; a sum over 64 gained nothing: bench/NOTES.md
-  // "Session 37"). Few rows keep every lane: there the launch is too small
-  // to fill the GPU and a lane's serial loads are its latency.
-  bool wide = n4 > 16 && n4 <= 64 && p.rows >= kWideLaneRowsMin;
+  // over 256 0.143 -> 0.132, bench/NOTES.md "Session 37"; a logsumexp over
+  // 12.2M rows of 64 1.171 -> 1.047 ms at 4 lanes, run114, where a sum
+  // over 64 had gained nothing in session 37). Few rows keep every lane:
+  // there the launch is too small to fill the GPU and a lane's serial
+  // loads are its latency.
+  bool wide = n4 >= 16 && n4 <= 64 && p.rows >= kWideLaneRowsMin;
   int64_t want = wide ? (n4 + 3) / 4 : n4;
   while (l < 32 && l < want)
     l *= 2;

@@ -69,7 +69,7 @@ struct RowPlan {
   int splitFoldUnroll = 0;
   /// Lanes over rows: the chunks from which each row's partials are
   /// combined once (a finalize phase and a second barrier) rather than by
-  /// every item (EmitOptions::splitCombineOnceMin; 0: 16).
+  /// every item (EmitOptions::splitCombineOnceMin; 0: 64).
   int splitCombineOnceMin = 0;
   /// Lanes over 4 rows: the item's block combines one row and accumulator
   /// at a time (EmitOptions::splitSerialCombine), not batched.
@@ -103,8 +103,8 @@ struct RowPlan {
   /// Lanes over at most 32 rows that are one run (the input [cols,
   /// rows], contiguous), one pass and one output per row: each item's
   /// elements read as flat float4s, a thread's 4 accumulators on rows
-  /// (4t + j) mod rows (SplitFlat.cpp); with `kb-rewrite codegen
-  /// --split-flat` (a probe).
+  /// (4t + j) mod rows (SplitFlat.cpp); by default since session 58
+  /// (`kb-rewrite codegen --split-lane-rows`, a probe, keeps the lanes).
   bool flat = false;
   // Elements (r, 4k..4k+3) are four consecutive, 16-byte aligned floats of
   // the input, which is a kernel argument: loops over one row may read it
@@ -130,7 +130,7 @@ struct RowPlan {
   /// as much); 1 unless a probe sets it.
   int groupUnroll = 1;
   /// Warp mode with float4 loads: lanes per row (0: rowLanes' default, one
-  /// float4 a lane up to 32, up to four over many rows of 65-256); set only
+  /// float4 a lane up to 32, up to four over many rows of 61-256); set only
   /// by probes.
   int vectorLanes = 0;
   /// AtenOrder's RowwiseMoments block: elements a thread loads before

@@ -48,7 +48,7 @@ Shape split::shapeFor(const RowPlan &p) {
 
 bool split::combinesOnce(const RowPlan &p) {
   return p.splitRows == 32 &&
-         p.chunks >= (p.splitCombineOnceMin > 0 ? p.splitCombineOnceMin : 16);
+         p.chunks >= (p.splitCombineOnceMin > 0 ? p.splitCombineOnceMin : 64);
 }
 
 Layout::Layout(const RowPlan &p) : bytes(16 + p.wsBase) {
@@ -104,10 +104,11 @@ const char *codegen::splitHelpers(bool barrierStore) {
       __threadfence();
       atomicAdd(bar + 1, 1u);
 )");
-  // --split-barrier-store (a probe): the count back to 0 and the next
-  // generation in one 8-byte store, instead of waiting for an exchange's
-  // round trip and a fence before the increment (run113's timeline: ~1.4
-  // us from the last arrival to the first block out).
+  // The count back to 0 and the next generation in one 8-byte store,
+  // instead of waiting for an exchange's round trip and a fence before the
+  // increment (run113's timeline: ~1.4 us from the last arrival to the
+  // first block out; run114: 0.4-1 us less a barrier).
+  // `--split-barrier-exchange` keeps the exchange (a probe).
   static const std::string store = gridSync(
       R"(      *reinterpret_cast<volatile unsigned long long*>(bar) =
           (unsigned long long)(g + 1u) << 32;

@@ -27,10 +27,12 @@ Shape shapeFor(const RowPlan &p);
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Lanes over rows in 16 chunks or more (RowPlan::splitCombineOnceMin
+/// Lanes over rows in 64 chunks or more (RowPlan::splitCombineOnceMin
 /// where a probe sets it) combine each row's partials once per pass
 /// (SplitEmitter::finalizePass); with fewer, every item combining its
-/// row's few partials costs less than the extra grid barrier.
+/// row's partials (coalesced, chunk-major) costs less than the finalize
+/// phase and the second grid barrier (levit's batch norms over 49 chunks
+/// 8-16% faster so, run114; 16 was measured with row-major partials).
 bool combinesOnce(const RowPlan &p);
 
 /// The workspace: the barrier's two counters, then one array per

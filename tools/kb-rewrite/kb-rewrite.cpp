@@ -150,14 +150,14 @@ cl::opt<unsigned> splitCombineOnceOpt(
     "split-combine-once",
     cl::desc("Split row kernels with lanes over rows in at least N chunks "
              "combine each row's partials once (a finalize phase and a "
-             "second grid barrier) instead of in every item (default 16; a "
+             "second grid barrier) instead of in every item (default 64; a "
              "probe of the plan)"),
     cl::init(0), cl::sub(codegenCmd));
-cl::opt<bool> splitFlatOpt(
-    "split-flat",
+cl::opt<bool> splitLaneRowsOpt(
+    "split-lane-rows",
     cl::desc("Split reductions over at most 32 strided rows of one run read "
-             "their elements as flat float4s, 4 accumulators a thread (a "
-             "probe of the plan)"),
+             "one float a lane a row (the form before session 58) instead of "
+             "flat float4s, 4 accumulators a thread (a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
 cl::opt<bool> splitSerialCombineOpt(
     "split-serial-combine",
@@ -171,11 +171,11 @@ cl::opt<bool> splitRowScalarsOpt(
              "and statistics as 4 scalars a lane instead of one vector (the "
              "form before session 57; a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
-cl::opt<bool> splitBarrierStoreOpt(
-    "split-barrier-store",
-    cl::desc("Grid barriers release with one 8-byte store of the count and "
-             "generation instead of an exchange, a fence and an increment "
-             "(a probe)"),
+cl::opt<bool> splitBarrierExchangeOpt(
+    "split-barrier-exchange",
+    cl::desc("Grid barriers release with an exchange, a fence and an "
+             "increment (the form before session 58) instead of one 8-byte "
+             "store of the count and generation (a probe)"),
     cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> pointwiseVectorsOpt(
     "pointwise-vectors",
@@ -250,7 +250,7 @@ cl::opt<unsigned> vectorLanesOpt(
     "vector-lanes",
     cl::desc("Lanes per row of lane-group row kernels reading float4 (1, 2, "
              "4, 8, 16 or 32; default: one float4 a lane, up to 32; up to "
-             "four a lane over many rows of 65-256) "
+             "four a lane over many rows of 61-256) "
              "(a probe)"),
     cl::init(0), cl::sub(codegenCmd));
 cl::opt<unsigned> momentsBatchOpt(
@@ -618,7 +618,7 @@ int runCodegen() {
     emitOptions.splitQuad = splitQuadOpt;
     emitOptions.splitAhead = splitAheadOpt;
     emitOptions.splitFoldUnroll = splitFoldUnrollOpt;
-    emitOptions.splitFlat = splitFlatOpt;
+    emitOptions.splitFlat = !splitLaneRowsOpt;
     emitOptions.splitCombineOnceMin = splitCombineOnceOpt;
     emitOptions.splitSerialCombine = splitSerialCombineOpt;
     emitOptions.splitRowVectors = !splitRowScalarsOpt;
@@ -631,7 +631,7 @@ int runCodegen() {
     emitOptions.threadShortRows = threadShortRowsOpt;
     emitOptions.laneShortRows = laneShortRowsOpt;
     emitOptions.stageTransposedStores = !directTransposedStoresOpt;
-    emitOptions.splitBarrierStore = splitBarrierStoreOpt;
+    emitOptions.splitBarrierStore = !splitBarrierExchangeOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;
     emitOptions.groupUnroll = groupUnrollOpt;

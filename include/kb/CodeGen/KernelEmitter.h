@@ -103,15 +103,16 @@ struct EmitOptions {
   int splitFoldUnroll = 0;
   /// Lanes over rows: the chunks from which each row's partials are
   /// combined once, by a finalize phase behind a second grid barrier,
-  /// rather than by every item after the first (0: 16, measured with the
-  /// row-major partials of session 18); for probes (`kb-rewrite codegen
-  /// --split-combine-once N`).
+  /// rather than by every item after the first (0: 64; levit's batch norms
+  /// over 49 chunks 8-16% faster folding in every item than at the old 16,
+  /// run114); for probes (`kb-rewrite codegen --split-combine-once N`).
   int splitCombineOnceMin = 0;
   /// Split reductions over at most 32 strided rows that are one run of a
   /// contiguous input ([N, 7] over dim 0) read each item as flat float4s,
-  /// a thread's 4 accumulators on fixed rows, instead of one float a lane;
-  /// for probes (`kb-rewrite codegen --split-flat`).
-  bool splitFlat = false;
+  /// a thread's 4 accumulators on fixed rows, instead of one float a lane
+  /// (amin over dim 0 of [75353489, 7] 0.952 -> 0.731 ms, ATen 0.763,
+  /// run114); false for probes (`kb-rewrite codegen --split-lane-rows`).
+  bool splitFlat = true;
   /// Lanes over 4 strided rows: an item's block combines one row and
   /// accumulator at a time (two barriers each; the form before session 56)
   /// instead of all at once (three barriers, the same bits); for probes
@@ -129,9 +130,10 @@ struct EmitOptions {
   int pointwiseVectors = 0;
   /// Grid-synchronised kernels: the barrier's last arrival resets its
   /// count and opens the next generation with one 8-byte store instead
-  /// of an exchange, a fence and an increment; for probes (`kb-rewrite
-  /// codegen --split-barrier-store`).
-  bool splitBarrierStore = false;
+  /// of an exchange, a fence and an increment (0.4-1 us a barrier, every
+  /// levit batch norm 2-7% faster, run114); false for probes (`kb-rewrite
+  /// codegen --split-barrier-exchange`).
+  bool splitBarrierStore = true;
   /// Outputs per thread of one-thread-per-output kernels (poolings,
   /// reductions of strided elements), 0: the default; for probes
   /// (`kb-rewrite codegen --outputs-per-thread`).
