@@ -880,6 +880,7 @@ llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
   e.splitAhead = options.splitAhead;
   e.splitFoldUnroll = options.splitFoldUnroll;
   e.splitFlat = options.splitFlat;
+  e.splitFlatOutputs = options.splitFlatOutputs;
   e.splitCombineOnceMin = options.splitCombineOnceMin;
   e.splitSerialCombine = options.splitSerialCombine;
   e.splitRowVectors = options.splitRowVectors;

@@ -78,6 +78,8 @@ public:
   int splitCombineOnceMin = 0;
   /// EmitOptions::splitFlat.
   bool splitFlat = true;
+  /// EmitOptions::splitFlatOutputs.
+  bool splitFlatOutputs = false;
   /// EmitOptions::splitSerialCombine.
   bool splitSerialCombine = false;
   /// EmitOptions::splitRowVectors.

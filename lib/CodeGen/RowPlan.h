@@ -434,10 +434,11 @@ const char *splitHelpers(bool barrierStore);
 /// Whether a split plan's rows can be read as flat float4s (RowPlan::flat):
 /// lanes over at most 32 rows that are one run of the input, a contiguous
 /// float32 kernel argument of rows x cols elements (or computed by a
-/// pointwise prologue from such arguments, `args`), one pass of plain
-/// accumulators, one output per row.
+/// pointwise prologue from such arguments, `args`), accumulators that are
+/// not compensated sums; one pass of plain accumulators and one output a
+/// row unless `outputs` (EmitOptions::splitFlatOutputs).
 bool flatSplitApplies(const RowPlan &p, const StageInfo &f,
-                      llvm::ArrayRef<unsigned> args);
+                      llvm::ArrayRef<unsigned> args, bool outputs);
 /// The block of a flat plan: 64 threads a row up to 16 rows, 32 up to 32
 /// (a multiple of the rows, at least a hardware warp a row).
 int flatBlock(int64_t rows);

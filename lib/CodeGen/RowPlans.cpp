@@ -887,13 +887,16 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     SmallVector<unsigned, 4> args;
     if (!isa<BlockArgument>(f.input))
       prologueArgs(f.input, args);
-    if (flatSplitApplies(p, f, args)) {
+    if (flatSplitApplies(p, f, args, e.splitFlatOutputs)) {
       p.flat = true;
       p.vecArgs = args;
       if (p.splitBlock == 0)
         p.splitBlock = flatBlock(p.rows); // a multiple of the rows
-      if (p.splitPerSM == 0) // as many as an SM's 2048 threads hold, up to 4
-        p.splitPerSM = std::min(4, 2048 / p.splitBlock);
+      // As many as an SM's 2048 threads hold, up to 4; per-element outputs
+      // keep 64 registers a thread for their 4 rows' statistics (at 48 a
+      // batch norm over 5 rows spilled 136 bytes).
+      if (p.splitPerSM == 0)
+        p.splitPerSM = std::min(4, (p.element ? 1024 : 2048) / p.splitBlock);
       // At least kFlatVectorsPerThread float4s a thread per item: fewer
       // leave an item's block mostly folding its 4 x block slots (run114,
       // the sum over dim 0 of [300007, 20]: 528 chunks, 4.4 float4s a

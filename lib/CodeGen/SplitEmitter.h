@@ -158,19 +158,31 @@ private:
   void quadFoldPartials(size_t j, llvm::raw_ostream &os);
 
   // ---- Few rows read as flat float4s (RowPlan::flat; SplitFlat.cpp) ---
-  /// The block's slots of each accumulator (4 a thread).
+  /// The block's slots of each accumulator (4 a thread), and the rows'
+  /// statistics handed to every thread (flatRows).
   void declareFlatScratch(llvm::raw_ostream &os);
-  /// The item's pass over its flat run of elements, then each row's slots
+  /// The shift and the statistics of passes [0, k) of the thread's 4 rows
+  /// ((4t + j) mod rows) as arrays k0_[j], <acc>_[j]: lane r of warp 0,
+  /// which holds row r's (rowStatistics), writes them to shared memory.
+  void flatRows(size_t k, llvm::raw_ostream &os);
+  /// The body of a flat loop: the arguments `loaded` read as xs<k>[4] at
+  /// `fb` (none: the tail, elements read one by one up to n).
+  using FlatBody = llvm::function_ref<llvm::Error(llvm::ArrayRef<unsigned>,
+                                                  llvm::raw_ostream &)>;
+  /// The item's elements as flat float4s at fb = f0 + 4q, thread t taking
+  /// q = t, t + block, ...; then the tail's thread.
+  llvm::Error flatLoop(int64_t T, llvm::raw_ostream &os, const FlatBody &body);
+  /// Opens the unrolled loop over element j of the float4 at fb: its index
+  /// i, column c and row r, passes [0, k) bound to row r's statistics.
+  void flatElementHead(size_t k, llvm::ArrayRef<unsigned> loaded,
+                       llvm::raw_ostream &os);
+  /// Pass k over the item's flat run of elements, then each row's slots
   /// folded into the accumulators of lane r (as combinePassInBlock leaves
   /// them).
-  llvm::Error flatPass(const ReducePass &pass, int64_t T,
-                       llvm::raw_ostream &os);
-  /// The step of the elements of the float4 at `fb`: all 4, the arguments
-  /// `loaded` read as xs<k>[j] already; none loaded, the ones before n,
-  /// read by the prologue.
-  llvm::Error flatElements(const ReducePass &pass,
-                           llvm::ArrayRef<unsigned> loaded,
-                           llvm::raw_ostream &os);
+  llvm::Error flatPass(size_t k, int64_t T, llvm::raw_ostream &os);
+  /// The item's per-element outputs over its flat run (float4 stores), and
+  /// the per-row extras by chunk 0's leader; closes the item loop.
+  llvm::Error flatOutputs(int64_t T, llvm::raw_ostream &os);
   /// Row r's slots r + R k folded in slot order.
   void flatCombine(const ReducePass &pass, llvm::raw_ostream &os);
 

@@ -27,24 +27,53 @@ using namespace kb::codegen;
 using namespace kb::codegen::split;
 
 void SplitEmitter::declareFlatScratch(llvm::raw_ostream &os) {
-  for (const Accumulator &a : p.prog.passes[0].accs)
-    os << "  __shared__ " << a.type << " kbf_" << a.name << "[" << 4 * kBlock
-       << "];\n";
+  for (const ReducePass &pass : p.prog.passes)
+    for (const Accumulator &a : pass.accs)
+      os << "  __shared__ " << a.type << " kbf_" << a.name << "[" << 4 * kBlock
+         << "];\n";
+  // The rows' statistics and shift, from lane r of warp 0 to every
+  // thread's 4 rows (flatRows).
+  if (p.prog.passes.size() > 1 || p.element)
+    for (const ReducePass &pass : p.prog.passes)
+      for (const Accumulator &a : pass.accs)
+        os << "  __shared__ " << a.type << " kbr_" << a.name << "[" << p.rows
+           << "];\n";
+  if (p.shiftFirst)
+    os << "  __shared__ double kbr_k0[" << p.rows << "];\n";
 }
 
-llvm::Error SplitEmitter::flatPass(const ReducePass &pass, int64_t T,
-                                   llvm::raw_ostream &os) {
+void SplitEmitter::flatRows(size_t k, llvm::raw_ostream &os) {
+  if (k == 0 && !p.shiftFirst)
+    return;
   std::string R = std::to_string(p.rows);
-  for (const Accumulator &a : pass.accs)
-    os << "    " << declareAcc(a) << "\n";
-  os << "    {\n";
-  declareArrays(pass, os, "    ");
-  os << "#pragma unroll\n    for (int j = 0; j < 4; ++j) {\n";
-  for (const Accumulator &a : pass.accs)
-    os << "      " << a.name << "_[j] = " << a.init << ";\n";
-  os << "    }\n"
-     // Every thread reads the item's elements (chunkRange empties the
-     // range of a lane past the rows).
+  os << "    if (live && warp == 0) {\n";
+  if (p.shiftFirst)
+    os << "      kbr_k0[r] = k0;\n";
+  for (size_t j = 0; j < k; ++j)
+    for (const Accumulator &a : p.prog.passes[j].accs)
+      os << "      kbr_" << a.name << "[r] = " << a.name << ";\n";
+  os << "    }\n    __syncthreads();\n";
+  if (p.shiftFirst)
+    os << "    double k0_[4];\n";
+  for (size_t j = 0; j < k; ++j)
+    declareArrays(p.prog.passes[j], os, "    ");
+  os << "#pragma unroll\n    for (int j = 0; j < 4; ++j) {\n"
+     << "      const int rr = (4 * threadIdx.x + j) % " << R << ";\n";
+  if (p.shiftFirst)
+    os << "      k0_[j] = kbr_k0[rr];\n";
+  for (size_t j = 0; j < k; ++j)
+    for (const Accumulator &a : p.prog.passes[j].accs)
+      os << "      " << a.name << "_[j] = kbr_" << a.name << "[rr];\n";
+  // The next item's leader writes them again.
+  os << "    }\n    __syncthreads();\n";
+}
+
+llvm::Error SplitEmitter::flatLoop(int64_t T, llvm::raw_ostream &os,
+                                   const FlatBody &body) {
+  std::string R = std::to_string(p.rows);
+  // Every thread reads the item's elements (chunkRange empties the range
+  // of a lane past the rows).
+  os << "    {\n"
      << "    const long long f0 = c0 * " << R << "LL, n = ((c0 + " << T
      << "LL < " << p.cols << "LL ? c0 + " << T << "LL : " << p.cols
      << "LL) - c0) * " << R << "LL, nq = n / 4;\n"
@@ -57,24 +86,21 @@ llvm::Error SplitEmitter::flatPass(const ReducePass &pass, int64_t T,
   if (auto a = dyn_cast<BlockArgument>(f.input))
     args = {a.getArgNumber()};
   loadFloat4s(args, "fb", os);
-  if (auto err = flatElements(pass, args, os))
+  if (auto err = body(args, os))
     return err;
   os << "    }\n";
   // The last float4's elements past n are none: the thread whose next
   // float4 it would be takes the ones before n, one by one.
   os << "    if (threadIdx.x == nq % " << kBlock << ") {\n"
      << "      const long long fb = f0 + 4 * nq;\n";
-  if (auto err = flatElements(pass, {}, os))
+  if (auto err = body({}, os))
     return err;
-  os << "    }\n";
-  flatCombine(pass, os);
-  os << "    }\n";
+  os << "    }\n    }\n";
   return llvm::Error::success();
 }
 
-llvm::Error SplitEmitter::flatElements(const ReducePass &pass,
-                                       llvm::ArrayRef<unsigned> loaded,
-                                       llvm::raw_ostream &os) {
+void SplitEmitter::flatElementHead(size_t k, llvm::ArrayRef<unsigned> loaded,
+                                   llvm::raw_ostream &os) {
   // The tail's elements past n are skipped inside the unrolled loop, so
   // acc_[j] keeps constant indices (registers, not the stack).
   os << "#pragma unroll\n      for (int j = 0; j < 4; ++j) {\n";
@@ -83,14 +109,71 @@ llvm::Error SplitEmitter::flatElements(const ReducePass &pass,
   os << "        const long long i = fb + j, c = i / " << p.rows
      << "LL, r = (4 * threadIdx.x + j) % " << p.rows << ";\n"
      << "        (void)c; (void)r;\n";
-  bind(pass, os, "        ");
+  bindStats(k, os, "        ");
   e.newScope();
   seedFloat4s(loaded);
-  auto x = e.valueAt(f.input, "i", os, "        ");
-  if (!x)
-    return x.takeError();
-  os << "        " << stepText(f, pass, *x, "") << "\n      }\n";
-  e.newScope();
+}
+
+llvm::Error SplitEmitter::flatPass(size_t k, int64_t T, llvm::raw_ostream &os) {
+  const ReducePass &pass = p.prog.passes[k];
+  flatRows(k, os);
+  for (const Accumulator &a : pass.accs)
+    os << "    " << declareAcc(a) << "\n";
+  declareArrays(pass, os, "    ");
+  os << "#pragma unroll\n    for (int j = 0; j < 4; ++j) {\n";
+  for (const Accumulator &a : pass.accs)
+    os << "      " << a.name << "_[j] = " << a.init << ";\n";
+  os << "    }\n";
+  auto err = flatLoop(T, os,
+                      [&](llvm::ArrayRef<unsigned> loaded,
+                          llvm::raw_ostream &os) -> llvm::Error {
+                        flatElementHead(k, loaded, os);
+                        bind(pass, os, "        ");
+                        auto x = e.valueAt(f.input, "i", os, "        ");
+                        if (!x)
+                          return x.takeError();
+                        os << "        " << stepText(f, pass, *x, "")
+                           << "\n      }\n";
+                        e.newScope();
+                        return llvm::Error::success();
+                      });
+  if (err)
+    return err;
+  flatCombine(pass, os);
+  return llvm::Error::success();
+}
+
+llvm::Error SplitEmitter::flatOutputs(int64_t T, llvm::raw_ostream &os) {
+  size_t all = p.prog.passes.size(), nOut = yield.getValues().size();
+  flatRows(all, os);
+  auto err = flatLoop(
+      T, os,
+      [&](llvm::ArrayRef<unsigned> loaded,
+          llvm::raw_ostream &os) -> llvm::Error {
+        bool whole = !loaded.empty();
+        if (whole)
+          for (size_t k = 0; k < nOut; ++k)
+            os << "      float ov" << k << "[4];\n";
+        flatElementHead(all, loaded, os);
+        auto x = e.valueAt(f.input, "i", os, "        ");
+        if (!x)
+          return x.takeError();
+        if (auto err = writeElement(p, *x, os, "        ", /*toSlots=*/whole))
+          return err;
+        e.newScope();
+        os << "      }\n";
+        if (whole)
+          for (size_t k = 0; k < nOut; ++k)
+            os << "      " << e.storeFour(k, "fb", "ov" + std::to_string(k))
+               << "\n";
+        return llvm::Error::success();
+      });
+  if (err)
+    return err;
+  if (!p.leaderExtra.empty())
+    os << "    if (s == 0 && " << leaderTest() << ") {\n"
+       << p.leaderExtra << "    }\n";
+  os << "  }\n";
   return llvm::Error::success();
 }
 
@@ -102,28 +185,44 @@ void SplitEmitter::flatCombine(const ReducePass &pass, llvm::raw_ostream &os) {
        << a.name << "[4 * threadIdx.x + j] = " << a.name << "_[j];\n";
   os << "    __syncthreads();\n"
      << "    const int hw = threadIdx.x >> 5, hl = threadIdx.x & 31;\n";
-  // Hardware warp r < R folds row r's slots r + R * (l + 32 m), lane l
-  // over m in order, then lane 0 the 32 lanes in order.
+  // `dst` folded with the slots at `at`: an online pair merged together,
+  // other accumulators each by its combine.
+  auto fold = [&](llvm::StringRef in, llvm::StringRef suffix,
+                  llvm::StringRef at) {
+    if (pass.online) {
+      std::string m = pass.accs[0].name, a = pass.accs[1].name;
+      os << in << "kb::online_merge(" << m << suffix << ", " << a << suffix
+         << ", kbf_" << m << "[" << at << "], kbf_" << a << "[" << at
+         << "]);\n";
+      return;
+    }
+    for (const Accumulator &a : pass.accs)
+      os << in << a.name << suffix << " = kb::" << a.combine << "()(" << a.name
+         << suffix << ", kbf_" << a.name << "[" << at << "]);\n";
+  };
+  // Hardware warp r < R folds row r's slots r + R * (l + 32 u), lane l
+  // over u in order, then lane 0 the 32 lanes in order.
   for (const Accumulator &a : pass.accs)
     os << "    " << a.type << " " << a.name << "_w = " << a.init << ";\n";
   os << "    if (hw < " << R << ") {\n";
   for (const Accumulator &a : pass.accs)
     os << "      " << a.name << "_w = kbf_" << a.name << "[hw + " << Rs
-       << " * hl];\n"
-       << "      for (int m = 1; m < " << slots / 32 << "; ++m)\n"
-       << "        " << a.name << "_w = kb::" << a.combine << "()(" << a.name
-       << "_w, kbf_" << a.name << "[hw + " << Rs << " * (hl + 32 * m)]);\n";
-  os << "    }\n    __syncthreads();\n    if (hw < " << R << ") {\n";
+       << " * hl];\n";
+  // (`u`, not `m`: an online pair's maximum is `m`.)
+  os << "      for (int u = 1; u < " << slots / 32 << "; ++u) {\n";
+  fold("        ", "_w", "hw + " + Rs + " * (hl + 32 * u)");
+  os << "      }\n    }\n    __syncthreads();\n    if (hw < " << R << ") {\n";
   for (const Accumulator &a : pass.accs)
     os << "      kbf_" << a.name << "[hw * 32 + hl] = " << a.name << "_w;\n";
   os << "    }\n    __syncthreads();\n    if (hw < " << R << " && hl == 0) {\n";
   for (const Accumulator &a : pass.accs)
     os << "      " << a.type << " " << a.name << "_t = kbf_" << a.name
-       << "[hw * 32];\n"
-       << "      for (int l = 1; l < 32; ++l)\n"
-       << "        " << a.name << "_t = kb::" << a.combine << "()(" << a.name
-       << "_t, kbf_" << a.name << "[hw * 32 + l]);\n"
-       << "      kbf_" << a.name << "[" << 32 * R << " + hw] = " << a.name
+       << "[hw * 32];\n";
+  os << "      for (int l = 1; l < 32; ++l) {\n";
+  fold("        ", "_t", "hw * 32 + l");
+  os << "      }\n";
+  for (const Accumulator &a : pass.accs)
+    os << "      kbf_" << a.name << "[" << 32 * R << " + hw] = " << a.name
        << "_t;\n";
   os << "    }\n    __syncthreads();\n";
   // Every virtual warp's lane r holds row r's total, as combineInBlock
@@ -135,20 +234,23 @@ void SplitEmitter::flatCombine(const ReducePass &pass, llvm::raw_ostream &os) {
 }
 
 bool codegen::flatSplitApplies(const RowPlan &p, const StageInfo &f,
-                               llvm::ArrayRef<unsigned> args) {
+                               llvm::ArrayRef<unsigned> args, bool outputs) {
   if (p.mode != RowMode::Split || p.splitRows != 32 || p.quad || p.chunks < 2 ||
-      p.rows > 32 || p.rowRun != p.rows || p.element || p.shiftFirst ||
-      p.statsOnly || p.prog.passes.size() != 1 || f.input2)
+      p.rows > 32 || p.rowRun != p.rows || p.statsOnly || f.input2)
     return false;
-  const ReducePass &pass = p.prog.passes[0];
-  if (pass.online || llvm::any_of(pass.accs, [](const Accumulator &a) {
-        return a.combine == "CSum";
-      }))
+  // Per-element outputs, several passes, an online pair or a shift: with
+  // --split-flat-outputs (a probe, not measured yet).
+  if (!outputs && (p.element || p.shiftFirst || p.prog.passes.size() != 1 ||
+                   p.prog.passes[0].online))
     return false;
   // The slots (4 a thread) within 32 KB of shared memory.
   int64_t slotBytes = 0;
-  for (const Accumulator &a : pass.accs)
-    slotBytes += (a.type == "double" ? 8 : 4) * 4 * flatBlock(p.rows);
+  for (const ReducePass &pass : p.prog.passes)
+    for (const Accumulator &a : pass.accs) {
+      if (a.combine == "CSum")
+        return false;
+      slotBytes += (a.type == "double" ? 8 : 4) * (4 * flatBlock(p.rows) + 32);
+    }
   if (slotBytes > 32 * 1024 || product(shapeOf(f.input)) != p.rows * p.cols)
     return false;
   if (auto arg = dyn_cast<BlockArgument>(f.input))

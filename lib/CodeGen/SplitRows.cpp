@@ -68,7 +68,7 @@ llvm::Error SplitEmitter::emit(llvm::raw_ostream &os) {
     itemHead(os, S, T);
     if (auto err = rowStatistics(k, os))
       return err;
-    if (auto err = p.flat ? flatPass(pass, T, os) : accumulatePass(pass, os))
+    if (auto err = p.flat ? flatPass(k, T, os) : accumulatePass(pass, os))
       return err;
     os << "    if (" << leaderTest() << ") {\n";
     for (const Layout::Slot &s : layout.passes[k])
@@ -98,6 +98,8 @@ llvm::Error SplitEmitter::emit(llvm::raw_ostream &os) {
   itemHead(os, S, T);
   if (auto err = rowStatistics(all, os))
     return err;
+  if (p.flat)
+    return flatOutputs(T, os);
   return writeItemOutputs(os, /*firstChunkOnly=*/true);
 }
 

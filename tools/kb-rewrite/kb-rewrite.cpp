@@ -159,6 +159,13 @@ cl::opt<bool> splitLaneRowsOpt(
              "one float a lane a row (the form before session 58) instead of "
              "flat float4s, 4 accumulators a thread (a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
+cl::opt<bool> splitFlatOutputsOpt(
+    "split-flat-outputs",
+    cl::desc("Flat split reductions also where every element is written "
+             "back, over several passes, online pairs or shifted moments "
+             "(softmax over dim 0 of [N, 7], a batch norm of few channels; "
+             "a probe of the plan)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<bool> splitSerialCombineOpt(
     "split-serial-combine",
     cl::desc("Split row kernels with lanes over 4 rows combine each row's "
@@ -619,6 +626,7 @@ int runCodegen() {
     emitOptions.splitAhead = splitAheadOpt;
     emitOptions.splitFoldUnroll = splitFoldUnrollOpt;
     emitOptions.splitFlat = !splitLaneRowsOpt;
+    emitOptions.splitFlatOutputs = splitFlatOutputsOpt;
     emitOptions.splitCombineOnceMin = splitCombineOnceOpt;
     emitOptions.splitSerialCombine = splitSerialCombineOpt;
     emitOptions.splitRowVectors = !splitRowScalarsOpt;

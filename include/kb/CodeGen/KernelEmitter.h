@@ -113,6 +113,12 @@ struct EmitOptions {
   /// (amin over dim 0 of [75353489, 7] 0.952 -> 0.731 ms, ATen 0.763,
   /// run114); false for probes (`kb-rewrite codegen --split-lane-rows`).
   bool splitFlat = true;
+  /// Flat split plans also for per-element outputs (softmax over dim 0 of
+  /// [N, 7], a batch norm of few channels), several passes, online pairs
+  /// and shifted moments: the thread's 4 rows' statistics handed over
+  /// through shared memory; for probes (`kb-rewrite codegen
+  /// --split-flat-outputs`).
+  bool splitFlatOutputs = false;
   /// Lanes over 4 strided rows: an item's block combines one row and
   /// accumulator at a time (two barriers each; the form before session 56)
   /// instead of all at once (three barriers, the same bits); for probes
