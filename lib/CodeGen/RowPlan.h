@@ -439,8 +439,8 @@ const char *splitHelpers(bool barrierStore);
 /// row unless `outputs` (EmitOptions::splitFlatOutputs).
 bool flatSplitApplies(const RowPlan &p, const StageInfo &f,
                       llvm::ArrayRef<unsigned> args, bool outputs);
-/// The block of a flat plan: 64 threads a row up to 16 rows, 32 up to 32
-/// (a multiple of the rows, at least a hardware warp a row).
+/// The block of a flat plan: 256 threads a row up to 2 rows, 64 up to 16,
+/// 32 up to 32 (a multiple of the rows, at least a hardware warp a row).
 int flatBlock(int64_t rows);
 /// Rows per split item: 1, 32 (lanes over rows), or 4 per lane of a quad
 /// plan's virtual warp.

@@ -259,5 +259,7 @@ bool codegen::flatSplitApplies(const RowPlan &p, const StageInfo &f,
 }
 
 int codegen::flatBlock(int64_t rows) {
-  return int(rows <= 16 ? 64 * rows : 32 * rows);
+  // One or two rows (a sum over dim 0 of [N, 1]) take 256 threads a row:
+  // 64 or 128 threads a block would leave an SM 256 or 512 at 4 blocks.
+  return int(rows <= 2 ? 256 * rows : rows <= 16 ? 64 * rows : 32 * rows);
 }
