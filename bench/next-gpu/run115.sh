@@ -31,7 +31,6 @@ fx=()
 for n in rows_wide_lanes sweep_prod split_bn1d_long_rows linear_norm_views split_softmax_strided; do
   fx+=($F/$n.graph.txt); [[ -f $F/$n.params.json ]] && fx+=($F/$n.params.json)
 done
-fits 60 && verify_fixtures verify115 60 14 "${fx[@]}"
 G=bench/next-gpu/graphs
 if fits 70; then
 timeout 70 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
@@ -53,6 +52,7 @@ timeout 45 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-v
   $G/bn105/levit_bn.graph.txt > $OUT/knobs115-bn.log 2>&1
 echo "knobs bn rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs115-bn.log | cut -c1-200; grep -A8 "^graph region" $OUT/knobs115-bn.log | cut -c1-200
 fi
+fits 60 && verify_fixtures verify115 60 14 "${fx[@]}"
 timed_slice slice115 20261324 2 29,38 ${DEADLINE:-540}
 forward_choices /tmp/slice115.json
 (cd $OUT && tar czf logs115.tgz *.log && rm -f *.log)
