@@ -871,34 +871,7 @@ private:
 llvm::Expected<EmittedKernel> kb::emitKernel(KernelOp kernel,
                                              const EmitOptions &options) {
   Emitter e(kernel);
-  e.fastMath = options.fastMath;
-  e.splitChunks = options.splitChunks;
-  e.splitBlock = options.splitBlock;
-  e.splitPerSM = options.splitPerSM;
-  e.splitUnroll = options.splitUnroll;
-  e.splitQuad = options.splitQuad;
-  e.splitAhead = options.splitAhead;
-  e.splitFoldUnroll = options.splitFoldUnroll;
-  e.splitFlat = options.splitFlat;
-  e.splitFlatOutputs = options.splitFlatOutputs;
-  e.splitCombineOnceMin = options.splitCombineOnceMin;
-  e.splitSerialCombine = options.splitSerialCombine;
-  e.splitRowVectors = options.splitRowVectors;
-  e.perOutputUnroll = options.outputsPerThread;
-  e.pointwiseVectors = options.pointwiseVectors;
-  e.rowBlock = options.rowBlock;
-  e.registerRowMax = options.registerRowMax;
-  e.threadRowMax = options.threadRowMax;
-  e.divisionStats = options.divisionStats;
-  e.threadShortRows = options.threadShortRows;
-  e.laneShortRows = options.laneShortRows;
-  e.stageTransposedStores = options.stageTransposedStores;
-  e.splitBarrierStore = options.splitBarrierStore;
-  e.sharedRowMax = options.sharedRowMax;
-  e.atenOrderNorms = options.atenOrderNorms;
-  e.groupUnroll = options.groupUnroll;
-  e.vectorLanes = options.vectorLanes;
-  e.momentsBatch = options.momentsBatch;
+  e.takeOptions(options);
   auto k = e.run();
   if (k)
     k->orderFree = !k->approximate && reductionsOrderFree(kernel);

@@ -62,6 +62,37 @@ RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {
   });
 }
 
+void RegionEmitter::takeOptions(const EmitOptions &options) {
+  fastMath = options.fastMath;
+  splitChunks = options.splitChunks;
+  splitBlock = options.splitBlock;
+  splitPerSM = options.splitPerSM;
+  splitUnroll = options.splitUnroll;
+  splitQuad = options.splitQuad;
+  splitAhead = options.splitAhead;
+  splitFoldUnroll = options.splitFoldUnroll;
+  splitFlat = options.splitFlat;
+  splitFlatOutputs = options.splitFlatOutputs;
+  splitCombineOnceMin = options.splitCombineOnceMin;
+  splitSerialCombine = options.splitSerialCombine;
+  splitRowVectors = options.splitRowVectors;
+  perOutputUnroll = options.outputsPerThread;
+  pointwiseVectors = options.pointwiseVectors;
+  rowBlock = options.rowBlock;
+  registerRowMax = options.registerRowMax;
+  threadRowMax = options.threadRowMax;
+  divisionStats = options.divisionStats;
+  threadShortRows = options.threadShortRows;
+  laneShortRows = options.laneShortRows;
+  stageTransposedStores = options.stageTransposedStores;
+  splitBarrierStore = options.splitBarrierStore;
+  sharedRowMax = options.sharedRowMax;
+  atenOrderNorms = options.atenOrderNorms;
+  groupUnroll = options.groupUnroll;
+  vectorLanes = options.vectorLanes;
+  momentsBatch = options.momentsBatch;
+}
+
 std::string RegionEmitter::outputAt(size_t k, llvm::StringRef idx) const {
   std::string name = "out" + std::to_string(k);
   if (k >= outputStrides.size() || outputStrides[k].empty())

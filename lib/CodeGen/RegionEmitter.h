@@ -59,6 +59,8 @@ std::string softmaxExp(llvm::StringRef arg);
 class RegionEmitter : public ElementSource {
 public:
   explicit RegionEmitter(KernelOp k);
+  /// The probes' and defaults' settings of `options` (the fields below).
+  void takeOptions(const EmitOptions &options);
   /// Every tensor of the region has fewer than 2^31 elements: index math in
   /// 32 bits.
   bool narrow = false;

@@ -439,6 +439,11 @@ const char *splitHelpers(bool barrierStore);
 /// row unless `outputs` (EmitOptions::splitFlatOutputs).
 bool flatSplitApplies(const RowPlan &p, const StageInfo &f,
                       llvm::ArrayRef<unsigned> args, bool outputs);
+/// RowPlan::flat set, with its block, blocks an SM and chunks, where
+/// flatSplitApplies (the chunks cut to 8 float4s a thread an item unless
+/// `fixedChunks`, a probe's).
+void planFlat(RowPlan &p, const StageInfo &f, llvm::ArrayRef<unsigned> args,
+              bool fixedChunks, bool outputs);
 /// The block of a flat plan: 256 threads a row up to 2 rows, 64 up to 16,
 /// 32 up to 32 (a multiple of the rows, at least a hardware warp a row).
 int flatBlock(int64_t rows);

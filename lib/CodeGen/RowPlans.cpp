@@ -23,10 +23,6 @@ namespace {
 
 using Mode = RowMode;
 
-/// The float4s a thread reads per item of a flat split reduction, at least
-/// (the chunks cut to that many where the inputs are small).
-constexpr int64_t kFlatVectorsPerThread = 8;
-
 /// `op` is the kernel's only reduction (an earlier stage's sum would not
 /// round as ATen's ops do, whatever order the final stage takes).
 bool onlyReduction(KernelOp kernel, Operation *op) {
@@ -887,27 +883,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     SmallVector<unsigned, 4> args;
     if (!isa<BlockArgument>(f.input))
       prologueArgs(f.input, args);
-    if (flatSplitApplies(p, f, args, e.splitFlatOutputs)) {
-      p.flat = true;
-      p.vecArgs = args;
-      if (p.splitBlock == 0)
-        p.splitBlock = flatBlock(p.rows); // a multiple of the rows
-      // As many as an SM's 2048 threads hold, up to 4; per-element outputs
-      // keep 64 registers a thread for their 4 rows' statistics (at 48 a
-      // batch norm over 5 rows spilled 136 bytes).
-      if (p.splitPerSM == 0)
-        p.splitPerSM = std::min(4, (p.element ? 1024 : 2048) / p.splitBlock);
-      // At least kFlatVectorsPerThread float4s a thread per item: fewer
-      // leave an item's block mostly folding its 4 x block slots (run114,
-      // the sum over dim 0 of [300007, 20]: 528 chunks, 4.4 float4s a
-      // thread, 0.0259 ms; 264 chunks 0.0207; ATen 0.0287).
-      if (e.splitChunks == 0)
-        p.chunks = std::max<int64_t>(
-            2, std::min(p.chunks,
-                        (p.rows * p.cols - 1) /
-                                (4 * kFlatVectorsPerThread * p.splitBlock) +
-                            1));
-    }
+    planFlat(p, f, args, e.splitChunks > 0, e.splitFlatOutputs);
   }
   return llvm::Error::success();
 }

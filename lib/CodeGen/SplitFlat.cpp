@@ -26,6 +26,10 @@ using namespace kb;
 using namespace kb::codegen;
 using namespace kb::codegen::split;
 
+/// The float4s a thread reads per item of a flat split reduction, at least
+/// (the chunks cut to that many where the inputs are small).
+constexpr int64_t kFlatVectorsPerThread = 8;
+
 void SplitEmitter::declareFlatScratch(llvm::raw_ostream &os) {
   for (const ReducePass &pass : p.prog.passes)
     for (const Accumulator &a : pass.accs)
@@ -256,6 +260,31 @@ bool codegen::flatSplitApplies(const RowPlan &p, const StageInfo &f,
   if (auto arg = dyn_cast<BlockArgument>(f.input))
     return isContiguousArg(arg) && isF32Tensor(arg.getType());
   return !args.empty(); // prologueArgs: contiguous float32, the input's shape
+}
+
+void codegen::planFlat(RowPlan &p, const StageInfo &f,
+                       llvm::ArrayRef<unsigned> args, bool fixedChunks,
+                       bool outputs) {
+  if (!flatSplitApplies(p, f, args, outputs))
+    return;
+  p.flat = true;
+  p.vecArgs.assign(args.begin(), args.end());
+  if (p.splitBlock == 0)
+    p.splitBlock = flatBlock(p.rows); // a multiple of the rows
+  // As many as an SM's 2048 threads hold, up to 4; per-element outputs
+  // keep 64 registers a thread for their 4 rows' statistics (at 48 a batch
+  // norm over 5 rows spilled 136 bytes).
+  if (p.splitPerSM == 0)
+    p.splitPerSM = std::min(4, (p.element ? 1024 : 2048) / p.splitBlock);
+  // At least kFlatVectorsPerThread float4s a thread per item: fewer leave
+  // an item's block mostly folding its 4 x block slots (run114, the sum
+  // over dim 0 of [300007, 20]: 528 chunks, 4.4 float4s a thread, 0.0259
+  // ms; 264 chunks 0.0207; ATen 0.0287).
+  if (!fixedChunks)
+    p.chunks = std::max<int64_t>(
+        2,
+        std::min(p.chunks, ceilDiv(p.rows * p.cols,
+                                   4 * kFlatVectorsPerThread * p.splitBlock)));
 }
 
 int codegen::flatBlock(int64_t rows) {
