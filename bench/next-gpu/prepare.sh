@@ -15,6 +15,10 @@ tp="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 cmake -S . -B /tmp/kb-verify-build -G Ninja -DKB_ENABLE_LLVM=OFF -DKB_BUILD_VERIFY=ON -DKB_BUILD_TESTS=OFF \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$tp" -DKB_NLOHMANN_JSON_INCLUDE=$PWD/.carry/include > /dev/null 2>&1
 cmake --build /tmp/kb-verify-build --target kb-verify > /dev/null; echo "kbv $(( $(date +%s)-t0 ))s"
+# fits N: whether a step of at most N seconds ends before DEADLINE seconds
+# after t0 (a script's steps in order of importance, each skipped when the
+# device time left cannot hold it).
+fits() { (( $(date +%s) - t0 + $1 <= ${DEADLINE:-540} )) || { echo "skipped a ${1}s step"; return 1; }; }
 # select_tasks SEED:TASK...: the named generated tasks, one folder a seed
 # under /tmp/rt with its manifest (kernelbench.py takes ids from file
 # names); their --dir arguments in `dirs`.

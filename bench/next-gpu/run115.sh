@@ -24,8 +24,6 @@
 #     two tasks of a fresh seed.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
-# fits N: whether a step of at most N seconds ends before DEADLINE.
-fits() { (( $(date +%s) - t0 + $1 <= ${DEADLINE:-540} )) || { echo "skipped a ${1}s step"; return 1; }; }
 F=test/fixtures/graphs/torch-1.13
 fx=()
 for n in rows_wide_lanes sweep_prod split_bn1d_long_rows linear_norm_views split_softmax_strided; do
