@@ -101,10 +101,11 @@ struct RowPlan {
   /// element, so a warp load reads 512 contiguous bytes.
   bool quad = false;
   /// Lanes over at most 32 rows that are one run (the input [cols,
-  /// rows], contiguous), one pass and one output per row: each item's
-  /// elements read as flat float4s, a thread's 4 accumulators on rows
-  /// (4t + j) mod rows (SplitFlat.cpp); by default since session 58
-  /// (`kb-rewrite codegen --split-lane-rows`, a probe, keeps the lanes).
+  /// rows], contiguous), one pass and one output per row (any passes and
+  /// outputs with `--split-flat-outputs`): each item's elements read as
+  /// flat float4s, a thread's 4 accumulators on rows (4t + j) mod rows
+  /// (SplitFlat.cpp); by default since session 58 (`kb-rewrite codegen
+  /// --split-lane-rows`, a probe, keeps the lanes).
   bool flat = false;
   // Elements (r, 4k..4k+3) are four consecutive, 16-byte aligned floats of
   // the input, which is a kernel argument: loops over one row may read it
@@ -431,22 +432,14 @@ int splitBlocksPerSM(const RowPlan &p);
 int64_t splitWorkspaceBytes(const RowPlan &p);
 const char *splitHelpers(bool barrierStore);
 
-/// Whether a split plan's rows can be read as flat float4s (RowPlan::flat):
-/// lanes over at most 32 rows that are one run of the input, a contiguous
-/// float32 kernel argument of rows x cols elements (or computed by a
-/// pointwise prologue from such arguments, `args`), accumulators that are
-/// not compensated sums; one pass of plain accumulators and one output a
-/// row unless `outputs` (EmitOptions::splitFlatOutputs).
-bool flatSplitApplies(const RowPlan &p, const StageInfo &f,
-                      llvm::ArrayRef<unsigned> args, bool outputs);
-/// RowPlan::flat set, with its block, blocks an SM and chunks, where
-/// flatSplitApplies (the chunks cut to 8 float4s a thread an item unless
-/// `fixedChunks`, a probe's).
+/// RowPlan::flat set, with its block, blocks an SM and chunks, where a
+/// split plan's rows can be read as flat float4s (at most 32 rows that are
+/// one run of a contiguous float32 input or of a pointwise prologue's
+/// arguments `args`; one pass and one output a row unless `outputs`,
+/// EmitOptions::splitFlatOutputs; SplitFlat.cpp). The chunks are cut to
+/// 8 float4s a thread an item unless `fixedChunks` (a probe's).
 void planFlat(RowPlan &p, const StageInfo &f, llvm::ArrayRef<unsigned> args,
               bool fixedChunks, bool outputs);
-/// The block of a flat plan: 256 threads a row up to 2 rows, 64 up to 16,
-/// 32 up to 32 (a multiple of the rows, at least a hardware warp a row).
-int flatBlock(int64_t rows);
 /// Rows per split item: 1, 32 (lanes over rows), or 4 per lane of a quad
 /// plan's virtual warp.
 int64_t splitItemRows(const RowPlan &p);

@@ -9,11 +9,13 @@
 // R, element j of each of them belongs to the same row, (4t + j) mod R, so
 // a thread keeps 4 accumulators (`acc_[j]`, as the quad form's) and row r's
 // are the block's slots r, r + R, ... of the 4B in shared memory, folded in
-// slot order: hardware warp r folds 4B / R / 32 of them a lane (8 with 64
-// threads a row, 4 with 32), then its lane 0 the 32 lanes in order. The
-// item's row totals then stand where the lanes-over-rows combine leaves
-// them (lane r of every virtual warp), so its partial writes, barrier and
-// per-row outputs are that form's.
+// slot order: hardware warp r folds 4B / R / 32 of them a lane (32 with
+// 256 threads a row, 8 with 64, 4 with 32), then its lane 0 the 32 lanes
+// in order. The item's row totals then stand where the lanes-over-rows
+// combine leaves them (lane r of every virtual warp), so its partial
+// writes, barrier and per-row outputs are that form's; per-element
+// outputs (--split-flat-outputs) get each thread's 4 rows' statistics
+// from lane r of warp 0 through shared memory (flatRows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +31,14 @@ using namespace kb::codegen::split;
 /// The float4s a thread reads per item of a flat split reduction, at least
 /// (the chunks cut to that many where the inputs are small).
 constexpr int64_t kFlatVectorsPerThread = 8;
+
+/// The block of a flat plan: 256 threads a row up to 2 rows, 64 up to 16,
+/// 32 up to 32 (a multiple of 32 x rows, at least a hardware warp a row).
+/// One or two rows (a sum over dim 0 of [N, 2]) take 256 a row: 64 or 128
+/// threads a block would leave an SM 256 or 512 at 4 blocks.
+static int flatBlock(int64_t rows) {
+  return int(rows <= 2 ? 256 * rows : rows <= 16 ? 64 * rows : 32 * rows);
+}
 
 void SplitEmitter::declareFlatScratch(llvm::raw_ostream &os) {
   for (const ReducePass &pass : p.prog.passes)
@@ -237,8 +247,14 @@ void SplitEmitter::flatCombine(const ReducePass &pass, llvm::raw_ostream &os) {
   os << "    __syncthreads();\n";
 }
 
-bool codegen::flatSplitApplies(const RowPlan &p, const StageInfo &f,
-                               llvm::ArrayRef<unsigned> args, bool outputs) {
+/// Whether a split plan's rows can be read as flat float4s: lanes over at
+/// most 32 rows that are one run of the input, a contiguous float32 kernel
+/// argument of rows x cols elements (or computed by a pointwise prologue
+/// from such arguments, `args`), accumulators that are not compensated
+/// sums; one pass of plain accumulators and one output a row unless
+/// `outputs` (EmitOptions::splitFlatOutputs).
+static bool flatSplitApplies(const RowPlan &p, const StageInfo &f,
+                             llvm::ArrayRef<unsigned> args, bool outputs) {
   if (p.mode != RowMode::Split || p.splitRows != 32 || p.quad || p.chunks < 2 ||
       p.rows > 32 || p.rowRun != p.rows || p.statsOnly || f.input2)
     return false;
@@ -247,13 +263,20 @@ bool codegen::flatSplitApplies(const RowPlan &p, const StageInfo &f,
   if (!outputs && (p.element || p.shiftFirst || p.prog.passes.size() != 1 ||
                    p.prog.passes[0].online))
     return false;
+  // A thread's rows are (4t + j) mod rows only with a block of whole
+  // rounds of the rows, and flatCombine folds row r on hardware warp r, 32
+  // slots a round: a multiple of 32 x rows (a probe's --split-shape block
+  // may not be one).
+  int64_t block = p.splitBlock > 0 ? p.splitBlock : flatBlock(p.rows);
+  if (block % (32 * p.rows) != 0)
+    return false;
   // The slots (4 a thread) within 32 KB of shared memory.
   int64_t slotBytes = 0;
   for (const ReducePass &pass : p.prog.passes)
     for (const Accumulator &a : pass.accs) {
       if (a.combine == "CSum")
         return false;
-      slotBytes += (a.type == "double" ? 8 : 4) * (4 * flatBlock(p.rows) + 32);
+      slotBytes += (a.type == "double" ? 8 : 4) * (4 * block + 32);
     }
   if (slotBytes > 32 * 1024 || product(shapeOf(f.input)) != p.rows * p.cols)
     return false;
@@ -285,10 +308,4 @@ void codegen::planFlat(RowPlan &p, const StageInfo &f,
         2,
         std::min(p.chunks, ceilDiv(p.rows * p.cols,
                                    4 * kFlatVectorsPerThread * p.splitBlock)));
-}
-
-int codegen::flatBlock(int64_t rows) {
-  // One or two rows (a sum over dim 0 of [N, 1]) take 256 threads a row:
-  // 64 or 128 threads a block would leave an SM 256 or 512 at 4 blocks.
-  return int(rows <= 2 ? 256 * rows : rows <= 16 ? 64 * rows : 32 * rows);
 }
