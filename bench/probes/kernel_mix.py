@@ -41,7 +41,7 @@ def classify(name):
     return "other"
 
 
-def mix(fn, inputs, iters):
+def mix(fn, inputs, iters, top=14):
     with torch.no_grad():
         for _ in range(3):
             fn(*inputs)
@@ -63,7 +63,7 @@ def mix(fn, inputs, iters):
     return {"ms_by_class": {k: round(v, 4) for k, v in sorted(by_class.items())},
             "total_ms": round(sum(by_class.values()), 4),
             "top": [{"ms": round(ms, 4), "launches": n, "class": c, "name": k}
-                    for ms, n, c, k in kernels[:14]]}
+                    for ms, n, c, k in kernels[:top]]}
 
 
 def main():
@@ -72,12 +72,16 @@ def main():
     p.add_argument("--model", default="1")
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--json")
+    p.add_argument("--top", type=int, default=14, help="kernels listed per variant")
+    p.add_argument("--train", action="store_true",
+                   help="profile in training mode (KernelBench's and bench/kernelbench.py's)")
     args = p.parse_args()
     name, task = load_task(args.model)
     torch.manual_seed(0)
-    model = task.Model(*task.get_init_inputs()).cuda().eval()
+    model = task.Model(*task.get_init_inputs()).cuda()
+    model.train(args.train)
     inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
-    out = {"model": name}
+    out = {"model": name, "mode": "train" if args.train else "eval"}
     variants = {"eager": lambda: model, "compile": lambda: torch.compile(model),
                 "optimize": lambda: kb_rewrite.optimize(model, inputs, quiet=True)}
     for key, build in variants.items():
@@ -87,7 +91,7 @@ def main():
             with torch.no_grad():
                 for _ in range(3):  # compile, layout choice, graph capture
                     fn(*inputs)
-            out[key] = mix(fn, inputs, args.iters)
+            out[key] = mix(fn, inputs, args.iters, args.top)
         except Exception as exc:
             out[key] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
         print(key, json.dumps(out[key]), flush=True)

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# For session 59's second call (~7 min): where levit_128's time goes in
+# training mode (it runs at 0.86x torch.compile: 4.65 against 4.00 ms in
+# run114), kernel time per class and the top kernels under eager,
+# torch.compile and kb_rewrite.optimize (verified, regions slower than
+# ATen dropped), then a fresh seed and resmlp_12 if run115 did not reach
+# them. Predicted: compile's kernel total below ours by about the 0.6 ms
+# of the end-to-end gap, in its fused LinearNorm batch norms (compile
+# writes one kernel for statistics + normalise + hardswish where ours
+# keeps 10 of them in ATen) and its attention's softmax.
+set -uo pipefail
+source bench/next-gpu/prepare.sh
+export KB_VERIFY=$KBV
+if fits 240; then
+timeout 240 python3 bench/probes/kernel_mix.py --model 29 --train --iters 10 --top 40 \
+  --json $OUT/mix116-levit.json > $OUT/mix116-levit.log 2>&1
+echo "mix levit rc $? $(( $(date +%s)-t0 ))s"
+python3 - $OUT/mix116-levit.json <<'PY' 2>/dev/null
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("eager", "compile", "optimize"):
+    v = d.get(k, {})
+    print(k, v.get("total_ms"), v.get("ms_by_class"), v.get("error", ""))
+PY
+fi
+timed_slice slice116 20261325 2 38 ${DEADLINE:-420}
+(cd $OUT && tar czf logs116.tgz *.log && rm -f *.log)
