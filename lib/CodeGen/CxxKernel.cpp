@@ -3,15 +3,18 @@
 // A rewritable C++ chain becomes one host function of kb_kernels.cu: a
 // shape-generic kernel over the chain's input (scalar and float4 forms),
 // guards, and the chain's own ATen ops as the fallback. The element
-// expression of each op is the op table's CUDA template, expanded by the
-// one expander the graph kernels use (OpTemplate.h).
+// expression of each op comes from the chain's classified kb IR through
+// OpExpression.h, as the graph kernels' do; only a module whose table row
+// gives its own expression (KB_CXX_MODULE) is expanded from the plan.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CxxKernelParts.h"
+#include "kb/CodeGen/OpExpression.h"
 #include "kb/CodeGen/OpTemplate.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/IR/OpSemantics.h"
+#include "kb/Transforms/OpUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -41,19 +44,6 @@ std::string operandName(const CxxRewritePlan &p, int idx) {
   }
   return "";
 }
-
-namespace {
-
-/// A literal of the source's number text (a default of the op table) as
-/// the graph path writes it; "" when it is not a number.
-std::string floatLiteral(StringRef text) {
-  double v = 0;
-  if (text.getAsDouble(v))
-    return "";
-  return kb::codegen::floatLiteral(v);
-}
-
-} // namespace
 
 bool isTensor(const CxxOperand &o) {
   return o.kind == CxxOperand::Tensor || o.kind == CxxOperand::ModuleTensor;
@@ -93,63 +83,34 @@ bool readsTwice(const CxxRewritePlan &p) {
 
 } // namespace
 
-/// One op (number k of the chain) as a device expression over `self`, from
-/// its table row (or its module row's expression).
-llvm::Expected<std::string> deviceExpr(const CxxRewritePlan &p,
-                                       const CxxPlanOp &op, size_t pos,
+namespace {
+
+/// A module op whose row in OpSemantics.def's KB_CXX_MODULE table gives its
+/// own expression (a dropout module in eval mode, a batch norm module's
+/// running statistics) as a device expression over `self`.
+llvm::Expected<std::string> moduleExpr(const CxxRewritePlan &p,
+                                       const CxxPlanOp &op, StringRef cuda,
                                        const std::string &self) {
-  if (StringRef cuda = moduleCuda(p, op); !cuda.empty()) {
-    std::vector<std::string> names = {"self"}, values = {self};
-    for (const auto &[name, idx] : op.named) {
-      names.push_back(name);
-      values.push_back(isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
-                                                 : operandName(p, idx));
-    }
-    auto expr = expandTemplate(
-        cuda, names,
-        [&](size_t k) -> llvm::Expected<std::string> { return values[k]; });
-    if (!expr)
-      return expr.takeError();
-    if (expr->find('{') != std::string::npos)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "module expression '" + cuda.str() +
-                                         "' names an unknown operand");
-    return expr;
+  std::vector<std::string> names = {"self"}, values = {self};
+  for (const auto &[name, idx] : op.named) {
+    names.push_back(name);
+    values.push_back(isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
+                                               : operandName(p, idx));
   }
-  const OpInfo *row = rowOf(op);
-  if (!row || row->cuda.empty())
+  auto expr =
+      expandTemplate(cuda, names, [&](size_t k) -> llvm::Expected<std::string> {
+        return values[k];
+      });
+  if (!expr)
+    return expr.takeError();
+  if (expr->find('{') != std::string::npos)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "'" + op.op + "' has no CUDA expression");
-  return expandTemplate(*row, [&](size_t k) -> llvm::Expected<std::string> {
-    const ArgSpec &arg = row->args[k];
-    std::string val;
-    int idx = k == 0 ? -2 : op.args[k - 1];
-    if (k == 0) {
-      val = self;
-    } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::Value) {
-      val = valueName((int)pos - p.operands[idx].back, "t", "x");
-    } else if (idx >= 0 && p.operands[idx].kind == CxxOperand::String) {
-      // A string literal of the source ("tanh"): its first character.
-      val = deviceStringOption(StringRef(p.operands[idx].text).trim('"'));
-    } else if (idx >= 0) {
-      val = isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
-                                      : operandName(p, idx);
-    } else if (!arg.defaultValue.empty()) {
-      // A string default ("none"): the helpers take its first character.
-      val = arg.defaultValue.front() == '"'
-                ? deviceStringOption(StringRef(arg.defaultValue).trim('"'))
-                : floatLiteral(arg.defaultValue);
-    } else if (arg.optional) {
-      // An absent bound is no bound on that side.
-      val = absentOperand(arg).value_or("");
-    }
-    if (val.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "no value for operand '" + arg.name +
-                                         "' of '" + op.op + "'");
-    return val;
-  });
+                                   "module expression '" + cuda.str() +
+                                       "' names an unknown operand");
+  return expr;
 }
+
+} // namespace
 
 namespace {
 
@@ -248,15 +209,44 @@ std::string params(const CxxRewritePlan &p) {
   return s;
 }
 
-llvm::Expected<std::string> elementOps(const CxxRewritePlan &p, size_t begin,
+llvm::Expected<std::string> elementOps(const CxxRewritePlan &p,
+                                       const ImportedChain &ir, size_t begin,
                                        size_t end, bool fast,
                                        bool &approximate) {
+  if (ir.ops.empty() || ir.ops.size() != p.ops.size())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the chain's IR lacks some of its ops");
+  // The element function's names for the IR's values: its parameter `x`
+  // (the anchor's result), the operands' parameters, earlier ops' results.
+  OperandNames names;
+  names[ir.ops.front()->getBlock()->getArgument(0)] = "x";
+  for (auto [v, idx] : ir.operandValues)
+    if (p.operands[idx].kind != CxxOperand::String)
+      names[v] = isTensor(p.operands[idx]) ? "v" + std::to_string(idx)
+                                           : operandName(p, idx);
+  for (size_t k = 0; k < begin; ++k)
+    names[ir.ops[k]->getResult(0)] = "t" + std::to_string(k);
   std::string body;
   for (size_t k = begin; k < end; ++k) {
-    auto e = deviceExpr(p, p.ops[k], k,
-                        valueName((int)k - p.ops[k].selfBack, "t", "x"));
+    auto aten = llvm::cast<AtenOp>(ir.ops[k]);
+    llvm::Expected<std::string> e = std::string();
+    if (StringRef cuda = moduleCuda(p, p.ops[k]); !cuda.empty()) {
+      e = moduleExpr(p, p.ops[k], cuda,
+                     valueName((int)k - p.ops[k].selfBack, "t", "x"));
+    } else {
+      // kb-classify's kind, the graph path's rule, decides what is
+      // pointwise (the planner asked the same rule).
+      OpKind kind = getKind(aten);
+      if (kind != OpKind::Elementwise && kind != OpKind::Broadcast)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "'" + p.ops[k].op +
+                "' is not pointwise (kb-classify: " + kindName(kind) + ")");
+      e = pointwiseExpression(aten, names);
+    }
     if (!e)
       return e.takeError();
+    names[aten->getResult(0)] = "t" + std::to_string(k);
     // The prelude's exact helpers have approximate twins in
     // kb_rewrite::fast (cxxKernelSupport), so exact and --fast-math
     // functions can share one kb_kernels.cu.
@@ -426,11 +416,12 @@ namespace {
 /// A pointwise chain: one kernel over the input's elements, in a scalar and
 /// a float4 form.
 llvm::Expected<CxxFunction> emitPointwise(const CxxRewritePlan &p,
+                                          const ImportedChain &ir,
                                           const std::string &name,
                                           StringRef where, bool fast) {
   // The chain per element, called by the scalar and the float4 kernel.
   bool approximate = false;
-  auto body = elementOps(p, 0, p.ops.size(), fast, approximate);
+  auto body = elementOps(p, ir, 0, p.ops.size(), fast, approximate);
   if (!body)
     return body.takeError();
   const ChainParts c = chainParts(p);
@@ -494,12 +485,13 @@ llvm::Expected<CxxFunction> emitPointwise(const CxxRewritePlan &p,
 
 namespace kb::codegen {
 
-llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &p,
+llvm::Expected<CxxFunction> emitCxxFunction(const CxxChain &c,
+                                            const ImportedChain &ir,
                                             StringRef name, StringRef where,
                                             bool fastMath) {
-  if (p.stage >= 0)
-    return cxx::emitStageFunction(p, name.str(), where, fastMath);
-  return cxx::emitPointwise(p, name.str(), where, fastMath);
+  if (c.plan.stage >= 0)
+    return cxx::emitStageFunction(c.plan, ir, name.str(), where, fastMath);
+  return cxx::emitPointwise(c.plan, ir, name.str(), where, fastMath);
 }
 
 } // namespace kb::codegen

@@ -10,6 +10,7 @@
 #define KB_LIB_CODEGEN_CXXKERNELPARTS_H
 
 #include "kb/CodeGen/CxxKernel.h"
+#include "kb/Import/CxxImporter.h"
 
 #include <string>
 #include <vector>
@@ -24,9 +25,11 @@ bool isTensor(const CxxOperand &o);
 /// the fallback), or the chain's input `in` when j < 0.
 std::string valueName(int j, llvm::StringRef prefix, llvm::StringRef in);
 /// Ops [begin, end) of the chain as `const float tK = ...;` lines over the
-/// element function's parameters; with `fast`, approximate helpers where
-/// --fast-math has them (setting `approximate` when one is called).
-llvm::Expected<std::string> elementOps(const CxxRewritePlan &p, size_t begin,
+/// element function's parameters, from the chain's classified IR `ir`;
+/// with `fast`, approximate helpers where --fast-math has them (setting
+/// `approximate` when one is called).
+llvm::Expected<std::string> elementOps(const CxxRewritePlan &p,
+                                       const ImportedChain &ir, size_t begin,
                                        size_t end, bool fast,
                                        bool &approximate);
 /// The chain through ATen, exactly as written: the guards' fallback.
@@ -73,6 +76,7 @@ std::string hostFunction(const CxxRewritePlan &p, const ChainParts &c,
 
 /// The fused function of a chain through a stage (plan.stage >= 0).
 llvm::Expected<CxxFunction> emitStageFunction(const CxxRewritePlan &p,
+                                              const ImportedChain &ir,
                                               const std::string &name,
                                               llvm::StringRef where, bool fast);
 

@@ -498,14 +498,15 @@ std::string poolGeometry(CxxStage k, const CxxRewritePlan &p) {
 } // namespace
 
 llvm::Expected<CxxFunction> emitStageFunction(const CxxRewritePlan &p,
+                                              const ImportedChain &ir,
                                               const std::string &name,
                                               StringRef where, bool fast) {
   const size_t s = p.stage;
   bool approximate = fast && p.stageKind == CxxStage::Softmax;
-  auto pre = elementOps(p, 0, s, fast, approximate);
+  auto pre = elementOps(p, ir, 0, s, fast, approximate);
   if (!pre)
     return pre.takeError();
-  auto postOps = elementOps(p, s + 1, p.ops.size(), fast, approximate);
+  auto postOps = elementOps(p, ir, s + 1, p.ops.size(), fast, approximate);
   if (!postOps)
     return postOps.takeError();
   const ChainParts c = chainParts(p);

@@ -2,6 +2,7 @@
 
 #include "RegionEmitter.h"
 #include "kb/CodeGen/IndexMath.h"
+#include "kb/CodeGen/OpExpression.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/Verify/Checks.h"
 
@@ -361,58 +362,19 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
 
 llvm::Expected<std::string>
 RegionEmitter::render(AtenOp op, const ArgSpec &arg, Value v,
-                      const llvm::DenseMap<Value, std::string> &operands) {
-  if (auto it = operands.find(v); it != operands.end())
-    return it->second;
-  if (isNone(v)) {
-    // An absent string option (div's rounding_mode), or an absent bound
-    // of a clamp-like op (unbounded on that side).
-    if (std::optional<std::string> absent = absentOperand(arg))
-      return *absent;
-    return unsupported("None for operand '" + arg.name + "' of '" +
-                       displayName(op) + "'");
-  }
-  if (auto c = v.getDefiningOp<ConstantOp>()) {
-    // Only string operands are strings: a tensor constant that torch
-    // prints as "<Tensor>" is no literal.
-    if (auto s = dyn_cast<StringAttr>(c.getValue());
-        s && arg.type == ArgType::Str)
-      return deviceStringOption(s.getValue());
-    if (auto n = getConstantNumber(v))
-      return floatLiteral(*n);
-  }
-  return unsupported("operand '" + arg.name + "' of '" + displayName(op) +
-                     "' is not a scalar constant");
+                      const OperandNames &operands) {
+  auto e = operandExpression(op, arg, v, operands);
+  if (!e)
+    return unsupported(llvm::toString(e.takeError()));
+  return e;
 }
 
 llvm::Expected<std::string>
-RegionEmitter::substitute(AtenOp op,
-                          const llvm::DenseMap<Value, std::string> &operands) {
-  const OpInfo *row = op.getInfo();
-  // A constant `other` (a Python number, or a 0-d tensor constant of the
-  // trace) is a CPU scalar to ATen's TensorIterator, which takes the Scalar
-  // overload's path (a division then multiplies by the float reciprocal):
-  // so does the kernel, through that row's expression.
-  // (div.Tensor_mode's twin is div.Scalar_mode, floor_divide's is
-  // floor_divide.Scalar.)
-  llvm::StringRef mode = row->overload;
-  bool tensorOther = mode.empty() || mode.consume_front("Tensor");
-  if (tensorOther && (mode.empty() || mode.starts_with("_")))
-    if (Value other = op.getArg("other");
-        other && other.getDefiningOp<ConstantOp>())
-      for (const OpInfo *alt : lookupOverloads(row->name))
-        if (alt->overload == ("Scalar" + mode).str() &&
-            alt->args.size() == row->args.size() &&
-            llvm::all_of(llvm::zip(alt->args, row->args), [](auto ab) {
-              return std::get<0>(ab).name == std::get<1>(ab).name;
-            }))
-          row = alt;
-  const OpInfo &info = *row;
-  if (info.cuda.empty())
-    return unsupported("'" + displayName(op) + "' has no CUDA expression");
-  return expandTemplate(info, [&](size_t k) {
-    return render(op, info.args[k], op.getArgs()[k], operands);
-  });
+RegionEmitter::substitute(AtenOp op, const OperandNames &operands) {
+  auto e = pointwiseExpression(op, operands);
+  if (!e)
+    return unsupported(llvm::toString(e.takeError()));
+  return e;
 }
 
 std::string codegen::normElement(llvm::StringRef x, llvm::StringRef mean,

@@ -17,6 +17,7 @@
 
 #include "kb/CodeGen/IndexMath.h"
 #include "kb/CodeGen/KernelEmitter.h"
+#include "kb/CodeGen/OpExpression.h"
 #include "kb/CodeGen/OpTemplate.h"
 #include "kb/CodeGen/RowLayout.h"
 #include "kb/IR/KbDialect.h"
@@ -219,7 +220,8 @@ public:
   mutable KernelOp kernel; // mlir op handles are non-const by design
 
 protected:
-  using OperandNames = llvm::DenseMap<mlir::Value, std::string>;
+  /// OpExpression.h's operandExpression and pointwiseExpression, their
+  /// errors naming the kernel.
   llvm::Expected<std::string> render(AtenOp op, const ArgSpec &arg,
                                      mlir::Value v, const OperandNames &names);
   llvm::Expected<std::string> substitute(AtenOp op, const OperandNames &names);

@@ -4,7 +4,9 @@
 #include "kb/CodeGen/CxxKernel.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/IR/OpSemantics.h"
+#include "kb/Import/CxxImporter.h"
 #include "kb/Support/InputFile.h"
+#include "kb/Transforms/Passes.h"
 
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/StringExtras.h"
@@ -96,6 +98,21 @@ rewriteCxx(const CxxAnalysis &analysis,
   // calls of the chains between its anchors (CxxRewritePlan::nested).
   std::vector<std::string> names(chains.size());
   std::vector<bool> approx(chains.size()), used(chains.size());
+  // Every plan as the kb dialect, classified as the graph path classifies:
+  // the kernels' element expressions come from this IR.
+  mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
+  ctx.loadDialect<KbDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
+  std::vector<ImportedChain> irs(chains.size());
+  for (auto [i, c] : llvm::enumerate(chains))
+    if (c.plan.whyNot.empty())
+      irs[i] = importCxxChain(*module, c, "chain_" + std::to_string(i));
+  mlir::PassManager pm(&ctx);
+  pm.addPass(createClassify());
+  if (mlir::failed(pm.run(*module)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "kb-classify failed on the C++ chains");
   for (auto [i, c] : llvm::enumerate(chains)) {
     const CxxRewritePlan &p = c.plan;
     if (!p.whyNot.empty())
@@ -104,7 +121,7 @@ rewriteCxx(const CxxAnalysis &analysis,
     // function than its exact form (name, lock); one without stays exact.
     bool approximate = false;
     if (fastMath) {
-      auto probe = codegen::emitCxxFunction(p, "kb_probe", "", true);
+      auto probe = codegen::emitCxxFunction(c, irs[i], "kb_probe", "", true);
       if (!probe)
         return probe.takeError();
       approximate = probe->approximate;
@@ -200,7 +217,7 @@ rewriteCxx(const CxxAnalysis &analysis,
     for (const CxxOperand &o : p.operands)
       usesModules |= o.kind == CxxOperand::Module;
     if (defined.insert(name).second) {
-      auto fn = codegen::emitCxxFunction(p, name, where(c), approx[i]);
+      auto fn = codegen::emitCxxFunction(c, irs[i], name, where(c), approx[i]);
       if (!fn)
         return fn.takeError();
       decls += beginMark(name) + fn->decl + endMark(name) + "\n";

@@ -27,7 +27,9 @@ public:
   ChainImporter(MLIRContext &ctx, ModuleOp module)
       : ctx(ctx), b(&ctx), module(module) {}
 
-  void import(const CxxChain &c, const std::string &name) {
+  ImportedChain import(const CxxChain &c, llvm::StringRef name) {
+    ImportedChain out;
+    out.operandOfArg.push_back(-1);
     const CxxRewritePlan &p = c.plan;
     Type tensor = UnrankedTensorType::get(b.getF32Type());
     auto fileLoc = [&](unsigned line, unsigned col) -> Location {
@@ -50,6 +52,7 @@ public:
       if (!isTensor && !isScalar && !isList)
         continue;
       argOf[i] = argTypes.size();
+      out.operandOfArg.push_back((int)i);
       // A module option keeps the schema type it feeds (ceil_mode: bool).
       Type scalar = b.getF64Type();
       if (o.kind == CxxOperand::ModuleOption && o.optionType == ArgType::Int)
@@ -97,15 +100,20 @@ public:
           operands.push_back(resultAt((int)k - p.operands[idx].back));
         else
           operands.push_back(operand(p, idx, spec, entry, argOf, l));
+        if (idx >= 0 && p.operands[idx].kind != CxxOperand::Value)
+          out.operandValues.push_back({operands.back(), idx});
       }
       auto aten = AtenOp::create(
           b, l, TypeRange{tensor}, b.getStringAttr(row->name),
           b.getStringAttr(row->overload),
           op.inPlace ? b.getUnitAttr() : nullptr, /*kind=*/nullptr, operands);
       results.push_back(aten->getResult(0));
+      out.ops.push_back(aten);
     }
     func::ReturnOp::create(b, fileLoc(c.ops.back().line, c.ops.back().column),
                            results.back());
+    out.fn = fn;
+    return out;
   }
 
 private:
@@ -182,6 +190,11 @@ std::string sanitize(llvm::StringRef s) {
 }
 
 } // namespace
+
+ImportedChain importCxxChain(ModuleOp module, const CxxChain &c,
+                             llvm::StringRef name) {
+  return ChainImporter(*module.getContext(), module).import(c, name);
+}
 
 OwningOpRef<ModuleOp> importCxxChains(MLIRContext &ctx, const CxxAnalysis &a) {
   ctx.loadDialect<KbDialect, func::FuncDialect>();

@@ -12,6 +12,7 @@
 #define KB_CODEGEN_CXXKERNEL_H
 
 #include "kb/Import/CxxChains.h"
+#include "kb/Import/CxxImporter.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -30,11 +31,14 @@ struct CxxFunction {
   bool approximate = false;
 };
 
-/// The function `name` for a rewrite plan (one with an empty whyNot). With
+/// The function `name` for a chain with a rewrite plan (an empty whyNot),
+/// its element expressions from the chain's kb IR `ir` (importCxxChain,
+/// then kb-classify) as the graph kernels' are (OpExpression.h). With
 /// `fastMath` (kb-rewrite rewrite --fast-math) sigmoid, silu, mish and
 /// softmax's division use the approximate forms the graph kernels use
 /// under the same option (docs/codegen.md, "Exact and fast math").
-llvm::Expected<CxxFunction> emitCxxFunction(const CxxRewritePlan &plan,
+llvm::Expected<CxxFunction> emitCxxFunction(const CxxChain &chain,
+                                            const ImportedChain &ir,
                                             llvm::StringRef name,
                                             llvm::StringRef where,
                                             bool fastMath = false);

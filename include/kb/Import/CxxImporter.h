@@ -10,8 +10,10 @@
 
 #include "kb/Import/CxxChains.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace kb {
 
@@ -23,6 +25,24 @@ namespace kb {
 /// symbolic in C++, so tensors are unranked `tensor<*xf32>`.
 mlir::OwningOpRef<mlir::ModuleOp> importCxxChains(mlir::MLIRContext &ctx,
                                                   const CxxAnalysis &a);
+
+/// One chain's function, as importCxxChains makes it.
+struct ImportedChain {
+  mlir::func::FuncOp fn;
+  /// Per function argument, the plan operand it stands for (-1: the
+  /// anchor's result).
+  llvm::SmallVector<int> operandOfArg;
+  /// The IR value of each use of a plan operand: an argument, or the
+  /// constant a literal became; with the operand's index.
+  llvm::SmallVector<std::pair<mlir::Value, int>> operandValues;
+  /// The `kb.aten` op of each plan op, in the plan's order.
+  llvm::SmallVector<mlir::Operation *> ops;
+};
+
+/// Chain `c` (with a rewrite plan) as function `name` at the end of
+/// `module`, whose context has the kb and func dialects loaded.
+ImportedChain importCxxChain(mlir::ModuleOp module, const CxxChain &c,
+                             llvm::StringRef name);
 
 } // namespace kb
 
