@@ -23,5 +23,14 @@ for k in ("eager", "compile", "optimize"):
     print(k, v.get("total_ms"), v.get("ms_by_class"), v.get("error", ""))
 PY
 fi
+# Seed 20261320 task 1 (conv_transpose2d -> sum(0) -> group_norm ->
+# softmax(0) -> hardswish -> group_norm, 0.75x compile in run109: 1.948
+# against 1.467 ms): which kernels differ. Predicted: the convolution
+# itself (cuDNN's algorithm for the transposed conv), not the 680 MB sum.
+if fits 90; then
+python3 bench/gen_tasks.py --count 2 --seed 20261320 -o /tmp/s20 > /dev/null
+KB_PROFILE_ROWS=12 timeout 90 bash scripts/gpu-profile-task /tmp/s20/1_*.py > $OUT/prof116-s20.log 2>&1
+echo "prof s20 rc $? $(( $(date +%s)-t0 ))s"; grep -E "^==|Self CUDA time total|kb_region|conv|sum|Kernel|reduce" $OUT/prof116-s20.log | cut -c1-160 | head -40
+fi
 timed_slice slice116 20261325 2 38 ${DEADLINE:-420}
 (cd $OUT && tar czf logs116.tgz *.log && rm -f *.log)
