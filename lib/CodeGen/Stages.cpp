@@ -142,10 +142,17 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     if (dims.empty())
       for (int64_t d = 0; d < rank; ++d)
         dims.push_back(d);
-    for (int64_t &d : dims)
+    // ATen raises on a dim outside [-rank, rank) or named twice: such an
+    // op stays ATen's, so the rewritten model raises as the original does.
+    for (int64_t &d : dims) {
+      if (d < -std::max<int64_t>(rank, 1) || d >= std::max<int64_t>(rank, 1))
+        return fail("'" + name + "' over dim " + llvm::Twine(d) +
+                    ", out of range for a tensor of rank " + llvm::Twine(rank));
       d = normDim(d);
+    }
     llvm::sort(dims);
-    dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+    if (std::adjacent_find(dims.begin(), dims.end()) != dims.end())
+      return fail("'" + name + "' names a dim twice");
     s.reduced = dims;
     if (arg) {
       // The index shares a double with the value's 32 order bits

@@ -549,6 +549,8 @@ bool kb::isAtenOrderSoftmax(Operation *op) {
   int64_t rank = in.getRank(), d = int64_t(*dim);
   if (d < 0)
     d += rank;
+  if (d < 0 || d >= rank) // ATen raises; the region's checks say where
+    return false;
   // ATen dispatches on the elements after the dim, not on the dim's
   // place: a dim followed only by size-1 dims is its last. There, the
   // persistent warp softmax of at most 1024 elements (SoftMax.cu's
@@ -587,9 +589,16 @@ std::optional<SmallVector<int64_t>> kb::reducedDims(Operation *op,
   } else {
     return std::nullopt;
   }
-  for (int64_t &k : dims)
-    k = ((k % rank) + rank) % rank;
+  // A dim outside [-rank, rank) or named twice makes ATen raise: no
+  // reduction to plan.
+  for (int64_t &k : dims) {
+    if (k < -rank || k >= rank)
+      return std::nullopt;
+    k = k < 0 ? k + rank : k;
+  }
   llvm::sort(dims);
+  if (std::adjacent_find(dims.begin(), dims.end()) != dims.end())
+    return std::nullopt;
   return dims;
 }
 
