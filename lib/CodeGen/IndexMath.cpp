@@ -4,7 +4,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <cctype>
+#include <numeric>
 
 using namespace kb;
 using llvm::ArrayRef;
@@ -178,4 +180,16 @@ std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
 
 std::string codegen::intLit(int64_t v, bool narrow) {
   return std::to_string(v) + (narrow ? "u" : "LL");
+}
+
+int64_t codegen::widestAdaptiveWindow(int64_t in, int64_t out) {
+  // With in = a out + r, window q is a + ceil((f + r) / out) wide for f =
+  // q r mod out, which runs over the multiples of g = gcd(r, out) below
+  // out: some window is a + 2 wide exactly when out - g > out - r, i.e.
+  // when r does not divide out. (A loop over the outputs took a minute on
+  // a malformed graph's 2^32 of them.)
+  if (in < 1 || out < 1)
+    return 1;
+  int64_t a = in / out, r = in % out;
+  return std::max<int64_t>(1, r == 0 ? a : a + (std::gcd(r, out) == r ? 1 : 2));
 }

@@ -54,6 +54,24 @@ std::optional<SmallVector<int64_t>> spatialList(Value v, int64_t k,
   return *l;
 }
 
+/// ATen's pooling_output_shape (aten/src/ATen/native/Pool.h): the pooled
+/// size of a dim of `in` elements; nullopt when ATen would refuse the
+/// window (a size below 1).
+std::optional<int64_t> pooledSize(int64_t in, int64_t kernel, int64_t stride,
+                                  int64_t pad, int64_t dilation, bool ceil) {
+  if (kernel < 1 || stride < 1 || dilation < 1 || pad < 0)
+    return std::nullopt;
+  int64_t num =
+      in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil ? stride - 1 : 0);
+  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  // The last window must start inside the input or its left padding.
+  if (ceil && (out - 1) * stride >= in + pad)
+    --out;
+  if (out < 1)
+    return std::nullopt;
+  return out;
+}
+
 } // namespace
 
 bool codegen::isArgRecipe(Recipe recipe) {
@@ -210,6 +228,12 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
       if (in[d] != out[d])
         return fail("'" + name + "' changes a leading dim");
     if (isAdaptivePoolRecipe(s.recipe)) {
+      // A result shape unlike output_size is a malformed graph (a trace
+      // never writes one).
+      if (auto size = spatialList(op.getArg("output_size"), k, {});
+          size && !size->empty() &&
+          ArrayRef<int64_t>(*size) != out.take_back(k))
+        return fail("'" + name + "' has a result shape unlike its output_size");
       // Global pooling is a mean (a max) over the trailing dims: it gets
       // the parallel row kernels instead of one thread per output.
       if (llvm::all_of(out.take_back(k), [](int64_t d) { return d == 1; })) {
@@ -249,6 +273,19 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
         spatialList(op.getArg("dilation"), k, SmallVector<int64_t>(k, 1));
     if (!stride || !padding || !dilation)
       return fail("'" + name + "' with non-constant window operands");
+    std::optional<bool> ceil = false;
+    if (Value c = op.getArg("ceil_mode"); c && !isNone(c))
+      ceil = getConstantBool(c);
+    if (!ceil)
+      return fail("'" + name + "' with a non-constant ceil_mode");
+    for (int64_t d = 0; d < k; ++d) {
+      auto size = pooledSize(in[rank - k + d], (*kernelSize)[d], (*stride)[d],
+                             (*padding)[d], (*dilation)[d], *ceil);
+      if (!size || *size != out[rank - k + d])
+        return fail("'" + name +
+                    "' has a result shape unlike its window's (ATen's "
+                    "pooling_output_shape)");
+    }
     s.kernel = *kernelSize;
     s.stride = *stride;
     s.padding = *padding;
@@ -770,10 +807,7 @@ SmallVector<int64_t> codegen::widestWindow(const StageInfo &s) {
     return SmallVector<int64_t>(s.kernel.begin(), s.kernel.end());
   SmallVector<int64_t> widest(k, 1);
   for (int64_t d = 0; d < k; ++d)
-    for (int64_t q = 0; q < outSp[d]; ++q)
-      widest[d] =
-          std::max(widest[d], ((q + 1) * inSp[d] + outSp[d] - 1) / outSp[d] -
-                                  (q * inSp[d]) / outSp[d]);
+    widest[d] = widestAdaptiveWindow(inSp[d], outSp[d]);
   return widest;
 }
 

@@ -230,3 +230,19 @@ TEST(IndexMath, CoordinatesUnknownDimNeeded) {
 }
 
 } // namespace
+
+TEST(IndexMath, WidestAdaptiveWindowMatchesEveryWindow) {
+  // Against the windows themselves: [floor(q in / out), ceil((q + 1) in /
+  // out)) for every output q.
+  for (int64_t in = 1; in <= 120; ++in)
+    for (int64_t out = 1; out <= 120; ++out) {
+      int64_t widest = 1;
+      for (int64_t q = 0; q < out; ++q)
+        widest =
+            std::max(widest, ((q + 1) * in + out - 1) / out - (q * in) / out);
+      ASSERT_EQ(widestAdaptiveWindow(in, out), widest)
+          << "in " << in << " out " << out;
+    }
+  EXPECT_EQ(widestAdaptiveWindow(0, 4), 1);
+  EXPECT_EQ(widestAdaptiveWindow(64, int64_t(1) << 32), 1);
+}

@@ -69,6 +69,11 @@ std::string subspaceOffset(llvm::ArrayRef<int64_t> shape,
 /// An integer literal: `12u` when narrow, else `12LL`.
 std::string intLit(int64_t v, bool narrow);
 
+/// The widest window adaptive pooling cuts from a dim of `in` elements into
+/// `out` (window q spans [floor(q in / out), ceil((q + 1) in / out))), in
+/// constant time; 1 for sizes below 1.
+int64_t widestAdaptiveWindow(int64_t in, int64_t out);
+
 } // namespace kb::codegen
 
 #endif // KB_CODEGEN_INDEXMATH_H
