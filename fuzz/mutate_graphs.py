@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Mutation fuzzing of the whole pipeline on graphs that parse: every
 fixture graph (test/fixtures/graphs) with 1-3 of its numbers replaced by
-edge values (shapes, strides, dims, constants: 0, 1, -1, 2^31, ...) goes
+edge values (shapes, strides, dims, constants: 0, 1, -1, 2^31, ...) or an
+op by another op the fixtures use goes
 through `kb-rewrite codegen` or `rewrite --verify off`. Exit codes 0, 1
 and 2 are answers (docs/cli.md); anything else (a signal, 3 = internal
 error) or a run past --timeout is a bug, kept as fuzz-out/mutants/bad-N.
@@ -27,10 +28,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EDGES = ["0", "1", "-1", "2", "3", "5", "7", "-2", "-3", "65536", "2147483648",
          "4294967297"]
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
+OP = re.compile(r"aten::\w+")
 
 
-def mutate(text, rng):
+def mutate(text, rng, ops):
+    """1-3 edits: mostly a number replaced by an edge value, sometimes an
+    op by another the fixtures use (operands then fit its schema or not)."""
     for _ in range(rng.randint(1, 3)):
+        if rng.random() < 0.2:
+            spots = list(OP.finditer(text))
+            if spots:
+                m = rng.choice(spots)
+                text = text[:m.start()] + rng.choice(ops) + text[m.end():]
+            continue
         spots = list(NUMBER.finditer(text))
         if not spots:
             break
@@ -52,12 +62,13 @@ def main():
     args = p.parse_args()
     rng = random.Random(args.seed)
     graphs = sorted(glob.glob(os.path.join(ROOT, "test", "fixtures", "graphs", "*", "*.graph.txt")))
+    ops = sorted({m.group(0) for g in graphs for m in OP.finditer(open(g).read())})
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="kb-mutants-")
     start, runs, bad = time.time(), 0, 0
     while time.time() - start < args.seconds:
         source = rng.choice(graphs)
-        text = mutate(open(source).read(), rng)
+        text = mutate(open(source).read(), rng, ops)
         graph = os.path.join(work, "m.graph.txt")
         with open(graph, "w") as f:
             f.write(text)
