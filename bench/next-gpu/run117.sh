@@ -1,8 +1,29 @@
 #!/usr/bin/env bash
-# For session 59's one call (the budget left after refused starts holds
-# one): run115's probes (its predictions hold, see run115.sh), then
-# run116's profile of seed 20261320 task 1, then a slice of a fresh seed
-# (two tasks) and resmlp_12 (never measured) until DEADLINE.
+# Session 58's run115 (never ran: no GPU in sessions 58-59) with session
+# 59's profile of seed 20261320 task 1, in one call: its probes, then the
+# profile, then a slice of a fresh seed (two tasks) and resmlp_12 (never
+# measured) until DEADLINE. run115's predictions:
+# (1) kb-verify on the fixtures whose combine or lane kernels changed (the
+#     barrier store changed every split kernel's text; the flat ones are
+#     verified by (3)'s knobs).
+# (2) Rows of 64 at four float4s a lane (default now) against 16 lanes
+#     (`--vector-lanes 16`, the old default): predicted the logsumexp
+#     ~1.05 against 1.17 ms, the softmax and layer norm 5-10% faster, the
+#     sum, max and L1 norm within 2% either way (session 37: the sum gained
+#     nothing).
+# (3) Flat split reductions (default now, chunks cut to 8 float4s a
+#     thread) against `--split-lane-rows`: predicted the amin ~0.73 ms
+#     (ATen 0.76), the sum over [300007, 20] ~0.021 (lanes 0.023).
+#     `--split-flat-outputs` (the flat form for per-element outputs, online
+#     pairs and shifted moments) on split_few_rows' softmax over dim 0 of
+#     [300007, 7] and batch norm of 5 channels: predicted 20-40% faster
+#     than lanes (as the sums), kb-verify accepting both.
+# (4) levit's batch norms: the defaults against the old barrier and
+#     finalize (`--split-barrier-exchange --split-combine-once 16`):
+#     predicted region 0 0.0207 -> ~0.018.
+# (5) levit_128 (4.65 ms in run114, 14 regions dropped, most batch norms
+#     within their margin: predicted ~4.5), resmlp_12 (never measured) and
+#     two tasks of a fresh seed.
 set -uo pipefail
 source bench/next-gpu/prepare.sh
 F=test/fixtures/graphs/torch-1.13
