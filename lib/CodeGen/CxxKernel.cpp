@@ -110,10 +110,6 @@ llvm::Expected<std::string> moduleExpr(const CxxRewritePlan &p,
   return expr;
 }
 
-} // namespace
-
-namespace {
-
 /// A schema default (OpSemantics.def spells them as TorchScript does) as a
 /// C++ argument of the ATen call.
 std::string cxxDefault(StringRef text) {
@@ -213,13 +209,14 @@ llvm::Expected<std::string> elementOps(const CxxRewritePlan &p,
                                        const ImportedChain &ir, size_t begin,
                                        size_t end, bool fast,
                                        bool &approximate) {
-  if (ir.ops.empty() || ir.ops.size() != p.ops.size())
+  if (ir.ops.size() != p.ops.size())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the chain's IR lacks some of its ops");
   // The element function's names for the IR's values: its parameter `x`
   // (the anchor's result), the operands' parameters, earlier ops' results.
   OperandNames names;
-  names[ir.ops.front()->getBlock()->getArgument(0)] = "x";
+  // (A copy of the handle: FuncOp's accessors are not const.)
+  names[mlir::func::FuncOp(ir.fn).getArgument(0)] = "x";
   for (auto [v, idx] : ir.operandValues)
     if (p.operands[idx].kind != CxxOperand::String)
       names[v] = isTensor(p.operands[idx]) ? "v" + std::to_string(idx)

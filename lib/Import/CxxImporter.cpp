@@ -29,7 +29,6 @@ public:
 
   ImportedChain import(const CxxChain &c, llvm::StringRef name) {
     ImportedChain out;
-    out.operandOfArg.push_back(-1);
     const CxxRewritePlan &p = c.plan;
     Type tensor = UnrankedTensorType::get(b.getF32Type());
     auto fileLoc = [&](unsigned line, unsigned col) -> Location {
@@ -52,7 +51,6 @@ public:
       if (!isTensor && !isScalar && !isList)
         continue;
       argOf[i] = argTypes.size();
-      out.operandOfArg.push_back((int)i);
       // A module option keeps the schema type it feeds (ceil_mode: bool).
       Type scalar = b.getF64Type();
       if (o.kind == CxxOperand::ModuleOption && o.optionType == ArgType::Int)

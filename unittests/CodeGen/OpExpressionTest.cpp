@@ -8,16 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "kb/CodeGen/OpExpression.h"
-#include "kb/IR/KbDialect.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
+#include "../TaggedFunction.h"
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 
 using namespace mlir;
@@ -31,27 +25,18 @@ namespace {
 /// found by their `tag` attribute.
 class Ops {
 public:
-  explicit Ops(const std::string &body) {
-    ctx.loadDialect<KbDialect, func::FuncDialect>();
-    std::string src =
-        "func.func @f(%x: tensor<*xf32>, %y: tensor<*xf32>, %s: f64) {\n"
-        "  %none = kb.constant {value} : none\n" +
-        body + "  return\n}\n";
-    module = parseSourceString<ModuleOp>(src, &ctx);
-    if (!module)
+  explicit Ops(const std::string &body)
+      : f("%x: tensor<*xf32>, %y: tensor<*xf32>, %s: f64",
+          "  %none = kb.constant {value} : none\n" + body) {
+    if (!f.ok())
       return;
-    module->walk([&](Operation *op) {
-      if (auto t = op->getAttrOfType<StringAttr>("tag"))
-        ops[t.getValue().str()] = op;
-    });
-    auto fn = *module->getOps<func::FuncOp>().begin();
-    names[fn.getArgument(0)] = "x";
-    names[fn.getArgument(1)] = "v1";
-    names[fn.getArgument(2)] = "s2";
+    names[f.fn().getArgument(0)] = "x";
+    names[f.fn().getArgument(1)] = "v1";
+    names[f.fn().getArgument(2)] = "s2";
   }
-  bool ok() const { return static_cast<bool>(module); }
+  bool ok() const { return f.ok(); }
   std::string expr(const std::string &tag) {
-    auto e = pointwiseExpression(cast<AtenOp>(ops.at(tag)), names);
+    auto e = pointwiseExpression(cast<AtenOp>(f.op(tag)), names);
     if (!e)
       return "error: " + llvm::toString(e.takeError());
     return *e;
@@ -59,9 +44,7 @@ public:
   OperandNames names;
 
 private:
-  MLIRContext ctx;
-  OwningOpRef<ModuleOp> module;
-  std::map<std::string, Operation *> ops;
+  kb::testing::TaggedFunction f;
 };
 
 TEST(OpExpression, OperandsByNameConstantAndAbsence) {

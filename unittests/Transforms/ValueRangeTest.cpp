@@ -5,17 +5,15 @@
 // the bounds against the float computations themselves.
 
 #include "kb/Transforms/ValueRange.h"
+#include "../TaggedFunction.h"
 #include "kb/IR/KbDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
 #include <string>
 
 using namespace mlir;
@@ -27,32 +25,19 @@ namespace {
 /// tensor<8xf32>; the ops named by their `tag` attribute.
 class Ranges {
 public:
-  explicit Ranges(const std::string &body) {
-    ctx.loadDialect<KbDialect, func::FuncDialect>();
-    std::string src = "func.func @f(%x: tensor<8xf32>, %p: tensor<8xf32>) {\n"
-                      "  %none = kb.constant {value} : none\n"
-                      "  %one = kb.constant {value = 1 : i64} : i64\n" +
-                      body + "  return\n}\n";
-    module = parseSourceString<ModuleOp>(src, &ctx);
-    if (!module)
-      return;
-    module->walk([&](Operation *op) {
-      if (auto t = op->getAttrOfType<StringAttr>("tag"))
-        ops[t.getValue().str()] = op;
-    });
-  }
+  explicit Ranges(const std::string &body)
+      : f("%x: tensor<8xf32>, %p: tensor<8xf32>",
+          "  %none = kb.constant {value} : none\n"
+          "  %one = kb.constant {value = 1 : i64} : i64\n" +
+              body) {}
   Interval range(const std::string &tag) {
-    return valueRange(ops.at(tag)->getResult(0));
+    return valueRange(f.op(tag)->getResult(0));
   }
-  bool cannotFlip(const std::string &tag) {
-    return stepCannotFlip(ops.at(tag));
-  }
-  bool ok() const { return static_cast<bool>(module); }
+  bool cannotFlip(const std::string &tag) { return stepCannotFlip(f.op(tag)); }
+  bool ok() const { return f.ok(); }
 
 private:
-  MLIRContext ctx;
-  OwningOpRef<ModuleOp> module;
-  std::map<std::string, Operation *> ops;
+  kb::testing::TaggedFunction f;
 };
 
 const char *kClampedQuotient = R"(

@@ -28,10 +28,8 @@ mlir::OwningOpRef<mlir::ModuleOp> importCxxChains(mlir::MLIRContext &ctx,
 
 /// One chain's function, as importCxxChains makes it.
 struct ImportedChain {
+  /// Its first argument is the anchor's result.
   mlir::func::FuncOp fn;
-  /// Per function argument, the plan operand it stands for (-1: the
-  /// anchor's result).
-  llvm::SmallVector<int> operandOfArg;
   /// The IR value of each use of a plan operand: an argument, or the
   /// constant a literal became; with the operand's index.
   llvm::SmallVector<std::pair<mlir::Value, int>> operandValues;
