@@ -3,9 +3,11 @@
 #include "kb/Import/CxxFrontend.h"
 #include "kb/Support/InputFile.h"
 
+#include "clang/AST/ASTConsumer.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
 #include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
@@ -62,6 +64,64 @@ private:
   size_t total;
   size_t index = 0;
   std::chrono::steady_clock::time_point start;
+};
+
+/// Runs the matchers over the main file's top-level declarations only: the
+/// chains live in its functions, and walking every libtorch header's
+/// declarations as well took longer than the analysis itself (a 180-line
+/// source: 2.8 s over Clang's 9.0 s parse; with a precompiled torch.h, 4.4 s
+/// over 4.0, the walk deserialising the whole header).
+class MainFileMatcher : public ASTConsumer {
+public:
+  explicit MainFileMatcher(MatchFinder &finder) : finder(finder) {}
+  void HandleTranslationUnit(ASTContext &ctx) override {
+    const SourceManager &sm = ctx.getSourceManager();
+    std::vector<Decl *> scope;
+    // noload: declarations from a precompiled header are never the main
+    // file's, and loading them is the cost avoided here.
+    for (Decl *d : ctx.getTranslationUnitDecl()->noload_decls())
+      if (sm.isInMainFile(sm.getExpansionLoc(d->getLocation())))
+        scope.push_back(d);
+    ctx.setTraversalScope(scope);
+    finder.matchAST(ctx);
+  }
+
+private:
+  MatchFinder &finder;
+};
+
+class MainFileAction : public ASTFrontendAction {
+public:
+  MainFileAction(MatchFinder &finder, Progress *progress)
+      : finder(finder), progress(progress) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
+                                                 StringRef) override {
+    return std::make_unique<MainFileMatcher>(finder);
+  }
+  bool BeginSourceFileAction(CompilerInstance &ci) override {
+    return !progress || progress->handleBeginSource(ci);
+  }
+  void EndSourceFileAction() override {
+    if (progress)
+      progress->handleEndSource();
+  }
+
+private:
+  MatchFinder &finder;
+  Progress *progress;
+};
+
+class MainFileActionFactory : public tooling::FrontendActionFactory {
+public:
+  MainFileActionFactory(MatchFinder &finder, Progress *progress)
+      : finder(finder), progress(progress) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<MainFileAction>(finder, progress);
+  }
+
+private:
+  MatchFinder &finder;
+  Progress *progress;
 };
 
 } // namespace
@@ -127,9 +187,8 @@ Expected<CxxAnalysis> analyzeCxxSources(const CxxInputs &in) {
   std::optional<Progress> progress;
   if (in.progress)
     progress.emplace(*in.progress, in.files.size());
-  int rc = tool.run(tooling::newFrontendActionFactory(
-                        &finder, progress ? &*progress : nullptr)
-                        .get());
+  MainFileActionFactory factory(finder, progress ? &*progress : nullptr);
+  int rc = tool.run(&factory);
   if (rc != 0)
     return createStringError(inconvertibleErrorCode(),
                              "could not parse the sources (the compiler's "
