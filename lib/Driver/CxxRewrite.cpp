@@ -268,7 +268,7 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
   auto recovered = FileTransaction::recover(journal);
   if (!recovered)
     return withKind(recovered.takeError(), FailureKind::Usage);
-  if (*recovered)
+  if (*recovered && !opts.quiet)
     os << "note: an interrupted kb-rewrite run was rolled back (" << journal
        << ")\n";
   auto analysis = analyzeCxxSources(opts.inputs);
@@ -335,7 +335,7 @@ Error rewriteCxxSources(const CxxRewriteOptions &opts, raw_ostream &os) {
     return written.takeError();
   if (opts.json)
     os << cxxRewriteJson(*analysis, *out, *written);
-  else
+  else if (!opts.quiet)
     printLog(*analysis, *out, *written, os);
   return Error::success();
 }

@@ -685,6 +685,7 @@ int runRewriteCxx(const char *argv0) {
   opts.verify = verifyMode;
   opts.kbVerify = findVerifier(argv0);
   opts.fastMath = fastMath;
+  opts.quiet = quiet;
   if (Error err = kb::driver::rewriteCxxSources(opts, outs()))
     return fail(std::move(err), kb::driver::FailureKind::Internal);
   return Ok;
@@ -693,33 +694,15 @@ int runRewriteCxx(const char *argv0) {
 int runRewrite(const char *argv0) {
   auto isCxx =
       pickFrontend("rewrite", rewriteInputs, haveCompilerFlags,
-                   {&paramsPath,
-                    &modelFile,
-                    &noCudaGraphs,
-                    &fuseBeforeTF32,
-                    &numericsOpt,
-                    &quiet,
-                    &storeDir,
-                    &noModel,
-                    &modelUrl,
-                    &modelName,
-                    &strategy,
-                    &samples,
-                    &rounds,
-                    &draftTemperature,
-                    &repairTemperature,
-                    &analyzeTemperature,
-                    &modelSeed,
-                    &maxTokens,
-                    &modelTimeout,
-                    &modelDeadline,
-                    &modelConcurrency,
-                    &transcriptPath,
-                    &replayPath,
-                    &answersOpt,
-                    &replayVerify,
-                    &verdictCache,
-                    &promptDir},
+                   {&paramsPath,       &modelFile,         &noCudaGraphs,
+                    &fuseBeforeTF32,   &numericsOpt,       &storeDir,
+                    &noModel,          &modelUrl,          &modelName,
+                    &strategy,         &samples,           &rounds,
+                    &draftTemperature, &repairTemperature, &analyzeTemperature,
+                    &modelSeed,        &maxTokens,         &modelTimeout,
+                    &modelDeadline,    &modelConcurrency,  &transcriptPath,
+                    &replayPath,       &answersOpt,        &replayVerify,
+                    &verdictCache,     &promptDir},
                    {&buildDirOpt, &inPlaceOpt, &lockOpt, &updateLockOpt,
                     &verifyHarnessOpt, &jsonOut, &progressOpt});
   if (!isCxx)

@@ -36,6 +36,8 @@ struct CxxRewriteOptions {
   std::string kbVerify; // path of kb-verify ("" = not found)
   /// --fast-math: approximate sigmoid, silu, mish and softmax division.
   bool fastMath = false;
+  /// --quiet: no log (errors are the returned Error; --json still prints).
+  bool quiet = false;
 };
 
 /// Rewrites `opts.inputs`, printing the log (or JSON) to `out`; failures are
