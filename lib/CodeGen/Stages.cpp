@@ -132,9 +132,6 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
   s.inShape.assign(in.begin(), in.end());
   s.outShape.assign(out.begin(), out.end());
   int64_t rank = in.size();
-  auto normDim = [&](int64_t d) {
-    return rank ? ((d % rank) + rank) % rank : 0;
-  };
 
   if (s.recipe == Recipe::Cosine) {
     s.input2 = op.getArg("x2");
@@ -147,37 +144,16 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     s.eps = *eps;
   }
   if (isReduceRecipe(s.recipe) || isSoftmaxRecipe(s.recipe)) {
-    Value dimArg = op.getArg("dim");
-    SmallVector<int64_t> dims;
-    if (dimArg && !isNone(dimArg)) {
-      if (auto l = getConstantIntList(dimArg))
-        dims = *l;
-      else if (auto n = getConstantNumber(dimArg))
-        dims.push_back((int64_t)*n);
-      else
-        return fail("'" + name + "' over dims that are not constant");
-    }
-    if (dims.empty())
-      for (int64_t d = 0; d < rank; ++d)
-        dims.push_back(d);
-    // ATen raises on a dim outside [-rank, rank) or named twice: such an
-    // op stays ATen's, so the rewritten model raises as the original does.
-    for (int64_t &d : dims) {
-      if (d < -std::max<int64_t>(rank, 1) || d >= std::max<int64_t>(rank, 1))
-        return fail("'" + name + "' over dim " + llvm::Twine(d) +
-                    ", out of range for a tensor of rank " + llvm::Twine(rank));
-      d = normDim(d);
-    }
-    llvm::sort(dims);
-    if (std::adjacent_find(dims.begin(), dims.end()) != dims.end())
-      return fail("'" + name + "' names a dim twice");
-    s.reduced = dims;
+    auto dims = reductionDims(op, rank);
+    if (!dims)
+      return fail("'" + name + "' " + llvm::toString(dims.takeError()));
+    s.reduced = *dims;
     if (arg) {
       // The index shares a double with the value's 32 order bits
       // (kb::arg_key): exact below 2^21 elements per row.
       int64_t count = 1;
-      for (int64_t d : dims)
-        count *= in[d];
+      for (int64_t d : s.reduced)
+        count *= d < rank ? in[d] : 1; // a 0-d input's dim 0 is no dim
       if (count > kArgMaxElements)
         return fail("'" + name + "' over more than " +
                     llvm::Twine(kArgMaxElements) + " elements per row");
@@ -210,7 +186,7 @@ llvm::Expected<StageInfo> codegen::analyzeStage(KernelOp kernel, AtenOp op) {
     }
     int64_t kept = 1;
     for (int64_t d = 0; d < rank; ++d)
-      if (!llvm::is_contained(dims, d))
+      if (!llvm::is_contained(s.reduced, d))
         kept *= in[d];
     bool shapePreserving = isSoftmaxRecipe(s.recipe);
     if (product(out) != (shapePreserving ? product(in) : kept))

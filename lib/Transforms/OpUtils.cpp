@@ -569,37 +569,50 @@ bool kb::isAtenOrderSoftmax(Operation *op) {
   return shape[d] >= 1;
 }
 
-std::optional<SmallVector<int64_t>> kb::reducedDims(Operation *op,
-                                                    int64_t rank) {
+llvm::Expected<SmallVector<int64_t>> kb::reductionDims(Operation *op,
+                                                       int64_t rank) {
+  auto fail = [](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
+  };
   auto aten = dyn_cast<AtenOp>(op);
-  if (!aten || rank == 0)
-    return std::nullopt;
+  if (!aten)
+    return fail("is not an aten op");
   SmallVector<int64_t> dims;
   Value d = aten.getArg("dim");
-  if (!d || isNone(d)) {
+  if (d && !isNone(d)) {
+    if (auto l = getConstantIntList(d))
+      dims.assign(l->begin(), l->end());
+    else if (auto n = getConstantNumber(d))
+      dims.push_back((int64_t)*n);
+    else
+      return fail("over dims that are not constant");
+  }
+  if (dims.empty())
     for (int64_t k = 0; k < rank; ++k)
       dims.push_back(k);
-  } else if (auto l = getConstantIntList(d)) {
-    dims.assign(l->begin(), l->end());
-    if (dims.empty())
-      for (int64_t k = 0; k < rank; ++k)
-        dims.push_back(k);
-  } else if (auto n = getConstantNumber(d)) {
-    dims.push_back((int64_t)*n);
-  } else {
-    return std::nullopt;
-  }
-  // A dim outside [-rank, rank) or named twice makes ATen raise: no
-  // reduction to plan.
+  int64_t wrap = std::max<int64_t>(rank, 1);
   for (int64_t &k : dims) {
-    if (k < -rank || k >= rank)
-      return std::nullopt;
-    k = k < 0 ? k + rank : k;
+    if (k < -wrap || k >= wrap)
+      return fail("over dim " + llvm::Twine(k) +
+                  ", out of range for a tensor of rank " + llvm::Twine(rank));
+    k = k < 0 ? k + wrap : k;
   }
   llvm::sort(dims);
   if (std::adjacent_find(dims.begin(), dims.end()) != dims.end())
-    return std::nullopt;
+    return fail("names a dim twice");
   return dims;
+}
+
+std::optional<SmallVector<int64_t>> kb::reducedDims(Operation *op,
+                                                    int64_t rank) {
+  if (rank == 0)
+    return std::nullopt;
+  auto dims = reductionDims(op, rank);
+  if (!dims) {
+    llvm::consumeError(dims.takeError());
+    return std::nullopt;
+  }
+  return std::move(*dims);
 }
 
 bool kb::isAtenReduceShape(Operation *op, int64_t *rowsOut, int64_t *colsOut) {

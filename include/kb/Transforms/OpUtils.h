@@ -4,6 +4,7 @@
 
 #include "kb/IR/KbDialect.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
 #include <optional>
 
 namespace kb {
@@ -142,9 +143,15 @@ bool isAtenOrderNorm(mlir::Operation *op);
 /// over another dim (cunn_SpatialSoftMaxForward: one thread folds each
 /// row in order, or the dim's threads meet in its shared-memory tree).
 bool isAtenOrderSoftmax(mlir::Operation *op);
-/// The dims a reduction's `dim` argument names over an input of `rank`
-/// (none, an empty list or absent: all), each in [0, rank), sorted; nullopt
-/// when the argument is not constant or the rank is 0.
+/// The dims a reduction's or softmax's `dim` argument names over an input
+/// of `rank` (none, an empty list or absent: all), each in [0, rank),
+/// sorted. A 0-d input takes dim 0 or -1 (ATen wraps scalars as rank 1).
+/// An error, worded to follow the op's name, when the argument is not
+/// constant, or when a dim is out of range or named twice (ATen raises:
+/// the op stays ATen's, so the rewritten model raises as the original).
+llvm::Expected<llvm::SmallVector<int64_t>> reductionDims(mlir::Operation *op,
+                                                         int64_t rank);
+/// reductionDims, nullopt on its errors and for a 0-d input.
 std::optional<llvm::SmallVector<int64_t>> reducedDims(mlir::Operation *op,
                                                       int64_t rank);
 /// A sum or mean over the trailing dims of a static float32 tensor in the
