@@ -2,7 +2,8 @@
 """Mutation fuzzing of the whole pipeline on graphs that parse: every
 fixture graph (test/fixtures/graphs) with 1-3 of its numbers replaced by
 edge values (shapes, strides, dims, constants: 0, 1, -1, 2^31, ...) or an
-op by another op the fixtures use goes
+op by another op the fixtures use, and one in three with its params.json
+edited (numbers, NaN, dtypes and kinds, booleans, the file cut short), goes
 through `kb-rewrite codegen` or `rewrite --verify off`. Exit codes 0, 1
 and 2 are answers (docs/cli.md); anything else (a signal, 3 = internal
 error) or a run past --timeout is a bug, kept as fuzz-out/mutants/bad-N.
@@ -29,6 +30,9 @@ EDGES = ["0", "1", "-1", "2", "3", "5", "7", "-2", "-3", "65536", "2147483648",
          "4294967297"]
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
 OP = re.compile(r"aten::\w+")
+STRING_VALUE = re.compile(r'(?<=: )"[^"]*"')
+STRINGS = ['"float16"', '"bfloat16"', '"int64"', '"bool"', '"cpu"', '""', '"x"',
+           '"../../etc/passwd"', '"tensor"', '"scalar"', '"none"']
 
 
 def mutate(text, rng, ops):
@@ -46,6 +50,29 @@ def mutate(text, rng, ops):
             break
         m = rng.choice(spots)
         text = text[:m.start()] + rng.choice(EDGES) + text[m.end():]
+    return text
+
+
+def mutate_params(text, rng):
+    """1-2 edits of params.json: a number by an edge value, a string value
+    by another (dtypes, kinds, a path), a boolean flipped, or the file cut
+    short (malformed JSON)."""
+    for _ in range(rng.randint(1, 2)):
+        r = rng.random()
+        if r < 0.5:
+            spots = list(NUMBER.finditer(text))
+            choices = EDGES + ["1e308", "-1e308", "0.5", "NaN", "Infinity"]
+        elif r < 0.8:
+            spots = list(STRING_VALUE.finditer(text))
+            choices = STRINGS
+        elif r < 0.95:
+            spots = list(re.finditer(r"\b(true|false)\b", text))
+            choices = ["true", "false", "null", "0"]
+        else:
+            return text[:rng.randrange(len(text) + 1)]
+        if spots:
+            m = rng.choice(spots)
+            text = text[:m.start()] + rng.choice(choices) + text[m.end():]
     return text
 
 
@@ -75,7 +102,16 @@ def main():
         params = source[:-len(".graph.txt")] + ".params.json"
         mine = os.path.join(work, "m.params.json")
         if os.path.exists(params):
-            shutil.copy(params, mine)
+            # One mutant in three also (or only) has its params.json edited.
+            ptext = open(params).read()
+            if rng.random() < 0.33:
+                ptext = mutate_params(ptext, rng)
+                if rng.random() < 0.5:
+                    text = open(source).read()
+                    with open(graph, "w") as f:
+                        f.write(text)
+            with open(mine, "w") as f:
+                f.write(ptext)
         elif os.path.exists(mine):
             os.remove(mine)
         out = os.path.join(work, "out")

@@ -614,6 +614,22 @@ std::string kb::defaultParamsPath(StringRef graphPath) {
 llvm::Expected<ImportOptions>
 kb::paramsFromJson(const llvm::json::Object &params, StringRef path) {
   const llvm::json::Object *root = &params;
+  auto invalid = [&](const llvm::Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": error: " + what +
+                                       "; re-export with kb-export");
+  };
+  // A version this reader does not know may mean fields it would misread.
+  if (const llvm::json::Value *v = root->get("schema_version")) {
+    auto n = v->getAsInteger();
+    if (!n || *n != 1)
+      return invalid("'schema_version' is not 1, the version this "
+                     "kb-rewrite reads");
+  }
+  // The runtime guard is keyed on the mode: a null is not "training".
+  if (const llvm::json::Value *v = root->get("training");
+      v && !v->getAsBoolean())
+    return invalid("'training' is not true or false");
   ImportOptions opts;
   opts.modulePrefix = root->getString("module_prefix").value_or("").str();
   for (StringRef section : {"parameters", "buffers"}) {
@@ -622,18 +638,21 @@ kb::paramsFromJson(const llvm::json::Object &params, StringRef path) {
       continue;
     for (const llvm::json::Value &v : *arr) {
       const llvm::json::Object *o = v.getAsObject();
-      if (!o)
-        continue;
-      auto name = o->getString("name");
-      const llvm::json::Array *shape = o->getArray("shape");
+      auto name = o ? o->getString("name") : std::nullopt;
+      const llvm::json::Array *shape = o ? o->getArray("shape") : nullptr;
       if (!name || !shape)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            path + ": error: every entry of '" + section +
-                "' needs 'name' and 'shape'");
+        return invalid("every entry of '" + section +
+                       "' needs 'name' and 'shape'");
       ParamInfo info;
-      for (const llvm::json::Value &d : *shape)
-        info.shape.push_back(d.getAsInteger().value_or(ShapedType::kDynamic));
+      for (const llvm::json::Value &d : *shape) {
+        // Sizes become the parameter's static type where the graph prints
+        // none: a guess (or a negative size) would be a wrong type.
+        auto size = d.getAsInteger();
+        if (!size || *size < 0)
+          return invalid("'" + section + "' entry '" + *name +
+                         "' has a size that is not a non-negative integer");
+        info.shape.push_back(*size);
+      }
       info.dtype = o->getString("dtype").value_or("float32").str();
       opts.params[name->str()] = std::move(info);
     }
@@ -645,9 +664,7 @@ kb::paramsFromJson(const llvm::json::Object &params, StringRef path) {
       const llvm::json::Array *shape = o ? o->getArray("shape") : nullptr;
       const llvm::json::Array *values = o ? o->getArray("values") : nullptr;
       auto bad = [&](const llvm::Twine &what) {
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       path + ": error: 'constants': " + what +
-                                           "; re-export with kb-export");
+        return invalid("'constants': " + what);
       };
       if (!name || !shape || !values)
         return bad("every entry needs 'value', 'shape' and 'values'");
