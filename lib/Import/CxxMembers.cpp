@@ -43,6 +43,14 @@ bool isNumberLiteral(const Expr *e) {
   return isa<FloatingLiteral, IntegerLiteral>(e);
 }
 
+/// `Holder{nullptr}`: the idiom for a module member its class's constructor
+/// sets for real. A call through an empty holder throws, so what it is set
+/// to elsewhere is what every call that returns sees.
+bool isEmptyHolder(const CXXConstructExpr *c) {
+  return c->getNumArgs() == 1 &&
+         isa<CXXNullPtrLiteralExpr>(strip(c->getArg(0)));
+}
+
 /// The function a Functional is built from in `e` (`Functional(torch::relu)`,
 /// `{torch::relu}`, `register_module("relu", Functional(torch::relu))`):
 /// the one construction of a Functional below `e`, with the function as its
@@ -50,9 +58,11 @@ bool isNumberLiteral(const Expr *e) {
 /// there is none, or more than one. With `bound`, arguments after the
 /// function that are number literals (`Functional(torch::leaky_relu, 0.2)`:
 /// std::bind's) are accepted and collected: a literal means the same
-/// wherever the call is written.
+/// wherever the call is written. With `empty`, an empty holder
+/// (`Functional act{nullptr}`) is no construction and sets it instead.
 const FunctionDecl *builtFrom(const Stmt *e,
-                              std::vector<const Expr *> *bound = nullptr) {
+                              std::vector<const Expr *> *bound = nullptr,
+                              bool *empty = nullptr) {
   const FunctionDecl *found = nullptr;
   int constructions = 0;
   std::function<void(const Stmt *)> walk = [&](const Stmt *s) {
@@ -61,6 +71,10 @@ const FunctionDecl *builtFrom(const Stmt *e,
     if (const auto *c = dyn_cast<CXXConstructExpr>(s);
         c && isFunctionalType(c->getType()) && c->getNumArgs() >= 1 &&
         !c->getConstructor()->isCopyOrMoveConstructor()) {
+      if (empty && isEmptyHolder(c)) {
+        *empty = true;
+        return;
+      }
       ++constructions;
       bool literals = bound != nullptr;
       for (unsigned i = 1; i < c->getNumArgs() && literals; ++i)
@@ -171,8 +185,7 @@ const CXXConstructExpr *sequentialBuilt(const Stmt *e, bool &empty) {
     if (const auto *c = dyn_cast<CXXConstructExpr>(s);
         c && isSequentialType(c->getType()) &&
         !c->getConstructor()->isCopyOrMoveConstructor()) {
-      if (c->getNumArgs() == 1 &&
-          isa<CXXNullPtrLiteralExpr>(strip(c->getArg(0)))) {
+      if (isEmptyHolder(c)) {
         empty = true;
         return;
       }
@@ -378,7 +391,10 @@ std::optional<std::string> functionalOp(const Expr *module) {
     return std::nullopt;
   const FunctionDecl *fn = nullptr;
   for (const Expr *v : values) {
-    const FunctionDecl *f = builtFrom(v);
+    bool empty = false;
+    const FunctionDecl *f = builtFrom(v, nullptr, &empty);
+    if (empty && !f)
+      continue; // `{nullptr}`: set for real elsewhere
     if (!f || (fn && f->getCanonicalDecl() != fn->getCanonicalDecl()))
       return std::nullopt;
     fn = f;
