@@ -41,7 +41,7 @@ echo "knobs r64 rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/
 fi
 if fits 90; then
 timeout 90 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
-  --variants "d:;lanes:--split-lane-rows;fo:--split-flat-outputs" --plan "aten::(sum|amin|prod|batch_norm)|softmax" --json $OUT/knobs115-flat.json \
+  --variants "d:;lanes:--split-lane-rows;lo:--split-lane-outputs" --plan "aten::(sum|amin|prod|batch_norm)|softmax" --json $OUT/knobs115-flat.json \
   $G/fr114/amin_dim0_7.graph.txt $F/split_few_rows.graph.txt $F/split_flat_rows.graph.txt $G/sum_dim0_7cols.graph.txt \
   $F/sweep_prod.graph.txt > $OUT/knobs115-flat.log 2>&1
 echo "knobs flat rc $? $(( $(date +%s)-t0 ))s"; grep -E "rejected|mismatch" $OUT/knobs115-flat.log | cut -c1-200; grep -A10 "^graph region" $OUT/knobs115-flat.log | cut -c1-200

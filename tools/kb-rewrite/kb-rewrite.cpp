@@ -159,12 +159,13 @@ cl::opt<bool> splitLaneRowsOpt(
              "one float a lane a row (the form before session 58) instead of "
              "flat float4s, 4 accumulators a thread (a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
-cl::opt<bool> splitFlatOutputsOpt(
-    "split-flat-outputs",
-    cl::desc("Flat split reductions also where every element is written "
-             "back, over several passes, online pairs or shifted moments "
-             "(softmax over dim 0 of [N, 7], a batch norm of few channels; "
-             "a probe of the plan)"),
+cl::opt<bool> splitLaneOutputsOpt(
+    "split-lane-outputs",
+    cl::desc("Split reductions over at most 32 strided rows of one run "
+             "where every element is written back, over several passes, "
+             "online pairs or shifted moments read one float a lane a row "
+             "(the form before session 60) instead of flat float4s (a probe "
+             "of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
 cl::opt<bool> splitSerialCombineOpt(
     "split-serial-combine",
@@ -626,7 +627,7 @@ int runCodegen() {
     emitOptions.splitAhead = splitAheadOpt;
     emitOptions.splitFoldUnroll = splitFoldUnrollOpt;
     emitOptions.splitFlat = !splitLaneRowsOpt;
-    emitOptions.splitFlatOutputs = splitFlatOutputsOpt;
+    emitOptions.splitFlatOutputs = !splitLaneOutputsOpt;
     emitOptions.splitCombineOnceMin = splitCombineOnceOpt;
     emitOptions.splitSerialCombine = splitSerialCombineOpt;
     emitOptions.splitRowVectors = !splitRowScalarsOpt;
