@@ -143,6 +143,19 @@ std::string codegen::permuteOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> perm,
   return stridedOffset(shape, strides, idx, narrow);
 }
 
+std::string codegen::channelsLastWalk(ArrayRef<int64_t> out,
+                                      ArrayRef<int64_t> origins,
+                                      llvm::StringRef idx) {
+  SmallVector<int64_t> walk;
+  for (auto [k, d] : llvm::enumerate(origins))
+    if (d != 1)
+      walk.push_back(k);
+  for (auto [k, d] : llvm::enumerate(origins))
+    if (d == 1)
+      walk.push_back(k);
+  return permuteOffset(out, walk, idx);
+}
+
 std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
                                     ArrayRef<int64_t> dims, llvm::StringRef idx,
                                     bool narrow) {

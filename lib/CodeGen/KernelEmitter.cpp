@@ -768,9 +768,8 @@ private:
   /// whose reduced elements are strided, so neighbouring threads read
   /// neighbouring addresses on every step.
   /// With a channels-last read the threads walk the outputs channel
-  /// fastest (thread t is output (n, c, s) with t = (n * S + s) * C + c), so
-  /// a warp's window reads are contiguous in the NHWC input; its writes are
-  /// strided by S and merge in L2.
+  /// fastest (channelsLastWalk), so a warp's reads are contiguous in the
+  /// NHWC input; its writes are strided by the spatial size and merge in L2.
   llvm::Expected<EmittedKernel> perOutput(YieldOp yield, const StageInfo &f) {
     EmittedKernel out;
     int64_t n = product(f.outShape);
@@ -783,15 +782,9 @@ private:
     std::string t = cl ? "t" : "o";
     // Output o of the channels-last walk's step t.
     std::string fromStep;
-    if (cl) {
-      int64_t C = f.outShape[1],
-              S = product(ArrayRef(f.outShape).drop_front(2));
-      fromStep = "      const long long o = (t / " + std::to_string(C * S) +
-                 "LL) * " + std::to_string(C * S) + "LL + (t % " +
-                 std::to_string(C) + "LL) * " + std::to_string(S) +
-                 "LL + (t / " + std::to_string(C) + "LL) % " +
-                 std::to_string(S) + "LL;\n";
-    }
+    if (cl)
+      fromStep = "      const long long o = " +
+                 channelsLastWalk(f.outShape, outputOrigins(f), "t") + ";\n";
     // A thread's u-th output is t0 + 256 u, so every step is a coalesced
     // warp access, and all U values are computed before the first store, so
     // the loads of all U windows are in flight together.

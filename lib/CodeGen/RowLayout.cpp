@@ -110,8 +110,11 @@ int64_t codegen::rowLanes(const RowPlan &p) {
   // 12.2M rows of 64 1.171 -> 1.047 ms at 4 lanes, run114, where a sum
   // over 64 had gained nothing in session 37). Few rows keep every lane:
   // there the launch is too small to fill the GPU and a lane's serial
-  // loads are its latency.
-  bool wide = n4 >= 16 && n4 <= 64 && p.rows >= kWideLaneRowsMin;
+  // loads are its latency. Rows read once (sum, max, L1 norm) keep one
+  // float4 a lane: four lost them 4-8% of occupancy with no second read
+  // to save (run117).
+  bool wide =
+      n4 >= 16 && n4 <= 64 && p.rows >= kWideLaneRowsMin && rereadsRow(p);
   int64_t want = wide ? (n4 + 3) / 4 : n4;
   while (l < 32 && l < want)
     l *= 2;

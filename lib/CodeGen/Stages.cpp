@@ -847,3 +847,20 @@ codegen::equalWindows(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
   }
   return window;
 }
+
+SmallVector<int64_t> codegen::outputOrigins(const StageInfo &s) {
+  SmallVector<int64_t> origins;
+  int64_t rank = s.inShape.size();
+  bool kept = s.outShape.size() == s.inShape.size();
+  for (int64_t d = 0; d < rank; ++d)
+    if (kept || !llvm::is_contained(s.reduced, d))
+      origins.push_back(d);
+  // Stages whose input became [rows, row elements] (windowsAsRows) keep
+  // the output's own dims.
+  if (origins.size() != s.outShape.size()) {
+    origins.clear();
+    for (int64_t d = 0, e = s.outShape.size(); d < e; ++d)
+      origins.push_back(d);
+  }
+  return origins;
+}

@@ -64,6 +64,11 @@ struct StageInfo {
 
 llvm::Expected<StageInfo> analyzeStage(KernelOp kernel, AtenOp op);
 
+/// The input dim each dim of a stage's output comes from: itself where the
+/// ranks agree (poolings, keepdim reductions), else the dims not reduced;
+/// each its own where the input was recast as rows.
+llvm::SmallVector<int64_t> outputOrigins(const StageInfo &s);
+
 /// Max, average and adaptive poolings.
 bool isPoolRecipe(Recipe recipe);
 /// Adaptive average and max poolings (windows from the output's size).

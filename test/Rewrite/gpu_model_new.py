@@ -47,7 +47,8 @@ CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
          "convt3d_layernorm", "conv_reductions_cl", "conv_tf32_cl",
          "strided_views", "cross_row_norms", "pools_into_rows",
          "order_free_step", "grouped_conv_bias", "conv_row_reductions_cl",
-         "rows_staged", "rows_wide_lanes", "bool_masks", "rotary_cat"]
+         "rows_staged", "rows_wide_lanes", "bool_masks", "rotary_cat",
+         "convt_batch_reductions_cl"]
 
 
 def load(path, name):

@@ -138,6 +138,42 @@ TEST(IndexMath, PermuteIdentityIsTheIndex) {
   EXPECT_EQ(permuteOffset({2, 3, 4}, {0, 1, 2}, "i", false), "i");
 }
 
+TEST(IndexMath, ChannelsLastWalks) {
+  // Step t of the walk is the output element whose coordinates, taken
+  // with the channel's dim last, have linear index t: neighbouring steps
+  // are neighbouring channels, and every output is visited once.
+  struct Case {
+    std::vector<int64_t> out, origins;
+  };
+  for (const Case &c : std::vector<Case>{
+           {{2, 5, 3, 4}, {0, 1, 2, 3}}, // a pooling's [N, C, H, W]
+           {{5, 3, 4}, {1, 2, 3}},       // a sum over N: [C, H, W]
+           {{2, 5, 4}, {0, 1, 3}},       // over H
+           {{2, 3, 4}, {0, 2, 3}}}) {    // over C: row-major
+    std::string expr = channelsLastWalk(c.out, c.origins, "i");
+    std::vector<int64_t> walk;
+    for (size_t k = 0; k < c.out.size(); ++k)
+      if (c.origins[k] != 1)
+        walk.push_back(k);
+    for (size_t k = 0; k < c.out.size(); ++k)
+      if (c.origins[k] == 1)
+        walk.push_back(k);
+    std::vector<int64_t> st = strides(c.out);
+    for (int64_t t = 0, rest; t < product(c.out); ++t) {
+      int64_t offset = 0;
+      rest = t;
+      for (size_t j = walk.size(); j-- > 0;) {
+        offset += rest % c.out[walk[j]] * st[walk[j]];
+        rest /= c.out[walk[j]];
+      }
+      ASSERT_EQ(Eval(expr, t).run(), offset)
+          << "step " << t << " of '" << expr << "'";
+    }
+  }
+  EXPECT_EQ(channelsLastWalk({5, 3, 4}, {1, 2, 3}, "t"),
+            "(t % 5LL) * 12LL + (t / 5LL)");
+}
+
 TEST(IndexMath, StridedOffsets) {
   // Transposed and permuted views, with size-1 dims and dims that merge:
   // the element at logical index i sits at sum(coord[d] * stride[d]).

@@ -66,6 +66,15 @@ std::string permuteOffset(llvm::ArrayRef<int64_t> in,
 std::string subspaceOffset(llvm::ArrayRef<int64_t> shape,
                            llvm::ArrayRef<int64_t> dims, llvm::StringRef idx,
                            bool narrow = false);
+/// Offset into a row-major tensor of shape `out` of step `idx` of a walk
+/// that takes its dims in channels-last order: `origins[k]` is the dim of
+/// an NC... tensor that dim k of `out` comes from; the dim from 1 (the
+/// channel) goes fastest, the others keep their order. A reduction over
+/// dim 0 of [N, C, H, W] read as NHWC walks its [C, H, W] output as
+/// (h, w, c), so neighbouring steps read neighbouring channels.
+std::string channelsLastWalk(llvm::ArrayRef<int64_t> out,
+                             llvm::ArrayRef<int64_t> origins,
+                             llvm::StringRef idx);
 /// An integer literal: `12u` when narrow, else `12LL`.
 std::string intLit(int64_t v, bool narrow);
 
