@@ -155,8 +155,16 @@ struct ActiveChain {
 using LocalRefs = std::map<const VarDecl *, std::vector<unsigned>>;
 
 /// The op `e` computes, with the operands a chain may flow through; nullopt
-/// for a call the op table and module rows do not know.
+/// for a call the op table and module rows do not know (CxxSteps.cpp).
 std::optional<Step> stepOf(const Expr *e);
+/// The op named `name` (an aten name, `relu_` in place), classified with no
+/// operands known.
+std::optional<Step> makeStep(llvm::StringRef name);
+/// A module call's op; a module with a fused form of its own (a Dropout in
+/// eval mode) is fusable where its op alone is not.
+std::optional<Step> makeModuleStep(const clang::CXXRecordDecl *impl);
+/// Classifies `s` again with what its literal operands (`others`) say.
+void classifyLiterals(Step &s);
 /// `target = value` forms: assignment, declaration, in-place statements.
 bool assignment(const Stmt *s, const VarDecl *&target, const Expr *&value);
 

@@ -28,67 +28,6 @@ namespace {
 
 using namespace cxxchains;
 
-/// A call's literal operands, by the schema's positions: the input, then
-/// `others` (function calls and tensor methods).
-struct LiteralOperands : KnownOperands {
-  const OpInfo &row;
-  const Step &step;
-  LiteralOperands(const OpInfo &row, const Step &step) : row(row), step(step) {}
-  const Expr *arg(StringRef name) const {
-    auto i = row.argIndex(name);
-    if (!i || *i == 0 || *i - 1 >= step.others.size())
-      return nullptr;
-    return operandCore(step.others[*i - 1]);
-  }
-  std::optional<double> number(StringRef name) const override {
-    const Expr *e = arg(name);
-    if (const auto *f = dyn_cast_or_null<FloatingLiteral>(e))
-      return f->getValueAsApproximateDouble();
-    if (const auto *n = dyn_cast_or_null<IntegerLiteral>(e))
-      return (double)n->getValue().getSExtValue();
-    return std::nullopt;
-  }
-  std::optional<bool> flag(StringRef name) const override {
-    if (const auto *b = dyn_cast_or_null<CXXBoolLiteralExpr>(arg(name)))
-      return b->getValue();
-    return std::nullopt;
-  }
-};
-
-/// The graph path's kinds (kb::refinedKind) decide; C++ chains, unranked,
-/// fuse through pointwise ops and the stages, not through views or an
-/// identity dropout (no kernel form).
-void classify(Step &s, const OpInfo &row, const KnownOperands &known) {
-  s.kind = refinedKind(row, known);
-  s.isFusable = s.kind == OpKind::Elementwise || s.kind == OpKind::Broadcast ||
-                s.kind == OpKind::Reduction;
-}
-
-/// The op named `name` (an aten name, `relu_` in place), classified with no
-/// operands known.
-std::optional<Step> make(StringRef name) {
-  auto [base, inPlace] = stripInPlace(name);
-  const OpInfo *row = tableRow(base);
-  if (!row)
-    return std::nullopt;
-  Step s;
-  s.op = base.str();
-  s.inPlace = inPlace;
-  s.anchor = row->kind == OpKind::Anchor;
-  classify(s, *row, KnownOperands());
-  return s;
-}
-
-/// A module call's op; a module with a fused form of its own (a Dropout in
-/// eval mode) is fusable where its op alone is not.
-std::optional<Step> makeModule(const CXXRecordDecl *impl) {
-  auto s = make(cxxModuleOp(impl->getName()));
-  if (const CxxModuleInfo *m = cxxModule(impl->getName());
-      s && m && !m->cuda.empty())
-    s->isFusable = true;
-  return s;
-}
-
 /// How the rewrite names item `i` of Sequential `name` of `n` items: a
 /// helper of kb_kernels.h that checks the list and the item's class
 /// (SequentialImpl::at<T> does not compile for a module whose forward is
@@ -138,15 +77,14 @@ sequentialCall(const Expr *e, const SourceView &src, std::string &why) {
     const SequentialItem &it = (*items)[i];
     std::optional<Step> s;
     if (it.impl->getName() == "FunctionalImpl") {
-      s = it.function.empty() ? std::nullopt : make(it.function);
+      s = it.function.empty() ? std::nullopt : makeStep(it.function);
       if (s) {
         s->functional = true;
         s->others = it.bound;
-        if (const OpInfo *row = tableRow(s->op))
-          classify(*s, *row, LiteralOperands(*row, *s));
+        classifyLiterals(*s);
       }
     } else if (!cxxModuleOp(it.impl->getName()).empty()) {
-      s = makeModule(it.impl);
+      s = makeModuleStep(it.impl);
       if (s) {
         s->module = true;
         s->moduleObj = call.holder;
@@ -165,145 +103,6 @@ sequentialCall(const Expr *e, const SourceView &src, std::string &why) {
   }
   return call;
 }
-
-} // namespace
-
-std::optional<Step> cxxchains::stepOf(const Expr *e) {
-  // Once the operands are known: what their literals say of the kind.
-  auto withOperands = [](std::optional<Step> s) {
-    if (s)
-      if (const OpInfo *row = tableRow(s->op))
-        classify(*s, *row, LiteralOperands(*row, *s));
-    return s;
-  };
-  // A Functional member's call is the call of the function it wraps.
-  auto functional = [&](const Expr *module, const Expr *input,
-                        unsigned extra) -> std::optional<Step> {
-    auto name = extra ? std::nullopt : functionalOp(module);
-    auto s = name ? make(*name) : std::nullopt;
-    if (s) {
-      s->functional = true;
-      s->inputs.push_back(input);
-    }
-    return s; // its only operand is the input: make() classified it
-  };
-  if (const auto *op = dyn_cast<CXXOperatorCallExpr>(e)) {
-    OverloadedOperatorKind k = op->getOperator();
-    if (k == OO_Call && op->getNumArgs() >= 2) {
-      const CXXRecordDecl *impl = moduleImplDecl(op->getArg(0)->getType());
-      if (!impl)
-        return std::nullopt;
-      if (impl->getName() == "FunctionalImpl")
-        return functional(op->getArg(0), op->getArg(1), op->getNumArgs() - 2);
-      auto s = makeModule(impl);
-      if (s) {
-        s->module = true;
-        s->moduleObj = op->getArg(0); // a ModuleHolder: `bn1(x)`
-        s->moduleDeref = true;
-        s->moduleType = impl->getQualifiedNameAsString();
-        s->inputs.push_back(op->getArg(1));
-        for (unsigned i = 2; i < op->getNumArgs(); ++i)
-          s->others.push_back(op->getArg(i));
-      }
-      return s;
-    }
-    static const std::map<OverloadedOperatorKind, std::pair<const char *, bool>>
-        kOps = {{OO_Plus, {"add", false}},     {OO_Minus, {"sub", false}},
-                {OO_Star, {"mul", false}},     {OO_Slash, {"div", false}},
-                {OO_PlusEqual, {"add", true}}, {OO_MinusEqual, {"sub", true}},
-                {OO_StarEqual, {"mul", true}}, {OO_SlashEqual, {"div", true}}};
-    auto it = kOps.find(k);
-    if (!isTensorType(op->getType()))
-      return std::nullopt;
-    if (it == kOps.end()) {
-      if (k == OO_Minus && op->getNumArgs() == 1)
-        it = kOps.end();
-      return std::nullopt;
-    }
-    if (op->getNumArgs() == 1) { // unary minus
-      auto s = make("neg");
-      if (s)
-        s->inputs.push_back(op->getArg(0));
-      return s;
-    }
-    auto s = make(it->second.first);
-    if (!s)
-      return s;
-    s->inPlace = it->second.second;
-    if (s->inPlace) {
-      s->inputs.push_back(op->getArg(0));
-      s->others.push_back(op->getArg(1));
-    } else {
-      for (unsigned i = 0; i < 2; ++i)
-        (isTensorType(op->getArg(i)->getType()) ? s->inputs : s->others)
-            .push_back(op->getArg(i));
-    }
-    return s;
-  }
-  if (const auto *mc = dyn_cast<CXXMemberCallExpr>(e)) {
-    const CXXMethodDecl *md = mc->getMethodDecl();
-    const Expr *obj = mc->getImplicitObjectArgument();
-    if (!md || !obj)
-      return std::nullopt;
-    if (isTensorType(obj->getType())) {
-      auto s = make(md->getName());
-      if (s) {
-        s->inputs.push_back(obj);
-        for (const Expr *a : mc->arguments())
-          s->others.push_back(a);
-      }
-      return withOperands(s);
-    }
-    if (md->getName() == "forward" && mc->getNumArgs() >= 1) {
-      // Without the derived-to-base cast: `bn1->forward` calls a method of
-      // BatchNormImplBase<2, BatchNorm2dImpl>.
-      const CXXRecordDecl *impl =
-          moduleImplDecl(obj->IgnoreImpCasts()->getType());
-      if (!impl)
-        return std::nullopt;
-      // `bn1->forward`: the holder's operator-> (or a pointer's ->);
-      // `bn1.forward`: the implementation object itself.
-      const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
-      const Expr *base = me ? me->getBase()->IgnoreParenImpCasts() : obj;
-      if (const auto *arrow = dyn_cast<CXXOperatorCallExpr>(base);
-          arrow && arrow->getOperator() == OO_Arrow)
-        base = arrow->getArg(0);
-      if (impl->getName() == "FunctionalImpl")
-        return functional(base, mc->getArg(0), mc->getNumArgs() - 1);
-      auto s = makeModule(impl);
-      if (s) {
-        s->module = true;
-        s->moduleType = impl->getQualifiedNameAsString();
-        s->moduleObj = base;
-        s->moduleDeref = me && me->isArrow();
-        s->inputs.push_back(mc->getArg(0));
-        for (unsigned i = 1; i < mc->getNumArgs(); ++i)
-          s->others.push_back(mc->getArg(i));
-      }
-      return s;
-    }
-    return std::nullopt;
-  }
-  if (const auto *call = dyn_cast<CallExpr>(e)) {
-    const FunctionDecl *fd = call->getDirectCallee();
-    if (!fd || !fd->getIdentifier() || call->getNumArgs() == 0)
-      return std::nullopt;
-    std::string q = fd->getQualifiedNameAsString();
-    if (!StringRef(q).starts_with("at::") &&
-        !StringRef(q).starts_with("torch::"))
-      return std::nullopt;
-    auto s = make(fd->getName());
-    if (s) {
-      s->inputs.push_back(call->getArg(0));
-      for (unsigned i = 1; i < call->getNumArgs(); ++i)
-        s->others.push_back(call->getArg(i));
-    }
-    return withOperands(s);
-  }
-  return std::nullopt;
-}
-
-namespace {
 
 /// Where an expression's chain starts.
 struct Root {
@@ -694,6 +493,69 @@ private:
     out.skipped.push_back(std::move(k));
   }
 
+  /// Chains nested in a statement whose value is no chain of its own: the
+  /// argument of an op the kernels do not take
+  /// (`torch::cumsum(torch::gelu(fc(x)) * 2, 1)`, a dropout whose flag is
+  /// known only at run time) or of an anchor (`fc2(torch::relu(fc1(x)))`).
+  /// Each largest one that starts at an anchor becomes a chain that ends
+  /// there; its outermost op's expression is what changes.
+  /// What a chain's enclosing expression calls, for the chain's end: its
+  /// op, or the function it calls ("" for no call: a braced list).
+  static std::string callName(const Expr *e) {
+    e = strip(e);
+    if (auto st = stepOf(e))
+      return "'" + st->op + "'";
+    if (const auto *call = dyn_cast<CallExpr>(e))
+      if (const FunctionDecl *fd = call->getDirectCallee())
+        return "'" + fd->getQualifiedNameAsString() + "'";
+    return "";
+  }
+
+  /// Chains nested in a statement whose value is no chain of its own: the
+  /// argument of an op the kernels do not take
+  /// (`torch::cumsum(torch::gelu(fc(x)) * 2, 1)`, a dropout whose flag is
+  /// known only at run time) or of an anchor (`fc2(torch::relu(fc1(x)))`).
+  /// Each largest one that starts at an anchor becomes a chain that ends
+  /// there; its outermost op's expression is what changes. `holder`: the
+  /// nearest call around `value` and the line it starts at.
+  void nestedChains(const Expr *value, const Stmt *s, unsigned index,
+                    const CompoundStmt *b,
+                    std::pair<std::string, unsigned> holder = {}) {
+    if (isa<LambdaExpr>(value))
+      return;
+    if (std::string name = callName(value); !name.empty())
+      holder = {name, line(value->getBeginLoc())};
+    for (const Stmt *c : value->children()) {
+      const auto *e = dyn_cast_or_null<Expr>(c);
+      if (!e)
+        continue;
+      std::vector<CxxOpSite> ops;
+      std::vector<OpRef> refs;
+      std::string why;
+      Root r = trace(e, nullptr, ops, why, refs);
+      if (r.kind != Root::Anchor || !r.segments.empty() || ops.empty()) {
+        nestedChains(e, s, index, b, holder);
+        continue;
+      }
+      std::optional<Active> one;
+      one.emplace();
+      place(*one, s, b);
+      one->chain.anchor = r.anchor;
+      one->chain.ops = std::move(ops);
+      one->refs = std::move(refs);
+      one->stmts.push_back({s, index});
+      one->anchorExpr = r.anchorExpr;
+      one->anchorText = r.anchorText;
+      finish(one, holder.first.empty()
+                      ? formatv("inside the statement at line {0}",
+                                line(s->getBeginLoc()))
+                            .str()
+                      : formatv("an operand of {0} at line {1}", holder.first,
+                                holder.second)
+                            .str());
+    }
+  }
+
   void block(const CompoundStmt *b) {
     std::optional<Active> active;
     unsigned index = 0;
@@ -757,6 +619,9 @@ private:
         else if (target == var)
           finish(active, formatv("'{0}' is reassigned at line {1}",
                                  var->getName(), line(s->getBeginLoc())));
+        if (r.kind == Root::None || (r.kind == Root::Anchor && ops.empty() &&
+                                     r.segments.empty() && !r.feedsVar))
+          nestedChains(value, s, index, b);
         if (r.kind == Root::Anchor) {
           Active outer;
           emitSegments(r, s, index, b, !ops.empty(), outer);
@@ -834,6 +699,18 @@ private:
           one->anchorText = r.anchorText;
           finish(one, isa<ReturnStmt>(s) ? "returned" : "end of the statement");
           continue;
+        }
+        if (r.kind == Root::None ||
+            (r.kind == Root::Anchor && ops.empty() && r.segments.empty())) {
+          if (references(s, var))
+            finish(active,
+                   isa<ReturnStmt>(s)
+                       ? formatv("returned at line {0}", line(s->getBeginLoc()))
+                             .str()
+                       : formatv("'{0}' is used at line {1}", var->getName(),
+                                 line(s->getBeginLoc()))
+                             .str());
+          nestedChains(value, s, index, b);
         }
       }
       if (references(s, var))
