@@ -499,6 +499,23 @@ private:
   /// known only at run time) or of an anchor (`fc2(torch::relu(fc1(x)))`).
   /// Each largest one that starts at an anchor becomes a chain that ends
   /// there; its outermost op's expression is what changes.
+  /// A chain of one statement `s` (index `index` of block `b`) from
+  /// anchor root `r` through `ops`, finished at once with `why`.
+  void finishOne(Active a, const Root &r, std::vector<CxxOpSite> ops,
+                 std::vector<OpRef> refs, const Stmt *s, unsigned index,
+                 const CompoundStmt *b, const std::string &why) {
+    std::optional<Active> one;
+    one.emplace(std::move(a));
+    place(*one, s, b);
+    one->chain.anchor = r.anchor;
+    one->chain.ops = std::move(ops);
+    one->refs = std::move(refs);
+    one->stmts.push_back({s, index});
+    one->anchorExpr = r.anchorExpr;
+    one->anchorText = r.anchorText;
+    finish(one, why);
+  }
+
   /// What a chain's enclosing expression calls, for the chain's end: its
   /// op, or the function it calls ("" for no call: a braced list).
   static std::string callName(const Expr *e) {
@@ -537,22 +554,14 @@ private:
         nestedChains(e, s, index, b, holder);
         continue;
       }
-      std::optional<Active> one;
-      one.emplace();
-      place(*one, s, b);
-      one->chain.anchor = r.anchor;
-      one->chain.ops = std::move(ops);
-      one->refs = std::move(refs);
-      one->stmts.push_back({s, index});
-      one->anchorExpr = r.anchorExpr;
-      one->anchorText = r.anchorText;
-      finish(one, holder.first.empty()
-                      ? formatv("inside the statement at line {0}",
-                                line(s->getBeginLoc()))
-                            .str()
-                      : formatv("an operand of {0} at line {1}", holder.first,
-                                holder.second)
-                            .str());
+      finishOne(Active(), r, std::move(ops), std::move(refs), s, index, b,
+                holder.first.empty()
+                    ? formatv("inside the statement at line {0}",
+                              line(s->getBeginLoc()))
+                          .str()
+                    : formatv("an operand of {0} at line {1}", holder.first,
+                              holder.second)
+                          .str());
     }
   }
 
@@ -688,16 +697,9 @@ private:
           emitSegments(r, s, index, b, !ops.empty(), outer);
           if (ops.empty())
             continue;
-          std::optional<Active> one;
-          one.emplace(std::move(outer));
-          place(*one, s, b);
-          one->chain.anchor = r.anchor;
-          one->chain.ops = std::move(ops);
-          one->refs = std::move(refs);
-          one->stmts.push_back({s, index});
-          one->anchorExpr = r.anchorExpr;
-          one->anchorText = r.anchorText;
-          finish(one, isa<ReturnStmt>(s) ? "returned" : "end of the statement");
+          finishOne(std::move(outer), r, std::move(ops), std::move(refs), s,
+                    index, b,
+                    isa<ReturnStmt>(s) ? "returned" : "end of the statement");
           continue;
         }
         if (r.kind == Root::None ||
