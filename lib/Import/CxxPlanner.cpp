@@ -249,6 +249,27 @@ public:
     return std::nullopt;
   }
 
+  /// Whether chain `a` runs on a local declared from its anchor's call
+  /// (`auto y = conv->forward(x);`, a fresh tensor) that nothing reads
+  /// outside the chain's statements: no parameter, reference, copy or
+  /// later use can see what its in-place ops write.
+  bool privateAnchorResult(const ActiveChain &a) const {
+    const VarDecl *v = a.var;
+    if (!v || a.anchorExpr || a.inputVar != v->getName() ||
+        isa<ParmVarDecl>(v) || v->getType()->isReferenceType() ||
+        !v->getInit() || a.stmts.empty())
+      return false;
+    auto init = stepOf(strip(v->getInit()));
+    if (!init || !init->anchor)
+      return false;
+    unsigned b = offset(a.stmts.front().first->getBeginLoc()),
+             e = endOf(a.stmts.back().first, true);
+    auto it = refs.find(v);
+    return it == refs.end() || llvm::all_of(it->second, [&](unsigned o) {
+             return o >= b && o < e;
+           });
+  }
+
   /// What a chain through a stage may hold: no in-place ops (the stage's
   /// result has another shape), and after the stage only ops on its value
   /// and numbers (nothing of the input's shape is left to broadcast).
@@ -502,6 +523,15 @@ public:
       return fail("a single op: nothing to fuse (ATen's kernel is one pass "
                   "as well)");
     bool inPlace = a.refs.front().step.inPlace;
+    // In-place ops then out-of-place ones (`y.relu_(); return y.mean(..);`)
+    // on a local that only holds the anchor's fresh result: nothing else
+    // sees the writes, so the chain computes them out of place.
+    bool dropInPlace =
+        inPlace &&
+        llvm::any_of(a.refs, [](const OpRef &r) { return !r.step.inPlace; }) &&
+        privateAnchorResult(a);
+    if (dropInPlace)
+      inPlace = false;
     for (const OpRef &r : a.refs) {
       const std::string &op = r.step.op;
       const OpInfo *row = tableRow(op);
@@ -523,8 +553,9 @@ public:
         return fail("'" + op + "' is a second reduction or pooling after '" +
                     p.ops[p.stage].op + "': one per chain");
       if (inPlace && !r.step.inPlace)
-        return fail(
-            "it mixes in-place ops on a variable with out-of-place ops");
+        return fail("it mixes in-place ops on a variable with out-of-place "
+                    "ops, and the variable is not only the anchor's result "
+                    "(read elsewhere, or a parameter)");
       // The chain's value must be the op's `self`; add and mul also take it
       // on the right (x + y == y + x and x * y == y * x exactly in IEEE).
       if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(r.expr);
@@ -539,9 +570,9 @@ public:
                     "'");
       CxxPlanOp planned;
       planned.op = op;
-      planned.inPlace = r.step.inPlace;
+      planned.inPlace = r.step.inPlace && !dropInPlace;
       planned.selfBack = r.selfBack;
-      if (r.value &&
+      if (r.value && !dropInPlace &&
           llvm::any_of(a.refs, [](const OpRef &x) { return x.step.inPlace; }))
         return fail("the chain's value is read twice by '" + op +
                     "' and the chain has in-place ops");
