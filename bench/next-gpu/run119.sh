@@ -6,7 +6,9 @@
 # (2) The C++ chains nested in other calls (cxx-rewrite-nested.cpp: an
 #     operand of cumsum, dropout, an anchor, cat): the rewrite with
 #     kb-verify --cxx and the harness: 6 of 7 chains rewritten, all
-#     verified.
+#     verified; cxx-rewrite-inplace-stages.cpp (in-place ops then a mean
+#     or softmax on a private anchor result, computed out of place): 2 of
+#     4 rewritten, both verified.
 # (3) Strided logsumexp (seed 20261326 task 0: [35119, 128, 32] over dim
 #     1, 0.245 ms against compile's 0.222 in run118): one thread a row
 #     holding its 128 elements in registers (default) against the online
@@ -25,8 +27,12 @@ timeout 120 python3 test/Rewrite/gpu_model_new.py $KB_REWRITE $KBV test/fixtures
   convt_batch_reductions_cl lenet conv_pool_mean rows_wide_lanes > $OUT/gmn119.log 2>&1
 echo "gpu_model_new rc $? $(( $(date +%s)-t0 ))s"; tail -6 $OUT/gmn119.log | cut -c1-200
 fi
-fits 100 && rw nested119 test/Rewrite/cxx-rewrite-nested.cpp /tmp/nested119 && \
-  grep -E "rewritten|left as is|chains" $OUT/nested119.log | cut -c1-160
+if fits 100; then
+rw nested119 test/Rewrite/cxx-rewrite-nested.cpp /tmp/nested119 & p1=$!
+rw inplace119 test/Rewrite/cxx-rewrite-inplace-stages.cpp /tmp/inplace119 & p2=$!
+wait $p1 $p2
+grep -hE "rewritten|left as is|chains" $OUT/nested119.log $OUT/inplace119.log | cut -c1-160
+fi
 G=bench/next-gpu/graphs/lse119
 if fits 80; then
 timeout 80 python3 bench/probes/codegen_knobs.py --kb-rewrite $KB_REWRITE --kb-verify $KBV \
