@@ -84,7 +84,9 @@ int64_t codegen::blockRegisterSlots(const RowPlan &p) {
 }
 
 bool codegen::threadRegisterRow(const RowPlan &p) {
-  int64_t most = p.threadRowMax > 0 ? p.threadRowMax : kThreadRegisterRowMax;
+  int64_t most = p.threadRowMax > 0       ? p.threadRowMax
+                 : p.threadRowDefault > 0 ? p.threadRowDefault
+                                          : kThreadRegisterRowMax;
   return p.mode == RowMode::Thread && p.cols <= most && rereadsRow(p);
 }
 

@@ -86,9 +86,12 @@ struct RowPlan {
   /// The plan's own limit for rows held in registers (0: 2048;
   /// kLayerNormRegisterRowMax for layer norms of a kernel argument).
   int64_t registerRowDefault = 0;
-  /// Thread mode's longest rows held in registers (0: the default,
-  /// kThreadRegisterRowMax); set only by probes.
+  /// Thread mode's longest rows held in registers (0: threadRowDefault,
+  /// else kThreadRegisterRowMax); set only by probes.
   int threadRowMax = 0;
+  /// The plan's own limit for them (0: kThreadRegisterRowMax;
+  /// kThreadLogsumexpRowMax for a logsumexp over strided rows).
+  int64_t threadRowDefault = 0;
   /// Block mode's longest rows staged in shared memory when too long for
   /// registers (0: none; layer norms by default, probes set any).
   int sharedRowMax = 0;
@@ -226,6 +229,13 @@ bool threadRegisterRow(const RowPlan &p);
 /// of 24 0.041 / 0.035 / 0.035, softmax over rows of 100 0.113 / 0.114 /
 /// 0.108.
 constexpr int64_t kThreadRegisterRowMax = 128;
+/// A logsumexp over strided rows longer than this takes one online pass
+/// (kb::online_add) instead of holding the row: it reads the row once
+/// either way, and 128 registers a thread cost occupancy. Measured on the
+/// H100 (codegen_knobs.py, run119; registers / online): rows of 128 0.244
+/// / 0.208 ms ([35119, 128, 32] over dim 1) and 0.224 / 0.190 ([8000,
+/// 128, 128]), rows of 100 0.100 / 0.108.
+constexpr int64_t kThreadLogsumexpRowMax = 100;
 /// Thread-mode register rows launched with two blocks an SM as their bound
 /// (RowDispatch.cpp).
 constexpr int64_t kThreadRowBoundMin = 32;

@@ -789,6 +789,8 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
   // three reads and a write, 0.890 ms, where torch.compile's two reads
   // took 0.650).
   p.threadRowMax = e.threadRowMax; // threadRegisterRow reads it
+  if (recipe == Recipe::Logsumexp && stridedRows && !p.element)
+    p.threadRowDefault = kThreadLogsumexpRowMax;
   bool stridedPasses = (p.mode == Mode::Split && p.splitRows == 32) ||
                        (p.mode == Mode::Thread && stridedRows && p.cols >= 64 &&
                         !threadRegisterRow(p)) ||
