@@ -209,7 +209,8 @@ cl::opt<unsigned> registerRowMaxOpt(
 cl::opt<unsigned> threadRowMaxOpt(
     "thread-row-max",
     cl::desc("Longest strided rows one thread holds in registers when it "
-             "reads them more than once (default 128) (a probe)"),
+             "reads them more than once (default 128; 100 for a logsumexp) (a "
+             "probe)"),
     cl::init(0), cl::sub(codegenCmd));
 cl::opt<bool> divisionStatsOpt(
     "division-stats",
@@ -258,7 +259,7 @@ cl::opt<unsigned> vectorLanesOpt(
     "vector-lanes",
     cl::desc("Lanes per row of lane-group row kernels reading float4 (1, 2, "
              "4, 8, 16 or 32; default: one float4 a lane, up to 32; up to "
-             "four a lane over many rows of 61-256) "
+             "four a lane over many rows of 61-256 read more than once) "
              "(a probe)"),
     cl::init(0), cl::sub(codegenCmd));
 cl::opt<unsigned> momentsBatchOpt(
