@@ -493,12 +493,27 @@ private:
     out.skipped.push_back(std::move(k));
   }
 
-  /// Chains nested in a statement whose value is no chain of its own: the
-  /// argument of an op the kernels do not take
-  /// (`torch::cumsum(torch::gelu(fc(x)) * 2, 1)`, a dropout whose flag is
-  /// known only at run time) or of an anchor (`fc2(torch::relu(fc1(x)))`).
-  /// Each largest one that starts at an anchor becomes a chain that ends
-  /// there; its outermost op's expression is what changes.
+  /// Whether a statement's traced value is no chain of its own (nothing
+  /// fusable at its top, or an anchor with no ops after it): chains may
+  /// still sit in its operands (nestedChains).
+  static bool holdsNoChain(const Root &r, const std::vector<CxxOpSite> &ops) {
+    return r.kind == Root::None || (r.kind == Root::Anchor && ops.empty() &&
+                                    r.segments.empty() && !r.feedsVar);
+  }
+
+  /// Ends the active chain at statement `s` when `s` reads its variable.
+  void endIfUsed(std::optional<Active> &active, const Stmt *s,
+                 const VarDecl *var) {
+    if (!references(s, var))
+      return;
+    finish(active,
+           isa<ReturnStmt>(s)
+               ? formatv("returned at line {0}", line(s->getBeginLoc())).str()
+               : formatv("'{0}' is used at line {1}", var->getName(),
+                         line(s->getBeginLoc()))
+                     .str());
+  }
+
   /// A chain of one statement `s` (index `index` of block `b`) from
   /// anchor root `r` through `ops`, finished at once with `why`.
   void finishOne(Active a, const Root &r, std::vector<CxxOpSite> ops,
@@ -628,8 +643,7 @@ private:
         else if (target == var)
           finish(active, formatv("'{0}' is reassigned at line {1}",
                                  var->getName(), line(s->getBeginLoc())));
-        if (r.kind == Root::None || (r.kind == Root::Anchor && ops.empty() &&
-                                     r.segments.empty() && !r.feedsVar))
+        if (holdsNoChain(r, ops))
           nestedChains(value, s, index, b);
         if (r.kind == Root::Anchor) {
           Active outer;
@@ -702,27 +716,12 @@ private:
                     isa<ReturnStmt>(s) ? "returned" : "end of the statement");
           continue;
         }
-        if (r.kind == Root::None ||
-            (r.kind == Root::Anchor && ops.empty() && r.segments.empty())) {
-          if (references(s, var))
-            finish(active,
-                   isa<ReturnStmt>(s)
-                       ? formatv("returned at line {0}", line(s->getBeginLoc()))
-                             .str()
-                       : formatv("'{0}' is used at line {1}", var->getName(),
-                                 line(s->getBeginLoc()))
-                             .str());
+        if (holdsNoChain(r, ops)) {
+          endIfUsed(active, s, var);
           nestedChains(value, s, index, b);
         }
       }
-      if (references(s, var))
-        finish(
-            active,
-            isa<ReturnStmt>(s)
-                ? formatv("returned at line {0}", line(s->getBeginLoc())).str()
-                : formatv("'{0}' is used at line {1}", var->getName(),
-                          line(s->getBeginLoc()))
-                      .str());
+      endIfUsed(active, s, var);
       // Blocks under if/for/while have chains of their own.
       for (const Stmt *c : s->children())
         if (const auto *cb = dyn_cast_or_null<CompoundStmt>(c))
