@@ -20,6 +20,7 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/extension.h>
+#include <torch/version.h>
 
 #include <cuda.h>
 #include <nvrtc.h>
@@ -53,8 +54,12 @@ compile(const std::string &source, const std::string &entry,
   std::string nameExpr = "&" + entry;
   nvrtcAddNameExpression(prog, nameExpr.c_str());
   std::string archOpt = "--gpu-architecture=" + arch;
-  const char *opts[] = {archOpt.c_str(), "--std=c++17"};
-  nvrtcResult res = nvrtcCompileProgram(prog, 2, opts);
+  // The prelude's helpers follow this torch's rounding (kb::addcmul).
+  std::string torchOpt =
+      "-DKB_TORCH_VERSION=" +
+      std::to_string(TORCH_VERSION_MAJOR * 100 + TORCH_VERSION_MINOR);
+  const char *opts[] = {archOpt.c_str(), "--std=c++17", torchOpt.c_str()};
+  nvrtcResult res = nvrtcCompileProgram(prog, 3, opts);
   size_t logSize = 0;
   nvrtcGetProgramLogSize(prog, &logSize);
   std::string log(logSize, '\0');

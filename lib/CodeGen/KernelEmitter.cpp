@@ -12,6 +12,7 @@
 
 #include "kb/CodeGen/KernelEmitter.h"
 #include "RegionEmitter.h"
+#include "TiledTranspose.h"
 #include "kb/CodeGen/Prelude.h"
 #include "kb/Transforms/ChannelsLast.h"
 #include "kb/Transforms/OpUtils.h"
@@ -441,6 +442,9 @@ private:
   /// arrive as values too; other broadcast inputs as pointers.
   llvm::Expected<EmittedKernel> pointwise(YieldOp yield) {
     Block &body = kernel.getBody().front();
+    if (pointwiseVectors <= 1)
+      if (std::optional<TiledLayouts> l = tiledTransposeLayouts(*this, yield))
+        return emitTiledTranspose(*this, yield, *l);
     ArrayRef<int64_t> space = shapeOf(yield.getValues()[0]);
     EmittedKernel out;
     SmallVector<Pass> pass;
@@ -538,9 +542,24 @@ private:
                q.str() + ")";
       return "reinterpret_cast<const float4*>(in" + K + ")[" + q.str() + "]";
     };
+    // Outputs walked logically but kept in a traced layout (others are
+    // row-major, or the layouts are not the swapped pair TiledTranspose
+    // takes) are stored element by element where their strides put them.
+    auto strayLayout = [&](size_t k) {
+      return !physical && k < outputStrides.size() && !outputStrides[k].empty();
+    };
     auto store4 = [&](size_t k, llvm::StringRef q) {
       std::string K = std::to_string(k);
       Storage st = storedAs(yield.getValues()[k]);
+      if (strayLayout(k)) {
+        const char *lane[] = {".x", ".y", ".z", ".w"};
+        std::string s;
+        for (int j = 0; j < 4; ++j)
+          s += (j ? " " : "") +
+               store(k, "4 * " + q.str() + " + " + std::to_string(j),
+                     "r" + K + lane[j]);
+        return s;
+      }
       if (st != Storage::F32)
         return "kb::st4_" + std::string(halfSuffix(st)) + "(out" + K + ", " +
                q.str() + ", r" + K + ");";
@@ -572,7 +591,9 @@ private:
     std::string text;
     llvm::raw_string_ostream s(text);
     // The --pointwise-vectors probe is written for float32 (float4 arrays).
-    int V = halfStorage ? 1 : std::max(pointwiseVectors, 1);
+    int V = halfStorage || llvm::any_of(llvm::seq<size_t>(0, nOut), strayLayout)
+                ? 1
+                : std::max(pointwiseVectors, 1);
     if (V > 1)
       emitPointwiseVectors(s, V, n, pass, nIn, nOut, name, at, callArgs);
     else {
@@ -617,9 +638,13 @@ private:
         s << "    float o" << k << ";\n";
       s << "    " << name << "_element(" << callArgs("i", "") << ");\n";
       for (size_t k = 0; k < nOut; ++k)
-        s << "    out" << k << "[i] = "
-          << toStorage(storedAs(yield.getValues()[k]), "o" + std::to_string(k))
-          << ";\n";
+        s << "    "
+          << (strayLayout(k) ? store(k, "i", "o" + std::to_string(k))
+                             : "out" + std::to_string(k) + "[i] = " +
+                                   toStorage(storedAs(yield.getValues()[k]),
+                                             "o" + std::to_string(k)) +
+                                   ";")
+          << "\n";
       s << "  }\n";
     }
     std::string comment =

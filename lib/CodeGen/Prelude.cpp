@@ -131,6 +131,20 @@ __device__ __forceinline__ float pow(float x, float e) {
   if (e == -2.f) return 1.f / (x * x);
   return powf(x, e);
 }
+// addcmul as ATen's CUDA kernel of the torch that compiles the kernel
+// (KB_TORCH_VERSION, major * 100 + minor: defined by kb-verify and the
+// runtime, else taken from torch/version.h where nvcc builds against it).
+// Since 2.11 (pytorch#172750) value 1 is one fma of the operands; before,
+// and for other values, the rounded product then fma(value, p, self).
+#if !defined(KB_TORCH_VERSION) && defined(TORCH_VERSION_MAJOR)
+#define KB_TORCH_VERSION (TORCH_VERSION_MAJOR * 100 + TORCH_VERSION_MINOR)
+#endif
+__device__ __forceinline__ float addcmul(float s, float a, float b, float v) {
+#if defined(KB_TORCH_VERSION) && KB_TORCH_VERSION >= 211
+  if (v == 1.f) return __fmaf_rn(a, b, s);
+#endif
+  return __fmaf_rn(v, __fmul_rn(a, b), s);
+}
 __device__ __forceinline__ float remainder(float a, float b) {
   float r = fmodf(a, b);
   return (r != 0.f && ((r < 0.f) != (b < 0.f))) ? r + b : r;

@@ -86,6 +86,7 @@ void RegionEmitter::takeOptions(const EmitOptions &options) {
   threadShortRows = options.threadShortRows;
   laneShortRows = options.laneShortRows;
   stageTransposedStores = options.stageTransposedStores;
+  tileTransposes = options.tileTransposes;
   splitBarrierStore = options.splitBarrierStore;
   sharedRowMax = options.sharedRowMax;
   atenOrderNorms = options.atenOrderNorms;

@@ -107,6 +107,8 @@ public:
   bool splitBarrierStore = true;
   /// EmitOptions::stageTransposedStores.
   bool stageTransposedStores = true;
+  /// EmitOptions::tileTransposes.
+  bool tileTransposes = true;
   /// An output the row loops store into a shared-memory tile
   /// (TransposedStores.cpp): store() writes `stagedOutAt` for output
   /// `stagedOut` at the index named `stagedOutIdx`; -1: none.

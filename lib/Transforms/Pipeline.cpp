@@ -31,6 +31,7 @@ void kb::buildTracedRegionsPipeline(mlir::OpPassManager &pm) {
 
 void kb::buildOutliningPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createOutline());
+  pm.addPass(createGemmOperandLayouts());
 }
 
 void kb::buildRewritePipeline(mlir::OpPassManager &pm, bool normsBeforeTF32,
@@ -65,7 +66,8 @@ void kb::registerKbPipelines() {
       });
   mlir::PassPipelineRegistration<PipelineOptions>(
       "kb-rewrite-pipeline",
-      "the analysis pipeline, then outline (kb-rewrite codegen and rewrite)",
+      "the analysis pipeline, then outline and gemm-operand-layouts "
+      "(kb-rewrite codegen and rewrite)",
       [](mlir::OpPassManager &pm, const PipelineOptions &o) {
         buildRewritePipeline(pm, o.normsBeforeTF32, o.reductionsBeforeSteps);
       });

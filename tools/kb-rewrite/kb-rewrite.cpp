@@ -235,6 +235,12 @@ cl::opt<bool> directTransposedStoresOpt(
              "shared-memory tile of the block's rows (the form before "
              "session 57; a probe)"),
     cl::init(false), cl::sub(codegenCmd));
+cl::opt<bool> noTiledTransposesOpt(
+    "no-tiled-transposes",
+    cl::desc("Pointwise regions over row-major and transposed tensors walk "
+             "one layout with float4s instead of 32 x 32 tiles through "
+             "shared memory (the form before session 62; a probe)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<unsigned> sharedRowMaxOpt(
     "shared-row-max",
     cl::desc("Longest rows a block stages in shared memory when too long "
@@ -641,6 +647,7 @@ int runCodegen() {
     emitOptions.threadShortRows = threadShortRowsOpt;
     emitOptions.laneShortRows = laneShortRowsOpt;
     emitOptions.stageTransposedStores = !directTransposedStoresOpt;
+    emitOptions.tileTransposes = !noTiledTransposesOpt;
     emitOptions.splitBarrierStore = !splitBarrierExchangeOpt;
     emitOptions.sharedRowMax = sharedRowMaxOpt;
     emitOptions.atenOrderNorms = atenOrderNormsOpt;

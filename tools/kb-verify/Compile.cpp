@@ -3,6 +3,7 @@
 #include "Compile.h"
 #include "CudaCompat.h"
 #include "Headers.h"
+#include "TorchCompat.h"
 
 #include "kb/Verify/Checks.h"
 
@@ -42,7 +43,8 @@ CompileResult kb::verify::compileCandidate(const std::string &source,
   nvrtcAddNameExpression(prog, nameExpr.c_str());
   std::string archOpt = "--gpu-architecture=" + arch;
   std::vector<std::string> opts = {archOpt, "--std=c++17", "-default-device",
-                                   "--no-source-include"};
+                                   "--no-source-include",
+                                   compat::torchVersionDefine()};
   std::vector<const char *> argv;
   for (const std::string &o : opts)
     argv.push_back(o.c_str());

@@ -13,12 +13,22 @@
 #include <torch/script.h>
 #include <torch/version.h>
 
+#include <string>
+
 #if KB_HAVE_TORCH_CUDA
 #include <c10/cuda/CUDAStream.h>
 #include <torch/cuda.h>
 #endif
 
 namespace kb::verify::compat {
+
+/// The NVRTC option naming this libtorch's version to the kernels' prelude
+/// (major * 100 + minor): helpers whose ATen kernel changed rounding between
+/// releases (kb::addcmul) follow the torch they are compared against.
+inline std::string torchVersionDefine() {
+  return "-DKB_TORCH_VERSION=" +
+         std::to_string(TORCH_VERSION_MAJOR * 100 + TORCH_VERSION_MINOR);
+}
 
 inline bool torchHasCuda() {
 #if KB_HAVE_TORCH_CUDA

@@ -119,4 +119,17 @@ def Outline : Pass<"kb-outline", "mlir::ModuleOp"> {
   let dependentDialects = ["::kb::KbDialect"];
 }
 
+def GemmOperandLayouts : Pass<"kb-gemm-operand-layouts", "mlir::ModuleOp"> {
+  let summary = "Write row-major the kernel outputs that a linear reads";
+  let description = [{
+    A pointwise kernel's output kept in a traced layout other than row-major
+    (a residual stream stored transposed) whose only users are linears
+    reading it as their input (or matmuls as a batched first operand) is
+    written row-major instead: ATen would copy it to row-major before the
+    GEMM, and the kernel writes either layout in one pass (the tiled
+    transpose kernel where others stay transposed). Runs after kb-outline.
+  }];
+  let dependentDialects = ["::kb::KbDialect"];
+}
+
 #endif // KB_TRANSFORMS_PASSES_TD

@@ -1,0 +1,246 @@
+//===- TiledTranspose.cpp - Pointwise regions over two layouts ------------===//
+//
+// MLP-Mixer and ResMLP keep their residual stream transposed ([B, N, C]
+// stored as [B, C, N]: PatchEmbed's `flatten(2).transpose(1, 2)`, the token
+// mixing linear's `.transpose(1, 2)`), while the channel linears read and
+// write row-major. A pointwise region between them has full-size tensors of
+// both layouts, and the float4 kernel walks one: every access of the other
+// is a float a 32-byte sector, read again by neighbouring blocks or not at
+// all. Here a block takes a 32 x 32 tile of the last two dims: tensors
+// stored transposed go through shared memory (loaded and stored a column
+// of the tile at a time), so every warp's access is 128 contiguous bytes in
+// either layout, as a transpose kernel's are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TiledTranspose.h"
+#include "RegionEmitter.h"
+
+#include "kb/CodeGen/IndexMath.h"
+
+using namespace mlir;
+using namespace kb;
+using namespace kb::codegen;
+
+namespace {
+
+constexpr int64_t kTile = 32, kTileRows = 8; // 256 threads: 32 x 8
+/// Shared memory for the staged tensors: 48 KB, the static limit.
+constexpr int64_t kMaxStaged = 48 * 1024 / (kTile * (kTile + 1) * 4);
+
+/// The strides of `space` stored with its last two dims swapped ([.., N, C]
+/// laid out as [.., C, N]).
+SmallVector<int64_t> swappedStrides(ArrayRef<int64_t> space) {
+  size_t r = space.size();
+  int64_t n = space[r - 2], c = space[r - 1];
+  SmallVector<int64_t> st(r);
+  st[r - 2] = 1;
+  st[r - 1] = n;
+  int64_t run = n * c;
+  for (size_t d = r - 2; d-- > 0;) {
+    st[d] = run;
+    run *= space[d];
+  }
+  return st;
+}
+
+/// Whether `strides` lay out `space` as `want` does: dims of size 1 never
+/// move an address, so their strides may be anything.
+bool sameLayout(ArrayRef<int64_t> space, ArrayRef<int64_t> strides,
+                ArrayRef<int64_t> want) {
+  if (strides.size() != want.size())
+    return false;
+  for (size_t d = 0; d < want.size(); ++d)
+    if (space[d] != 1 && strides[d] != want[d])
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::optional<TiledLayouts> codegen::tiledTransposeLayouts(RegionEmitter &e,
+                                                           YieldOp yield) {
+  if (!e.tileTransposes || e.halfStorage || e.channelsLastRead)
+    return std::nullopt;
+  Block &body = e.kernel.getBody().front();
+  for (Operation &op : body.without_terminator())
+    if (auto a = dyn_cast<AtenOp>(op); a && a.getName() == "cat")
+      return std::nullopt;
+  ArrayRef<int64_t> space = shapeOf(yield.getValues()[0]);
+  size_t r = space.size();
+  if (r < 2 || space[r - 2] < 16 || space[r - 1] < 16)
+    return std::nullopt;
+  SmallVector<int64_t> swapped = swappedStrides(space);
+  // Row-major (false) or swapped (true); nullopt for any other layout.
+  auto layoutOf = [&](Value v) -> std::optional<bool> {
+    SmallVector<int64_t> st = tracedStrides(v);
+    if (st.empty())
+      return false;
+    if (sameLayout(space, st, swapped))
+      return true;
+    return std::nullopt;
+  };
+  TiledLayouts l;
+  bool rowMajor = false, transposed = false;
+  for (Value v : yield.getValues()) {
+    std::optional<bool> t = layoutOf(v);
+    if (!t || e.storedAs(v) != Storage::F32 || shapeOf(v) != space)
+      return std::nullopt;
+    l.outputs.push_back(*t);
+    (*t ? transposed : rowMajor) = true;
+  }
+  for (BlockArgument arg : body.getArguments()) {
+    bool full = floatStorage(arg.getType()) && shapeOf(arg) == space;
+    std::optional<bool> t = full ? layoutOf(arg) : std::optional<bool>(false);
+    if (!t)
+      return std::nullopt;
+    l.inputs.push_back(
+        full ? (*t ? TiledLayouts::Transposed : TiledLayouts::RowMajor)
+             : TiledLayouts::Other);
+    if (full)
+      (*t ? transposed : rowMajor) = true;
+  }
+  if (!rowMajor || !transposed)
+    return std::nullopt;
+  int64_t staged = llvm::count(l.inputs, TiledLayouts::Transposed) +
+                   llvm::count(l.outputs, true);
+  if (staged > kMaxStaged)
+    return std::nullopt;
+  return l;
+}
+
+llvm::Expected<EmittedKernel>
+codegen::emitTiledTranspose(RegionEmitter &e, YieldOp yield,
+                            const TiledLayouts &l) {
+  Block &body = e.kernel.getBody().front();
+  ArrayRef<int64_t> space = shapeOf(yield.getValues()[0]);
+  size_t r = space.size(), nIn = l.inputs.size(), nOut = l.outputs.size();
+  int64_t N = space[r - 2], C = space[r - 1];
+  int64_t lead = product(space) / (N * C);
+  for (size_t k = 0; k < nIn; ++k)
+    if (l.inputs[k] != TiledLayouts::Other)
+      e.argNames[body.getArgument(k)] = "v" + std::to_string(k);
+
+  // The element at logical (row-major) index i, as the float4 kernel's.
+  std::string fn;
+  llvm::raw_string_ostream os(fn);
+  for (auto [k, v] : llvm::enumerate(yield.getValues())) {
+    auto y = e.valueAt(v, "i", os, "  ");
+    if (!y)
+      return y.takeError();
+    os << "  o" << k << " = " << *y << ";\n";
+  }
+  std::string name = e.kernel.getSymName().str();
+  const char *I = e.narrow ? "unsigned" : "long long";
+  std::string helpers;
+  llvm::raw_string_ostream hs(helpers);
+  hs << "\nstatic __device__ __forceinline__ void " << name << "_element(" << I
+     << " i";
+  for (size_t k = 0; k < nIn; ++k)
+    hs << (l.inputs[k] != TiledLayouts::Other
+               ? std::string(", float v")
+               : std::string(", const ") + argElementType(body.getArgument(k)) +
+                     "* __restrict__ in")
+       << k;
+  for (size_t k = 0; k < nOut; ++k)
+    hs << ", float& o" << k;
+  hs << ") {\n" << fn << "}\n";
+
+  // Shared tiles: the transposed inputs', then the transposed outputs'.
+  std::vector<int> tileOfIn(nIn, -1), tileOfOut(nOut, -1);
+  int tiles = 0;
+  for (size_t k = 0; k < nIn; ++k)
+    if (l.inputs[k] == TiledLayouts::Transposed)
+      tileOfIn[k] = tiles++;
+  int firstOut = tiles;
+  for (size_t k = 0; k < nOut; ++k)
+    if (l.outputs[k])
+      tileOfOut[k] = tiles++;
+  std::string T = std::to_string(kTile), P = std::to_string(kTile + 1),
+              RS = std::to_string(kTileRows), Ns = std::to_string(N),
+              Cs = std::to_string(C), suffix = e.narrow ? "u" : "LL";
+  int64_t tilesN = (N + kTile - 1) / kTile, tilesC = (C + kTile - 1) / kTile;
+  std::string text;
+  llvm::raw_string_ostream s(text);
+  if (tiles)
+    s << "  __shared__ float kb_tile[" << tiles << "][" << T << "][" << P
+      << "];\n";
+  s << "  const unsigned tx = threadIdx.x % " << T << "u, ty = threadIdx.x / "
+    << T << "u;\n"
+    << "  const unsigned c0 = blockIdx.x % " << tilesC << "u * " << T
+    << "u, n0 = blockIdx.x / " << tilesC << "u % " << tilesN << "u * " << T
+    << "u;\n"
+    << "  const " << I << " base = (" << I << ")(blockIdx.x / "
+    << tilesN * tilesC << "u) * " << N * C << suffix << ";\n";
+  // A tile column per warp row: n along the lanes, 128 contiguous bytes.
+  auto columns = [&](llvm::function_ref<void(llvm::raw_ostream &)> each) {
+    s << "#pragma unroll\n"
+      << "  for (unsigned k = 0; k < " << T << "u; k += " << RS << "u) {\n"
+      << "    const unsigned c = c0 + ty + k, n = n0 + tx;\n"
+      << "    if (c < " << Cs << "u && n < " << Ns << "u) {\n"
+      << "      const " << I << " at = base + (" << I << ")c * " << Ns << suffix
+      << " + n;\n";
+    each(s);
+    s << "    }\n  }\n";
+  };
+  if (firstOut > 0) {
+    columns([&](llvm::raw_ostream &o) {
+      for (size_t k = 0; k < nIn; ++k)
+        if (tileOfIn[k] >= 0)
+          o << "      kb_tile[" << tileOfIn[k] << "][ty + k][tx] = in" << k
+            << "[at];\n";
+    });
+    s << "  __syncthreads();\n";
+  }
+  // A tile row per warp row: c along the lanes.
+  s << "#pragma unroll\n"
+    << "  for (unsigned k = 0; k < " << T << "u; k += " << RS << "u) {\n"
+    << "    const unsigned n = n0 + ty + k, c = c0 + tx;\n"
+    << "    if (n < " << Ns << "u && c < " << Cs << "u) {\n"
+    << "      const " << I << " li = base + (" << I << ")n * " << Cs << suffix
+    << " + c;\n";
+  for (size_t k = 0; k < nOut; ++k)
+    s << "      float o" << k << ";\n";
+  s << "      " << name << "_element(li";
+  for (size_t k = 0; k < nIn; ++k) {
+    if (tileOfIn[k] >= 0)
+      s << ", kb_tile[" << tileOfIn[k] << "][tx][ty + k]";
+    else if (l.inputs[k] == TiledLayouts::RowMajor)
+      s << ", in" << k << "[li]";
+    else
+      s << ", in" << k;
+  }
+  for (size_t k = 0; k < nOut; ++k)
+    s << ", o" << k;
+  s << ");\n";
+  for (size_t k = 0; k < nOut; ++k)
+    if (tileOfOut[k] >= 0)
+      s << "      kb_tile[" << tileOfOut[k] << "][tx][ty + k] = o" << k
+        << ";\n";
+    else
+      s << "      out" << k << "[li] = o" << k << ";\n";
+  s << "    }\n  }\n";
+  if (tiles > firstOut) {
+    s << "  __syncthreads();\n";
+    columns([&](llvm::raw_ostream &o) {
+      for (size_t k = 0; k < nOut; ++k)
+        if (tileOfOut[k] >= 0)
+          o << "      out" << k << "[at] = kb_tile[" << tileOfOut[k]
+            << "][ty + k][tx];\n";
+    });
+  }
+  EmittedKernel out;
+  std::string comment =
+      "One pass over " + std::to_string(product(space)) +
+      " elements in 32 x 32 tiles of the last two dims (" + Ns + " x " + Cs +
+      "), a tile a block;\ntensors stored transposed (the last two dims "
+      "swapped) pass through shared memory,\nso every access is coalesced "
+      "in either layout.";
+  if (auto err = assembleKernel(e, out, yield, comment, helpers, text,
+                                kTile * kTileRows))
+    return std::move(err);
+  out.kind = "pointwise";
+  out.grid = {std::to_string(lead * tilesN * tilesC), "1", "1"};
+  out.block = {std::to_string(kTile * kTileRows), "1", "1"};
+  return out;
+}

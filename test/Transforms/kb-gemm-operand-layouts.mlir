@@ -1,0 +1,88 @@
+// RUN: kb-opt %s --kb-gemm-operand-layouts --split-input-file | FileCheck %s
+
+// ResMLP's Affine norm before the channel MLP: the residual stream stays
+// transposed, the norm's output (read only by fc1's linear) becomes
+// row-major in the kernel and at the launch.
+// CHECK-LABEL: kb.kernel @kb_region_0
+// CHECK:         %[[ADD:.*]] = kb.aten "add"{{.*}} -> tensor<4x49x96xf32, [4704, 1, 49]>
+// CHECK:         %[[AFF:.*]] = kb.aten "addcmul"{{.*}} -> tensor<4x49x96xf32>
+// CHECK:         kb.yield %[[ADD]], %[[AFF]] : tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32>
+// CHECK-LABEL: func.func @affine_before_linear
+// CHECK:         %[[L:.*]]:2 = kb.launch @kb_region_0{{.*}} -> (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32>)
+// CHECK:         kb.aten "linear"(%[[L]]#1, {{.*}}) {kind = "anchor"} : (tensor<4x49x96xf32>,
+module {
+  kb.kernel @kb_region_0 attributes {id = 0 : i64, inputs = []} {
+  ^bb0(%a: tensor<4x49x96xf32, [4704, 1, 49]>, %b: tensor<4x49x96xf32, [4704, 1, 49]>, %w: tensor<1x1x96xf32>):
+    %one = kb.constant {value = 1 : i64} : i64
+    %0 = kb.aten "add"(%a, %b, %one) {kind = "elementwise", overload = "Tensor"} : (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32, [4704, 1, 49]>, i64) -> tensor<4x49x96xf32, [4704, 1, 49]>
+    %1 = kb.aten "addcmul"(%w, %w, %0, %one) {kind = "broadcast"} : (tensor<1x1x96xf32>, tensor<1x1x96xf32>, tensor<4x49x96xf32, [4704, 1, 49]>, i64) -> tensor<4x49x96xf32, [4704, 1, 49]>
+    kb.yield %0, %1 : tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32, [4704, 1, 49]>
+  }
+  func.func @affine_before_linear(%a: tensor<4x49x96xf32, [4704, 1, 49]>, %b: tensor<4x49x96xf32, [4704, 1, 49]>, %w: tensor<1x1x96xf32>, %fw: tensor<384x96xf32>) -> (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x384xf32>) {
+    %none = kb.constant {value} : none
+    %0:2 = kb.launch @kb_region_0(%a, %b, %w) : (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32, [4704, 1, 49]>, tensor<1x1x96xf32>) -> (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32, [4704, 1, 49]>)
+    %1 = kb.aten "linear"(%0#1, %fw, %none) {kind = "anchor"} : (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<384x96xf32>, none) -> tensor<4x49x384xf32>
+    return %0#0, %1 : tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x384xf32>
+  }
+}
+
+// -----
+
+// An output that is also returned (or read by anything but a folding GEMM
+// operand) keeps the layout the trace recorded; so does bmm's operand,
+// which cuBLAS reads transposed as it is, and linear's weight.
+// CHECK-LABEL: kb.kernel @kb_region_0
+// CHECK:         kb.yield %{{.*}}, %{{.*}} : tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32, [4704, 1, 49]>
+// CHECK-LABEL: func.func @other_users
+// CHECK:         kb.launch @kb_region_0{{.*}} -> (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32, [4704, 1, 49]>)
+module {
+  kb.kernel @kb_region_0 attributes {id = 0 : i64, inputs = []} {
+  ^bb0(%a: tensor<4x49x96xf32, [4704, 1, 49]>):
+    %0 = kb.aten "relu"(%a) {kind = "elementwise"} : (tensor<4x49x96xf32, [4704, 1, 49]>) -> tensor<4x49x96xf32, [4704, 1, 49]>
+    %1 = kb.aten "tanh"(%a) {kind = "elementwise"} : (tensor<4x49x96xf32, [4704, 1, 49]>) -> tensor<4x49x96xf32, [4704, 1, 49]>
+    kb.yield %0, %1 : tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32, [4704, 1, 49]>
+  }
+  func.func @other_users(%a: tensor<4x49x96xf32, [4704, 1, 49]>, %fw: tensor<384x96xf32>, %m: tensor<4x96x8xf32>) -> (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x384xf32>, tensor<4x49x8xf32>) {
+    %none = kb.constant {value} : none
+    %0:2 = kb.launch @kb_region_0(%a) : (tensor<4x49x96xf32, [4704, 1, 49]>) -> (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x96xf32, [4704, 1, 49]>)
+    %1 = kb.aten "linear"(%0#0, %fw, %none) {kind = "anchor"} : (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<384x96xf32>, none) -> tensor<4x49x384xf32>
+    %2 = kb.aten "bmm"(%0#1, %m) {kind = "anchor"} : (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x96x8xf32>) -> tensor<4x49x8xf32>
+    return %0#0, %1, %2 : tensor<4x49x96xf32, [4704, 1, 49]>, tensor<4x49x384xf32>, tensor<4x49x8xf32>
+  }
+}
+
+// -----
+
+// matmul folds a first operand of rank 3 into a matrix as linear does; a
+// kernel with a reduction keeps its layouts (its row kernels choose how
+// outputs are written).
+// CHECK-LABEL: kb.kernel @kb_region_0
+// CHECK:         kb.yield %{{.*}} : tensor<4x49x96xf32>
+// CHECK-LABEL: kb.kernel @kb_region_1
+// CHECK:         kb.yield %{{.*}} : tensor<4x49x96xf32, [4704, 1, 49]>
+// CHECK-LABEL: func.func @matmul_and_reduction
+// CHECK:         kb.aten "matmul"({{.*}}) {kind = "anchor"} : (tensor<4x49x96xf32>,
+// CHECK:         kb.aten "matmul"({{.*}}) {kind = "anchor"} : (tensor<4x49x96xf32, [4704, 1, 49]>,
+module {
+  kb.kernel @kb_region_0 attributes {id = 0 : i64, inputs = []} {
+  ^bb0(%a: tensor<4x49x96xf32, [4704, 1, 49]>):
+    %0 = kb.aten "relu"(%a) {kind = "elementwise"} : (tensor<4x49x96xf32, [4704, 1, 49]>) -> tensor<4x49x96xf32, [4704, 1, 49]>
+    kb.yield %0 : tensor<4x49x96xf32, [4704, 1, 49]>
+  }
+  kb.kernel @kb_region_1 attributes {id = 1 : i64, inputs = []} {
+  ^bb0(%a: tensor<4x49x96xf32, [4704, 1, 49]>):
+    %t = kb.constant {value = true} : i1
+    %none = kb.constant {value} : none
+    %two = kb.constant {value = 2 : i64} : i64
+    %d = kb.list(%two) : (i64) -> !kb.list<i64>
+    %0 = kb.aten "softmax"(%a, %two, %none) {kind = "reduction", overload = "int"} : (tensor<4x49x96xf32, [4704, 1, 49]>, i64, none) -> tensor<4x49x96xf32, [4704, 1, 49]>
+    kb.yield %0 : tensor<4x49x96xf32, [4704, 1, 49]>
+  }
+  func.func @matmul_and_reduction(%a: tensor<4x49x96xf32, [4704, 1, 49]>, %m: tensor<96x8xf32>) -> (tensor<4x49x8xf32>, tensor<4x49x8xf32>) {
+    %0 = kb.launch @kb_region_0(%a) : (tensor<4x49x96xf32, [4704, 1, 49]>) -> tensor<4x49x96xf32, [4704, 1, 49]>
+    %1 = kb.aten "matmul"(%0, %m) {kind = "anchor"} : (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<96x8xf32>) -> tensor<4x49x8xf32>
+    %2 = kb.launch @kb_region_1(%a) : (tensor<4x49x96xf32, [4704, 1, 49]>) -> tensor<4x49x96xf32, [4704, 1, 49]>
+    %3 = kb.aten "matmul"(%2, %m) {kind = "anchor"} : (tensor<4x49x96xf32, [4704, 1, 49]>, tensor<96x8xf32>) -> tensor<4x49x8xf32>
+    return %1, %3 : tensor<4x49x8xf32>, tensor<4x49x8xf32>
+  }
+}
