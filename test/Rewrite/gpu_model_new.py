@@ -18,7 +18,9 @@ few fixture graphs: rewrite with kb-verify, then on the GPU
     where only the TF32-rounded form agreed in the measured pass; NCHW where
     neither did: TF32 convolutions round otherwise channels-last);
   * kernels reading and writing strided views (strided_views) all run, and
-    every output keeps eager's strides; cross-row kernels (cross_row_norms:
+    every output keeps eager's strides; so do the tiled kernels over
+    row-major and transposed tensors and the row-major Affine outputs that
+    ResMLP's linears read (mixer_transposed); cross-row kernels (cross_row_norms:
     a batch norm's statistics, a grid barrier, a layer norm or softmax)
     give eager's outputs and update the running statistics as eager does;
   * a guard that fails (non-contiguous input) and autograd (grad mode with
@@ -48,7 +50,7 @@ CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
          "strided_views", "cross_row_norms", "pools_into_rows",
          "order_free_step", "grouped_conv_bias", "conv_row_reductions_cl",
          "rows_staged", "rows_wide_lanes", "bool_masks", "rotary_cat",
-         "convt_batch_reductions_cl"]
+         "convt_batch_reductions_cl", "mixer_transposed"]
 
 
 def load(path, name):
@@ -135,7 +137,8 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs, forced_layout="1"
         launched = [r.launches for r in got._kb.regions if r is not None]
         launched += [r.launches for r in cl_kernels]
         assert any(launched), f"{case}: no kernel ran ({got._kb.reasons})"
-        if case in ("strided_views", "bool_masks", "rotary_cat"):
+        if case in ("strided_views", "bool_masks", "rotary_cat",
+                    "mixer_transposed"):
             # Strided operands and bool masks pass their guards: every
             # region's kernel ran.
             assert all(launched) and not any(got._kb.fallbacks), \
