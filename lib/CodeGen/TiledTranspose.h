@@ -24,9 +24,10 @@ struct TiledLayouts {
   std::vector<bool> outputs;
 };
 
-/// The layouts when the region's full-size tensors come in both layouts
-/// (and no others), the last two dims are at least 16 and the staged ones
-/// fit the static shared memory; nullopt otherwise (the float4 kernel).
+/// The layouts when the region's outputs come in both layouts, its
+/// full-size inputs in those two only, the last two dims are at least 16 and
+/// the staged tensors fit the static shared memory; nullopt otherwise (the
+/// float4 kernel).
 std::optional<TiledLayouts> tiledTransposeLayouts(RegionEmitter &e,
                                                   YieldOp yield);
 
