@@ -139,6 +139,13 @@ POINTWISE = {
     ("logical_not", ""): lambda g, x: f"torch.where(torch.logical_not({x} > 0), {x} * 0.5, {x})",
     ("xlogy", "Tensor"): lambda g, x: f"torch.xlogy({x}, {g.operand()}.abs() + 0.5)",
     ("where", "self"): lambda g, x: f"torch.where({g.operand()} > 0, {x}, {g.operand()})",
+    # timm's Affine (ResMLP) is addcmul(beta, alpha, x): value 1 is one fma
+    # on torch >= 2.11, other values the rounded product then an fma.
+    ("addcmul", ""): lambda g, x: (
+        f"torch.addcmul({g.operand()}, {g.operand()}, {x}"
+        + g.rng.choice(["", f", value={_s(g, 0.1, 2)}"]) + ")"),
+    ("addcdiv", ""): lambda g, x: (
+        f"torch.addcdiv({x}, {g.operand()}, {g.operand()}.abs() + 1.0, value={_s(g, -2, 2)})"),
 }
 # Rows that no current torch traces to (older signatures of a covered op).
 OLD_SIGNATURES = {("gelu", "legacy")}

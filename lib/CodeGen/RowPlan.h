@@ -234,8 +234,9 @@ constexpr int64_t kThreadRegisterRowMax = 128;
 /// either way, and 128 registers a thread cost occupancy. Measured on the
 /// H100 (codegen_knobs.py, run119; registers / online): rows of 128 0.244
 /// / 0.208 ms ([35119, 128, 32] over dim 1) and 0.224 / 0.190 ([8000,
-/// 128, 128]), rows of 100 0.100 / 0.108.
-constexpr int64_t kThreadLogsumexpRowMax = 100;
+/// 128, 128]), rows of 100 0.100 / 0.108; run124: rows of 112 0.072 /
+/// 0.083 ([12000, 112, 32]), of 120 0.092 / 0.088 ([12000, 120, 32]).
+constexpr int64_t kThreadLogsumexpRowMax = 112;
 /// Thread-mode register rows launched with two blocks an SM as their bound
 /// (RowDispatch.cpp).
 constexpr int64_t kThreadRowBoundMin = 32;

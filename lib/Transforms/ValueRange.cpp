@@ -124,6 +124,17 @@ std::optional<double> scalarOr(Operation *op, unsigned i, double dflt) {
   return floatConstant(op->getOperand(i));
 }
 
+/// A softmax or log_softmax whose dim has size 1 in its input.
+bool overUnitDim(AtenOp op) {
+  auto t = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  std::optional<double> dim = getConstantNumber(op->getOperand(1));
+  if (!t || !t.hasStaticShape() || !dim)
+    return false;
+  int64_t r = t.getRank(), d = static_cast<int64_t>(*dim);
+  d = d < 0 ? d + r : d;
+  return d >= 0 && d < r && t.getDimSize(d) == 1;
+}
+
 Interval rangeAt(Value v, int depth) {
   auto aten = v.getDefiningOp<AtenOp>();
   if (!aten || depth > kMaxDepth || aten->getNumResults() != 1)
@@ -178,6 +189,13 @@ Interval rangeAt(Value v, int depth) {
     std::optional<double> e = floatConstant(op->getOperand(1));
     return e && *e == 2 ? Interval{0, kInf} : Interval::all();
   }
+  // Over a dim of size 1 each row is one element: softmax is exp(x - x)
+  // over itself, exactly 1, and log_softmax exactly 0, whatever x rounded
+  // to (an infinite or NaN x gives NaN in either implementation). A
+  // generated task's `std(..., keepdim=True) -> softmax(dim=0)` is one.
+  if ((name == "softmax" || name == "log_softmax") && overUnitDim(aten))
+    return name == "softmax" ? Interval{floatDown(1 - 1e-6), ulpsOut(1, 4)}
+                             : Interval{-1e-6, 1e-6};
   if (name == "log_sigmoid" || name == "log_softmax")
     return {-kInf, 0};
   if (name == "softmax")

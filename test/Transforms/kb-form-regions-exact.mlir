@@ -469,3 +469,42 @@ func.func @sum_then_compare(%x: tensor<32x64x16xf32>, %y: tensor<32x64x16xf32>) 
   %5 = kb.aten "lt"(%4, %half) {overload = "Scalar"} : (tensor<32x64xf32>, f64) -> tensor<32x64xi1>
   return %2, %5 : tensor<32x64xi1>, tensor<32x64xi1>
 }
+
+// -----
+
+// Softmax over a dim of size 1 is exactly 1 (and log_softmax 0) whatever
+// its input rounded to, so the comparison after it cannot flip and the
+// variance joins a region (seed 20261330 task 2's var -> std(keepdim) ->
+// softmax(dim=0) -> gt). Over a dim of size 2 the softmax's value follows
+// the sum's last bits: that sum stays in ATen.
+// CHECK-LABEL: func.func @var_then_unit_softmax_step
+// CHECK-NOT:     stays in ATen
+// CHECK:         kb.aten "var"
+// CHECK-NOT:     stays in ATen
+// CHECK-LABEL: func.func @sum_then_pair_softmax_step
+// CHECK:         kb.aten "sum"{{.*}}kb.unfused = "a reduction whose result reaches a step op stays in ATen; its consumers are fused"
+// FUSED-LABEL: func.func @var_then_unit_softmax_step
+func.func @var_then_unit_softmax_step(%x: tensor<64x128xf32>) -> tensor<1x128xi1> {
+  %zero = kb.constant {value = 0 : i64} : i64
+  %dims = kb.list(%zero) : (i64) -> !kb.list<i64>
+  %f = kb.constant {value = false} : i1
+  %t = kb.constant {value = true} : i1
+  %none = kb.constant {value} : none
+  %c = kb.constant {value = 1.800000e-01 : f64} : f64
+  %0 = kb.aten "var"(%x, %dims, %f, %t) {overload = "dim"} : (tensor<64x128xf32>, !kb.list<i64>, i1, i1) -> tensor<1x128xf32>
+  %1 = kb.aten "softmax"(%0, %zero, %none) {overload = "int"} : (tensor<1x128xf32>, i64, none) -> tensor<1x128xf32>
+  %2 = kb.aten "gt"(%1, %c) {overload = "Scalar"} : (tensor<1x128xf32>, f64) -> tensor<1x128xi1>
+  return %2 : tensor<1x128xi1>
+}
+func.func @sum_then_pair_softmax_step(%x: tensor<2x128x16xf32>) -> tensor<2x128xi1> {
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %zero = kb.constant {value = 0 : i64} : i64
+  %dims = kb.list(%m1) : (i64) -> !kb.list<i64>
+  %f = kb.constant {value = false} : i1
+  %none = kb.constant {value} : none
+  %c = kb.constant {value = 1.800000e-01 : f64} : f64
+  %0 = kb.aten "sum"(%x, %dims, %f, %none) {overload = "dim_IntList"} : (tensor<2x128x16xf32>, !kb.list<i64>, i1, none) -> tensor<2x128xf32>
+  %1 = kb.aten "softmax"(%0, %zero, %none) {overload = "int"} : (tensor<2x128xf32>, i64, none) -> tensor<2x128xf32>
+  %2 = kb.aten "gt"(%1, %c) {overload = "Scalar"} : (tensor<2x128xf32>, f64) -> tensor<2x128xi1>
+  return %2 : tensor<2x128xi1>
+}

@@ -209,7 +209,7 @@ cl::opt<unsigned> registerRowMaxOpt(
 cl::opt<unsigned> threadRowMaxOpt(
     "thread-row-max",
     cl::desc("Longest strided rows one thread holds in registers when it "
-             "reads them more than once (default 128; 100 for a logsumexp) (a "
+             "reads them more than once (default 128; 112 for a logsumexp) (a "
              "probe)"),
     cl::init(0), cl::sub(codegenCmd));
 cl::opt<bool> divisionStatsOpt(
