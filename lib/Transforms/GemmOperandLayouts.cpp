@@ -62,6 +62,24 @@ bool pointwiseOnly(KernelOp kernel) {
   return true;
 }
 
+/// A traced layout that is row-major with the last two dims swapped (both
+/// at least 16), the pair TiledTranspose.cpp writes in tiles; size-1 dims
+/// never move an address.
+bool tileableTranspose(RankedTensorType t) {
+  std::optional<SmallVector<int64_t>> st = encodedStrides(t);
+  ArrayRef<int64_t> shape = t.getShape();
+  size_t r = shape.size();
+  if (!st || r < 2 || shape[r - 2] < 16 || shape[r - 1] < 16)
+    return false;
+  int64_t run = shape[r - 2] * shape[r - 1];
+  bool ok = (*st)[r - 2] == 1 && (*st)[r - 1] == shape[r - 2];
+  for (size_t d = r - 2; d-- > 0 && ok;) {
+    ok = shape[d] == 1 || (*st)[d] == run;
+    run *= shape[d];
+  }
+  return ok;
+}
+
 struct GemmOperandLayoutsPass
     : kb::impl::GemmOperandLayoutsBase<GemmOperandLayoutsPass> {
   void runOnOperation() override {
@@ -76,16 +94,31 @@ struct GemmOperandLayoutsPass
           !pointwiseOnly(it->second))
         return;
       auto yield = cast<YieldOp>(it->second.getBody().front().getTerminator());
+      SmallVector<unsigned> flips;
+      bool othersTileable = true;
       for (auto [k, result] : llvm::enumerate(launch.getResults())) {
         auto t = dyn_cast<RankedTensorType>(result.getType());
-        if (!t || !t.getEncoding() || result.use_empty() ||
-            !llvm::all_of(result.getUses(), foldedGemmOperand))
+        if (!t || !t.getEncoding())
           continue;
         Value inner = yield.getValues()[k];
         // A value yielded twice keeps one layout for both results.
-        if (isa<BlockArgument>(inner) ||
-            llvm::count(yield.getValues(), inner) != 1)
-          continue;
+        if (!result.use_empty() &&
+            llvm::all_of(result.getUses(), foldedGemmOperand) &&
+            !isa<BlockArgument>(inner) &&
+            llvm::count(yield.getValues(), inner) == 1)
+          flips.push_back(k);
+        else
+          othersTileable &= tileableTranspose(t);
+      }
+      // Outputs that keep another layout beside a row-major one are only
+      // written at full speed as the tiled kernel writes them (the last two
+      // dims swapped, TiledTranspose.cpp); any other layout would be stored
+      // a float a sector, which can cost more than ATen's copy.
+      if (!othersTileable)
+        return;
+      for (unsigned k : flips) {
+        Value result = launch.getResult(k), inner = yield.getValues()[k];
+        auto t = cast<RankedTensorType>(result.getType());
         auto rowMajor = RankedTensorType::get(t.getShape(), t.getElementType());
         inner.setType(rowMajor);
         result.setType(rowMajor);

@@ -86,3 +86,26 @@ module {
     return %1, %3 : tensor<4x49x8xf32>, tensor<4x49x8xf32>
   }
 }
+
+// -----
+
+// The other output keeps a layout the tiled kernel cannot write beside a
+// row-major one (dims 1 and 2 swapped, not the last two): it would be
+// stored a float a sector, so both keep their traced layout (ATen copies
+// the linear's operand, as eager does).
+// CHECK-LABEL: kb.kernel @kb_region_0
+// CHECK:         kb.yield %{{.*}}, %{{.*}} : tensor<2x8x8x32xf32, [2048, 32, 256, 1]>, tensor<2x8x8x32xf32, [2048, 32, 256, 1]>
+module {
+  kb.kernel @kb_region_0 attributes {id = 0 : i64, inputs = []} {
+  ^bb0(%a: tensor<2x8x8x32xf32, [2048, 32, 256, 1]>):
+    %0 = kb.aten "relu"(%a) {kind = "elementwise"} : (tensor<2x8x8x32xf32, [2048, 32, 256, 1]>) -> tensor<2x8x8x32xf32, [2048, 32, 256, 1]>
+    %1 = kb.aten "tanh"(%a) {kind = "elementwise"} : (tensor<2x8x8x32xf32, [2048, 32, 256, 1]>) -> tensor<2x8x8x32xf32, [2048, 32, 256, 1]>
+    kb.yield %0, %1 : tensor<2x8x8x32xf32, [2048, 32, 256, 1]>, tensor<2x8x8x32xf32, [2048, 32, 256, 1]>
+  }
+  func.func @channels_last_beside(%a: tensor<2x8x8x32xf32, [2048, 32, 256, 1]>, %fw: tensor<16x32xf32>) -> (tensor<2x8x8x32xf32, [2048, 32, 256, 1]>, tensor<2x8x8x16xf32>) {
+    %none = kb.constant {value} : none
+    %0:2 = kb.launch @kb_region_0(%a) : (tensor<2x8x8x32xf32, [2048, 32, 256, 1]>) -> (tensor<2x8x8x32xf32, [2048, 32, 256, 1]>, tensor<2x8x8x32xf32, [2048, 32, 256, 1]>)
+    %1 = kb.aten "linear"(%0#1, %fw, %none) {kind = "anchor"} : (tensor<2x8x8x32xf32, [2048, 32, 256, 1]>, tensor<16x32xf32>, none) -> tensor<2x8x8x16xf32>
+    return %0#0, %1 : tensor<2x8x8x32xf32, [2048, 32, 256, 1]>, tensor<2x8x8x16xf32>
+  }
+}
