@@ -17,6 +17,7 @@
 #include "RegionEmitter.h"
 
 #include "kb/CodeGen/IndexMath.h"
+#include "kb/Transforms/OpUtils.h"
 
 using namespace mlir;
 using namespace kb;
@@ -27,34 +28,6 @@ namespace {
 constexpr int64_t kTile = 32, kTileRows = 8; // 256 threads: 32 x 8
 /// Shared memory for the staged tensors: 48 KB, the static limit.
 constexpr int64_t kMaxStaged = 48 * 1024 / (kTile * (kTile + 1) * 4);
-
-/// The strides of `space` stored with its last two dims swapped ([.., N, C]
-/// laid out as [.., C, N]).
-SmallVector<int64_t> swappedStrides(ArrayRef<int64_t> space) {
-  size_t r = space.size();
-  int64_t n = space[r - 2], c = space[r - 1];
-  SmallVector<int64_t> st(r);
-  st[r - 2] = 1;
-  st[r - 1] = n;
-  int64_t run = n * c;
-  for (size_t d = r - 2; d-- > 0;) {
-    st[d] = run;
-    run *= space[d];
-  }
-  return st;
-}
-
-/// Whether `strides` lay out `space` as `want` does: dims of size 1 never
-/// move an address, so their strides may be anything.
-bool sameLayout(ArrayRef<int64_t> space, ArrayRef<int64_t> strides,
-                ArrayRef<int64_t> want) {
-  if (strides.size() != want.size())
-    return false;
-  for (size_t d = 0; d < want.size(); ++d)
-    if (space[d] != 1 && strides[d] != want[d])
-      return false;
-  return true;
-}
 
 } // namespace
 
@@ -68,15 +41,15 @@ std::optional<TiledLayouts> codegen::tiledTransposeLayouts(RegionEmitter &e,
       return std::nullopt;
   ArrayRef<int64_t> space = shapeOf(yield.getValues()[0]);
   size_t r = space.size();
-  if (r < 2 || space[r - 2] < 16 || space[r - 1] < 16)
+  if (r < 2 || space[r - 2] < kTiledTransposeMinDim ||
+      space[r - 1] < kTiledTransposeMinDim)
     return std::nullopt;
-  SmallVector<int64_t> swapped = swappedStrides(space);
   // Row-major (false) or swapped (true); nullopt for any other layout.
   auto layoutOf = [&](Value v) -> std::optional<bool> {
     SmallVector<int64_t> st = tracedStrides(v);
     if (st.empty())
       return false;
-    if (sameLayout(space, st, swapped))
+    if (isSwappedLastTwoStrides(space, st))
       return true;
     return std::nullopt;
   };

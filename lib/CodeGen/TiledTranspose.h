@@ -1,7 +1,7 @@
 //===- TiledTranspose.h - Pointwise regions over two layouts ----*- C++ -*-===//
 //
-// The tiled form of a pointwise kernel whose full-size tensors are stored
-// row-major and with their last two dims swapped (TiledTranspose.cpp).
+// The tiled form of a pointwise kernel whose outputs are stored row-major
+// and with their last two dims swapped (TiledTranspose.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KB_LIB_CODEGEN_TILEDTRANSPOSE_H

@@ -47,8 +47,8 @@ bool foldedGemmOperand(OpOperand &use) {
   return false;
 }
 
-/// Kernels of pointwise ops only: every output is written element by
-/// element, in any layout, at no extra cost.
+/// Kernels of pointwise ops only: their outputs are written element by
+/// element, so one can change layout without changing the kernel's plan.
 bool pointwiseOnly(KernelOp kernel) {
   for (Operation &op : kernel.getBody().front().without_terminator()) {
     if (isa<ConstantOp, ListOp>(op))
@@ -62,22 +62,15 @@ bool pointwiseOnly(KernelOp kernel) {
   return true;
 }
 
-/// A traced layout that is row-major with the last two dims swapped (both
-/// at least 16), the pair TiledTranspose.cpp writes in tiles; size-1 dims
-/// never move an address.
+/// A traced layout that is row-major with the last two dims swapped, both
+/// long enough for the tiles TiledTranspose.cpp writes it in.
 bool tileableTranspose(RankedTensorType t) {
   std::optional<SmallVector<int64_t>> st = encodedStrides(t);
   ArrayRef<int64_t> shape = t.getShape();
   size_t r = shape.size();
-  if (!st || r < 2 || shape[r - 2] < 16 || shape[r - 1] < 16)
-    return false;
-  int64_t run = shape[r - 2] * shape[r - 1];
-  bool ok = (*st)[r - 2] == 1 && (*st)[r - 1] == shape[r - 2];
-  for (size_t d = r - 2; d-- > 0 && ok;) {
-    ok = shape[d] == 1 || (*st)[d] == run;
-    run *= shape[d];
-  }
-  return ok;
+  return st && r >= 2 && shape[r - 2] >= kTiledTransposeMinDim &&
+         shape[r - 1] >= kTiledTransposeMinDim &&
+         isSwappedLastTwoStrides(shape, *st);
 }
 
 struct GemmOperandLayoutsPass

@@ -303,6 +303,23 @@ bool kb::isRowMajorStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
   return true;
 }
 
+bool kb::isSwappedLastTwoStrides(ArrayRef<int64_t> shape,
+                                 ArrayRef<int64_t> strides) {
+  size_t r = shape.size();
+  if (r < 2 || strides.size() != r)
+    return false;
+  auto at = [&](size_t d, int64_t want) {
+    return shape[d] == 1 || strides[d] == want;
+  };
+  if (!at(r - 2, 1) || !at(r - 1, shape[r - 2]))
+    return false;
+  int64_t run = shape[r - 2] * shape[r - 1];
+  for (size_t d = r - 2; d-- > 0; run *= shape[d])
+    if (!at(d, run))
+      return false;
+  return true;
+}
+
 bool kb::isCentringNorm(Operation *op) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo())

@@ -176,11 +176,11 @@ struct EmitOptions {
   /// `add -> layer_norm` 0.106 -> 0.063 ms, run112); false for probes
   /// (`kb-rewrite codegen --direct-transposed-stores`).
   bool stageTransposedStores = true;
-  /// Pointwise regions whose full-size tensors are stored both row-major
-  /// and with the last two dims swapped (ResMLP's and MLP-Mixer's residual
-  /// stream between the token and channel linears) run in 32 x 32 tiles
-  /// through shared memory (TiledTranspose.cpp); false for probes
-  /// (`kb-rewrite codegen --no-tiled-transposes`): the float4 kernel.
+  /// Pointwise regions whose outputs are stored both row-major and with
+  /// the last two dims swapped (ResMLP's transposed residual stream beside
+  /// the Affine norm a channel linear reads) run in 32 x 32 tiles through
+  /// shared memory (TiledTranspose.cpp); false for probes (`kb-rewrite
+  /// codegen --no-tiled-transposes`): the float4 kernel.
   bool tileTransposes = true;
   /// Longest rows a block-per-row kernel stages in shared memory (each
   /// thread's elements once, the prologue evaluated once) when they are

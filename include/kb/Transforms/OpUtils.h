@@ -76,6 +76,16 @@ encodedStrides(mlir::RankedTensorType t);
 bool isRowMajorStrides(llvm::ArrayRef<int64_t> shape,
                        llvm::ArrayRef<int64_t> strides);
 
+/// Strides that address `shape` row-major with its last two dims swapped
+/// ([.., N, C] laid out as [.., C, N]: PatchEmbed's transposed residual
+/// stream), size-1 dims aside; false below rank 2.
+bool isSwappedLastTwoStrides(llvm::ArrayRef<int64_t> shape,
+                             llvm::ArrayRef<int64_t> strides);
+
+/// The shortest last two dims the code generator's tiled pointwise kernel
+/// takes (TiledTranspose.cpp; kb-gemm-operand-layouts relies on it).
+constexpr int64_t kTiledTransposeMinDim = 16;
+
 /// Contiguous rows of at most this many elements a lane group of the code
 /// generator's row kernels holds in registers (warp rows); longer rows take
 /// a block each (lib/CodeGen/RowPlans.cpp). Region formation asks it too.
