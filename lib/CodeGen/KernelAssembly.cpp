@@ -35,6 +35,10 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
     if (Value v = op.getArg("running_var"))
       positive.insert(v);
   });
+  SmallVector<int64_t> relaid;
+  if (auto a = e.kernel->getAttrOfType<ArrayAttr>(kRelaidInputsAttr))
+    for (Attribute i : a)
+      relaid.push_back(cast<IntegerAttr>(i).getInt());
   for (auto [k, arg] : llvm::enumerate(blk.getArguments())) {
     bool mask = isBoolTensor(arg.getType());
     std::optional<Storage> storage = e.storageOf(arg.getType());
@@ -51,6 +55,7 @@ llvm::Error codegen::assembleKernel(RegionEmitter &e, EmittedKernel &out,
       out.inputs.back().dtype = storageDtype(*storage);
     SmallVector<int64_t> strides = tracedStrides(arg);
     out.inputs.back().strides.assign(strides.begin(), strides.end());
+    out.inputs.back().relaid = llvm::is_contained(relaid, (int64_t)k);
   }
   for (auto [k, v] : llvm::enumerate(yield.getValues())) {
     ArrayRef<int64_t> s = shapeOf(v);

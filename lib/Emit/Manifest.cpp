@@ -23,6 +23,8 @@ json::Array shapeList(const std::vector<EmittedTensor> &ts) {
       o["dtype"] = t.dtype; // the runtime allocates int64 indices
     if (!t.strides.empty())
       o["strides"] = json::Array(t.strides); // the runtime's guard
+    if (t.relaid)
+      o["relaid"] = true;
     a.push_back(std::move(o));
   }
   return a;

@@ -62,15 +62,29 @@ bool pointwiseOnly(KernelOp kernel) {
   return true;
 }
 
-/// A traced layout that is row-major with the last two dims swapped, both
-/// long enough for the tiles TiledTranspose.cpp writes it in.
-bool tileableTranspose(RankedTensorType t) {
+/// A transpose of the last two dims whose every user folds it into a GEMM
+/// (MLP-Mixer's `norm1(x).transpose(1, 2)` before the token MLP): the
+/// value it views is best stored so that the view is row-major.
+bool transposedGemmOperand(OpOperand &use) {
+  auto a = dyn_cast<AtenOp>(use.getOwner());
+  if (!a || a.getName() != "transpose" || use.getOperandNumber() != 0 ||
+      a->getNumResults() != 1 || a->getResult(0).use_empty())
+    return false;
+  int64_t r = cast<RankedTensorType>(use.get().getType()).getRank();
+  auto d0 = getConstantNumber(a.getArgs()[1]),
+       d1 = getConstantNumber(a.getArgs()[2]);
+  if (r < 2 || !d0 || !d1)
+    return false;
+  int64_t x = (int64_t)*d0 < 0 ? (int64_t)*d0 + r : (int64_t)*d0,
+          y = (int64_t)*d1 < 0 ? (int64_t)*d1 + r : (int64_t)*d1;
+  if (std::min(x, y) != r - 2 || std::max(x, y) != r - 1)
+    return false;
+  return llvm::all_of(a->getResult(0).getUses(), foldedGemmOperand);
+}
+
+bool isRowMajorType(RankedTensorType t) {
   std::optional<SmallVector<int64_t>> st = encodedStrides(t);
-  ArrayRef<int64_t> shape = t.getShape();
-  size_t r = shape.size();
-  return st && r >= 2 && shape[r - 2] >= kTiledTransposeMinDim &&
-         shape[r - 1] >= kTiledTransposeMinDim &&
-         isSwappedLastTwoStrides(shape, *st);
+  return !t.getEncoding() || (st && isRowMajorStrides(t.getShape(), *st));
 }
 
 struct GemmOperandLayoutsPass
@@ -83,38 +97,60 @@ struct GemmOperandLayoutsPass
     module.walk([&](LaunchOp l) { ++launches[l.getKernel()]; });
     module.walk([&](LaunchOp launch) {
       auto it = kernels.find(launch.getKernel());
-      if (it == kernels.end() || launches[launch.getKernel()] != 1 ||
-          !pointwiseOnly(it->second))
+      if (it == kernels.end() || launches[launch.getKernel()] != 1)
+        return;
+      bool pointwise = pointwiseOnly(it->second),
+           rows = !pointwise && isLastDimRowKernel(it->second);
+      if (!pointwise && !rows)
         return;
       auto yield = cast<YieldOp>(it->second.getBody().front().getTerminator());
-      SmallVector<unsigned> flips;
-      bool othersTileable = true;
+      // The layout each output gets: row-major for a GEMM operand, the
+      // last two dims swapped for one read through a transpose.
+      SmallVector<std::pair<unsigned, RankedTensorType>> flips;
+      SmallVector<RankedTensorType> after;
       for (auto [k, result] : llvm::enumerate(launch.getResults())) {
         auto t = dyn_cast<RankedTensorType>(result.getType());
-        if (!t || !t.getEncoding())
+        if (!t)
           continue;
         Value inner = yield.getValues()[k];
         // A value yielded twice keeps one layout for both results.
-        if (!result.use_empty() &&
-            llvm::all_of(result.getUses(), foldedGemmOperand) &&
-            !isa<BlockArgument>(inner) &&
-            llvm::count(yield.getValues(), inner) == 1)
-          flips.push_back(k);
-        else
-          othersTileable &= tileableTranspose(t);
+        bool own = !result.use_empty() && !isa<BlockArgument>(inner) &&
+                   llvm::count(yield.getValues(), inner) == 1;
+        if (own && t.getEncoding() && !isRowMajorType(t) &&
+            llvm::all_of(result.getUses(), foldedGemmOperand))
+          flips.push_back({(unsigned)k, rowMajorType(t)});
+        else if (own && isRowMajorType(t) && t.getRank() >= 2 &&
+                 llvm::all_of(result.getUses(), transposedGemmOperand))
+          flips.push_back({(unsigned)k, swappedLastTwoType(t)});
+        after.push_back(
+            flips.empty() || flips.back().first != k ? t : flips.back().second);
       }
-      // Outputs that keep another layout beside a row-major one are only
-      // written at full speed as the tiled kernel writes them (the last two
-      // dims swapped, TiledTranspose.cpp); any other layout would be stored
-      // a float a sector, which can cost more than ATen's copy.
-      if (!othersTileable)
+      if (flips.empty())
         return;
-      for (unsigned k : flips) {
+      // Layouts that the kernel writes at full speed: a pointwise kernel
+      // walks row-major and last-two-swapped outputs together in tiles
+      // (TiledTranspose.cpp), any other layout beside a row-major one a
+      // float a sector, which can cost more than ATen's copy; a row kernel
+      // stages one transposed output through shared memory.
+      unsigned transposed = 0;
+      bool fast = true;
+      for (RankedTensorType t : after) {
+        if (isRowMajorType(t))
+          continue;
+        ++transposed;
+        fast &= isTileableTranspose(t);
+      }
+      if (!fast || (rows && transposed > 1))
+        return;
+      for (auto [k, type] : flips) {
         Value result = launch.getResult(k), inner = yield.getValues()[k];
-        auto t = cast<RankedTensorType>(result.getType());
-        auto rowMajor = RankedTensorType::get(t.getShape(), t.getElementType());
-        inner.setType(rowMajor);
-        result.setType(rowMajor);
+        inner.setType(type);
+        result.setType(type);
+        // The transpose of the swapped layout is the row-major view.
+        for (Operation *user : result.getUsers())
+          if (auto a = dyn_cast<AtenOp>(user); a && a.getName() == "transpose")
+            a->getResult(0).setType(rowMajorType(
+                cast<RankedTensorType>(a->getResult(0).getType())));
       }
     });
   }

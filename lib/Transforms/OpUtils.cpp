@@ -320,6 +320,59 @@ bool kb::isSwappedLastTwoStrides(ArrayRef<int64_t> shape,
   return true;
 }
 
+bool kb::isTileableTranspose(RankedTensorType t) {
+  std::optional<SmallVector<int64_t>> st = encodedStrides(t);
+  ArrayRef<int64_t> shape = t.getShape();
+  size_t r = shape.size();
+  return st && r >= 2 && shape[r - 2] >= kTiledTransposeMinDim &&
+         shape[r - 1] >= kTiledTransposeMinDim &&
+         isSwappedLastTwoStrides(shape, *st);
+}
+
+RankedTensorType kb::rowMajorType(RankedTensorType t) {
+  return RankedTensorType::get(t.getShape(), t.getElementType());
+}
+
+RankedTensorType kb::swappedLastTwoType(RankedTensorType t) {
+  ArrayRef<int64_t> shape = t.getShape();
+  size_t r = shape.size();
+  SmallVector<int64_t> strides(r, 1);
+  if (r >= 2) {
+    strides[r - 2] = 1;
+    strides[r - 1] = shape[r - 2];
+    int64_t run = shape[r - 2] * shape[r - 1];
+    for (size_t d = r - 2; d-- > 0; run *= shape[d])
+      strides[d] = run;
+  }
+  return RankedTensorType::get(
+      shape, t.getElementType(),
+      Builder(t.getContext()).getI64ArrayAttr(strides));
+}
+
+/// A reduction over the last dim only: the rows a row kernel walks
+/// contiguously when its input is row-major.
+static bool reducesLastDim(AtenOp a) {
+  if (getKind(a) != OpKind::Reduction || a.getArgs().empty())
+    return false;
+  auto t = dyn_cast<RankedTensorType>(a.getArgs()[0].getType());
+  if (!t || t.getRank() == 0)
+    return false;
+  if (Value shape = a.getArg("normalized_shape")) {
+    auto l = getConstantIntList(shape);
+    return l && l->size() == 1;
+  }
+  if (!a.getArg("dim"))
+    return false;
+  auto dims = reducedDims(a, t.getRank());
+  return dims && dims->size() == 1 && dims->front() == t.getRank() - 1;
+}
+
+bool kb::isLastDimRowKernel(KernelOp k) {
+  bool rows = false;
+  k.getBody().walk([&](AtenOp a) { rows |= reducesLastDim(a); });
+  return rows;
+}
+
 bool kb::isCentringNorm(Operation *op) {
   auto aten = dyn_cast<AtenOp>(op);
   if (!aten || !aten.getInfo())

@@ -31,6 +31,7 @@ void kb::buildTracedRegionsPipeline(mlir::OpPassManager &pm) {
 
 void kb::buildOutliningPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createOutline());
+  pm.addPass(createStreamLayouts());
   pm.addPass(createGemmOperandLayouts());
 }
 
@@ -66,7 +67,8 @@ void kb::registerKbPipelines() {
       });
   mlir::PassPipelineRegistration<PipelineOptions>(
       "kb-rewrite-pipeline",
-      "the analysis pipeline, then outline and gemm-operand-layouts "
+      "the analysis pipeline, then outline, stream-layouts and "
+      "gemm-operand-layouts "
       "(kb-rewrite codegen and rewrite)",
       [](mlir::OpPassManager &pm, const PipelineOptions &o) {
         buildRewritePipeline(pm, o.normsBeforeTF32, o.reductionsBeforeSteps);

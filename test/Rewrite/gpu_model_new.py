@@ -20,7 +20,9 @@ few fixture graphs: rewrite with kb-verify, then on the GPU
   * kernels reading and writing strided views (strided_views) all run, and
     every output keeps eager's strides; so do the tiled kernels over
     row-major and transposed tensors and the row-major Affine outputs that
-    ResMLP's linears read (mixer_transposed); cross-row kernels (cross_row_norms:
+    ResMLP's linears read (mixer_transposed), and MLP-Mixer's row-major
+    residual stream between LayerNorm kernels (mixer_blocks; its readers
+    copy eager's layout when its producer ran ATen ops); cross-row kernels (cross_row_norms:
     a batch norm's statistics, a grid barrier, a layer norm or softmax)
     give eager's outputs and update the running statistics as eager does;
   * a guard that fails (non-contiguous input) and autograd (grad mode with
@@ -50,7 +52,7 @@ CASES = ["lenet", "resnet_basic_block", "transformer_mlp", "silu_multi_use",
          "strided_views", "cross_row_norms", "pools_into_rows",
          "order_free_step", "grouped_conv_bias", "conv_row_reductions_cl",
          "rows_staged", "rows_wide_lanes", "bool_masks", "rotary_cat",
-         "convt_batch_reductions_cl", "mixer_transposed"]
+         "convt_batch_reductions_cl", "mixer_transposed", "mixer_blocks"]
 
 
 def load(path, name):
@@ -138,7 +140,7 @@ def check(kb_rewrite, kb_verify, fixtures, case, work, graphs, forced_layout="1"
         launched += [r.launches for r in cl_kernels]
         assert any(launched), f"{case}: no kernel ran ({got._kb.reasons})"
         if case in ("strided_views", "bool_masks", "rotary_cat",
-                    "mixer_transposed"):
+                    "mixer_transposed", "mixer_blocks"):
             # Strided operands and bool masks pass their guards: every
             # region's kernel ran.
             assert all(launched) and not any(got._kb.fallbacks), \
@@ -271,6 +273,49 @@ def check_failed_capture():
     print(f"failed capture: ok ({timing['capture_error'][:80]})")
 
 
+def check_relaid(kb_rewrite, kb_verify, fixtures, work):
+    """mixer_blocks' residual stream is row-major between its LayerNorm
+    kernels (kb-stream-layouts). With every region that reads no such input
+    running its ATen ops (as a kernel dropped as no faster does), eager's
+    transposed stream reaches the readers: they copy it to row-major and
+    still run their kernels, with the original's results."""
+    import json
+    import shutil
+    src = os.path.join(work, "mixer_blocks")
+    if not os.path.isdir(src):
+        check(kb_rewrite, kb_verify, fixtures, "mixer_blocks", work, "")
+    out = os.path.join(work, "mixer_blocks_relaid")
+    shutil.copytree(src, out)
+    path = os.path.join(out, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    readers = [i for i, r in enumerate(manifest["regions"])
+               if any(t.get("relaid") for t in r.get("inputs", []))]
+    assert readers, "mixer_blocks: no region reads a relaid input"
+    for i, r in enumerate(manifest["regions"]):
+        if i not in readers:
+            r["status"] = "slower"
+    with open(path, "w") as f:
+        json.dump(manifest, f)
+    os.environ["KB_CUDA_GRAPHS"] = "0"
+    os.environ["KB_FORWARD_CHECK"] = "0"  # the kernels' path, whatever its speed
+    new = load(os.path.join(out, "model_new.py"), "kb_gpu_mixer_blocks_relaid")
+    torch.manual_seed(0)
+    ref = new._original.Model().cuda()
+    torch.manual_seed(0)
+    got = new.ModelNew().cuda()
+    with torch.no_grad():
+        for trial in range(2):
+            xs = inputs_for(manifest["inputs"], 200 + trial)
+            for a, b in zip(flat(ref(*xs)), flat(got(*xs))):
+                assert torch.allclose(a, b, atol=1e-4, rtol=1e-4), \
+                    f"relaid trial {trial}: max diff {float((a - b).abs().max())}"
+    launched = [got._kb.regions[i].launches for i in readers]
+    assert all(launched) and not any(got._kb.fallbacks[i] for i in readers), \
+        f"relaid readers {readers}: launches {launched}, fallbacks {got._kb.fallbacks}"
+    print(f"relaid readers {readers}: ok (launches {launched})")
+
+
 def main():
     kb_rewrite, kb_verify, fixtures = sys.argv[1:4]
     check_transpose()
@@ -286,6 +331,8 @@ def main():
     for case in cases:
         layout = check(kb_rewrite, kb_verify, fixtures, case, work, "")
         check(kb_rewrite, kb_verify, fixtures, case, work, "1", agreeing_layout(layout))
+    if "mixer_blocks" in cases:
+        check_relaid(kb_rewrite, kb_verify, fixtures, work)
     return 0
 
 

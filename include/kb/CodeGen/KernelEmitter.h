@@ -22,6 +22,10 @@ struct EmittedTensor {
   /// row-major only, are allocated and written with them, so later ops see
   /// the layout eager gives them.
   std::vector<int64_t> strides;
+  /// An input kb-stream-layouts made row-major where eager's layout is
+  /// another: the runtime copies it to row-major when its producer ran its
+  /// ATen ops, rather than run this region's ATen ops too.
+  bool relaid = false;
 };
 
 /// The C type of a tensor's elements among a kernel's parameters, from its
@@ -125,6 +129,11 @@ struct EmitOptions {
   /// instead of all at once (three barriers, the same bits); for probes
   /// (`kb-rewrite codegen --split-serial-combine`).
   bool splitSerialCombine = false;
+  /// Lanes over strided rows in whole items (one chunk a row): each
+  /// thread holds its elements of the item's rows in registers (at most
+  /// 32) from the first pass to the outputs instead of reading them again
+  /// each pass; for probes (`kb-rewrite codegen --split-item-registers`).
+  bool splitItemRegisters = false;
   /// Lanes over 4 strided rows: the rows' shift k0 and finalized
   /// statistics loaded as one vector a lane (its 4 rows are contiguous)
   /// instead of 4 scalars 4 lanes apart (6-7% on levit's batch norms,

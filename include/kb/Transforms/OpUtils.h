@@ -62,6 +62,11 @@ std::string displayName(mlir::Operation *op);
 /// op's region, where the kernel writes row-major anyway.
 constexpr llvm::StringLiteral kRowMajorCopyAttr = "kb.row_major_copy";
 
+/// On a kb.kernel: the inputs kb-stream-layouts made row-major where eager
+/// has another layout (the runtime copies such an input to row-major when
+/// its producer ran its ATen ops, rather than fail the guard).
+constexpr llvm::StringLiteral kRelaidInputsAttr = "kb.relaid";
+
 /// Bytes of a statically shaped tensor value; 0 for anything else.
 int64_t tensorBytes(mlir::Type t);
 
@@ -85,6 +90,22 @@ bool isSwappedLastTwoStrides(llvm::ArrayRef<int64_t> shape,
 /// The shortest last two dims the code generator's tiled pointwise kernel
 /// takes (TiledTranspose.cpp; kb-gemm-operand-layouts relies on it).
 constexpr int64_t kTiledTransposeMinDim = 16;
+
+/// A traced layout that is row-major with the last two dims swapped, both
+/// at least kTiledTransposeMinDim long (what the tiled kernel and a row
+/// kernel's staged stores write at full speed).
+bool isTileableTranspose(mlir::RankedTensorType t);
+
+/// `t` without its traced layout (row-major), or with the layout that
+/// makes its last-two-dims transpose row-major.
+mlir::RankedTensorType rowMajorType(mlir::RankedTensorType t);
+mlir::RankedTensorType swappedLastTwoType(mlir::RankedTensorType t);
+
+/// A kernel with a reduction over its input's last dim only (a layer norm
+/// over one dim, a softmax or sum over dim -1): a row kernel, which reads
+/// and writes rows contiguously when they are row-major and stages at most
+/// one output stored transposed (lib/CodeGen/TransposedStores.cpp).
+bool isLastDimRowKernel(KernelOp k);
 
 /// Contiguous rows of at most this many elements a lane group of the code
 /// generator's row kernels holds in registers (warp rows); longer rows take

@@ -119,15 +119,30 @@ def Outline : Pass<"kb-outline", "mlir::ModuleOp"> {
   let dependentDialects = ["::kb::KbDialect"];
 }
 
-def GemmOperandLayouts : Pass<"kb-gemm-operand-layouts", "mlir::ModuleOp"> {
-  let summary = "Write row-major the kernel outputs that a linear reads";
+def StreamLayouts : Pass<"kb-stream-layouts", "mlir::ModuleOp"> {
+  let summary = "Write row-major the values that only row kernels read";
   let description = [{
-    A pointwise kernel's output kept in a traced layout other than row-major
-    (a residual stream stored transposed) whose only users are linears
-    reading it as their input (or matmuls as a batched first operand) is
-    written row-major instead: ATen would copy it to row-major before the
-    GEMM, and the kernel writes either layout in one pass (the tiled
-    transpose kernel where others stay transposed). Runs after kb-outline.
+    A kernel output kept in a transposed traced layout (MLP-Mixer's
+    residual stream) whose only readers are kernels with a reduction over
+    the last dim is written row-major, and those kernels read it so: its
+    layout is free, as nothing outside the kernels sees it, and row kernels
+    read and write rows contiguously. The producer is marked `kb.relaid`
+    (the runtime restrides such outputs where the region runs its ATen
+    ops). Runs after kb-outline.
+  }];
+  let dependentDialects = ["::kb::KbDialect"];
+}
+
+def GemmOperandLayouts : Pass<"kb-gemm-operand-layouts", "mlir::ModuleOp"> {
+  let summary = "Store kernel outputs so that the GEMMs reading them need no copy";
+  let description = [{
+    A pointwise or last-dim row kernel's output that ATen would copy before
+    a GEMM is written in the layout the GEMM reads: row-major where linears
+    read it as their input (or matmuls as a batched first operand), the
+    last two dims swapped where they read its `transpose(-2, -1)`. Only
+    where the kernel writes every output at full speed: the tiled transpose
+    kernel for row-major and transposed outputs together, one transposed
+    output staged by a row kernel. Runs after kb-stream-layouts.
   }];
   let dependentDialects = ["::kb::KbDialect"];
 }
