@@ -76,6 +76,7 @@ void RegionEmitter::takeOptions(const EmitOptions &options) {
   splitFlatOutputs = options.splitFlatOutputs;
   splitCombineOnceMin = options.splitCombineOnceMin;
   splitSerialCombine = options.splitSerialCombine;
+  splitItemRegisters = options.splitItemRegisters;
   splitRowVectors = options.splitRowVectors;
   perOutputUnroll = options.outputsPerThread;
   pointwiseVectors = options.pointwiseVectors;

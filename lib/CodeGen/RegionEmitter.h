@@ -85,6 +85,8 @@ public:
   bool splitFlatOutputs = false;
   /// EmitOptions::splitSerialCombine.
   bool splitSerialCombine = false;
+  /// EmitOptions::splitItemRegisters.
+  bool splitItemRegisters = false;
   /// EmitOptions::splitRowVectors.
   bool splitRowVectors = true;
   /// EmitOptions::outputsPerThread (0: the default).

@@ -74,6 +74,9 @@ struct RowPlan {
   /// Lanes over 4 rows: the item's block combines one row and accumulator
   /// at a time (EmitOptions::splitSerialCombine), not batched.
   bool splitSerialCombine = false;
+  /// Lanes over rows in whole items: elements held in registers across the
+  /// passes (EmitOptions::splitItemRegisters).
+  bool splitItemRegisters = false;
   /// Lanes over 4 rows: the rows' k0 and finalized statistics read as one
   /// vector a lane (EmitOptions::splitRowVectors).
   bool splitRowVectors = false;

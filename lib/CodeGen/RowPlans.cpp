@@ -711,6 +711,7 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       p.splitFoldUnroll = e.splitFoldUnroll;
       p.splitCombineOnceMin = e.splitCombineOnceMin;
       p.splitSerialCombine = e.splitSerialCombine;
+      p.splitItemRegisters = e.splitItemRegisters;
       p.splitRowVectors = e.splitRowVectors;
       // Lanes over rows evaluating an expensive prologue per element run
       // out of the 32 registers four blocks of 512 leave a thread: three

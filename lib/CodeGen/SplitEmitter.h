@@ -39,6 +39,13 @@ private:
   /// into L2 moments before, instead of after every other item's pass
   /// (softmax over dim 0 of 1024 x 65536: 0.329 ms split by barriers).
   llvm::Error emitWhole(llvm::raw_ostream &os);
+  /// emitWhole's element loop where each thread's elements of the item
+  /// stay in registers (RowPlan::splitItemRegisters): the first call loads
+  /// them into kb_xs, later ones read kb_xs.
+  llvm::Expected<std::string> registerLoop(llvm::raw_ostream &os);
+  /// Each thread's elements of a whole item (0: not held in registers).
+  int64_t itemRegisters = 0;
+  bool registersFilled = false;
 
   /// Lanes over rows: each row's partials of pass k combined once, by one
   /// block per group of 32 rows, into f<k><acc>[r], and a grid barrier.

@@ -21,6 +21,8 @@
 
 #include "SplitEmitter.h"
 
+#include <utility>
+
 using namespace mlir;
 using namespace kb;
 using namespace kb::codegen;
@@ -135,13 +137,41 @@ llvm::Error SplitEmitter::emitWhole(llvm::raw_ostream &os) {
   itemHead(os, 1, T);
   if (auto err = itemShift(os))
     return err;
+  // Held in registers, each thread's elements of the item are read once
+  // for all the passes and the outputs.
+  int64_t held = (T + kWarps - 1) / kWarps;
+  if (p.splitItemRegisters && lanes && !vec && held <= 32) {
+    itemRegisters = held;
+    registersFilled = false;
+    os << "    float kb_xs[" << held << "];\n";
+  }
   for (const ReducePass &pass : p.prog.passes) {
     if (auto err = accumulatePass(pass, os))
       return err;
     if (!pass.after.empty())
       os << "    " << pass.after << "\n";
   }
-  return writeItemOutputs(os, /*firstChunkOnly=*/false);
+  llvm::Error err = writeItemOutputs(os, /*firstChunkOnly=*/false);
+  itemRegisters = 0;
+  return err;
+}
+
+llvm::Expected<std::string> SplitEmitter::registerLoop(llvm::raw_ostream &os) {
+  loopEnd = "      }\n    }\n";
+  os << "#pragma unroll\n    for (int k = 0; k < " << itemRegisters
+     << "; ++k) {\n"
+     << "      const long long c = c0 + warp + k * " << kWarps << ";\n"
+     << "      if (c < c1) {\n"
+     << "      const long long i = " << p.index("r", "c") << ";\n"
+     << "      (void)i; // not every pass reads it\n";
+  e.newScope();
+  if (!std::exchange(registersFilled, true)) {
+    auto x = e.valueAt(f.input, "i", os, "      ");
+    if (!x)
+      return x.takeError();
+    os << "      kb_xs[k] = " << *x << ";\n";
+  }
+  return std::string("kb_xs[k]");
 }
 
 void SplitEmitter::finalizePass(size_t k, llvm::raw_ostream &os) {
@@ -298,6 +328,8 @@ void SplitEmitter::chunkRange(llvm::raw_ostream &os, int64_t T, bool lanes) {
 }
 
 llvm::Expected<std::string> SplitEmitter::elementLoop(llvm::raw_ostream &os) {
+  if (itemRegisters)
+    return registerLoop(os);
   loopEnd = "    }\n";
   if (vec) {
     os << "#pragma unroll " << shape.vunroll

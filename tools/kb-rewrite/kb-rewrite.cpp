@@ -173,6 +173,13 @@ cl::opt<bool> splitSerialCombineOpt(
              "accumulators over the block one at a time instead of all at "
              "once (the same bits; a probe of the plan)"),
     cl::init(false), cl::sub(codegenCmd));
+cl::opt<bool> splitItemRegistersOpt(
+    "split-item-registers",
+    cl::desc("Split row kernels with lanes over strided rows in whole items "
+             "hold each thread's elements (at most 32) in registers from the "
+             "first pass to the outputs instead of reading them again each "
+             "pass (a probe of the plan)"),
+    cl::init(false), cl::sub(codegenCmd));
 cl::opt<bool> splitRowScalarsOpt(
     "split-row-scalars",
     cl::desc("Split row kernels with lanes over 4 rows load the rows' shift "
@@ -637,6 +644,7 @@ int runCodegen() {
     emitOptions.splitFlatOutputs = !splitLaneOutputsOpt;
     emitOptions.splitCombineOnceMin = splitCombineOnceOpt;
     emitOptions.splitSerialCombine = splitSerialCombineOpt;
+    emitOptions.splitItemRegisters = splitItemRegistersOpt;
     emitOptions.splitRowVectors = !splitRowScalarsOpt;
     emitOptions.outputsPerThread = outputsPerThreadOpt;
     emitOptions.pointwiseVectors = pointwiseVectorsOpt;
