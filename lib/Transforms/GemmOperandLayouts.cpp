@@ -140,6 +140,14 @@ struct GemmOperandLayoutsPass
         ++transposed;
         fast &= isTileableTranspose(t);
       }
+      // The tiles take only inputs of those two layouts too (inputs of the
+      // outputs' shape; broadcast ones are read as they come).
+      if (pointwise && transposed > 0 && transposed < after.size())
+        for (BlockArgument arg : it->second.getBody().getArguments()) {
+          auto t = dyn_cast<RankedTensorType>(arg.getType());
+          fast &= !t || t.getShape() != after.front().getShape() ||
+                  isRowMajorType(t) || isTileableTranspose(t);
+        }
       if (!fast || (rows && transposed > 1))
         return;
       for (auto [k, type] : flips) {

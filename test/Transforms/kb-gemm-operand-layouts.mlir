@@ -174,3 +174,27 @@ module {
     return %0#0, %1 : tensor<2x8x8x32xf32, [2048, 32, 256, 1]>, tensor<2x8x8x16xf32>
   }
 }
+
+// -----
+
+// The tiles read inputs of the outputs' shape only in those two layouts:
+// beside an input kept channels-last, the output a linear reads keeps the
+// traced layout (the float4 kernel walks it).
+// CHECK-LABEL: kb.kernel @kb_region_0
+// CHECK:         kb.yield %{{.*}}, %{{.*}} : tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>
+// CHECK-LABEL: func.func @other_input_layout
+module {
+  kb.kernel @kb_region_0 attributes {id = 0 : i64, inputs = []} {
+  ^bb0(%a: tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, %b: tensor<2x16x32x32xf32, [16384, 1, 512, 16]>):
+    %one = kb.constant {value = 1 : i64} : i64
+    %0 = kb.aten "add"(%a, %b, %one) {kind = "elementwise", overload = "Tensor"} : (tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, tensor<2x16x32x32xf32, [16384, 1, 512, 16]>, i64) -> tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>
+    %1 = kb.aten "relu"(%0) {kind = "elementwise"} : (tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>) -> tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>
+    kb.yield %0, %1 : tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>
+  }
+  func.func @other_input_layout(%a: tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, %b: tensor<2x16x32x32xf32, [16384, 1, 512, 16]>, %fw: tensor<8x32xf32>) -> (tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, tensor<2x16x32x8xf32>) {
+    %none = kb.constant {value} : none
+    %0:2 = kb.launch @kb_region_0(%a, %b) : (tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, tensor<2x16x32x32xf32, [16384, 1, 512, 16]>) -> (tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>)
+    %1 = kb.aten "linear"(%0#1, %fw, %none) {kind = "anchor"} : (tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, tensor<8x32xf32>, none) -> tensor<2x16x32x8xf32>
+    return %0#0, %1 : tensor<2x16x32x32xf32, [16384, 1024, 1, 32]>, tensor<2x16x32x8xf32>
+  }
+}
