@@ -157,6 +157,10 @@ using LocalRefs = std::map<const VarDecl *, std::vector<unsigned>>;
 /// The op `e` computes, with the operands a chain may flow through; nullopt
 /// for a call the op table and module rows do not know (CxxSteps.cpp).
 std::optional<Step> stepOf(const Expr *e);
+/// A call of `torch::add(a, b)` (alpha the default) or `torch::mul(a, b)`
+/// of two tensors: the chain may flow through `b` as well as `a` (the
+/// planner then passes `a` as the other operand: the same bits).
+bool commutesWithSelf(const Step &s, const clang::CallExpr *call);
 /// The op named `name` (an aten name, `relu_` in place), classified with no
 /// operands known.
 std::optional<Step> makeStep(llvm::StringRef name);

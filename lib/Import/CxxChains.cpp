@@ -279,8 +279,11 @@ private:
       const Expr *value = nullptr;
       std::vector<CxxOpSite> sub;
       std::vector<OpRef> subRefs;
+      // A commuting call's second operand is among both (CxxSteps.cpp).
       std::vector<const Expr *> reads(step->inputs.begin(), step->inputs.end());
-      reads.insert(reads.end(), step->others.begin(), step->others.end());
+      for (const Expr *o : step->others)
+        if (!llvm::is_contained(reads, o))
+          reads.push_back(o);
       for (const Expr *o : reads) {
         if (o == in || !references(o, var))
           continue;

@@ -565,7 +565,8 @@ public:
           return fail("the chain's value is the right operand of '" + op + "'");
       if (const auto *call = dyn_cast<CallExpr>(r.expr);
           call && !isa<CXXOperatorCallExpr, CXXMemberCallExpr>(r.expr) &&
-          call->getArg(0) != r.chainIn)
+          call->getArg(0) != r.chainIn &&
+          !(commutesWithSelf(r.step, call) && call->getArg(1) == r.chainIn))
         return fail("the chain's value is not the first argument of '" + op +
                     "'");
       CxxPlanOp planned;

@@ -61,6 +61,21 @@ void classify(Step &s, const OpInfo &row, const KnownOperands &known) {
 
 } // namespace
 
+bool cxxchains::commutesWithSelf(const Step &s, const CallExpr *call) {
+  // x + y == y + x and x * y == y * x to the bit in IEEE arithmetic;
+  // add's alpha would scale the other operand, so it must be the default.
+  // (maximum / minimum are not: they order signed zeros by position.)
+  if ((s.op != "add" && s.op != "mul") || s.inPlace || call->getNumArgs() < 2 ||
+      !isTensorType(call->getArg(0)->getType()) ||
+      !isTensorType(call->getArg(1)->getType()))
+    return false;
+  for (unsigned i = 2; i < call->getNumArgs(); ++i)
+    if (!isa<CXXDefaultArgExpr>(call->getArg(i)->IgnoreImplicit()) &&
+        !isa<CXXDefaultArgExpr>(call->getArg(i)))
+      return false;
+  return true;
+}
+
 std::optional<Step> cxxchains::makeStep(StringRef name) {
   auto [base, inPlace] = stripInPlace(name);
   const OpInfo *row = tableRow(base);
@@ -216,6 +231,10 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
       s->inputs.push_back(call->getArg(0));
       for (unsigned i = 1; i < call->getNumArgs(); ++i)
         s->others.push_back(call->getArg(i));
+      // `torch::add(bias, x)`, `torch::mul(w, x)`: the chain may come
+      // through the second operand too, as through `bias + x`.
+      if (commutesWithSelf(*s, call))
+        s->inputs.push_back(call->getArg(1));
     }
     return withOperands(s);
   }
