@@ -91,13 +91,10 @@ struct GemmOperandLayoutsPass
     : kb::impl::GemmOperandLayoutsBase<GemmOperandLayoutsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::StringMap<KernelOp> kernels;
-    llvm::StringMap<int> launches;
-    module.walk([&](KernelOp k) { kernels[k.getSymName()] = k; });
-    module.walk([&](LaunchOp l) { ++launches[l.getKernel()]; });
+    llvm::StringMap<KernelOp> kernels = kernelsLaunchedOnce(module);
     module.walk([&](LaunchOp launch) {
       auto it = kernels.find(launch.getKernel());
-      if (it == kernels.end() || launches[launch.getKernel()] != 1)
+      if (it == kernels.end())
         return;
       bool pointwise = pointwiseOnly(it->second),
            rows = !pointwise && isLastDimRowKernel(it->second);

@@ -303,19 +303,27 @@ bool kb::isRowMajorStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
   return true;
 }
 
+/// The strides of `shape` (rank 2 or more) laid out row-major with its
+/// last two dims swapped.
+static SmallVector<int64_t> swappedLastTwoStrides(ArrayRef<int64_t> shape) {
+  size_t r = shape.size();
+  SmallVector<int64_t> strides(r);
+  strides[r - 2] = 1;
+  strides[r - 1] = shape[r - 2];
+  int64_t run = shape[r - 2] * shape[r - 1];
+  for (size_t d = r - 2; d-- > 0; run *= shape[d])
+    strides[d] = run;
+  return strides;
+}
+
 bool kb::isSwappedLastTwoStrides(ArrayRef<int64_t> shape,
                                  ArrayRef<int64_t> strides) {
   size_t r = shape.size();
   if (r < 2 || strides.size() != r)
     return false;
-  auto at = [&](size_t d, int64_t want) {
-    return shape[d] == 1 || strides[d] == want;
-  };
-  if (!at(r - 2, 1) || !at(r - 1, shape[r - 2]))
-    return false;
-  int64_t run = shape[r - 2] * shape[r - 1];
-  for (size_t d = r - 2; d-- > 0; run *= shape[d])
-    if (!at(d, run))
+  SmallVector<int64_t> want = swappedLastTwoStrides(shape);
+  for (size_t d = 0; d < r; ++d)
+    if (shape[d] != 1 && strides[d] != want[d])
       return false;
   return true;
 }
@@ -334,19 +342,10 @@ RankedTensorType kb::rowMajorType(RankedTensorType t) {
 }
 
 RankedTensorType kb::swappedLastTwoType(RankedTensorType t) {
-  ArrayRef<int64_t> shape = t.getShape();
-  size_t r = shape.size();
-  SmallVector<int64_t> strides(r, 1);
-  if (r >= 2) {
-    strides[r - 2] = 1;
-    strides[r - 1] = shape[r - 2];
-    int64_t run = shape[r - 2] * shape[r - 1];
-    for (size_t d = r - 2; d-- > 0; run *= shape[d])
-      strides[d] = run;
-  }
   return RankedTensorType::get(
-      shape, t.getElementType(),
-      Builder(t.getContext()).getI64ArrayAttr(strides));
+      t.getShape(), t.getElementType(),
+      Builder(t.getContext())
+          .getI64ArrayAttr(swappedLastTwoStrides(t.getShape())));
 }
 
 /// A reduction over the last dim only: the rows a row kernel walks
@@ -371,6 +370,17 @@ bool kb::isLastDimRowKernel(KernelOp k) {
   bool rows = false;
   k.getBody().walk([&](AtenOp a) { rows |= reducesLastDim(a); });
   return rows;
+}
+
+llvm::StringMap<KernelOp> kb::kernelsLaunchedOnce(ModuleOp module) {
+  llvm::StringMap<KernelOp> kernels;
+  llvm::StringMap<int> launches;
+  module.walk([&](KernelOp k) { kernels[k.getSymName()] = k; });
+  module.walk([&](LaunchOp l) { ++launches[l.getKernel()]; });
+  for (auto &[name, n] : launches)
+    if (n != 1)
+      kernels.erase(name);
+  return kernels;
 }
 
 bool kb::isCentringNorm(Operation *op) {

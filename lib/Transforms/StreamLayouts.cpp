@@ -41,15 +41,8 @@ namespace {
 struct StreamLayoutsPass : kb::impl::StreamLayoutsBase<StreamLayoutsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::StringMap<KernelOp> kernels;
-    llvm::StringMap<int> launches;
-    module.walk([&](KernelOp k) { kernels[k.getSymName()] = k; });
-    module.walk([&](LaunchOp l) { ++launches[l.getKernel()]; });
-    auto once = [&](LaunchOp l) -> KernelOp {
-      auto it = kernels.find(l.getKernel());
-      return it != kernels.end() && launches[l.getKernel()] == 1 ? it->second
-                                                                 : KernelOp();
-    };
+    llvm::StringMap<KernelOp> kernels = kernelsLaunchedOnce(module);
+    auto once = [&](LaunchOp l) { return kernels.lookup(l.getKernel()); };
     // A reader whose argument is what it yields would change its own
     // output's layout with it.
     auto readsOnly = [&](OpOperand &use) {

@@ -3,7 +3,9 @@
 #define KB_TRANSFORMS_OPUTILS_H
 
 #include "kb/IR/KbDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 #include <optional>
 
@@ -96,8 +98,8 @@ constexpr int64_t kTiledTransposeMinDim = 16;
 /// kernel's staged stores write at full speed).
 bool isTileableTranspose(mlir::RankedTensorType t);
 
-/// `t` without its traced layout (row-major), or with the layout that
-/// makes its last-two-dims transpose row-major.
+/// `t` without its traced layout (row-major), or (rank 2 or more) with the
+/// layout that makes its last-two-dims transpose row-major.
 mlir::RankedTensorType rowMajorType(mlir::RankedTensorType t);
 mlir::RankedTensorType swappedLastTwoType(mlir::RankedTensorType t);
 
@@ -106,6 +108,10 @@ mlir::RankedTensorType swappedLastTwoType(mlir::RankedTensorType t);
 /// and writes rows contiguously when they are row-major and stages at most
 /// one output stored transposed (lib/CodeGen/TransposedStores.cpp).
 bool isLastDimRowKernel(KernelOp k);
+
+/// The module's kernels launched exactly once, by symbol: a pass may change
+/// such a kernel's argument or result layouts with its one launch's.
+llvm::StringMap<KernelOp> kernelsLaunchedOnce(mlir::ModuleOp module);
 
 /// Contiguous rows of at most this many elements a lane group of the code
 /// generator's row kernels holds in registers (warp rows); longer rows take
