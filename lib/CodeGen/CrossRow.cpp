@@ -180,6 +180,7 @@ llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
        << "LL; ++c) {\n      const long long i = " << p.index("r", "c")
        << ";\n";
     e.newScope();
+    seedRowCoordinates(e, p, "r");
     auto x = e.valueAt(s->input, "i", os, "      ");
     if (!x)
       return x.takeError();
@@ -213,6 +214,7 @@ llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
     os << "    __shared__ float " << red << "[33];\n";
   os << "    float " << m << " = (-kb::inf());\n" << loop;
   e.newScope();
+  seedRowCoordinates(e, p, "r");
   auto x = e.valueAt(s->input, "i", os, "      ");
   if (!x)
     return x.takeError();
@@ -221,6 +223,7 @@ llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
      << combine(m, "(-kb::inf())", "Max") << "    float " << acc << " = 0.f;\n"
      << loop;
   e.newScope();
+  seedRowCoordinates(e, p, "r");
   x = e.valueAt(s->input, "i", os, "      ");
   if (!x)
     return x.takeError();

@@ -315,15 +315,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
       operands[operand] = argNames.lookup(operand);
       continue;
     }
-    std::string off = broadcastOffset(t.getShape(), space, idx, narrow);
-    // An operand of the value's own shape keeps its index (and with it
-    // the coordinates, for the operands it broadcasts in turn).
-    if (auto c = coordinates.find(idx.str());
-        c != coordinates.end() && t.getShape() != space &&
-        ArrayRef<int64_t>(c->second.first) == space)
-      if (auto fromCoords =
-              coordinateOffset(t.getShape(), space, c->second.second, narrow))
-        off = *fromCoords;
+    std::string off = operandOffset(t.getShape(), space, idx);
     std::string sub = idx.str();
     if (off != idx) {
       if (off == "0" || llvm::all_of(off, [](char c) { return isalnum(c); })) {
@@ -459,6 +451,19 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
   return name;
 }
 
+std::string RegionEmitter::operandOffset(ArrayRef<int64_t> in,
+                                         ArrayRef<int64_t> space,
+                                         llvm::StringRef idx) {
+  // An operand of the value's own shape keeps its index (and with it the
+  // coordinates, for the operands it broadcasts in turn).
+  if (auto c = coordinates.find(idx.str());
+      c != coordinates.end() && in != space &&
+      ArrayRef<int64_t>(c->second.first) == space)
+    if (auto fromCoords = coordinateOffset(in, space, c->second.second, narrow))
+      return *fromCoords;
+  return broadcastOffset(in, space, idx, narrow);
+}
+
 // batch_norm with training=false is a per-channel affine map of running
 // statistics, computed in ATen's order (kb::bn_eval); a missing weight is
 // ATen's 1 and a missing bias its 0.
@@ -474,12 +479,13 @@ RegionEmitter::affineNormAt(AtenOp op, llvm::StringRef idx,
   ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
   if (shape.size() < 2)
     return unsupported("batch_norm of a tensor with fewer than 2 dims");
-  int64_t inner = product(shape.drop_front(2));
+  // The channel as the offset into a [C, 1, ...] operand: 32-bit math
+  // where the kernel's tensors allow, none where the loop has it.
+  SmallVector<int64_t> perChannel(shape.size() - 1, 1);
+  perChannel.front() = shape[1];
   std::string ch = fresh("c");
   os << indent << "const long long " << ch << " = "
-     << (inner == 1 ? idx.str()
-                    : "(" + idx.str() + " / " + std::to_string(inner) + "LL)")
-     << " % " << shape[1] << "LL;\n";
+     << operandOffset(perChannel, shape, idx) << ";\n";
   auto x = valueAt(op.getArg("input"), idx, os, indent);
   if (!x)
     return x.takeError();

@@ -242,6 +242,11 @@ protected:
   std::string fresh(llvm::StringRef prefix) {
     return prefix.str() + std::to_string(tmp++);
   }
+  /// Offset into a tensor of shape `in` broadcast to `space` of the
+  /// element at `idx`: from the loop's coordinates of `idx` where it has
+  /// them (seedCoordinates), else by divisions of `idx`.
+  std::string operandOffset(llvm::ArrayRef<int64_t> in,
+                            llvm::ArrayRef<int64_t> space, llvm::StringRef idx);
 
   std::map<MemoKey, std::string> memo;
   std::map<std::string,

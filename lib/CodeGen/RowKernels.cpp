@@ -255,6 +255,7 @@ public:
        << "      if (" << cond << ") {\n"
        << "        const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
+    seedRowCoordinates(e, p, "r");
     if (heldSoftmaxInput && value != heldSoftmaxInput)
       e.seed(heldSoftmaxInput, "i", "kbs_x[k]");
     auto x = e.valueAt(value, "i", os, "        ");
@@ -338,6 +339,7 @@ public:
       if (p.stagedTile)
         os << "        const int j = k;\n        (void)i;\n";
       e.newScope();
+      seedRowCoordinates(e, p, "r");
       if (auto err =
               writeElement(p, x, os, "        ",
                            /*toSlots=*/p.stagedTile, held ? "hs[k]" : ""))
@@ -571,6 +573,7 @@ public:
        << "; c += " << B << ") {\n"
        << "      const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
+    seedRowCoordinates(e, p, "r");
     auto x = e.valueAt(f.input, "i", os, "      ");
     if (!x)
       return x.takeError();
@@ -691,6 +694,7 @@ public:
          << ") {\n"
          << "        const long long i = " << p.index("r", "c") << ";\n";
       e.newScope();
+      seedRowCoordinates(e, p, "r");
       auto x = e.valueAt(f.input, "i", os, "        ");
       if (!x)
         return x.takeError();
@@ -810,6 +814,7 @@ public:
       return e.unsupported("tile rows without per-element outputs");
     os << each << "        const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
+    seedRowCoordinates(e, p, "r");
     if (auto err = writeElement(p, at, os, "        "))
       return err;
     os << "      }\n    }\n"
@@ -827,6 +832,7 @@ private:
                                        llvm::raw_ostream &os) {
     os << head << "      const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
+    seedRowCoordinates(e, p, "r");
     auto x = e.valueAt(f.input, "i", os, "      ");
     if (!x || !f.input2)
       return x;

@@ -34,6 +34,14 @@ struct RowPlan {
   int64_t rows = 1, cols = 1;
   RowMode mode = RowMode::Block;
   std::function<std::string(llvm::StringRef r, llvm::StringRef c)> index;
+  /// The input's shape and, for row r, the coordinate of each dim that
+  /// is the same for every element of the row ("" for the others; null:
+  /// none known). A broadcast operand constant along the row (a conv bias
+  /// before a batch norm over its channels) is then read at the row's
+  /// coordinates, loop-invariant, instead of through divisions of each
+  /// element's index (seedRowCoordinates).
+  std::vector<int64_t> space;
+  std::function<std::vector<std::string>(llvm::StringRef r)> rowCoords;
   ReduceProgram prog;
   bool shiftFirst = false; // norms: k0 = the row's first element
   std::function<llvm::Expected<std::string>(llvm::StringRef x,
@@ -205,6 +213,11 @@ protected:
 
 /// The shared scratch of the block-wide combines (kb::block_reduce,
 /// kb::block_csum) a program's accumulators use.
+/// Seeds `e` with the coordinates row `r` fixes of the element at `idx`
+/// (RowPlan::rowCoords); call after the loop body's newScope.
+void seedRowCoordinates(ElementSource &e, const RowPlan &p, llvm::StringRef r,
+                        llvm::StringRef idx = "i");
+
 std::string blockScratch(const ReduceProgram &prog);
 
 /// Threads per block of a plan's kernel; columns mode's warps per block;

@@ -140,6 +140,50 @@ bool expensivePrologue(int prologueOps) {
   return prologueOps < 0 || prologueOps >= 2;
 }
 
+} // namespace
+
+void codegen::seedRowCoordinates(ElementSource &e, const RowPlan &p,
+                                 llvm::StringRef r, llvm::StringRef idx) {
+  if (!p.rowCoords)
+    return;
+  std::vector<std::string> coords = p.rowCoords(r);
+  if (llvm::any_of(coords, [](const std::string &c) { return !c.empty(); }))
+    e.seedCoordinates(idx, p.space, std::move(coords));
+}
+
+namespace {
+
+/// Row r's coordinates when rows enumerate the dims `kept` of `shape`
+/// row-major (the rows of a reduction over the other dims).
+std::function<std::vector<std::string>(llvm::StringRef)>
+keptCoordinates(ArrayRef<int64_t> shape, std::vector<int64_t> kept) {
+  std::vector<int64_t> dims(shape.begin(), shape.end());
+  return [dims, kept](llvm::StringRef r) {
+    std::vector<std::string> coords(dims.size());
+    int64_t inner = 1;
+    for (size_t k = kept.size(); k-- > 0;) {
+      int64_t d = kept[k];
+      std::string c =
+          inner == 1 ? r.str()
+                     : "(" + r.str() + " / " + std::to_string(inner) + "LL)";
+      if (k > 0)
+        c = "(" + c + " % " + std::to_string(dims[d]) + "LL)";
+      coords[d] = dims[d] == 1 ? "0" : c;
+      inner *= dims[d];
+    }
+    return coords;
+  };
+}
+
+/// The dims of a rank-`rank` tensor outside [first, last].
+std::vector<int64_t> outsideRun(int64_t rank, int64_t first, int64_t last) {
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d < first || d > last)
+      kept.push_back(d);
+  return kept;
+}
+
 /// The index of element (r, c) when the input is [outer, cols, inner] and
 /// rows run over the middle dim: row r is (r / inner, r % inner).
 std::function<std::string(llvm::StringRef, llvm::StringRef)>
@@ -274,6 +318,10 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     run = inner == 1 ? R : 0;
     p.rowRun = inner;
     p.index = overMiddleDim(R, inner);
+    if (rank && !e.channelsLastRead) {
+      p.space.assign(in.begin(), in.end());
+      p.rowCoords = keptCoordinates(in, outsideRun(rank, d, d));
+    }
     // __fsub_rn: x - m is never contracted into an FMA with a multiply of
     // the prologue (fma(v, c, -m) uses the unrounded v * c, so the row's
     // maximum minus m would be its rounding error and expf of it Inf).
@@ -394,6 +442,10 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
         return rowMajor(r, c, cols);
       };
+      if (!e.channelsLastRead) {
+        p.space.assign(in.begin(), in.end());
+        p.rowCoords = keptCoordinates(in, outsideRun(rank, first, rank - 1));
+      }
       channel = [](llvm::StringRef, llvm::StringRef c) { return c.str(); };
     } else if (recipe == Recipe::GroupNorm) {
       auto groups = getConstantNumber(op.getArg("num_groups"));
@@ -407,6 +459,12 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       int64_t cols = p.cols;
       p.index = [cols](llvm::StringRef r, llvm::StringRef c) {
         return rowMajor(r, c, cols);
+      };
+      p.space.assign(in.begin(), in.end());
+      p.rowCoords = [rank, G](llvm::StringRef r) {
+        std::vector<std::string> coords(rank);
+        coords[0] = "(" + r.str() + " / " + std::to_string(G) + "LL)";
+        return coords;
       };
       channel = [=](llvm::StringRef r, llvm::StringRef c) {
         return "(" + r.str() + " % " + std::to_string(G) + "LL) * " +
@@ -428,12 +486,16 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
       p.index = [HW](llvm::StringRef r, llvm::StringRef c) {
         return rowMajor(r, c, HW);
       };
+      p.space.assign(in.begin(), in.end());
+      p.rowCoords = keptCoordinates(in, {0, 1});
       channel = [C](llvm::StringRef r, llvm::StringRef) {
         return "(" + r.str() + " % " + std::to_string(C) + "LL)";
       };
     } else { // batch_norm in training mode: one row per channel
       p.rows = C;
       p.cols = N * HW;
+      p.space.assign(in.begin(), in.end());
+      p.rowCoords = keptCoordinates(in, {1});
       p.index = [=](llvm::StringRef r, llvm::StringRef c) {
         if (HW == 1)
           return c.str() + " * " + std::to_string(C) + "LL + " + r.str();
@@ -606,6 +668,10 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
     }
     p.index = f.window.empty() ? overMiddleDim(p.cols, inner)
                                : gatherIndex(f.poolIn, f.window, f.rowDims);
+    if (f.window.empty() && !e.channelsLastRead) {
+      p.space.assign(in.begin(), in.end());
+      p.rowCoords = keptCoordinates(in, outsideRun(rank, first, last));
+    }
     p.prog = reduceProgram(f, p.cols);
     p.what = displayName(f.op);
     if (f.rebroadcast) {

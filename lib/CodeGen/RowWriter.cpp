@@ -42,6 +42,7 @@ writePass(RegionEmitter &e, const StageInfo &f, const RowPlan &p,
           llvm::function_ref<llvm::Error(llvm::StringRef)> body) {
   os << head << "      const long long i = " << p.index("r", "c") << ";\n";
   e.newScope();
+  seedRowCoordinates(e, p, "r");
   auto x = e.valueAt(f.input, "i", os, "      ");
   if (!x)
     return x.takeError();

@@ -165,6 +165,7 @@ llvm::Expected<std::string> SplitEmitter::registerLoop(llvm::raw_ostream &os) {
      << "      const long long i = " << p.index("r", "c") << ";\n"
      << "      (void)i; // not every pass reads it\n";
   e.newScope();
+  seedRowCoordinates(e, p, "r");
   if (!std::exchange(registersFilled, true)) {
     auto x = e.valueAt(f.input, "i", os, "      ");
     if (!x)
@@ -361,6 +362,7 @@ llvm::Expected<std::string> SplitEmitter::elementLoop(llvm::raw_ostream &os) {
        << kBlock << ") {\n";
   os << "      const long long i = " << p.index("r", "c") << ";\n";
   e.newScope();
+  seedRowCoordinates(e, p, "r");
   return e.valueAt(f.input, "i", os, "      ");
 }
 

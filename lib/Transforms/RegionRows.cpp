@@ -118,7 +118,12 @@ bool crossRow(Operation *op, const Group &g) {
   // (seed 20261313 task 2, rows of 66 before the held statistics: 0.124 ms
   // merged against 0.070 + 0.048 split, run102). Rows a softmax alone
   // stages through shared memory (lane groups lost there) stay split too.
-  if (g.lastReduction != g.firstReduction)
+  // A training batch norm's statistics are one read of its input however
+  // its group began, and the next stage reads the anchor's output as many
+  // times as it would read the norm's written result (seed 20261331 task
+  // 2: conv_transpose2d -> batch_norm -> softmax over dim 2 in two
+  // regions, 0.063 + 0.049 ms, run129).
+  if (g.lastReduction != g.firstReduction && !isTrainingBN(g.lastReduction))
     return len > kStagedSoftmaxRowMax && len <= kLaneGroupRowMax &&
            overLastDim(aten, len);
   return len == 0 || len >= kCrossRowSoftmaxMinRow || overLastDim(aten, len);

@@ -691,6 +691,43 @@ func.func @cross_row(%x: tensor<64x32xf32>, %w: tensor<32xf32>, %y: tensor<64x8x
 
 // -----
 
+// After an anchor or pointwise ops, a training batch norm still takes a
+// following stage over other rows (a softmax over dim 0 here): its
+// statistics are one read of its input in either case. A softmax there
+// takes only a stage over the same rows held in registers, so a softmax
+// over dim 0 after it starts a region of its own.
+// CHECK-LABEL: func.func @cross_row_after_pointwise
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<64x32xf32>) {
+// CHECK-NEXT:    kb.aten "add"
+// CHECK-NEXT:    kb.aten "batch_norm"
+// CHECK-NEXT:    %[[S:.*]] = kb.aten "softmax"
+// CHECK-NEXT:    kb.yield %[[S]]
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<64x32xf32>) {
+// CHECK-NEXT:    kb.aten "add"
+// CHECK-NEXT:    %[[T:.*]] = kb.aten "softmax"
+// CHECK-NEXT:    kb.yield %[[T]]
+// CHECK:       kb.region attributes {id = 2 : i64} -> (tensor<64x32xf32>) {
+// CHECK-NEXT:    %[[U:.*]] = kb.aten "softmax"
+// CHECK-NEXT:    kb.yield %[[U]]
+func.func @cross_row_after_pointwise(%x: tensor<64x32xf32>, %w: tensor<32xf32>) -> (tensor<64x32xf32>, tensor<64x32xf32>) {
+  %t = kb.constant {value = true} : i1
+  %m = kb.constant {value = 1.000000e-01 : f64} : f64
+  %e = kb.constant {value = 1.000000e-05 : f64} : f64
+  %none = kb.constant {value} : none
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %alpha = kb.constant {value = 1 : i64} : i64
+  %0 = kb.aten "add"(%x, %w, %alpha) {overload = "Tensor"} : (tensor<64x32xf32>, tensor<32xf32>, i64) -> tensor<64x32xf32>
+  %1 = kb.aten "batch_norm"(%0, %w, %w, %w, %w, %t, %m, %e, %t) : (tensor<64x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, i1, f64, f64, i1) -> tensor<64x32xf32>
+  %2 = kb.aten "softmax"(%1, %zero, %none) {overload = "int"} : (tensor<64x32xf32>, i64, none) -> tensor<64x32xf32>
+  %3 = kb.aten "add"(%x, %w, %alpha) {overload = "Tensor"} : (tensor<64x32xf32>, tensor<32xf32>, i64) -> tensor<64x32xf32>
+  %4 = kb.aten "softmax"(%3, %one, %none) {overload = "int"} : (tensor<64x32xf32>, i64, none) -> tensor<64x32xf32>
+  %5 = kb.aten "softmax"(%4, %zero, %none) {overload = "int"} : (tensor<64x32xf32>, i64, none) -> tensor<64x32xf32>
+  return %2, %5 : tensor<64x32xf32>, tensor<64x32xf32>
+}
+
+// -----
+
 // A softmax over short rows (fewer than 4096 elements) is followed in its
 // region only by a stage over the same rows (a layer norm of the same
 // last dim: the block holding a row computes its statistics); a sum over
