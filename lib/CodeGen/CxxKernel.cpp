@@ -122,35 +122,52 @@ std::string cxxDefault(StringRef text) {
   return text.str();
 }
 
-/// Op k's arguments after `self` as the fallback's ATen call passes them:
-/// C++ calls omit trailing operands only, so one left out before a given
-/// one (set through an options object) passes the schema default; the
-/// chain's value read again is the result `back` ops before (under
-/// `prefix`, or the input `in`).
-std::string fallbackArgs(const CxxRewritePlan &p, size_t k, StringRef prefix,
-                         StringRef in) {
+/// Op k's arguments other than the chain's value, as the fallback's ATen
+/// call passes them: C++ calls omit trailing operands only, so one left out
+/// before a given one (set through an options object) passes the schema
+/// default; the chain's value read again is the result `back` ops before
+/// (under `prefix`, or the input `in`).
+std::vector<std::string> fallbackArgs(const CxxRewritePlan &p, size_t k,
+                                      StringRef prefix, StringRef in) {
   const CxxPlanOp &op = p.ops[k];
   size_t given = 0;
   for (size_t a = 0; a < op.args.size(); ++a)
     if (op.args[a] >= 0)
       given = a + 1;
   const OpInfo *row = rowOf(op);
-  std::string args;
+  std::vector<std::string> args;
   for (size_t a = 0; a < given; ++a) {
     int idx = op.args[a];
+    unsigned pos = op.schemaPos(a);
     // A number where the schema takes float (a layer norm's eps): ATen's
     // C++ signature takes a double, which at::Scalar does not convert to.
-    bool toDouble = idx >= 0 && row &&
-                    row->args[a + 1].type == ArgType::Float &&
+    bool toDouble = idx >= 0 && row && row->args[pos].type == ArgType::Float &&
                     p.operands[idx].kind == CxxOperand::Scalar;
-    args += (args.empty() ? "" : ", ") +
-            (idx < 0 ? (row ? cxxDefault(row->args[a + 1].defaultValue)
-                            : std::string())
-             : p.operands[idx].kind == CxxOperand::Value
-                 ? valueName((int)k - p.operands[idx].back, prefix, in)
-                 : operandName(p, idx) + (toDouble ? ".to<double>()" : ""));
+    args.push_back(
+        idx < 0
+            ? (row ? cxxDefault(row->args[pos].defaultValue) : std::string())
+        : p.operands[idx].kind == CxxOperand::Value
+            ? valueName((int)k - p.operands[idx].back, prefix, in)
+            : operandName(p, idx) + (toDouble ? ".to<double>()" : ""));
   }
   return args;
+}
+
+/// Op k's ATen call, the chain's value `self` at its schema position
+/// (CxxPlanOp::chainArg; the operands before it are all given: the call
+/// passed them positionally), or op k as an in-place method of `self`.
+std::string fallbackCall(const CxxRewritePlan &p, size_t k, StringRef self,
+                         StringRef prefix, StringRef in) {
+  const CxxPlanOp &op = p.ops[k];
+  std::vector<std::string> args = fallbackArgs(p, k, prefix, in);
+  if (!op.inPlace)
+    args.insert(args.begin() + std::min<size_t>(op.chainArg, args.size()),
+                self.str());
+  std::string joined;
+  for (const std::string &a : args)
+    joined += (joined.empty() ? "" : ", ") + a;
+  return op.inPlace ? self.str() + "." + op.op + "_(" + joined + ")"
+                    : "at::" + op.op + "(" + joined + ")";
 }
 
 } // namespace
@@ -170,9 +187,7 @@ std::string referenceBody(const CxxRewritePlan &p) {
         s += r + operandName(p, op.module) + ".forward(" + self + ");\n";
         continue;
       }
-      std::string args = fallbackArgs(p, k, "r", "in");
-      s += r + "at::" + op.op + "(" + self + (args.empty() ? "" : ", ") + args +
-           ");\n";
+      s += r + fallbackCall(p, k, self, "r", "in") + ";\n";
     }
     return s + "    return r" + std::to_string(p.ops.size() - 1) + ";\n";
   }
@@ -183,12 +198,8 @@ std::string referenceBody(const CxxRewritePlan &p) {
       s += "    t = " + operandName(p, op.module) + ".forward(t);\n";
       continue;
     }
-    std::string args = fallbackArgs(p, k, "r", "in");
-    if (op.inPlace)
-      s += "    t." + op.op + "_(" + args + ");\n";
-    else
-      s += "    t = at::" + op.op + "(t" + (args.empty() ? "" : ", " + args) +
-           ");\n";
+    s += "    " + std::string(op.inPlace ? "" : "t = ") +
+         fallbackCall(p, k, "t", "r", "in") + ";\n";
   }
   return s + "    return t;\n";
 }

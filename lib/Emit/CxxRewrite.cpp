@@ -50,7 +50,8 @@ std::string signatureOf(const CxxRewritePlan &p) {
   std::string key = p.writesInput ? "inplace;" : "out;";
   for (const CxxPlanOp &op : p.ops) {
     key += op.op + "." + op.overload + (op.inPlace ? "_" : "") +
-           (op.selfBack != 1 ? "@" + std::to_string(op.selfBack) : "") + "(";
+           (op.selfBack != 1 ? "@" + std::to_string(op.selfBack) : "") +
+           (op.chainArg ? "#" + std::to_string(op.chainArg) : "") + "(";
     if (op.module >= 0) {
       key += p.operands[op.module].type;
       for (const auto &[name, idx] : op.named)

@@ -161,6 +161,11 @@ std::optional<Step> stepOf(const Expr *e);
 /// of two tensors: the chain may flow through `b` as well as `a` (the
 /// planner then passes `a` as the other operand: the same bits).
 bool commutesWithSelf(const Step &s, const clang::CallExpr *call);
+
+/// The tensor arguments of `call` through which the chain may also come
+/// into a pointwise op, at their own schema position (`torch::sub(b, x)`,
+/// `b.div(x)`): added to `s.inputs`; none for in-place or other ops.
+void addLaterInputs(Step &s, const clang::CallExpr *call);
 /// The op named `name` (an aten name, `relu_` in place), classified with no
 /// operands known.
 std::optional<Step> makeStep(llvm::StringRef name);

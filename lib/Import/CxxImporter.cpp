@@ -88,10 +88,14 @@ public:
       if (!row)
         continue; // the plan chose a row; never reached
       std::map<std::string, int> named(op.named.begin(), op.named.end());
-      SmallVector<Value> operands{resultAt((int)k - op.selfBack)};
-      for (size_t a = 1; a < row->args.size(); ++a) {
+      SmallVector<Value> operands;
+      for (size_t a = 0; a < row->args.size(); ++a) {
+        if (a == op.chainArg) {
+          operands.push_back(resultAt((int)k - op.selfBack));
+          continue;
+        }
         const ArgSpec &spec = row->args[a];
-        int idx = a - 1 < op.args.size() ? op.args[a - 1] : -1;
+        int idx = op.argAt(a);
         if (auto it = named.find(spec.name); idx < 0 && it != named.end())
           idx = it->second;
         if (idx >= 0 && p.operands[idx].kind == CxxOperand::Value)

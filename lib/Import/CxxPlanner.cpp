@@ -46,13 +46,12 @@ public:
     return sm.getFileOffset(after);
   }
 
-  /// The operands of `r` other than the chain's value, in call order.
-  std::vector<const Expr *> otherOperands(const OpRef &r) const {
+  /// Every operand of `r`'s call in call order (a method's object first);
+  /// empty for a Functional's or a Sequential's item.
+  static std::vector<const Expr *> callOperands(const OpRef &r) {
     std::vector<const Expr *> all;
-    // A Functional's module is no operand of its function; a Sequential's
-    // items take the chain's value only.
     if (r.step.functional || r.step.item >= 0)
-      return r.step.others;
+      return all;
     if (const auto *op = dyn_cast<CXXOperatorCallExpr>(r.expr)) {
       for (unsigned i = 0; i < op->getNumArgs(); ++i)
         all.push_back(op->getArg(i));
@@ -64,10 +63,19 @@ public:
       for (const Expr *a : call->arguments())
         all.push_back(a);
     }
+    return all;
+  }
+
+  /// The operands of `r` other than the chain's value, in call order.
+  std::vector<const Expr *> otherOperands(const OpRef &r) const {
+    // A Functional's module is no operand of its function; a Sequential's
+    // items take the chain's value only.
+    if (r.step.functional || r.step.item >= 0)
+      return r.step.others;
     // Defaulted arguments were omitted in the source: the row's default (or
     // None) stands for them, as in the ATen call the fallback makes.
     std::vector<const Expr *> others;
-    for (const Expr *a : all)
+    for (const Expr *a : callOperands(r))
       if (a != r.chainIn && !isa<CXXDefaultArgExpr>(a->IgnoreImplicit()) &&
           !isa<CXXDefaultArgExpr>(a))
         others.push_back(a);
@@ -556,20 +564,33 @@ public:
         return fail("it mixes in-place ops on a variable with out-of-place "
                     "ops, and the variable is not only the anchor's result "
                     "(read elsewhere, or a parameter)");
-      // The chain's value must be the op's `self`; add and mul also take it
-      // on the right (x + y == y + x and x * y == y * x exactly in IEEE).
-      if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(r.expr);
-          oc && !r.step.functional)
-        if (oc->getNumArgs() == 2 && oc->getArg(0) != r.chainIn &&
-            op != "add" && op != "mul")
-          return fail("the chain's value is the right operand of '" + op + "'");
-      if (const auto *call = dyn_cast<CallExpr>(r.expr);
-          call && !isa<CXXOperatorCallExpr, CXXMemberCallExpr>(r.expr) &&
-          call->getArg(0) != r.chainIn &&
-          !(commutesWithSelf(r.step, call) && call->getArg(1) == r.chainIn))
-        return fail("the chain's value is not the first argument of '" + op +
-                    "'");
+      // The chain's value is the op's `self`, or a later tensor operand of a
+      // pointwise op (`b - x`, `torch::addcmul(beta, alpha, x)`): the plan
+      // keeps its schema position. add and mul take it on the right as
+      // their self (x + y == y + x and x * y == y * x exactly in IEEE).
+      unsigned chainArg = 0;
+      if (std::vector<const Expr *> all = callOperands(r);
+          !all.empty() && all.front() != r.chainIn) {
+        const auto *call = dyn_cast<CallExpr>(r.expr);
+        auto at = llvm::find(all, r.chainIn);
+        bool commuted = at == all.begin() + 1 &&
+                        (isa<CXXOperatorCallExpr>(r.expr)
+                             ? op == "add" || op == "mul"
+                             : call && !isa<CXXMemberCallExpr>(r.expr) &&
+                                   commutesWithSelf(r.step, call));
+        if (at == all.end())
+          return fail("the chain's value is no operand of '" + op + "'");
+        if (!commuted) {
+          if (isStage || r.step.inPlace)
+            return fail("the chain's value is not the first operand of '" + op +
+                        "'" +
+                        (isStage ? " (a reduction or pooling takes it first)"
+                                 : " (an in-place op writes its first)"));
+          chainArg = (unsigned)(at - all.begin());
+        }
+      }
       CxxPlanOp planned;
+      planned.chainArg = chainArg;
       planned.op = op;
       planned.inPlace = r.step.inPlace && !dropInPlace;
       planned.selfBack = r.selfBack;
@@ -662,13 +683,27 @@ public:
         indices.push_back((int)p.operands.size());
         p.operands.push_back(std::move(o));
       }
+      // `1 - x`: ATen fills a tensor with the number and subtracts; the
+      // table's rows take a tensor first.
+      for (size_t j = 0; j < chainArg && j < kinds.size(); ++j)
+        if (kinds[j] != CxxOperand::Tensor)
+          return fail("the chain's value is the right operand of '" + op +
+                      "' after a number: no row of the op-semantics table "
+                      "takes a number first");
       const OpInfo *chosen = nullptr;
       for (const OpInfo *cand : lookupOverloads(op)) {
-        if (cand->args.empty() || cand->args.size() - 1 < kinds.size())
+        if (cand->args.size() <= chainArg ||
+            cand->args.size() - 1 < kinds.size())
           continue;
-        bool ok = true;
-        for (size_t k = 1; k < cand->args.size() && ok; ++k) {
-          const ArgSpec &spec = cand->args[k];
+        // The chain's value is a tensor wherever the call passes it.
+        bool ok =
+            chainArg == 0 || (cand->args[chainArg].type == ArgType::Tensor &&
+                              cand->kind != OpKind::Reduction);
+        for (size_t a = 0, j = 0; a < cand->args.size() && ok; ++a) {
+          if (a == chainArg)
+            continue;
+          const ArgSpec &spec = cand->args[a];
+          size_t k = ++j; // kinds[k - 1] is this operand's
           if (k - 1 >= kinds.size()) {
             auto it = named.find(spec.name);
             if (it == named.end())
@@ -722,11 +757,14 @@ public:
                     "' in the op-semantics table takes "
                     "these operands");
       planned.overload = chosen->overload.str();
-      for (size_t k = 1; k < chosen->args.size(); ++k) {
-        auto it = named.find(chosen->args[k].name);
-        planned.args.push_back(k - 1 < indices.size() ? indices[k - 1]
-                               : it != named.end()    ? it->second.second
-                                                      : -1);
+      for (size_t a = 0, j = 0; a < chosen->args.size(); ++a) {
+        if (a == chainArg)
+          continue;
+        auto it = named.find(chosen->args[a].name);
+        planned.args.push_back(j < indices.size()  ? indices[j]
+                               : it != named.end() ? it->second.second
+                                                   : -1);
+        ++j;
       }
       if (isStage) {
         p.stage = (int)p.ops.size();
@@ -743,8 +781,9 @@ public:
         if (planned.args[k] < 0 &&
             llvm::any_of(ArrayRef<int>(planned.args).drop_front(k + 1),
                          [](int i) { return i >= 0; }) &&
-            chosen->args[k + 1].defaultValue.empty())
-          return fail("operand '" + chosen->args[k + 1].name + "' of '" + op +
+            chosen->args[planned.schemaPos(k)].defaultValue.empty())
+          return fail("operand '" + chosen->args[planned.schemaPos(k)].name +
+                      "' of '" + op +
                       "' has no default to pass before the options given");
       p.ops.push_back(std::move(planned));
     }

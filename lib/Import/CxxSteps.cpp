@@ -61,6 +61,16 @@ void classify(Step &s, const OpInfo &row, const KnownOperands &known) {
 
 } // namespace
 
+void cxxchains::addLaterInputs(Step &s, const CallExpr *call) {
+  const OpInfo *row = tableRow(s.op);
+  if (s.inPlace || !row ||
+      (row->kind != OpKind::Elementwise && row->kind != OpKind::Broadcast))
+    return;
+  for (const Expr *a : call->arguments())
+    if (!llvm::is_contained(s.inputs, a) && isTensorType(a->getType()))
+      s.inputs.push_back(a);
+}
+
 bool cxxchains::commutesWithSelf(const Step &s, const CallExpr *call) {
   // x + y == y + x and x * y == y * x to the bit in IEEE arithmetic;
   // add's alpha would scale the other operand, so it must be the default.
@@ -185,6 +195,7 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
         s->inputs.push_back(obj);
         for (const Expr *a : mc->arguments())
           s->others.push_back(a);
+        addLaterInputs(*s, mc);
       }
       return withOperands(s);
     }
@@ -232,9 +243,14 @@ std::optional<Step> cxxchains::stepOf(const Expr *e) {
       for (unsigned i = 1; i < call->getNumArgs(); ++i)
         s->others.push_back(call->getArg(i));
       // `torch::add(bias, x)`, `torch::mul(w, x)`: the chain may come
-      // through the second operand too, as through `bias + x`.
+      // through the second operand too, as through `bias + x`; through a
+      // later tensor operand of another pointwise op (`torch::sub(b, x)`,
+      // `torch::addcmul(beta, alpha, x)`) it keeps that position
+      // (CxxPlanOp::chainArg).
       if (commutesWithSelf(*s, call))
         s->inputs.push_back(call->getArg(1));
+      else
+        addLaterInputs(*s, call);
     }
     return withOperands(s);
   }

@@ -231,7 +231,7 @@ torch::Tensor method_twice(torch::nn::Linear &fc, torch::Tensor x) {
 // LOG: cxx-rewrite.cpp:{{[0-9]+}}: fusable epilogue after conv2d: relu -> add -> mul (3 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after matmul: relu -> sub (2 ops)
-// LOG-NEXT: left as is: the chain's value is the right operand of 'sub'
+// LOG-NEXT: left as is: the chain's value is the right operand of 'sub' after a number: no row of the op-semantics table takes a number first
 // LOG: fusable epilogue after matmul: relu -> add (2 ops)
 // LOG-NEXT: left as is: operand 'torch::randn({4})' may have side effects: it is not moved
 // LOG: fusable epilogue after matmul: relu (1 op)

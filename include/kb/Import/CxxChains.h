@@ -86,9 +86,24 @@ struct CxxOperand {
 struct CxxPlanOp {
   std::string op, overload;
   bool inPlace = false;
-  /// Per schema operand after `self`: an index into the plan's operands, or
-  /// -1 where the call omitted it (the row's default, or None).
+  /// Per schema operand other than the chain's (`chainArg`), in schema
+  /// order: an index into the plan's operands, or -1 where the call
+  /// omitted it (the row's default, or None).
   std::vector<int> args;
+  /// The schema operand the chain's value is: 0 (`self`) but where the
+  /// call takes it later (`torch::sub(b, x)`, `b / x`, `torch::addcmul(
+  /// beta, alpha, x)`); only pointwise ops take it there.
+  unsigned chainArg = 0;
+  /// The schema position of args[k].
+  unsigned schemaPos(size_t k) const {
+    return k < chainArg ? (unsigned)k : (unsigned)k + 1;
+  }
+  /// The index into `args` of schema operand `pos` (not chainArg); -1
+  /// past its end.
+  int argAt(unsigned pos) const {
+    size_t k = pos < chainArg ? pos : pos - 1;
+    return k < args.size() ? args[k] : -1;
+  }
   /// A module call: its Module operand, and the operands its row's CUDA
   /// names (by STATE name) when the module row replaces the expression.
   int module = -1;
