@@ -35,6 +35,12 @@ export KBV
 ls $G/tt130/changed/*.job.json | xargs -P 4 -n 1 bash /tmp/one.sh > $OUT/changed130.txt 2>&1
 echo "changed $(( $(date +%s)-t0 ))s: $(grep -c " accepted " $OUT/changed130.txt) accepted"; grep -v " accepted " $OUT/changed130.txt | head -20
 fi
+# C++ chains through a later operand (sub(b, x), b / x, addcmul(beta,
+# alpha, x), b.div(x)): rewritten, verified by kb-verify --cxx.
+if fits 150; then
+rw rw130 test/Rewrite/cxx-rewrite-commuted.cpp /tmp/rw130
+grep -E "rewritten|rejected|left as is|verified|error" $OUT/rw130.log | cut -c1-160 | head -20
+fi
 # Hand-edited kernels of s31t2 (tt130/hand): the split batch norm with the
 # conv bias read at its row (its channel) instead of through a division of
 # each element's index; the merged kernel with phase 2's channel in 64-bit

@@ -541,7 +541,7 @@ public:
     if (dropInPlace)
       inPlace = false;
     for (const OpRef &r : a.refs) {
-      const std::string &op = r.step.op;
+      std::string op = r.step.op;
       const OpInfo *row = tableRow(op);
       if (r.step.module) {
         if (inPlace)
@@ -683,8 +683,14 @@ public:
         indices.push_back((int)p.operands.size());
         p.operands.push_back(std::move(o));
       }
-      // `1 - x`: ATen fills a tensor with the number and subtracts; the
-      // table's rows take a tensor first.
+      // `1 - x`: ATen's operator fills a tensor with the number and
+      // subtracts x from it, float(1) - x in one rounding, as rsub(x, 1)
+      // computes it. Other ops with a number first (`2 / x`) have no row.
+      if (op == "sub" && chainArg == 1 && isa<CXXOperatorCallExpr>(r.expr) &&
+          kinds.size() == 1 && kinds[0] == CxxOperand::Scalar) {
+        op = planned.op = "rsub";
+        chainArg = planned.chainArg = 0;
+      }
       for (size_t j = 0; j < chainArg && j < kinds.size(); ++j)
         if (kinds[j] != CxxOperand::Tensor)
           return fail("the chain's value is the right operand of '" + op +

@@ -6,6 +6,7 @@
 // RUN: FileCheck %s --input-file %t/cxx-rewrite.cpp
 // RUN: FileCheck %s --check-prefix=HDR --input-file %t/kb_kernels.h
 // RUN: FileCheck %s --check-prefix=CU --input-file %t/kb_kernels.cu
+// RUN: FileCheck %s --check-prefix=RSUB --input-file %t/kb_kernels.cu
 // The rewritten source compiles against libtorch with the generated header.
 // RUN: %clangxx -fsyntax-only %torch_cxx_flags -I%t %t/cxx-rewrite.cpp
 // The input is untouched (-o DIR).
@@ -75,14 +76,28 @@ torch::Tensor defaults(torch::Tensor a, torch::Tensor w) {
 // CHECK-NEXT: auto g = kb_rewrite::kb_fused_{{[0-9a-f]+}}(m);
 // CHECK-NEXT: return g;
 
-// Left alone, with the reason: the chain's value on the right of '-'.
+// The chain's value on the right of '-' after a number: ATen's operator
+// fills a tensor with 1 and subtracts, float(1) - x in one rounding, as
+// rsub(x, 1) computes it (`2 / x` has no such row: left alone, below).
 torch::Tensor right_operand(torch::Tensor a, torch::Tensor w) {
   auto m = torch::matmul(a, w);
   auto r = 1 - torch::relu(m);
   return r;
 }
 // CHECK-LABEL: torch::Tensor right_operand(
-// CHECK:      auto r = 1 - torch::relu(m);
+// CHECK:      auto r = kb_rewrite::kb_fused_{{[0-9a-f]+}}(m, 1);
+// RSUB: __fmaf_rn(-1.0f, t0, s0); // aten::rsub
+// RSUB: t = at::rsub(t, s0);
+
+// Left alone, with the reason: the chain's value on the right of '/' after
+// a number.
+torch::Tensor reciprocal_of(torch::Tensor a, torch::Tensor w) {
+  auto m = torch::matmul(a, w);
+  auto r = 2.0 / torch::relu(m);
+  return r;
+}
+// CHECK-LABEL: torch::Tensor reciprocal_of(
+// CHECK:      auto r = 2.0 / torch::relu(m);
 
 // Left alone: an operand with side effects would move.
 torch::Tensor side_effects(torch::Tensor a, torch::Tensor w) {
@@ -231,7 +246,9 @@ torch::Tensor method_twice(torch::nn::Linear &fc, torch::Tensor x) {
 // LOG: cxx-rewrite.cpp:{{[0-9]+}}: fusable epilogue after conv2d: relu -> add -> mul (3 ops)
 // LOG-NEXT: rewritten: kb_rewrite::kb_fused_
 // LOG: fusable epilogue after matmul: relu -> sub (2 ops)
-// LOG-NEXT: left as is: the chain's value is the right operand of 'sub' after a number: no row of the op-semantics table takes a number first
+// LOG-NEXT: rewritten: kb_rewrite::kb_fused_
+// LOG: fusable epilogue after matmul: relu -> div (2 ops)
+// LOG-NEXT: left as is: the chain's value is the right operand of 'div' after a number: no row of the op-semantics table takes a number first
 // LOG: fusable epilogue after matmul: relu -> add (2 ops)
 // LOG-NEXT: left as is: operand 'torch::randn({4})' may have side effects: it is not moved
 // LOG: fusable epilogue after matmul: relu (1 op)
@@ -253,7 +270,7 @@ torch::Tensor method_twice(torch::nn::Linear &fc, torch::Tensor x) {
 // LOG: skipped: statement in a macro expansion: not rewritten
 // LOG: skipped: template: not rewritten
 // LOG: skipped: 'm' is aliased by the reference 'alias'
-// LOG: 11 of 15 chains rewritten
+// LOG: 12 of 16 chains rewritten
 // HDR: #include <torch/nn.h>
 // HDR: at::Tensor kb_fused_{{[0-9a-f]+}}(const at::Tensor& in, const at::Tensor& a0, const at::Scalar& s1);
 // CU: __global__ void __launch_bounds__(256)
