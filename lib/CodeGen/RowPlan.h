@@ -213,12 +213,29 @@ protected:
 
 /// The shared scratch of the block-wide combines (kb::block_reduce,
 /// kb::block_csum) a program's accumulators use.
+std::string blockScratch(const ReduceProgram &prog);
+
+// Element indices and row coordinates (RowIndex.cpp).
+
 /// Seeds `e` with the coordinates row `r` fixes of the element at `idx`
 /// (RowPlan::rowCoords); call after the loop body's newScope.
 void seedRowCoordinates(ElementSource &e, const RowPlan &p, llvm::StringRef r,
                         llvm::StringRef idx = "i");
-
-std::string blockScratch(const ReduceProgram &prog);
+/// Row r's coordinates when rows enumerate the dims `kept` of `shape`
+/// row-major (the rows of a reduction over the other dims).
+std::function<std::vector<std::string>(llvm::StringRef)>
+keptCoordinates(llvm::ArrayRef<int64_t> shape, std::vector<int64_t> kept);
+/// The dims of a rank-`rank` tensor outside [first, last].
+std::vector<int64_t> outsideRun(int64_t rank, int64_t first, int64_t last);
+/// The index of element (r, c) when the input is [outer, cols, inner] and
+/// rows run over the middle dim.
+std::function<std::string(llvm::StringRef, llvm::StringRef)>
+overMiddleDim(int64_t cols, int64_t inner);
+/// The input index of element c of gathered row r (StageInfo::poolIn),
+/// for windows `window` over `in` whose dims `rowDims` a row takes whole.
+std::function<std::string(llvm::StringRef, llvm::StringRef)>
+gatherIndex(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> window,
+            llvm::ArrayRef<int64_t> rowDims);
 
 /// Threads per block of a plan's kernel; columns mode's warps per block;
 /// tile mode's shared slab (floats) for C channels and rows of W.

@@ -37,6 +37,12 @@ std::string kbtool::firstGiven(ArrayRef<const cl::Option *> opts) {
   return "";
 }
 
+cl::SubCommand &kbtool::codegenCommand() {
+  static cl::SubCommand cmd(
+      "codegen", "Write a CUDA kernel and a kb-verify job per region");
+  return cmd;
+}
+
 /// Whether `inputs` are C++ sources (every one) rather than one graph; a
 /// usage error names what is wrong with a mix, several graphs, an option
 /// of the other frontend or flags after `--` with a graph.

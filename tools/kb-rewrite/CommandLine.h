@@ -27,6 +27,10 @@ int fail(ExitCode code, const llvm::Twine &msg);
 /// Reports `err`; its kind (Failure.h) is the exit code.
 int fail(llvm::Error err, kb::driver::FailureKind fallback);
 
+/// The codegen subcommand, for options defined outside kb-rewrite.cpp
+/// (built on first use: another file's globals may be constructed first).
+llvm::cl::SubCommand &codegenCommand();
+
 /// The first of `opts` given on the command line, spelled as given.
 std::string firstGiven(llvm::ArrayRef<const llvm::cl::Option *> opts);
 

@@ -11,6 +11,7 @@
 #include "Worker.h"
 #include "Compile.h"
 #include "CudaCompat.h"
+#include "DeviceBuffers.h"
 #include "Reference.h"
 #include "TensorChecks.h"
 
@@ -25,54 +26,6 @@
 using namespace kb::verify;
 
 namespace {
-
-void check(cudaError_t e, const char *what) {
-  if (e == cudaSuccess)
-    return;
-  std::string msg = std::string(what) + ": " + cudaGetErrorName(e) + " (" +
-                    cudaGetErrorString(e) + ")";
-  if (e == cudaErrorMemoryAllocation)
-    throw CudaFailure(VerdictStatus::Oom, msg, false);
-  throw CudaFailure(compat::isStickyError(e) ? VerdictStatus::Crashed
-                                             : VerdictStatus::LaunchError,
-                    msg, compat::isStickyError(e));
-}
-
-/// A device buffer in an allocation of its own, canaries all around the
-/// data (guardLayout: at least kGuardBytes each side and the mapped slack
-/// up to the allocation's end), checked on the device.
-struct GuardedBuffer {
-  uint8_t *base = nullptr;
-  size_t bytes = 0;
-  GuardLayout layout;
-  GuardedBuffer() = default;
-  explicit GuardedBuffer(size_t n) : bytes(n), layout(guardLayout(n)) {
-    check(cudaMalloc(&base, layout.total), "cudaMalloc");
-    check(cudaMemset(base, kCanaryByte, layout.total), "cudaMemset");
-  }
-  GuardedBuffer(const GuardedBuffer &) = delete;
-  GuardedBuffer &operator=(const GuardedBuffer &) = delete;
-  GuardedBuffer(GuardedBuffer &&o) noexcept { *this = std::move(o); }
-  GuardedBuffer &operator=(GuardedBuffer &&o) noexcept {
-    std::swap(base, o.base);
-    std::swap(bytes, o.bytes);
-    std::swap(layout, o.layout);
-    return *this;
-  }
-  ~GuardedBuffer() {
-    if (base)
-      cudaFree(base);
-  }
-  void *data() const { return base + layout.front; }
-  /// Call after the device is synchronised (the check runs on ATen's stream).
-  bool guardsIntact() const {
-    return kb::verify::guardsIntact(
-        at::from_blob(
-            base, {static_cast<int64_t>(layout.total)},
-            at::TensorOptions().dtype(at::kByte).device(at::kCUDA, 0)),
-        layout);
-  }
-};
 
 struct Failure {
   VerdictStatus status;
