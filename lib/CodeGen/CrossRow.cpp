@@ -50,7 +50,8 @@ AtenOp codegen::crossRowNorm(AtenOp final) {
       continue;
     OpKind kind = op.getInfo()->kind;
     if (kind == OpKind::Reduction) {
-      if (!isCrossRowFirst(op) || (found && found != op))
+      if ((!isCrossRowFirst(op) && !sameRowFirstRow(op)) ||
+          (found && found != op))
         return {};
       found = op;
       continue;
@@ -133,14 +134,24 @@ int codegen::crossRowSharedRowMax(int sharedRowMax) {
   return std::min(sharedRowMax, kCrossRowSharedRowMax);
 }
 
-bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre, const StageInfo &f,
-                             const RowPlan &final, bool rowMajorIndex) {
+bool codegen::sameRowFirst(RegionEmitter &e, AtenOp pre, const StageInfo &f,
+                           const RowPlan &final, bool rowMajorIndex) {
   if (e.channelsLastRead)
     return false;
   auto s = analyzeStage(e.kernel, pre);
   if (!s) {
     llvm::consumeError(s.takeError());
     return false;
+  }
+  if (s->recipe == Recipe::LayerNorm) {
+    // Only over the final stage's rows, which a lane group holds in
+    // registers (form-regions joins no other: rows of the last dim of at
+    // most kLaneGroupRowMax, a final stage reading the norm's result); a
+    // staged tile gives way to the lane groups (emitRowKernel drops it).
+    int64_t len = sameRowFirstRow(pre);
+    return final.mode == RowMode::Warp && !final.vec4 && rowMajorIndex &&
+           len > 0 && len == final.cols &&
+           product(s->inShape) == final.rows * final.cols;
   }
   if (!isSoftmaxRecipe(s->recipe))
     return false;
@@ -163,13 +174,17 @@ bool codegen::sameRowSoftmax(RegionEmitter &e, AtenOp pre, const StageInfo &f,
          in[d] == final.cols && product(in) == final.rows * final.cols;
 }
 
-llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
-                                         int64_t lanes, llvm::raw_ostream &os) {
-  if (!p.rowSoftmax)
+llvm::Error codegen::emitRowFirstStats(RegionEmitter &e, const RowPlan &p,
+                                       int64_t lanes, llvm::raw_ostream &os) {
+  if (!p.rowFirst)
     return llvm::Error::success();
-  auto s = analyzeStage(e.kernel, p.rowSoftmax);
+  auto s = analyzeStage(e.kernel, p.rowFirst);
   if (!s)
     return s.takeError();
+  // A layer norm's statistics come from a held row only (sameRowFirst).
+  if (!isSoftmaxRecipe(s->recipe))
+    return e.unsupported("the statistics of '" + displayName(p.rowFirst) +
+                         "' outside a lane group's held row");
   // One softmax a kernel (crossRowNorm's), emitted once in its row loop.
   const std::string m = "kbs_m", acc = "kbs_acc", red = "kbs_red";
   if (lanes == 1) {
@@ -187,8 +202,8 @@ llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
     os << "      kb::online_add(" << m << ", " << acc << ", " << *x
        << ");\n    }\n";
     e.newScope();
-    e.normStats[p.rowSoftmax] = {m, acc};
-    e.rowStats.insert(p.rowSoftmax);
+    e.normStats[p.rowFirst] = {m, acc};
+    e.rowStats.insert(p.rowFirst);
     return llvm::Error::success();
   }
   std::string C = std::to_string(p.cols) + "LL", Ls = std::to_string(lanes);
@@ -231,7 +246,7 @@ llvm::Error codegen::emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
      << "));\n      }\n    }\n"
      << combine(acc, "0.f", "Sum");
   e.newScope();
-  e.normStats[p.rowSoftmax] = {m, acc};
-  e.rowStats.insert(p.rowSoftmax);
+  e.normStats[p.rowFirst] = {m, acc};
+  e.rowStats.insert(p.rowFirst);
   return llvm::Error::success();
 }

@@ -416,10 +416,41 @@ RegionEmitter::softmaxFromStatsAt(AtenOp op, llvm::StringRef idx,
   auto s = analyzeStage(kernel, op);
   if (!s)
     return s.takeError();
+  auto [m, acc] = normStats.lookup(op);
+  if (s->recipe == Recipe::LayerNorm && rowStats.count(op)) {
+    // The norm's element as its row kernel writes it (RowPlans.cpp), from
+    // the held row's statistics; the affine's operands over the
+    // normalised dim, at the element's column.
+    auto x = valueAt(s->input, idx, os, indent);
+    if (!x)
+      return x.takeError();
+    ArrayRef<int64_t> shape = s->inShape;
+    std::string affine[2];
+    const char *names[2] = {"weight", "bias"};
+    std::string col;
+    for (int k = 0; k < 2; ++k) {
+      Value t = op.getArg(names[k]);
+      if (!t || isNone(t))
+        continue;
+      if (col.empty()) {
+        col = fresh("c");
+        os << indent << "const long long " << col << " = "
+           << operandOffset(shape.take_back(), shape, idx) << ";\n";
+      }
+      auto v = valueAt(t, col, os, indent);
+      if (!v)
+        return v.takeError();
+      affine[k] = *v;
+    }
+    std::string name = fresh("t");
+    os << indent << "const float " << name << " = "
+       << normElement(*x, m, acc, affine[0], affine[1]) << "; // "
+       << displayName(op) << " (the row's statistics)\n";
+    return name;
+  }
   if (!isSoftmaxRecipe(s->recipe))
     return unsupported("'" + displayName(op) +
                        "' from a first phase's statistics");
-  auto [m, acc] = normStats.lookup(op);
   if (!rowStats.count(op)) {
     int64_t d = s->reduced.empty() ? 0 : s->reduced[0];
     ArrayRef<int64_t> in = s->inShape;

@@ -163,7 +163,7 @@ public:
   llvm::DenseMap<mlir::Operation *, std::pair<std::string, std::string>>
       normStats;
   /// The softmaxes of normStats whose statistics are the current row's own
-  /// (scalars a block computed for the row it holds, RowPlan::rowSoftmax),
+  /// (scalars a block computed for the row it holds, RowPlan::rowFirst),
   /// not arrays indexed by row.
   llvm::DenseSet<mlir::Operation *> rowStats;
 

@@ -26,7 +26,7 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   // rows: its statistics come first, in a phase of their own
   // (CrossRow.cpp).
   std::optional<CrossRowStats> stats;
-  AtenOp rowSoftmax;
+  AtenOp rowFirst;
   if (AtenOp pre = crossRowNorm(f.op)) {
     // A softmax over the final stage's own rows (softmax -> layer_norm of
     // a [rows, 4096] tensor): the block holding a row computes its
@@ -41,13 +41,16 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
       if (llvm::Error err =
               planRows(e, f, yield, trial, trialOut, trialUpdated))
         llvm::consumeError(std::move(err));
-      else if (sameRowSoftmax(e, pre, f, trial,
-                              trial.index &&
-                                  trial.index("r", "c") ==
-                                      rowMajor("r", "c", trial.cols)))
-        rowSoftmax = pre;
+      else if (sameRowFirst(e, pre, f, trial,
+                            trial.index && trial.index("r", "c") ==
+                                               rowMajor("r", "c", trial.cols)))
+        rowFirst = pre;
     }
-    if (!rowSoftmax) {
+    if (!rowFirst && sameRowFirstRow(pre))
+      return e.unsupported("'" + displayName(pre) +
+                           "' before a final stage whose rows no lane group, "
+                           "block or thread holds whole");
+    if (!rowFirst) {
       auto s = planCrossRowStats(e, pre, yield, out, updated);
       if (!s)
         return s.takeError();
@@ -57,12 +60,12 @@ codegen::emitRowKernel(RegionEmitter &e, const StageInfo &f, YieldOp yield) {
   size_t statsExtras = out.outputs.size();
   if (auto err = planRows(e, f, yield, p, out, updated))
     return std::move(err);
-  p.rowSoftmax = rowSoftmax;
+  p.rowFirst = rowFirst;
   // Its lane groups hold the rows a staged tile would stage (rows of at
   // most 16): the softmax's statistics come from the held row, where a
   // staged final stage left them to a statistics phase and a grid barrier
   // (softmax -> log_softmax over 140000 rows of 16).
-  if (rowSoftmax)
+  if (rowFirst)
     p.stagedTile = false;
   if (stats && out.outputs.size() != statsExtras)
     return e.unsupported("a second reduction updating running statistics "

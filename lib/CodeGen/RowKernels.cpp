@@ -70,7 +70,7 @@ public:
       declareBlockScratch(p, os);
       os << "  for (long long r = blockIdx.x; r < " << R
          << "; r += gridDim.x) {\n";
-      if (auto err = emitRowSoftmaxStats(e, p, 0, os))
+      if (auto err = emitRowFirstStats(e, p, 0, os))
         return err;
       // A compile-time stride and trip count let the loop be unrolled with
       // four loads in flight per thread: with few rows (batch_norm's
@@ -96,7 +96,7 @@ public:
       os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
             "threadIdx.x; r < "
          << R << ";\n       r += (long long)gridDim.x * blockDim.x) {\n";
-      if (auto err = emitRowSoftmaxStats(e, p, 1, os))
+      if (auto err = emitRowFirstStats(e, p, 1, os))
         return err;
       // Unrolled: one load in flight per thread is latency-bound (an amax
       // over a middle dim of 65 with 8.6M rows took 2.40 ms where ATen's
@@ -156,8 +156,8 @@ public:
       openTransposedStoreRows(e, p, L, to, os);
     else
       openGroupRows(p, L, os);
-    if (auto err = p.rowSoftmax ? emitHeldRowSoftmaxStats(p, L, K, os)
-                                : emitRowSoftmaxStats(e, p, L, os))
+    if (auto err = p.rowFirst ? emitHeldRowStats(p, L, K, os)
+                              : emitRowFirstStats(e, p, L, os))
       return err;
     if (auto err =
             loadRegisters(p, K, "lane + k * " + Ls, "live && c < " + C, os))
@@ -175,16 +175,16 @@ public:
     return err;
   }
 
-  /// A softmax over the rows held here (RowPlan::rowSoftmax): its input is
-  /// loaded once into kbs_x[K], in the slots the final stage's loads use,
-  /// the prologue evaluated once (emitRowSoftmaxStats's loops read the row
-  /// twice more, re-evaluating the prologue: an anchor's bias and
-  /// activation three times); its max and sum of exponentials come from
-  /// there in the same per-lane order (the same bits), and the final
-  /// stage's loads read kbs_x[k] where they need the softmax's input.
-  llvm::Error emitHeldRowSoftmaxStats(const RowPlan &p, int64_t L, int64_t K,
-                                      llvm::raw_ostream &os) {
-    auto s = analyzeStage(e.kernel, p.rowSoftmax);
+  /// A softmax or layer norm over the rows held here (RowPlan::rowFirst):
+  /// its input is loaded once into kbs_x[K], in the slots the final stage's
+  /// loads use, the prologue evaluated once (emitRowFirstStats's loops read
+  /// the row again, re-evaluating the prologue: an anchor's bias and
+  /// activation three times); its statistics come from there in the same
+  /// per-lane order (the same bits), and the final stage's loads read
+  /// kbs_x[k] where they need the first stage's input.
+  llvm::Error emitHeldRowStats(const RowPlan &p, int64_t L, int64_t K,
+                               llvm::raw_ostream &os) {
+    auto s = analyzeStage(e.kernel, p.rowFirst);
     if (!s)
       return s.takeError();
     std::string Ls = std::to_string(L), C = std::to_string(p.cols) + "LL";
@@ -195,6 +195,24 @@ public:
                        std::to_string(K) +
                        "; ++k) {\n      const long long c = lane + k * " + Ls +
                        ";\n      if (live && c < " + C + ")\n";
+    heldFirstInput = s->input;
+    e.rowStats.insert(p.rowFirst);
+    if (s->recipe == Recipe::LayerNorm) {
+      // The layer norm's program (RowPlans.cpp): double moments of x - k0,
+      // k0 the row's first element, held by the group's first lane.
+      os << "    const float kbs_x0 = __shfl_sync(0xffffffffu, kbs_x[0], "
+            "(threadIdx.x & 31) & ~"
+         << L - 1 << ");\n"
+         << "    const double kbs_k0 = isfinite(kbs_x0) ? (double)kbs_x0 : "
+            "0.0;\n"
+         << "    double kbs_sx = 0.0, kbs_sq = 0.0;\n"
+         << each
+         << "        { const double d = (double)kbs_x[k] - kbs_k0; kbs_sx += "
+            "d; kbs_sq += d * d; }\n    }\n"
+         << "    kbs_sx = kb::group_reduce<" << Ls << ">(kbs_sx, kb::Sum());\n"
+         << "    kbs_sq = kb::group_reduce<" << Ls << ">(kbs_sq, kb::Sum());\n";
+      return emitNormStats(p.rowFirst, p.cols, os);
+    }
     os << "    float kbs_m = (-kb::inf());\n"
        << each << "        kbs_m = kb::nanmax(kbs_m, kbs_x[k]);\n    }\n"
        << "    kbs_m = kb::group_reduce<" << Ls << ">(kbs_m, kb::Max());\n"
@@ -202,9 +220,34 @@ public:
        << each
        << "        kbs_acc += expf(__fsub_rn(kbs_x[k], kbs_m));\n    }\n"
        << "    kbs_acc = kb::group_reduce<" << Ls << ">(kbs_acc, kb::Sum());\n";
-    e.normStats[p.rowSoftmax] = {"kbs_m", "kbs_acc"};
-    e.rowStats.insert(p.rowSoftmax);
-    heldSoftmaxInput = s->input;
+    e.normStats[p.rowFirst] = {"kbs_m", "kbs_acc"};
+    return llvm::Error::success();
+  }
+
+  /// Layer norm `ln`'s mean and rstd over rows of `cols` from the double
+  /// moments kbs_sx and kbs_sq of x - kbs_k0, as RowPlans.cpp's layer norm
+  /// program computes them (--division-stats included), so its elements
+  /// round as in the norm's own kernel; valueAt then reads them.
+  llvm::Error emitNormStats(AtenOp ln, int64_t cols, llvm::raw_ostream &os) {
+    auto eps = getConstantNumber(ln.getArg("eps"));
+    if (!eps)
+      return e.unsupported("layer_norm with a non-constant eps");
+    std::string n = std::to_string(cols) + ".0",
+                inv = doubleLiteral(1.0 / cols), eps2 = doubleLiteral(*eps);
+    os << "    const double kbs_nf = kbs_sx - kbs_sx";
+    if (e.divisionStats)
+      os << ", kbs_mean = kbs_k0 + kbs_sx / " << n << " + kbs_nf, kbs_m2 = "
+         << "kbs_sq / " << n << " - (kbs_sx / " << n << ") * (kbs_sx / " << n
+         << ") + kbs_nf;\n";
+    else
+      os << ", kbs_mx = kbs_sx * " << inv
+         << ", kbs_mean = kbs_k0 + kbs_mx + kbs_nf, kbs_m2 = kbs_sq * " << inv
+         << " - kbs_mx * kbs_mx + kbs_nf;\n";
+    os << "    const double kbs_rstd = "
+       << (e.divisionStats ? "1.0 / sqrt(" : "rsqrt(")
+       << "(kbs_m2 < 0.0 ? 0.0 : kbs_m2) + " << eps2 << ");\n";
+    e.normStats[ln] = {"kbs_mean", "kbs_rstd"};
+    e.rowStats.insert(ln);
     return llvm::Error::success();
   }
 
@@ -219,7 +262,7 @@ public:
     os << "  for (long long r = (long long)blockIdx.x * blockDim.x + "
           "threadIdx.x; r < "
        << p.rows << "LL;\n       r += (long long)gridDim.x * blockDim.x) {\n";
-    if (auto err = emitRowSoftmaxStats(e, p, 1, os))
+    if (auto err = emitRowFirstStats(e, p, 1, os))
       return err;
     if (auto err = loadRegisters(p, p.cols, "k", "c < " + C, os))
       return err;
@@ -256,8 +299,8 @@ public:
        << "        const long long i = " << p.index("r", "c") << ";\n";
     e.newScope();
     seedRowCoordinates(e, p, "r");
-    if (heldSoftmaxInput && value != heldSoftmaxInput)
-      e.seed(heldSoftmaxInput, "i", "kbs_x[k]");
+    if (heldFirstInput && value != heldFirstInput)
+      e.seed(heldFirstInput, "i", "kbs_x[k]");
     auto x = e.valueAt(value, "i", os, "        ");
     if (!x)
       return x.takeError();
@@ -538,7 +581,7 @@ public:
     declareBlockScratch(p, os);
     os << "  for (long long r = blockIdx.x; r < " << p.rows
        << "LL; r += gridDim.x) {\n";
-    if (auto err = emitRowSoftmaxStats(e, p, 0, os))
+    if (auto err = emitRowFirstStats(e, p, 0, os))
       return err;
     if (auto err =
             loadRegisters(p, K, "threadIdx.x + k * " + Bs, "c < " + C, os))
@@ -567,7 +610,7 @@ public:
     os << "  __shared__ float xsm[" << p.cols << "];\n"
        << "  for (long long r = blockIdx.x; r < " << p.rows
        << "LL; r += gridDim.x) {\n";
-    if (auto err = emitRowSoftmaxStats(e, p, 0, os))
+    if (auto err = emitRowFirstStats(e, p, 0, os))
       return err;
     os << "#pragma unroll 4\n    for (long long c = threadIdx.x; c < " << C
        << "; c += " << B << ") {\n"
@@ -846,8 +889,8 @@ private:
   std::string head;
   // The second input's element at the loop head (two-input reductions).
   std::string y;
-  // The input of a row softmax held in kbs_x (emitHeldRowSoftmaxStats).
-  mlir::Value heldSoftmaxInput;
+  // The input of a row's first stage held in kbs_x (emitHeldRowStats).
+  mlir::Value heldFirstInput;
 };
 
 } // namespace

@@ -163,7 +163,7 @@ struct RowPlan {
   /// group holding a row computes the row's max and sum of exponentials
   /// itself before the passes, instead of a cross-row kernel's first phase
   /// and grid barrier (CrossRow.cpp).
-  AtenOp rowSoftmax;
+  AtenOp rowFirst;
 };
 
 /// Writes a row plan's outputs: one value per row, or one per element.
@@ -368,16 +368,16 @@ int crossRowSharedRowMax(int sharedRowMax);
 /// Whether softmax `pre` (crossRowNorm's) runs over exactly the rows of
 /// final stage `f`'s plan: contiguous runs of its cols in a Block mode or
 /// Warp register rows, or the same elements of rows a thread owns (Thread
-/// mode). Its statistics are then the row's own (RowPlan::rowSoftmax).
-bool sameRowSoftmax(RegionEmitter &e, AtenOp pre, const StageInfo &f,
-                    const RowPlan &final, bool rowMajorIndex);
+/// mode). Its statistics are then the row's own (RowPlan::rowFirst).
+bool sameRowFirst(RegionEmitter &e, AtenOp pre, const StageInfo &f,
+                  const RowPlan &final, bool rowMajorIndex);
 /// In a row loop (row `r`: a block's, with `lanes` > 1 a group's of that
 /// many lanes, `lane` and `live` in scope, or with 1 a thread's, in one
 /// online pass), the row's max and sum of
-/// exponentials of p.rowSoftmax, as the first phase's split kernel computes
+/// exponentials of p.rowFirst, as the first phase's split kernel computes
 /// them, into scalars valueAt then reads (RegionEmitter::rowStats).
-llvm::Error emitRowSoftmaxStats(RegionEmitter &e, const RowPlan &p,
-                                int64_t lanes, llvm::raw_ostream &os);
+llvm::Error emitRowFirstStats(RegionEmitter &e, const RowPlan &p, int64_t lanes,
+                              llvm::raw_ostream &os);
 
 /// The kernel body of a plan in any mode but Split (RowKernels.cpp), or
 /// Split (emitSplitRows).

@@ -409,6 +409,19 @@ bool kb::isCrossRowFirst(Operation *op) {
   return training && *training;
 }
 
+int64_t kb::sameRowFirstRow(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || !aten.getInfo() || aten.getInfo()->recipe != Recipe::LayerNorm ||
+      aten.getArgs().empty())
+    return 0;
+  auto type = dyn_cast<RankedTensorType>(aten.getArgs()[0].getType());
+  auto shape = getConstantIntList(aten.getArg("normalized_shape"));
+  if (!type || !type.hasStaticShape() || type.getRank() == 0 || !shape ||
+      shape->size() != 1 || (*shape)[0] != type.getShape().back())
+    return 0;
+  return type.getShape().back();
+}
+
 void kb::firstDownstream(ValueRange roots,
                          llvm::function_ref<bool(Operation *)> found) {
   SmallVector<Value> work(roots.begin(), roots.end());

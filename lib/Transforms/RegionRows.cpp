@@ -78,6 +78,34 @@ std::string unfusedReason(Operation *op, OpKind kind) {
   }
 }
 
+/// `op` reads `first`'s result, directly or through pointwise ops of the
+/// group, and every other reader of those values is a member of `g`: a
+/// row kernel writes only values computed after its final stage, so a
+/// value of the first stage read elsewhere would leave the region without
+/// a kernel.
+bool onlyFeeds(Operation *first, Operation *op, const Group &g) {
+  bool reached = false;
+  SmallVector<Operation *> work{first};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Operation *p = work.pop_back_val();
+    if (!seen.insert(p).second)
+      continue;
+    for (Operation *u : p->getUsers()) {
+      if (u == op) {
+        reached = true;
+        continue;
+      }
+      if (!llvm::is_contained(g.ops, u))
+        return false;
+      OpKind k = getKind(u);
+      if (k == OpKind::Elementwise || k == OpKind::Broadcast)
+        work.push_back(u);
+    }
+  }
+  return reached;
+}
+
 /// `op`, a norm or softmax, may follow `g`'s only reduction, a training
 /// batch norm or a softmax, over other rows: the kernel computes the
 /// first's statistics in a first phase and evaluates it per element in
@@ -90,7 +118,10 @@ bool crossRow(Operation *op, const Group &g) {
            cast<AtenOp>(o).getInfo()->recipe == Recipe::BatchNorm;
   };
   if (!aten || !aten.getInfo() || isTrainingBN(op) || g.reductions != 1 ||
-      g.rebroadcast || !isCrossRowFirst(g.lastReduction))
+      g.rebroadcast)
+    return false;
+  int64_t heldRow = sameRowFirstRow(g.lastReduction);
+  if (!isCrossRowFirst(g.lastReduction) && !heldRow)
     return false;
   // A stage whose result reaches a step or singular op must round as
   // ATen's own kernel does (rewrite generates it in ATen's order, alone in
@@ -100,6 +131,20 @@ bool crossRow(Operation *op, const Group &g) {
     if (reachesStepOp(stage) || reachesSingularOp(stage))
       return false;
   Recipe r = aten.getInfo()->recipe;
+  // A layer norm over the last dim, then a softmax, a layer norm or a
+  // reduction over the same rows: the lane group holding a row computes
+  // the norm's statistics from it (RowKernels.cpp, emitHeldRowStats) and
+  // the final stage reads the normalised row from registers, instead of
+  // the norm's kernel writing it for the next to read back (seed 20261364
+  // task 31: layer_norm -> log_softmax over 150048 rows of 257). Rows a
+  // lane group holds only: a block's longer rows would be read again for
+  // the statistics. A softmax over rows of up to 16 gives its staged tile
+  // up for the lane groups the norm's own kernel uses there.
+  if (heldRow)
+    return (isSoftmaxRecipe(r) || r == Recipe::LayerNorm ||
+            rowReduction(aten)) &&
+           heldRow > 1 && heldRow <= kLaneGroupRowMax &&
+           overLastDim(aten, heldRow) && onlyFeeds(g.lastReduction, op, g);
   if (!(r == Recipe::LayerNorm || r == Recipe::GroupNorm ||
         r == Recipe::InstanceNorm || isSoftmaxRecipe(r) || rowReduction(aten)))
     return false;
@@ -113,7 +158,7 @@ bool crossRow(Operation *op, const Group &g) {
   // After an anchor or pointwise ops (the reduction opened neither the
   // group nor a new shape) only a stage over the same rows a lane group
   // holds in registers, whose statistics come from the held row
-  // (RowKernels.cpp, emitHeldRowSoftmaxStats): elsewhere the statistics
+  // (RowKernels.cpp, emitHeldRowStats): elsewhere the statistics
   // re-read the row and re-evaluate the epilogue before it in each pass
   // (seed 20261313 task 2, rows of 66 before the held statistics: 0.124 ms
   // merged against 0.070 + 0.048 split, run102). Rows a softmax alone

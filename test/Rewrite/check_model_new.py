@@ -239,9 +239,29 @@ def main():
         model_c = copy.deepcopy(model)
         with torch.no_grad():
             got_cl = flat(program._run(model_c, *tensors))
+        # The convolutions run channels-last here, so the program is held
+        # to eager's outputs, or to eager's own channels-last run where the
+        # CPU's convolution rounds differently in that layout (torch 1.13's
+        # bfloat16 convolution on AVX2 CPUs: up to 8 ulp apart).
+        ref_cl = None
         for i, (a, b) in enumerate(zip(ref, got_cl)):
-            assert close(a, b, 1e-4, amp), \
-                f"channels-last output {i}: max |diff| {float((a.float() - b.float()).abs().max())}"
+            if close(a, b, 1e-4, amp):
+                continue
+            if ref_cl is None:
+                model_d = copy.deepcopy(model).to(memory_format=torch.channels_last)
+                cl_in = [t.to(memory_format=torch.channels_last)
+                         if isinstance(t, torch.Tensor) and t.dim() == 4 else t
+                         for t in args_in]
+                with torch.no_grad(), ctx:
+                    ref_cl = flat(model_d(*cl_in))
+            assert close(ref_cl[i], b, 1e-4, amp), \
+                (f"channels-last output {i}: max |diff| "
+                 f"{float((a.float() - b.float()).abs().max())} from eager, "
+                 f"{float((ref_cl[i].float() - b.float()).abs().max())} from eager "
+                 f"run channels-last")
+            print(f"channels-last output {i}: as eager run channels-last "
+                  f"(max |diff| {float((a.float() - b.float()).abs().max())} from "
+                  f"eager's contiguous run: this CPU's convolution rounds by layout)")
         calls = sum(r.calls for r in permuted)
         assert calls or converted, "no channels-last variant ran"
         misses = sum(r.guard_failures for r in permuted)

@@ -940,3 +940,57 @@ func.func @zero_d_mask_stays(%x: tensor<8x16xf32>, %flag: tensor<i1>, %zero: ten
   %1 = kb.aten "relu"(%0) : (tensor<8x16xf32>) -> tensor<8x16xf32>
   return %1 : tensor<8x16xf32>
 }
+
+// -----
+
+// A layer norm over the last dim, then a stage over the same rows (a
+// softmax, a layer norm of that dim, a sum over it) whose input comes
+// from the norm: one region, the lane group holding a row computes the
+// norm's statistics from it (codegen-row-norm-first). A softmax over
+// another dim, or a norm whose value is also read outside, keeps two.
+// CHECK-LABEL: func.func @same_row_after_layer_norm
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    kb.aten "mul"
+// CHECK-NEXT:    kb.aten "layer_norm"
+// CHECK-NEXT:    %[[S:.*]] = kb.aten "softmax"
+// CHECK-NEXT:    kb.yield %[[S]]
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<32xf32>) {
+// CHECK-NEXT:    kb.aten "layer_norm"
+// CHECK-NEXT:    kb.aten "relu"
+// CHECK-NEXT:    %[[U:.*]] = kb.aten "sum"
+// CHECK-NEXT:    kb.yield %[[U]]
+// CHECK:       kb.region attributes {id = 2 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    %[[L:.*]] = kb.aten "layer_norm"
+// CHECK-NEXT:    kb.yield %[[L]]
+// CHECK:       kb.region attributes {id = 3 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    %[[T:.*]] = kb.aten "softmax"
+// CHECK-NEXT:    kb.yield %[[T]]
+// CHECK:       kb.region attributes {id = 4 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    %[[K:.*]] = kb.aten "layer_norm"
+// CHECK-NEXT:    kb.yield %[[K]]
+// CHECK:       kb.region attributes {id = 5 : i64} -> (tensor<32x64xf32>) {
+// CHECK-NEXT:    %[[V:.*]] = kb.aten "log_softmax"
+// CHECK-NEXT:    kb.yield %[[V]]
+func.func @same_row_after_layer_norm(%x: tensor<32x64xf32>) -> (tensor<32x64xf32>, tensor<32xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) {
+  %t = kb.constant {value = true} : i1
+  %f = kb.constant {value = false} : i1
+  %e = kb.constant {value = 1.000000e-05 : f64} : f64
+  %two = kb.constant {value = 2.000000e+00 : f64} : f64
+  %none = kb.constant {value} : none
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %n64 = kb.constant {value = 64 : i64} : i64
+  %shape = kb.list(%n64) : (i64) -> !kb.list<i64>
+  %d1 = kb.list(%one) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "mul"(%x, %two) {overload = "Scalar"} : (tensor<32x64xf32>, f64) -> tensor<32x64xf32>
+  %1 = kb.aten "layer_norm"(%0, %shape, %none, %none, %e, %t) : (tensor<32x64xf32>, !kb.list<i64>, none, none, f64, i1) -> tensor<32x64xf32>
+  %2 = kb.aten "softmax"(%1, %one, %none) {overload = "int"} : (tensor<32x64xf32>, i64, none) -> tensor<32x64xf32>
+  %3 = kb.aten "layer_norm"(%x, %shape, %none, %none, %e, %t) : (tensor<32x64xf32>, !kb.list<i64>, none, none, f64, i1) -> tensor<32x64xf32>
+  %4 = kb.aten "relu"(%3) : (tensor<32x64xf32>) -> tensor<32x64xf32>
+  %5 = kb.aten "sum"(%4, %d1, %f, %none) {overload = "dim_IntList"} : (tensor<32x64xf32>, !kb.list<i64>, i1, none) -> tensor<32xf32>
+  %6 = kb.aten "layer_norm"(%x, %shape, %none, %none, %e, %t) : (tensor<32x64xf32>, !kb.list<i64>, none, none, f64, i1) -> tensor<32x64xf32>
+  %7 = kb.aten "softmax"(%6, %zero, %none) {overload = "int"} : (tensor<32x64xf32>, i64, none) -> tensor<32x64xf32>
+  %8 = kb.aten "layer_norm"(%x, %shape, %none, %none, %e, %t) : (tensor<32x64xf32>, !kb.list<i64>, none, none, f64, i1) -> tensor<32x64xf32>
+  %9 = kb.aten "log_softmax"(%8, %one, %none) {overload = "int"} : (tensor<32x64xf32>, i64, none) -> tensor<32x64xf32>
+  return %2, %5, %7, %8, %9 : tensor<32x64xf32>, tensor<32xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>
+}

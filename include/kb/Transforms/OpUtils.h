@@ -136,6 +136,13 @@ bool isCentringNorm(mlir::Operation *op);
 /// a reduction over other rows after it; the code generator plans it.
 bool isCrossRowFirst(mlir::Operation *op);
 
+/// The row length of a layer norm over the last dim alone of a static
+/// input (normalized_shape of one dim), 0 for anything else: a stage whose
+/// statistics a row kernel can compute from the row it holds before a
+/// final stage over the same rows (a softmax, a layer norm, a reduction
+/// over the last dim), never in a phase over other rows.
+int64_t sameRowFirstRow(mlir::Operation *op);
+
 /// Visits the ops that use `roots`, directly or through other ops, until
 /// `found` returns true for one. Host ops (aten::size, dim, numel) read
 /// shapes, not values: the walk does not go through them.
