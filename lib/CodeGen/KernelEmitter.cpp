@@ -38,6 +38,15 @@ public:
     auto yield = cast<YieldOp>(body.getTerminator());
     if (yield.getValues().empty())
       return unsupported("no outputs");
+    // ATen's ops over an empty tensor launch nothing; a kernel would
+    // declare zero-sized register rows and divide by a row of 0.
+    for (Value v : kernel.getBody().getArguments())
+      if (hasStaticShape(v.getType()) && product(shapeOf(v)) == 0)
+        return unsupported("a tensor with no elements: nothing to compute");
+    for (Operation &op : body.without_terminator())
+      for (Value v : op.getResults())
+        if (hasStaticShape(v.getType()) && product(shapeOf(v)) == 0)
+          return unsupported("a tensor with no elements: nothing to compute");
     halfStorage = hasHalfValues(body);
     for (Value v : yield.getValues()) {
       if (!storageOf(v.getType()) && !isArgIndex(v))

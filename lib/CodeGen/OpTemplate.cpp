@@ -23,6 +23,12 @@ std::string codegen::floatLiteral(double v) {
 }
 
 std::string codegen::doubleLiteral(double v) {
+  // "%.17g" prints inf and nan, which CUDA does not parse (a 1 / N of an
+  // empty row's N = 0, a reciprocal eps).
+  if (std::isinf(v))
+    return v > 0 ? "((double)kb::inf())" : "(-(double)kb::inf())";
+  if (std::isnan(v))
+    return "__longlong_as_double(0x7fffffffffffffffLL)";
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::format("%.17g", v);

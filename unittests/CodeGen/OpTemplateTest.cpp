@@ -61,6 +61,13 @@ TEST(OpTemplate, Literals) {
             "(-kb::inf())");
   EXPECT_EQ(floatLiteral(std::nan("")), "__int_as_float(0x7fffffff)");
   EXPECT_EQ(doubleLiteral(0.1), "0.10000000000000001");
+  // CUDA parses no "inf" or "nan" (a 1 / N over an empty row once was one).
+  EXPECT_EQ(doubleLiteral(std::numeric_limits<double>::infinity()),
+            "((double)kb::inf())");
+  EXPECT_EQ(doubleLiteral(-std::numeric_limits<double>::infinity()),
+            "(-(double)kb::inf())");
+  EXPECT_EQ(doubleLiteral(std::nan("")),
+            "__longlong_as_double(0x7fffffffffffffffLL)");
 }
 
 TEST(OpTemplate, AbsentOperands) {
