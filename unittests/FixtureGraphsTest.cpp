@@ -48,7 +48,10 @@ TEST_P(FixtureGraph, ImportsAnalysesAndOutlines) {
   for (const kb::RegionReport &r : report.regions) {
     EXPECT_FALSE(r.ops.empty());
     EXPECT_LE(r.bytesFused, r.bytesUnfused) << "region r" << r.id;
-    EXPECT_GT(r.bytesFused, 0) << "region r" << r.id;
+    // Only a region over tensors with no elements moves nothing (the
+    // empty_rows fixture; the code generator writes it no kernel).
+    if (r.bytesUnfused > 0)
+      EXPECT_GT(r.bytesFused, 0) << "region r" << r.id;
   }
   if (llvm::StringRef(llvm::sys::path::filename(path)).starts_with("level2_")) {
     EXPECT_GE(report.regions.size(), 1u) << path;
