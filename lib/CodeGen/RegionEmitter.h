@@ -162,9 +162,9 @@ public:
   /// element from there (CrossRow.cpp).
   llvm::DenseMap<mlir::Operation *, std::pair<std::string, std::string>>
       normStats;
-  /// The softmaxes of normStats whose statistics are the current row's own
-  /// (scalars a block computed for the row it holds, RowPlan::rowFirst),
-  /// not arrays indexed by row.
+  /// The softmaxes and layer norms of normStats whose statistics are the
+  /// current row's own (scalars a block or lane group computed for the row
+  /// it holds, RowPlan::rowFirst), not arrays indexed by row.
   llvm::DenseSet<mlir::Operation *> rowStats;
 
   llvm::Error unsupported(const llvm::Twine &why) const override;

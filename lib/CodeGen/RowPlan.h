@@ -159,10 +159,11 @@ struct RowPlan {
   /// row's statistics to the workspace there).
   bool statsOnly = false;
   /// Block modes and Warp register rows: a softmax earlier in the region
-  /// over these same rows (contiguous runs of `cols`): the block or lane
-  /// group holding a row computes the row's max and sum of exponentials
-  /// itself before the passes, instead of a cross-row kernel's first phase
-  /// and grid barrier (CrossRow.cpp).
+  /// over these same rows (contiguous runs of `cols`), or in Warp register
+  /// rows a layer norm over them: the block or lane group holding a row
+  /// computes the row's max and sum of exponentials (the norm's mean and
+  /// rstd) itself before the passes, instead of a cross-row kernel's first
+  /// phase and grid barrier (CrossRow.cpp).
   AtenOp rowFirst;
 };
 
@@ -351,7 +352,9 @@ struct CrossRowStats {
   int blocksPerSM = 1;        // of the kernel, the final stage's shape
 };
 /// The training batch norm or softmax whose statistics a cross-row kernel
-/// computes first, if `final`'s input reaches one through pointwise ops.
+/// computes first, or the layer norm whose statistics the final stage's
+/// lane groups take from their held rows (kb::sameRowFirstRow), if
+/// `final`'s input reaches one through pointwise ops.
 AtenOp crossRowNorm(AtenOp final);
 llvm::Expected<CrossRowStats>
 planCrossRowStats(RegionEmitter &e, AtenOp norm, YieldOp yield,
@@ -368,7 +371,9 @@ int crossRowSharedRowMax(int sharedRowMax);
 /// Whether softmax `pre` (crossRowNorm's) runs over exactly the rows of
 /// final stage `f`'s plan: contiguous runs of its cols in a Block mode or
 /// Warp register rows, or the same elements of rows a thread owns (Thread
-/// mode). Its statistics are then the row's own (RowPlan::rowFirst).
+/// mode); a layer norm `pre` only over Warp register rows (its statistics
+/// come from the held row, RowKernels.cpp). Its statistics are then the
+/// row's own (RowPlan::rowFirst).
 bool sameRowFirst(RegionEmitter &e, AtenOp pre, const StageInfo &f,
                   const RowPlan &final, bool rowMajorIndex);
 /// In a row loop (row `r`: a block's, with `lanes` > 1 a group's of that
