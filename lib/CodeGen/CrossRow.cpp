@@ -174,6 +174,30 @@ bool codegen::sameRowFirst(RegionEmitter &e, AtenOp pre, const StageInfo &f,
          in[d] == final.cols && product(in) == final.rows * final.cols;
 }
 
+llvm::Error codegen::rowNormStats(RegionEmitter &e, AtenOp ln, int64_t cols,
+                                  llvm::raw_ostream &os) {
+  auto eps = getConstantNumber(ln.getArg("eps"));
+  if (!eps)
+    return e.unsupported("layer_norm with a non-constant eps");
+  std::string n = std::to_string(cols) + ".0", inv = doubleLiteral(1.0 / cols),
+              eps2 = doubleLiteral(*eps);
+  os << "    const double kbs_nf = kbs_sx - kbs_sx";
+  if (e.divisionStats)
+    os << ", kbs_mean = kbs_k0 + kbs_sx / " << n << " + kbs_nf, kbs_m2 = "
+       << "kbs_sq / " << n << " - (kbs_sx / " << n << ") * (kbs_sx / " << n
+       << ") + kbs_nf;\n";
+  else
+    os << ", kbs_mx = kbs_sx * " << inv
+       << ", kbs_mean = kbs_k0 + kbs_mx + kbs_nf, kbs_m2 = kbs_sq * " << inv
+       << " - kbs_mx * kbs_mx + kbs_nf;\n";
+  os << "    const double kbs_rstd = "
+     << (e.divisionStats ? "1.0 / sqrt(" : "rsqrt(")
+     << "(kbs_m2 < 0.0 ? 0.0 : kbs_m2) + " << eps2 << ");\n";
+  e.normStats[ln] = {"kbs_mean", "kbs_rstd"};
+  e.rowStats.insert(ln);
+  return llvm::Error::success();
+}
+
 llvm::Error codegen::emitRowFirstStats(RegionEmitter &e, const RowPlan &p,
                                        int64_t lanes, llvm::raw_ostream &os) {
   if (!p.rowFirst)

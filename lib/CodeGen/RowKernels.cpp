@@ -211,7 +211,7 @@ public:
             "d; kbs_sq += d * d; }\n    }\n"
          << "    kbs_sx = kb::group_reduce<" << Ls << ">(kbs_sx, kb::Sum());\n"
          << "    kbs_sq = kb::group_reduce<" << Ls << ">(kbs_sq, kb::Sum());\n";
-      return emitNormStats(p.rowFirst, p.cols, os);
+      return rowNormStats(e, p.rowFirst, p.cols, os);
     }
     os << "    float kbs_m = (-kb::inf());\n"
        << each << "        kbs_m = kb::nanmax(kbs_m, kbs_x[k]);\n    }\n"
@@ -221,33 +221,6 @@ public:
        << "        kbs_acc += expf(__fsub_rn(kbs_x[k], kbs_m));\n    }\n"
        << "    kbs_acc = kb::group_reduce<" << Ls << ">(kbs_acc, kb::Sum());\n";
     e.normStats[p.rowFirst] = {"kbs_m", "kbs_acc"};
-    return llvm::Error::success();
-  }
-
-  /// Layer norm `ln`'s mean and rstd over rows of `cols` from the double
-  /// moments kbs_sx and kbs_sq of x - kbs_k0, as RowPlans.cpp's layer norm
-  /// program computes them (--division-stats included), so its elements
-  /// round as in the norm's own kernel; valueAt then reads them.
-  llvm::Error emitNormStats(AtenOp ln, int64_t cols, llvm::raw_ostream &os) {
-    auto eps = getConstantNumber(ln.getArg("eps"));
-    if (!eps)
-      return e.unsupported("layer_norm with a non-constant eps");
-    std::string n = std::to_string(cols) + ".0",
-                inv = doubleLiteral(1.0 / cols), eps2 = doubleLiteral(*eps);
-    os << "    const double kbs_nf = kbs_sx - kbs_sx";
-    if (e.divisionStats)
-      os << ", kbs_mean = kbs_k0 + kbs_sx / " << n << " + kbs_nf, kbs_m2 = "
-         << "kbs_sq / " << n << " - (kbs_sx / " << n << ") * (kbs_sx / " << n
-         << ") + kbs_nf;\n";
-    else
-      os << ", kbs_mx = kbs_sx * " << inv
-         << ", kbs_mean = kbs_k0 + kbs_mx + kbs_nf, kbs_m2 = kbs_sq * " << inv
-         << " - kbs_mx * kbs_mx + kbs_nf;\n";
-    os << "    const double kbs_rstd = "
-       << (e.divisionStats ? "1.0 / sqrt(" : "rsqrt(")
-       << "(kbs_m2 < 0.0 ? 0.0 : kbs_m2) + " << eps2 << ");\n";
-    e.normStats[ln] = {"kbs_mean", "kbs_rstd"};
-    e.rowStats.insert(ln);
     return llvm::Error::success();
   }
 

@@ -383,6 +383,13 @@ bool sameRowFirst(RegionEmitter &e, AtenOp pre, const StageInfo &f,
 /// them, into scalars valueAt then reads (RegionEmitter::rowStats).
 llvm::Error emitRowFirstStats(RegionEmitter &e, const RowPlan &p, int64_t lanes,
                               llvm::raw_ostream &os);
+/// Layer norm `ln`'s mean and rstd over rows of `cols` from the double
+/// moments kbs_sx and kbs_sq of x - kbs_k0 in scope, as RowPlans.cpp's
+/// layer norm program computes them (--division-stats included), so its
+/// elements round as in the norm's own kernel: kbs_mean and kbs_rstd,
+/// the row's own statistics for valueAt (RegionEmitter::rowStats).
+llvm::Error rowNormStats(RegionEmitter &e, AtenOp ln, int64_t cols,
+                         llvm::raw_ostream &os);
 
 /// The kernel body of a plan in any mode but Split (RowKernels.cpp), or
 /// Split (emitSplitRows).

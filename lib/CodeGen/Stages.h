@@ -153,6 +153,17 @@ const char *valueCType(mlir::Value v);
 std::optional<llvm::SmallVector<int64_t>>
 equalWindows(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> out);
 
+// Poolings read as rows (PoolRows.cpp).
+
+/// A final adaptive pooling of equal windows of at least 64 elements
+/// becomes a reduction over rows of the window's elements (s.poolIn and
+/// s.window gather them); no channels-last read.
+void windowsAsRows(StageInfo &s, bool channelsLastRead);
+/// A final sum or mean of average poolings (amax or amin of max poolings)
+/// whose windows tile their input reads the poolings' input as its rows:
+/// s.input becomes it, each row element a window's element.
+void poolsIntoRows(KernelOp kernel, StageInfo &s, bool channelsLastRead);
+
 /// What stage code needs of the region around it: the C++ computing a
 /// value at a linear index (its loads written to `os`), scopes of that
 /// memo, coordinates a loop already holds, and whether index math fits in
