@@ -179,20 +179,7 @@ llvm::Error codegen::rowNormStats(RegionEmitter &e, AtenOp ln, int64_t cols,
   auto eps = getConstantNumber(ln.getArg("eps"));
   if (!eps)
     return e.unsupported("layer_norm with a non-constant eps");
-  std::string n = std::to_string(cols) + ".0", inv = doubleLiteral(1.0 / cols),
-              eps2 = doubleLiteral(*eps);
-  os << "    const double kbs_nf = kbs_sx - kbs_sx";
-  if (e.divisionStats)
-    os << ", kbs_mean = kbs_k0 + kbs_sx / " << n << " + kbs_nf, kbs_m2 = "
-       << "kbs_sq / " << n << " - (kbs_sx / " << n << ") * (kbs_sx / " << n
-       << ") + kbs_nf;\n";
-  else
-    os << ", kbs_mx = kbs_sx * " << inv
-       << ", kbs_mean = kbs_k0 + kbs_mx + kbs_nf, kbs_m2 = kbs_sq * " << inv
-       << " - kbs_mx * kbs_mx + kbs_nf;\n";
-  os << "    const double kbs_rstd = "
-     << (e.divisionStats ? "1.0 / sqrt(" : "rsqrt(")
-     << "(kbs_m2 < 0.0 ? 0.0 : kbs_m2) + " << eps2 << ");\n";
+  os << "    " << normMoments(cols, *eps, e.divisionStats, "kbs_") << "\n";
   e.normStats[ln] = {"kbs_mean", "kbs_rstd"};
   e.rowStats.insert(ln);
   return llvm::Error::success();

@@ -383,6 +383,12 @@ bool sameRowFirst(RegionEmitter &e, AtenOp pre, const StageInfo &f,
 /// them, into scalars valueAt then reads (RegionEmitter::rowStats).
 llvm::Error emitRowFirstStats(RegionEmitter &e, const RowPlan &p, int64_t lanes,
                               llvm::raw_ostream &os);
+/// A norm's statistics over rows of `cols` from the double moments sx and
+/// sq of x - k0 (each name after `prefix`): the statements defining mean
+/// and rstd (the layer, group, instance and batch norm programs, and a
+/// held layer norm's, rowNormStats: the same rounding).
+std::string normMoments(int64_t cols, double eps, bool divisionStats,
+                        llvm::StringRef prefix);
 /// Layer norm `ln`'s mean and rstd over rows of `cols` from the double
 /// moments kbs_sx and kbs_sq of x - kbs_k0 in scope, as RowPlans.cpp's
 /// layer norm program computes them (--division-stats included), so its

@@ -150,6 +150,37 @@ ReducePass shiftedMoments(std::string after) {
 
 } // namespace
 
+std::string codegen::normMoments(int64_t cols, double eps, bool divisionStats,
+                                 llvm::StringRef prefix) {
+  // ATen's Welford turns an Inf in the row into a NaN mean and variance
+  // (Inf - Inf on the next update); sx - sx is NaN exactly then, 0
+  // otherwise. Rounding can make m2 slightly negative; NaN must stay NaN,
+  // which fmax would drop.
+  // Every lane of a row computes its statistics: three double divisions
+  // and a square root a row were as much work as the loads over short
+  // rows (a layer norm over 2.96M rows of 28 ran at 2.6 TB/s). A product
+  // by 1/N and rsqrt are within an ulp of a double (rounded to a float
+  // afterwards); --division-stats keeps the old form for probes.
+  auto v = [&](const char *name) { return prefix.str() + name; };
+  std::string n = std::to_string(cols) + ".0",
+              inv = doubleLiteral(1.0 / (double)cols),
+              eps2 = doubleLiteral(eps);
+  std::string sx = v("sx"), sq = v("sq"), k0 = v("k0"), nf = v("nf"),
+              mx = v("mx"), mean = v("mean"), m2 = v("m2"), var = v("var");
+  std::string moments =
+      divisionStats ? mean + " = " + k0 + " + " + sx + " / " + n + " + " + nf +
+                          ", " + m2 + " = " + sq + " / " + n + " - (" + sx +
+                          " / " + n + ") * (" + sx + " / " + n + ") + " + nf
+                    : mx + " = " + sx + " * " + inv + ", " + mean + " = " + k0 +
+                          " + " + mx + " + " + nf + ", " + m2 + " = " + sq +
+                          " * " + inv + " - " + mx + " * " + mx + " + " + nf;
+  std::string rstd = divisionStats ? "1.0 / sqrt(" + var + " + " + eps2 + ")"
+                                   : "rsqrt(" + var + " + " + eps2 + ")";
+  return "const double " + nf + " = " + sx + " - " + sx + ", " + moments +
+         ";\n    const double " + var + " = " + m2 + " < 0.0 ? 0.0 : " + m2 +
+         ";\n    const double " + v("rstd") + " = " + rstd + ";";
+}
+
 llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                               YieldOp yield, RowPlan &p, EmittedKernel &out,
                               SmallVectorImpl<unsigned> &updated,
@@ -411,31 +442,8 @@ llvm::Error codegen::planRows(RegionEmitter &e, const StageInfo &f,
                  ? (p.cols <= kLaneGroupRowMax ? Mode::Warp : Mode::Block)
                  : chooseMode(p.cols, true, e.threadShortRows);
     p.shiftFirst = true;
-    std::string n = std::to_string(p.cols) + ".0";
-    // ATen's Welford turns an Inf in the row into a NaN mean and variance
-    // (Inf - Inf on the next update); sx - sx is NaN exactly then, 0
-    // otherwise. Rounding can make m2 slightly negative; NaN must stay NaN,
-    // which fmax would drop.
-    // Every lane of a row computes its statistics: three double divisions
-    // and a square root a row were as much work as the loads over short
-    // rows (a layer norm over 2.96M rows of 28 ran at 2.6 TB/s). A product
-    // by 1/N and rsqrt are within an ulp of a double (rounded to a float
-    // afterwards); --division-stats keeps the old form for probes.
-    std::string inv = doubleLiteral(1.0 / (double)p.cols),
-                eps2 = doubleLiteral(*eps);
-    std::string moments =
-        e.divisionStats
-            ? "mean = k0 + sx / " + n + " + nf, m2 = sq / " + n + " - (sx / " +
-                  n + ") * (sx / " + n + ") + nf"
-            : "mx = sx * " + inv + ", mean = k0 + mx + nf, m2 = sq * " + inv +
-                  " - mx * mx + nf";
-    std::string rstd = e.divisionStats ? "1.0 / sqrt(var + " + eps2 + ")"
-                                       : "rsqrt(var + " + eps2 + ")";
     p.prog.passes.push_back(
-        shiftedMoments("const double nf = sx - sx, " + moments +
-                       ";\n    const double var = m2 < 0.0 ? 0.0 : m2;\n    "
-                       "const double rstd = " +
-                       rstd + ";"));
+        shiftedMoments(normMoments(p.cols, *eps, e.divisionStats, "")));
     Value weight = op.getArg("weight"), bias = op.getArg("bias");
     p.element = [&e, weight, bias, channel](
                     llvm::StringRef x, llvm::raw_ostream &os,
