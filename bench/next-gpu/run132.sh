@@ -39,4 +39,6 @@ if fits 150; then
   rw rw132 test/Rewrite/cxx-rewrite-commuted.cpp /tmp/rw132
   grep -E "rewritten|rejected|left as is|verified|error" $OUT/rw132.log | cut -c1-160 | head -20
 fi
+# Fresh seed and an unseen-lately model (levit_128) in what is left.
+timed_slice slice132 20261370 3 29 ${DEADLINE:-540}
 (cd $OUT && tar czf logs132.tgz *.log 2>/dev/null && rm -f *.log)
