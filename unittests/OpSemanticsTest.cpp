@@ -120,6 +120,33 @@ TEST(OpSemantics, EveryCxxModuleComputesATableOp) {
   EXPECT_EQ(kb::cxxModuleOp("MyBlockImpl"), "");
 }
 
+// Index maps too: Injective rows name theirs, no other row has one, and
+// a flat view's element i is its input's element i (one tensor operand).
+TEST(OpSemantics, IndexMapsParsedOnceFromTheTable) {
+  int flat = 0;
+  for (const kb::OpInfo &row : kb::allOps()) {
+    if (row.kind != kb::OpKind::Injective) {
+      EXPECT_EQ(row.indexMap, kb::IndexMap::None) << row.qualifiedName();
+      continue;
+    }
+    EXPECT_EQ(row.indexMap == kb::IndexMap::None, row.cuda.empty())
+        << row.qualifiedName();
+    if (row.indexMap != kb::IndexMap::Flat)
+      continue;
+    ++flat;
+    EXPECT_EQ(row.style, kb::OpStyle::View) << row.qualifiedName();
+    int tensors = 0;
+    for (const kb::ArgSpec &a : row.args)
+      tensors += a.type == kb::ArgType::Tensor;
+    EXPECT_EQ(tensors, 1) << row.qualifiedName();
+  }
+  EXPECT_EQ(flat, 7);
+  EXPECT_EQ(kb::lookupOverloads("permute").front()->indexMap,
+            kb::IndexMap::Permute);
+  EXPECT_EQ(kb::lookupOverloads("transpose").front()->indexMap,
+            kb::IndexMap::None);
+}
+
 // Recipes are parsed once from the table: every Reduction row names one,
 // its name is the CUDA column's text, and no other row has one.
 TEST(OpSemantics, RecipesParsedOnceFromTheTable) {

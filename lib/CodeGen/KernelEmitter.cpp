@@ -302,7 +302,7 @@ private:
   static bool permutesOnlyAroundNorms(Block &body) {
     for (Operation &op : body.without_terminator()) {
       auto a = dyn_cast<AtenOp>(op);
-      if (!a || !a.getInfo() || a.getInfo()->cuda != "permute" ||
+      if (!a || !a.getInfo() || a.getInfo()->indexMap != IndexMap::Permute ||
           !isa<BlockArgument>(a.getArgs()[0]))
         continue;
       for (Operation *user : a->getResult(0).getUsers()) {
@@ -311,7 +311,8 @@ private:
           return false;
         for (Operation *after : user->getResult(0).getUsers()) {
           auto back = dyn_cast<AtenOp>(after);
-          if (!back || !back.getInfo() || back.getInfo()->cuda != "permute")
+          if (!back || !back.getInfo() ||
+              back.getInfo()->indexMap != IndexMap::Permute)
             return false;
         }
       }
@@ -342,16 +343,26 @@ private:
     bool physical =
         !phys.empty() &&
         llvm::all_of(outputStrides, [&](const auto &s) { return s == phys; });
-    bool hasCat = llvm::any_of(body.getOperations(), [](Operation &op) {
+    // Under a cat, values are read at the index the cat maps to their
+    // tensor, and behind a flat view of another shape a broadcast operand
+    // at its index in the op's own shape, not the output's: only an
+    // argument of the output's element count (read at the same flat index
+    // whatever its shape: it broadcasts nowhere, and flat views keep
+    // indices) may arrive as a value.
+    bool otherIndex = llvm::any_of(body.getOperations(), [](Operation &op) {
       auto a = dyn_cast<AtenOp>(op);
-      return a && a.getName() == "cat";
+      return a && (a.getName() == "cat" ||
+                   (isFlatView(a) &&
+                    shapeOf(a.getArgs()[0]) != shapeOf(a->getResult(0))));
     });
     for (BlockArgument arg : body.getArguments()) {
       Pass p = Pointer;
-      // Under a cat, values are read at the index the cat maps to their
-      // tensor, not at the output's: only an argument of the output's
-      // shape (read at the same index) may arrive as a value.
-      if (hasCat && shapeOf(arg) != space) {
+      if (otherIndex && shapeOf(arg) != space) {
+        if (!physical && floatStorage(arg.getType()) && isContiguousArg(arg) &&
+            product(shapeOf(arg)) == product(space)) {
+          p = Full;
+          argNames[arg] = "v" + std::to_string(arg.getArgNumber());
+        }
         pass.push_back(p);
         continue;
       }

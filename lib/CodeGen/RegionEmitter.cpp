@@ -45,7 +45,7 @@ RegionEmitter::RegionEmitter(KernelOp k) : kernel(k) {
     }
   k.getBody().walk([&](AtenOp op) {
     const OpInfo *info = op.getInfo();
-    if (!info || info->cuda != "permute" ||
+    if (!info || info->indexMap != IndexMap::Permute ||
         !isa<BlockArgument>(op.getArgs()[0]) || !isF32Tensor(op.getType(0)) ||
         !isContiguousArg(op.getArgs()[0]))
       return;
@@ -259,7 +259,7 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     memo[key] = name;
     return name;
   }
-  if (info->kind == OpKind::Injective && info->cuda == "permute") {
+  if (info->indexMap == IndexMap::Permute) {
     auto perm = getConstantIntList(aten.getArgs()[1]);
     Value src = aten.getArgs()[0];
     if (!perm || !storageOf(src.getType()))
@@ -277,6 +277,15 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
          << sub << " = " << off << "; // " << displayName(aten) << "\n";
     }
     auto val = valueAt(src, sub, os, indent);
+    if (!val)
+      return val.takeError();
+    memo[key] = *val;
+    return *val;
+  }
+  // A flat view's element at `idx` is its input's (kb-form-regions lets
+  // one continue a stage in its shape).
+  if (isFlatView(aten)) {
+    auto val = valueAt(aten.getArgs()[0], idx, os, indent);
     if (!val)
       return val.takeError();
     memo[key] = *val;

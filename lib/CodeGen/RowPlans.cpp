@@ -78,10 +78,12 @@ bool walkPrologue(Value v, llvm::function_ref<void(BlockArgument)> onArg,
     Operation *op = x.getDefiningOp();
     if (isa<ConstantOp, ListOp>(op))
       continue;
+    // A flat view keeps every element's index: an argument of `v`'s
+    // shape behind one is still read at the element's own.
     auto aten = dyn_cast<AtenOp>(op);
     if (!aten || !aten.getInfo() ||
         (aten.getInfo()->kind != OpKind::Elementwise &&
-         aten.getInfo()->kind != OpKind::Broadcast))
+         aten.getInfo()->kind != OpKind::Broadcast && !isFlatView(aten)))
       return false;
     onOp(aten);
     for (Value o : op->getOperands())

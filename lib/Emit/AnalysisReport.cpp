@@ -72,15 +72,25 @@ RegionReport reportRegion(RegionOp region) {
     if (&op == anchor)
       continue;
     r.ops.push_back(displayName(&op));
+    // A flat view of a row-major tensor moves no data in eager either (of
+    // a strided one it is a copy).
+    bool moves = true;
+    if (isFlatView(&op)) {
+      auto in = cast<RankedTensorType>(op.getOperand(0).getType());
+      auto strides = encodedStrides(in);
+      moves = strides && !isRowMajorStrides(in.getShape(), *strides);
+    }
     for (Value v : op.getOperands()) {
-      r.bytesUnfused += tensorBytes(v.getType());
+      if (moves)
+        r.bytesUnfused += tensorBytes(v.getType());
       bool inside = v.getDefiningOp() && v.getDefiningOp() != anchor &&
                     v.getDefiningOp()->getBlock() == &body;
       if (!inside && external.insert(v).second)
         r.bytesFused += tensorBytes(v.getType());
     }
     for (Value res : op.getResults())
-      r.bytesUnfused += tensorBytes(res.getType());
+      if (moves)
+        r.bytesUnfused += tensorBytes(res.getType());
   }
   auto yield = cast<YieldOp>(body.getTerminator());
   for (Value v : yield.getValues()) {

@@ -84,6 +84,17 @@ Recipe parseRecipe(StringRef name) {
                            name + "' of a Reduction row");
 }
 
+IndexMap parseIndexMap(StringRef name) {
+  if (name.empty())
+    return IndexMap::None;
+  if (name == "permute")
+    return IndexMap::Permute;
+  if (name == "flat")
+    return IndexMap::Flat;
+  llvm::report_fatal_error(llvm::Twine("OpSemantics.def: unknown index map '") +
+                           name + "' of an Injective row");
+}
+
 // The table is static data; a malformed row is a programming error caught by
 // the first unit test that loads it.
 std::vector<OpInfo> buildTable() {
@@ -102,6 +113,8 @@ std::vector<OpInfo> buildTable() {
     }
     if (info.kind == OpKind::Reduction)
       info.recipe = parseRecipe(info.cuda);
+    if (info.kind == OpKind::Injective)
+      info.indexMap = parseIndexMap(info.cuda);
     table.push_back(std::move(info));
   }
   return table;

@@ -141,6 +141,8 @@ void RegionFormer::visit(Operation *op) {
     openCatGroup(op, list);
     return;
   }
+  if (joinView(op))
+    return;
   if (!isCandidate(op, kind)) {
     unfused.push_back({op, unfusedReason(op, kind)});
     return;
@@ -224,6 +226,75 @@ void RegionFormer::visit(Operation *op) {
   // `op` joins a group: one launch and no [C, 1] tensor written.
   if (kind == OpKind::Elementwise || kind == OpKind::Broadcast)
     absorbSiblings(op, groups.back(), /*leavesOnly=*/true);
+}
+
+/// The operands after a flat view's tensor as constants, or false: a size
+/// list the host computed (Swin's views take their sizes from its input's
+/// sizes) becomes the traced result shape it produced, so the region needs
+/// no list input; a dim computed on the host leaves the view out.
+static bool constantViewOperands(AtenOp view) {
+  for (unsigned k = 1; k < view.getArgs().size(); ++k) {
+    Value a = view.getArgs()[k];
+    if (isConstantLike(a))
+      continue;
+    StringRef name = view.getInfo()->args[k].name;
+    if (name != "size" && name != "shape")
+      return false;
+    OpBuilder b(view);
+    SmallVector<Value> dims;
+    for (int64_t d : resultShape(view))
+      dims.push_back(makeI64(b, view.getLoc(), d));
+    view->setOperand(
+        k, ListOp::create(b, view.getLoc(),
+                          ListType::get(b.getContext(), b.getI64Type()), dims));
+  }
+  return true;
+}
+
+bool RegionFormer::joinView(Operation *op) {
+  if (!isFlatView(op) || !isStaticF32(op->getResult(0)))
+    return false;
+  Operation *p = cast<AtenOp>(op).getArgs()[0].getDefiningOp();
+  auto gi = p ? groupOf.find(p) : groupOf.end();
+  if (gi == groupOf.end())
+    return false;
+  // Not of the anchor's result: the view's consumers read it as a kernel
+  // argument either way, and a stage over an argument takes the row
+  // kernels' forms that load it directly (float4 quads of a split batch
+  // norm: LeViT's `bn(linear(x).flatten(0, 1))`).
+  Group &g = groups[gi->second];
+  if (p == g.anchor || g.lastReduction || g.rebroadcast || !g.stage.count(p) ||
+      g.ops.size() >= maxOps + (g.anchor ? 1 : 0) ||
+      !constantViewOperands(cast<AtenOp>(op)))
+    return false;
+  g.ops.push_back(op);
+  g.stage.insert(op);
+  g.shape = resultShape(op);
+  groupOf[op] = g.id;
+  return true;
+}
+
+void RegionFormer::dropTrailingViews() {
+  for (Group &g : groups) {
+    bool dropped = true;
+    while (dropped) {
+      dropped = false;
+      for (auto it = g.ops.rbegin(); it != g.ops.rend(); ++it) {
+        Operation *m = *it;
+        if (!isFlatView(m) || llvm::any_of(m->getUsers(), [&](Operation *u) {
+              auto ui = groupOf.find(u);
+              return ui != groupOf.end() && ui->second == g.id;
+            }))
+          continue;
+        g.stage.erase(m);
+        groupOf.erase(m);
+        g.ops.erase(std::next(it).base());
+        unfused.push_back({m, unfusedReason(m, OpKind::Injective)});
+        dropped = true;
+        break;
+      }
+    }
+  }
 }
 
 ListOp RegionFormer::fusableCat(Operation *op) {
@@ -565,6 +636,7 @@ bool RegionFormer::broadcastLeaf(const Group &s, const Group &g,
 }
 
 void RegionFormer::materialize() {
+  dropTrailingViews();
   SmallVector<Operation *> order;
   for (Operation &op : block.without_terminator())
     order.push_back(&op);

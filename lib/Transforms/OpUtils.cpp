@@ -253,6 +253,21 @@ bool kb::hasMutatingUse(Value v) {
   return false;
 }
 
+bool kb::isFlatView(Operation *op) {
+  auto aten = dyn_cast<AtenOp>(op);
+  if (!aten || aten.getInplace() || !aten.getInfo() ||
+      aten.getInfo()->indexMap != IndexMap::Flat || op->getNumResults() != 1 ||
+      aten.getArgs().empty())
+    return false;
+  Value in = aten.getArgs()[0], out = op->getResult(0);
+  auto it = dyn_cast<RankedTensorType>(in.getType());
+  auto ot = dyn_cast<RankedTensorType>(out.getType());
+  return it && ot && it.hasStaticShape() && ot.hasStaticShape() &&
+         it.getElementType() == ot.getElementType() &&
+         it.getNumElements() == ot.getNumElements() && !hasMutatingUse(in) &&
+         !hasMutatingUse(out);
+}
+
 std::string kb::displayName(Operation *op) {
   if (auto aten = dyn_cast<AtenOp>(op))
     return ("aten::" + aten.getName() + (aten.getInplace() ? "_" : "")).str();

@@ -64,6 +64,18 @@ private:
 
   void visit(Operation *op);
 
+  /// A flat view (isFlatView) of a value the current stage of a group
+  /// without a reduction computes joins that group, whose stage goes on in
+  /// the view's shape: later members read it at the same flat index.
+  /// Swin's shifted windows add their mask to the scores viewed as
+  /// [B, nW, heads, N, N] between two views of [B * nW, heads, N, N]: the
+  /// bias add, the mask add and the softmax were three kernels.
+  bool joinView(Operation *op);
+
+  /// Views joinView took that no later member reads leave their groups
+  /// again (a view at a region's end would only write its input twice).
+  void dropTrailingViews();
+
   /// `cat` of 2-8 static float32 tensors of one rank along a constant dim,
   /// whose list nothing else reads: a kernel evaluates the input its index
   /// falls in (GPT-NeoX's and LLaMA's rotate_half, `cat(-x2, x1)`, inside

@@ -994,3 +994,79 @@ func.func @same_row_after_layer_norm(%x: tensor<32x64xf32>) -> (tensor<32x64xf32
   %9 = kb.aten "log_softmax"(%8, %one, %none) {overload = "int"} : (tensor<32x64xf32>, i64, none) -> tensor<32x64xf32>
   return %2, %5, %7, %8, %9 : tensor<32x64xf32>, tensor<32xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>
 }
+
+// -----
+
+// A flat view (view, reshape, flatten, squeeze, ...) of a value of a
+// group's pointwise stage joins the group, which goes on in the view's
+// shape: Swin's shifted-window scores are viewed as [B, nW, heads, N, N]
+// for the mask's add and back for the softmax (one kernel, not three). A
+// size list computed on the host becomes the traced shape.
+// CHECK-LABEL: func.func @flat_view_continues_stage
+// CHECK:       %[[B:.*]] = kb.constant {value = 2 : i64} : i64
+// CHECK:       %[[L:.*]] = kb.list(%[[B]], %{{.*}}, %{{.*}}, %{{.*}}) : (i64, i64, i64, i64) -> !kb.list<i64>
+// CHECK-NEXT:  kb.region attributes {id = 0 : i64} -> (tensor<8x3x16xf32>) {
+// CHECK-NEXT:    %[[A:.*]] = kb.aten "add"(%arg0, %arg1
+// CHECK-NEXT:    %[[V:.*]] = kb.aten "view"(%[[A]], %[[L]]) {{.*}} -> tensor<2x4x3x16xf32>
+// CHECK-NEXT:    %[[M:.*]] = kb.aten "add"(%[[V]], %arg2
+// CHECK-NEXT:    %[[W:.*]] = kb.aten "view"(%[[M]], %{{.*}}) {{.*}} -> tensor<8x3x16xf32>
+// CHECK-NEXT:    %[[S:.*]] = kb.aten "softmax"(%[[W]]
+// CHECK-NEXT:    kb.yield %[[S]]
+func.func @flat_view_continues_stage(%x: tensor<8x3x16xf32>, %bias: tensor<1x3x16xf32>, %mask: tensor<1x4x1x16xf32>, %b: i64) -> tensor<8x3x16xf32> {
+  %one = kb.constant {value = 1 : i64} : i64
+  %m1 = kb.constant {value = -1 : i64} : i64
+  %c3 = kb.constant {value = 3 : i64} : i64
+  %c4 = kb.constant {value = 4 : i64} : i64
+  %c16 = kb.constant {value = 16 : i64} : i64
+  %none = kb.constant {value} : none
+  %split = kb.list(%b, %c4, %c3, %c16) : (i64, i64, i64, i64) -> !kb.list<i64>
+  %back = kb.list(%m1, %c3, %c16) : (i64, i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "add"(%x, %bias, %one) {overload = "Tensor"} : (tensor<8x3x16xf32>, tensor<1x3x16xf32>, i64) -> tensor<8x3x16xf32>
+  %1 = kb.aten "view"(%0, %split) : (tensor<8x3x16xf32>, !kb.list<i64>) -> tensor<2x4x3x16xf32>
+  %2 = kb.aten "add"(%1, %mask, %one) {overload = "Tensor"} : (tensor<2x4x3x16xf32>, tensor<1x4x1x16xf32>, i64) -> tensor<2x4x3x16xf32>
+  %3 = kb.aten "view"(%2, %back) : (tensor<2x4x3x16xf32>, !kb.list<i64>) -> tensor<8x3x16xf32>
+  %4 = kb.aten "softmax"(%3, %m1, %none) {overload = "int"} : (tensor<8x3x16xf32>, i64, none) -> tensor<8x3x16xf32>
+  return %4 : tensor<8x3x16xf32>
+}
+
+// -----
+
+// A view no later member reads leaves the group (a region ending in a view
+// would write its input twice); a view after a reduction starts nothing
+// (the row kernels index the reduced stage in its own shape); a view whose
+// dim the host computes stays out.
+// CHECK-LABEL: func.func @flat_view_boundaries
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<2x8xf32>) {
+// CHECK-NEXT:    kb.aten "relu"
+// CHECK-NEXT:    kb.yield
+// CHECK:       kb.aten "view"{{.*}}kb.unfused = "view/identity: no data to fuse"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<2x8xf32>) {
+// CHECK-NEXT:    kb.aten "softmax"
+// CHECK-NEXT:    kb.yield
+// CHECK:       kb.aten "flatten"{{.*}}kb.unfused = "view/identity: no data to fuse"
+// CHECK:       kb.region attributes {id = 2 : i64} -> (tensor<16xf32>) {
+// CHECK-NEXT:    kb.aten "neg"
+// CHECK-NEXT:    kb.yield
+// CHECK:       kb.region attributes {id = 3 : i64} -> (tensor<2x8xf32>) {
+// CHECK-NEXT:    kb.aten "exp"
+// CHECK-NEXT:    kb.yield
+// CHECK:       kb.aten "unsqueeze"{{.*}}kb.unfused = "view/identity: no data to fuse"
+// CHECK:       kb.region attributes {id = 4 : i64} -> (tensor<1x2x8xf32>) {
+// CHECK-NEXT:    kb.aten "abs"
+// CHECK-NEXT:    kb.yield
+func.func @flat_view_boundaries(%x: tensor<2x8xf32>, %d: i64) -> (tensor<16xf32>, tensor<16xf32>, tensor<1x2x8xf32>) {
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %n = kb.constant {value = 16 : i64} : i64
+  %none = kb.constant {value} : none
+  %shape = kb.list(%n) : (i64) -> !kb.list<i64>
+  %0 = kb.aten "relu"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %1 = kb.aten "view"(%0, %shape) : (tensor<2x8xf32>, !kb.list<i64>) -> tensor<16xf32>
+  %2 = kb.aten "softmax"(%x, %one, %none) {overload = "int"} : (tensor<2x8xf32>, i64, none) -> tensor<2x8xf32>
+  %3 = kb.aten "flatten"(%2, %zero, %one) {overload = "using_ints"} : (tensor<2x8xf32>, i64, i64) -> tensor<16xf32>
+  %4 = kb.aten "neg"(%3) : (tensor<16xf32>) -> tensor<16xf32>
+  %5 = kb.aten "exp"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %6 = kb.aten "unsqueeze"(%5, %d) : (tensor<2x8xf32>, i64) -> tensor<1x2x8xf32>
+  %7 = kb.aten "abs"(%6) : (tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+  return %1, %4, %7 : tensor<16xf32>, tensor<16xf32>, tensor<1x2x8xf32>
+}

@@ -113,6 +113,17 @@ bool isNormRecipe(Recipe r);
 /// softmax, log_softmax and safe_softmax: a result per element of the row.
 bool isSoftmaxRecipe(Recipe r);
 
+/// What an Injective row's `cuda` column names: the index map the code
+/// generator applies inside a region.
+enum class IndexMap {
+  None,
+  /// "permute": the input read at the permuted coordinates.
+  Permute,
+  /// "flat": element i of the result (row-major) is element i of the
+  /// input, whatever the input's strides (view, reshape, flatten, ...).
+  Flat,
+};
+
 struct OpInfo {
   llvm::StringRef name;     // aten name without "aten::"
   llvm::StringRef overload; // "" for the default overload
@@ -123,6 +134,7 @@ struct OpInfo {
   llvm::StringRef aten;
   llvm::SmallVector<ArgSpec, 8> args;
   Recipe recipe = Recipe::None; // Reduction rows: what `cuda` names
+  IndexMap indexMap = IndexMap::None; // Injective rows: what `cuda` names
 
   /// Index of the schema operand called `argName`, if any.
   std::optional<unsigned> argIndex(llvm::StringRef argName) const;

@@ -56,6 +56,12 @@ bool isEpilogueOp(mlir::Operation *op);
 bool mutatesOperand(mlir::Operation *user, mlir::Value v);
 bool hasMutatingUse(mlir::Value v);
 
+/// A view whose element i is its input's element i (the table's "flat"
+/// index map: view, reshape, flatten, unflatten, squeeze, unsqueeze), not
+/// in place, between static tensors of one element type and count, neither
+/// mutated: inside a region it moves no data, whatever its input's strides.
+bool isFlatView(mlir::Operation *op);
+
 /// "aten::relu_" style display name of a kb.aten/kb.opaque op.
 std::string displayName(mlir::Operation *op);
 
