@@ -143,6 +143,114 @@ std::string codegen::permuteOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> perm,
   return stridedOffset(shape, strides, idx, narrow);
 }
 
+namespace {
+std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
+    s[k] = s[k + 1] * shape[k + 1];
+  return s;
+}
+
+std::string plus(std::string off, int64_t base, bool narrow) {
+  if (base == 0)
+    return off;
+  return off == "0" ? codegen::intLit(base, narrow)
+                    : "(" + off + " + " + codegen::intLit(base, narrow) + ")";
+}
+} // namespace
+
+std::string codegen::rollOffset(ArrayRef<int64_t> shape,
+                                ArrayRef<int64_t> shifts,
+                                ArrayRef<int64_t> dims, llvm::StringRef idx,
+                                bool narrow) {
+  std::string I = indexOperand(idx, narrow);
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  SmallVector<std::pair<int64_t, int64_t>> rolls; // {dim or -1, shift}
+  if (dims.empty())
+    rolls.push_back({-1, shifts.empty() ? 0 : shifts[0]});
+  for (auto [k, d] : llvm::enumerate(dims))
+    rolls.push_back({d, shifts[k]});
+  // Each rolled dim adds (n - s) strides where its coordinate is below
+  // the shift, else subtracts s strides; in 32-bit math a subtraction is
+  // the addition of its two's complement, and the sum is an index.
+  std::string expr = I;
+  for (auto [d, shift] : rolls) {
+    int64_t n = d < 0 ? product(shape) : shape[d];
+    int64_t S = d < 0 ? 1 : strides[d];
+    int64_t s = n ? ((shift % n) + n) % n : 0;
+    if (s == 0)
+      continue;
+    std::string c = S == 1 ? I : "(" + I + " / " + intLit(S, narrow) + ")";
+    if (d > 0)
+      c = "(" + c + " % " + intLit(n, narrow) + ")";
+    expr +=
+        " + (" + c + " < " + intLit(s, narrow) + " ? " +
+        intLit((n - s) * S, narrow) + " : " +
+        (narrow ? "0u - " + intLit(s * S, narrow) : intLit(-s * S, narrow)) +
+        ")";
+  }
+  return expr;
+}
+
+std::string codegen::sliceOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                                 int64_t dim, int64_t start, int64_t step,
+                                 llvm::StringRef idx, bool narrow) {
+  // A slice of a row-major x is a strided view of x, `start` rows in.
+  std::vector<int64_t> strides = rowMajorStrides(in);
+  int64_t base = start * strides[dim];
+  strides[dim] *= step;
+  return plus(stridedOffset(out, strides, idx, narrow), base, narrow);
+}
+
+std::string codegen::selectOffset(ArrayRef<int64_t> in, int64_t dim,
+                                  int64_t index, llvm::StringRef idx,
+                                  bool narrow) {
+  std::vector<int64_t> strides = rowMajorStrides(in);
+  SmallVector<int64_t> shape, kept;
+  for (int64_t d = 0; d < (int64_t)in.size(); ++d)
+    if (d != dim) {
+      shape.push_back(in[d]);
+      kept.push_back(strides[d]);
+    }
+  return plus(stridedOffset(shape, kept, idx, narrow), index * strides[dim],
+              narrow);
+}
+
+std::pair<std::string, std::string> codegen::padOffset(ArrayRef<int64_t> in,
+                                                       ArrayRef<int64_t> out,
+                                                       ArrayRef<int64_t> pads,
+                                                       llvm::StringRef idx) {
+  int64_t rank = out.size();
+  std::vector<int64_t> outStrides = rowMajorStrides(out),
+                       inStrides = rowMajorStrides(in);
+  std::string I = indexOperand(idx, false);
+  std::string cond, off;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t k = rank - 1 - d; // pads name the last dim first
+    int64_t before = 2 * k + 1 < (int64_t)pads.size() ? pads[2 * k] : 0;
+    int64_t after = 2 * k + 1 < (int64_t)pads.size() ? pads[2 * k + 1] : 0;
+    if (in[d] == 1 && out[d] == 1)
+      continue;
+    std::string c = outStrides[d] == 1
+                        ? I
+                        : "(" + I + " / " + intLit(outStrides[d], false) + ")";
+    if (d > 0)
+      c = "(" + c + " % " + intLit(out[d], false) + ")";
+    std::string x =
+        before == 0 ? c : "(" + c + " - " + intLit(before, false) + ")";
+    if (before > 0)
+      cond += (cond.empty() ? "" : " && ") + x + " >= 0LL";
+    if (after > 0)
+      cond += (cond.empty() ? "" : " && ") + x + " < " + intLit(in[d], false);
+    if (before > 0 || after > 0)
+      x = "min(max(" + x + ", 0LL), " + intLit(in[d] - 1, false) + ")";
+    std::string term =
+        inStrides[d] == 1 ? x : x + " * " + intLit(inStrides[d], false);
+    off = off.empty() ? term : off + " + " + term;
+  }
+  return {cond.empty() ? "true" : cond, off.empty() ? "0LL" : off};
+}
+
 std::string codegen::channelsLastWalk(ArrayRef<int64_t> out,
                                       ArrayRef<int64_t> origins,
                                       llvm::StringRef idx) {

@@ -344,16 +344,21 @@ private:
         !phys.empty() &&
         llvm::all_of(outputStrides, [&](const auto &s) { return s == phys; });
     // Under a cat, values are read at the index the cat maps to their
-    // tensor, and behind a flat view of another shape a broadcast operand
-    // at its index in the op's own shape, not the output's: only an
+    // tensor, behind an index map (a permute, roll, slice, pad) at the
+    // index it gives, and behind a flat view of another shape a broadcast
+    // operand at its index in the op's own shape, not the output's: only an
     // argument of the output's element count (read at the same flat index
     // whatever its shape: it broadcasts nowhere, and flat views keep
     // indices) may arrive as a value.
     bool otherIndex = llvm::any_of(body.getOperations(), [](Operation &op) {
       auto a = dyn_cast<AtenOp>(op);
-      return a && (a.getName() == "cat" ||
-                   (isFlatView(a) &&
-                    shapeOf(a.getArgs()[0]) != shapeOf(a->getResult(0))));
+      if (!a || !a.getInfo())
+        return false;
+      if (a.getName() == "cat")
+        return true;
+      std::optional<IndexMapParams> m = indexMapOf(a);
+      return m && (m->map != IndexMap::Flat ||
+                   shapeOf(a.getArgs()[0]) != shapeOf(a->getResult(0)));
     });
     for (BlockArgument arg : body.getArguments()) {
       Pass p = Pointer;

@@ -259,37 +259,62 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     memo[key] = name;
     return name;
   }
-  if (info->indexMap == IndexMap::Permute) {
-    auto perm = getConstantIntList(aten.getArgs()[1]);
+  // An index-map op (a permute, view, roll, slice, select or constant pad
+  // kb-form-regions let a stage go on through): its element at `idx` is
+  // its input's at the index the map gives, or a pad's constant.
+  if (info->indexMap != IndexMap::None) {
+    std::optional<IndexMapParams> m = indexMapOf(aten);
     Value src = aten.getArgs()[0];
-    if (!perm || !storageOf(src.getType()))
+    if (!m || !storageOf(src.getType()))
       return unsupported("'" + displayName(aten) +
                          "' without constant dims or a static float32 input");
-    ArrayRef<int64_t> in = shapeOf(src);
-    SmallVector<int64_t> dims;
-    for (int64_t d : *perm)
-      dims.push_back(d < 0 ? d + (int64_t)in.size() : d);
-    std::string off = permuteOffset(in, dims, idx, narrow);
+    ArrayRef<int64_t> in = shapeOf(src), out = shapeOf(v);
+    std::string off = idx.str(), inside;
+    switch (m->map) {
+    case IndexMap::None:
+    case IndexMap::Flat:
+      break;
+    case IndexMap::Permute:
+      off = permuteOffset(in, m->dims, idx, narrow);
+      break;
+    case IndexMap::Roll:
+      off = rollOffset(in, m->shifts, m->dims, idx, narrow);
+      break;
+    case IndexMap::Slice:
+      off = sliceOffset(in, out, m->dim, m->start, m->step, idx, narrow);
+      break;
+    case IndexMap::Select:
+      off = selectOffset(in, m->dim, m->index, idx, narrow);
+      break;
+    case IndexMap::Pad:
+      std::tie(inside, off) = padOffset(in, out, m->pads, idx);
+      break;
+    }
     std::string sub = off;
-    if (!llvm::all_of(off, [](char c) { return isalnum(c) || c == '_'; })) {
+    if (m->map != IndexMap::Flat &&
+        !llvm::all_of(off, [](char c) { return isalnum(c) || c == '_'; })) {
       sub = fresh("i");
-      os << indent << "const " << (narrow ? "unsigned" : "long long") << " "
-         << sub << " = " << off << "; // " << displayName(aten) << "\n";
+      os << indent << "const "
+         << (narrow && m->map != IndexMap::Pad ? "unsigned" : "long long")
+         << " " << sub << " = " << off << "; // " << displayName(aten) << "\n";
+    }
+    std::string in_;
+    if (m->map == IndexMap::Pad) {
+      in_ = fresh("p");
+      os << indent << "const bool " << in_ << " = " << inside << ";\n";
     }
     auto val = valueAt(src, sub, os, indent);
     if (!val)
       return val.takeError();
-    memo[key] = *val;
-    return *val;
-  }
-  // A flat view's element at `idx` is its input's (kb-form-regions lets
-  // one continue a stage in its shape).
-  if (isFlatView(aten)) {
-    auto val = valueAt(aten.getArgs()[0], idx, os, indent);
-    if (!val)
-      return val.takeError();
-    memo[key] = *val;
-    return *val;
+    name = *val;
+    if (m->map == IndexMap::Pad) {
+      name = fresh("t");
+      os << indent << "const float " << name << " = " << in_ << " ? " << *val
+         << " : " << floatLiteral(m->value) << "; // " << displayName(aten)
+         << "\n";
+    }
+    memo[key] = name;
+    return name;
   }
   // kb-sink-views' copy after a pointwise op on a strided tensor: the
   // kernel writes row-major whatever its operand's layout, so the value is

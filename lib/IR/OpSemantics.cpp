@@ -91,6 +91,14 @@ IndexMap parseIndexMap(StringRef name) {
     return IndexMap::Permute;
   if (name == "flat")
     return IndexMap::Flat;
+  if (name == "roll")
+    return IndexMap::Roll;
+  if (name == "slice")
+    return IndexMap::Slice;
+  if (name == "select")
+    return IndexMap::Select;
+  if (name == "pad")
+    return IndexMap::Pad;
   llvm::report_fatal_error(llvm::Twine("OpSemantics.def: unknown index map '") +
                            name + "' of an Injective row");
 }

@@ -64,16 +64,24 @@ private:
 
   void visit(Operation *op);
 
-  /// A flat view (isFlatView) of a value the current stage of a group
-  /// without a reduction computes joins that group, whose stage goes on in
-  /// the view's shape: later members read it at the same flat index.
-  /// Swin's shifted windows add their mask to the scores viewed as
-  /// [B, nW, heads, N, N] between two views of [B * nW, heads, N, N]: the
-  /// bias add, the mask add and the softmax were three kernels.
+  /// The ops joinView added to groups.
+  llvm::SmallPtrSet<Operation *, 16> mapped;
+
+  /// An index-map op (indexMapOf: a view, permute, roll, slice, select or
+  /// constant pad) of a value the current stage of a group without a
+  /// reduction computes joins that group, whose stage goes on in the op's
+  /// shape: later members read the op's input at the index the map gives
+  /// (RegionEmitter::valueAt). Swin's shifted windows add their mask to
+  /// the scores viewed as [B, nW, heads, N, N] between two views of
+  /// [B * nW, heads, N, N] (the bias add, the mask add and the softmax
+  /// were three kernels); its window reverse (view, permute, reshape,
+  /// roll, crop) copies the projection's output three times before the
+  /// residual add reads it.
   bool joinView(Operation *op);
 
-  /// Views joinView took that no later member reads leave their groups
-  /// again (a view at a region's end would only write its input twice).
+  /// Index-map ops joinView took that no later member reads leave their
+  /// groups again (at a region's end one would only write its input
+  /// again, moved).
   void dropTrailingViews();
 
   /// `cat` of 2-8 static float32 tensors of one rank along a constant dim,

@@ -1070,3 +1070,83 @@ func.func @flat_view_boundaries(%x: tensor<2x8xf32>, %d: i64) -> (tensor<16xf32>
   %7 = kb.aten "abs"(%6) : (tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
   return %1, %4, %7 : tensor<16xf32>, tensor<16xf32>, tensor<1x2x8xf32>
 }
+
+// -----
+
+// Index maps that copy in eager (a reshape of a permuted tensor, a roll)
+// join the anchor's epilogue: the residual add reads the GEMM's result
+// where the copies would have put it (Swin's window reverse). Views of the
+// anchor's result that copy nothing stay out (the kernel reads the result
+// through their strides either way).
+// CHECK-LABEL: func.func @index_maps_after_anchor
+// CHECK:       kb.region attributes {anchor = "aten::matmul", id = 0 : i64} -> (tensor<2x4x4x8xf32>) {
+// CHECK-NEXT:    kb.aten "matmul"
+// CHECK-NEXT:    kb.aten "view"
+// CHECK-NEXT:    kb.aten "permute"
+// CHECK-NEXT:    kb.aten "reshape"
+// CHECK-NEXT:    kb.aten "roll"
+// CHECK-NEXT:    kb.aten "add"
+// CHECK-NEXT:    kb.yield
+// CHECK:       kb.aten "transpose"{{.*}}kb.unfused = "view/identity: no data to fuse"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<8x4x4xf32>) {
+// CHECK-NEXT:    kb.aten "relu"
+// CHECK-NEXT:    kb.yield
+func.func @index_maps_after_anchor(%a: tensor<8x4x4xf32>, %b: tensor<8x4x8xf32>, %x: tensor<2x4x4x8xf32>) -> (tensor<2x4x4x8xf32>, tensor<8x4x4xf32>) {
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %three = kb.constant {value = 3 : i64} : i64
+  %four = kb.constant {value = 4 : i64} : i64
+  %five = kb.constant {value = 5 : i64} : i64
+  %eight = kb.constant {value = 8 : i64} : i64
+  %s1 = kb.list(%two, %two, %two, %two, %two, %eight) : (i64, i64, i64, i64, i64, i64) -> !kb.list<i64>
+  %p = kb.list(%zero, %one, %three, %two, %four, %five) : (i64, i64, i64, i64, i64, i64) -> !kb.list<i64>
+  %s2 = kb.list(%two, %four, %four, %eight) : (i64, i64, i64, i64) -> !kb.list<i64>
+  %sh = kb.list(%one, %one) : (i64, i64) -> !kb.list<i64>
+  %dims = kb.list(%one, %two) : (i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "matmul"(%a, %b) : (tensor<8x4x4xf32>, tensor<8x4x8xf32>) -> tensor<8x4x8xf32>
+  %1 = kb.aten "view"(%0, %s1) : (tensor<8x4x8xf32>, !kb.list<i64>) -> tensor<2x2x2x2x2x8xf32>
+  %2 = kb.aten "permute"(%1, %p) : (tensor<2x2x2x2x2x8xf32>, !kb.list<i64>) -> tensor<2x2x2x2x2x8xf32, [128, 64, 16, 32, 8, 1]>
+  %3 = kb.aten "reshape"(%2, %s2) : (tensor<2x2x2x2x2x8xf32, [128, 64, 16, 32, 8, 1]>, !kb.list<i64>) -> tensor<2x4x4x8xf32>
+  %4 = kb.aten "roll"(%3, %sh, %dims) : (tensor<2x4x4x8xf32>, !kb.list<i64>, !kb.list<i64>) -> tensor<2x4x4x8xf32>
+  %5 = kb.aten "add"(%x, %4, %one) {overload = "Tensor"} : (tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>, i64) -> tensor<2x4x4x8xf32>
+  %6 = kb.aten "matmul"(%a, %a) : (tensor<8x4x4xf32>, tensor<8x4x4xf32>) -> tensor<8x4x4xf32>
+  %7 = kb.aten "transpose"(%6, %one, %two) {overload = "int"} : (tensor<8x4x4xf32>, i64, i64) -> tensor<8x4x4xf32, [16, 1, 4]>
+  %8 = kb.aten "relu"(%7) : (tensor<8x4x4xf32, [16, 1, 4]>) -> tensor<8x4x4xf32>
+  return %5, %8 : tensor<2x4x4x8xf32>, tensor<8x4x4xf32>
+}
+
+// -----
+
+// An index map whose value something besides one joining op reads stays
+// out (the kernel would write what eager's view never writes: a qkv
+// permute whose k feeds a matmul); a pad and a select of a pointwise
+// stage join it.
+// CHECK-LABEL: func.func @index_maps_read_once
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<2x3x8xf32>) {
+// CHECK-NEXT:    kb.aten "mul"
+// CHECK-NEXT:    kb.yield
+// CHECK:       kb.aten "permute"{{.*}}kb.unfused = "view/identity: no data to fuse"
+// CHECK:       kb.region attributes {id = 2 : i64} -> (tensor<5x10xf32>) {
+// CHECK-NEXT:    kb.aten "exp"
+// CHECK-NEXT:    kb.aten "constant_pad_nd"
+// CHECK-NEXT:    kb.aten "select"
+// CHECK-NEXT:    kb.aten "neg"
+// CHECK-NEXT:    kb.yield
+func.func @index_maps_read_once(%x: tensor<2x3x8xf32>, %y: tensor<3x4x8xf32>) -> (tensor<3x2x8xf32>, tensor<3x2x8xf32>, tensor<5x10xf32>) {
+  %zero = kb.constant {value = 0 : i64} : i64
+  %one = kb.constant {value = 1 : i64} : i64
+  %two = kb.constant {value = 2 : i64} : i64
+  %half = kb.constant {value = 5.000000e-01 : f64} : f64
+  %p = kb.list(%one, %zero, %two) : (i64, i64, i64) -> !kb.list<i64>
+  %pads = kb.list(%one, %one, %zero, %one) : (i64, i64, i64, i64) -> !kb.list<i64>
+  %0 = kb.aten "mul"(%x, %half) {overload = "Scalar"} : (tensor<2x3x8xf32>, f64) -> tensor<2x3x8xf32>
+  %1 = kb.aten "permute"(%0, %p) : (tensor<2x3x8xf32>, !kb.list<i64>) -> tensor<3x2x8xf32, [8, 24, 1]>
+  %2 = kb.aten "relu"(%1) : (tensor<3x2x8xf32, [8, 24, 1]>) -> tensor<3x2x8xf32>
+  %3 = kb.aten "matmul"(%1, %y) : (tensor<3x2x8xf32, [8, 24, 1]>, tensor<3x4x8xf32>) -> tensor<3x2x8xf32>
+  %4 = kb.aten "exp"(%y) : (tensor<3x4x8xf32>) -> tensor<3x4x8xf32>
+  %5 = kb.aten "constant_pad_nd"(%4, %pads, %half) : (tensor<3x4x8xf32>, !kb.list<i64>, f64) -> tensor<3x5x10xf32>
+  %6 = kb.aten "select"(%5, %zero, %one) {overload = "int"} : (tensor<3x5x10xf32>, i64, i64) -> tensor<5x10xf32>
+  %7 = kb.aten "neg"(%6) : (tensor<5x10xf32>) -> tensor<5x10xf32>
+  return %2, %3, %7 : tensor<3x2x8xf32>, tensor<3x2x8xf32>, tensor<5x10xf32>
+}

@@ -11,7 +11,9 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cctype>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,7 +26,7 @@ class Eval {
 public:
   Eval(const std::string &text, int64_t i) : s(text), i(i) {}
   int64_t run() {
-    int64_t v = sum();
+    int64_t v = cond();
     skip();
     EXPECT_EQ(p, s.size()) << "trailing text in '" << s << "'";
     return v;
@@ -42,11 +44,40 @@ private:
     p += t.size();
     return true;
   }
+  // c ? a : b, && of comparisons (< and >=), then arithmetic.
+  int64_t cond() {
+    int64_t c = conj();
+    if (!eat("?"))
+      return c;
+    int64_t a = cond();
+    EXPECT_TRUE(eat(":")) << "no ':' in '" << s << "'";
+    int64_t b = cond();
+    return c ? a : b;
+  }
+  int64_t conj() {
+    int64_t v = compare();
+    while (eat("&&"))
+      v = compare() && v;
+    return v;
+  }
+  int64_t compare() {
+    int64_t v = sum();
+    if (eat("<"))
+      return v < sum();
+    if (eat(">="))
+      return v >= sum();
+    return v;
+  }
   int64_t sum() {
     int64_t v = product();
-    while (eat("+"))
-      v += product();
-    return v;
+    for (;;) {
+      if (eat("+"))
+        v += product();
+      else if (eat("-"))
+        v -= product();
+      else
+        return v;
+    }
   }
   int64_t product() {
     int64_t v = unary();
@@ -62,10 +93,23 @@ private:
     }
   }
   int64_t unary() {
+    if (eat("-"))
+      return -unary();
     if (eat("(unsigned)"))
       return unary();
+    if (eat("true"))
+      return 1;
+    for (const char *f : {"min(", "max("}) {
+      if (!eat(f))
+        continue;
+      int64_t a = cond();
+      EXPECT_TRUE(eat(",")) << "no ',' in '" << s << "'";
+      int64_t b = cond();
+      EXPECT_TRUE(eat(")")) << "unbalanced '" << s << "'";
+      return f[1] == 'i' ? std::min(a, b) : std::max(a, b);
+    }
     if (eat("(")) {
-      int64_t v = sum();
+      int64_t v = cond();
       EXPECT_TRUE(eat(")")) << "unbalanced '" << s << "'";
       return v;
     }
@@ -281,4 +325,105 @@ TEST(IndexMath, WidestAdaptiveWindowMatchesEveryWindow) {
     }
   EXPECT_EQ(widestAdaptiveWindow(0, 4), 1);
   EXPECT_EQ(widestAdaptiveWindow(64, int64_t(1) << 32), 1);
+}
+
+/// Every index of an index map's result against the offset into its input
+/// computed from coordinates (`from` maps the result's coordinates to the
+/// input's, or returns false where the element is padding). 32-bit
+/// expressions are compared modulo 2^32, as unsigned math computes them.
+void checkMap(const std::string &expr, const std::vector<int64_t> &in,
+              const std::vector<int64_t> &out, bool narrow,
+              const std::function<bool(std::vector<int64_t> &)> &from,
+              const std::string &inside = "") {
+  std::vector<int64_t> inStride = strides(in), outStride = strides(out);
+  for (int64_t idx = 0; idx < product(out); ++idx) {
+    std::vector<int64_t> c(out.size());
+    for (size_t k = 0; k < out.size(); ++k)
+      c[k] = idx / outStride[k] % out[k];
+    bool valid = from(c);
+    if (!inside.empty())
+      ASSERT_EQ(Eval(inside, idx).run() != 0, valid)
+          << "index " << idx << " of '" << inside << "'";
+    if (!valid)
+      continue;
+    int64_t offset = 0;
+    for (size_t k = 0; k < in.size(); ++k)
+      offset += c[k] * inStride[k];
+    int64_t got = Eval(expr, idx).run();
+    if (narrow)
+      got &= 0xffffffffLL;
+    ASSERT_EQ(got, offset) << "index " << idx << " of '" << expr << "'";
+  }
+}
+
+TEST(IndexMath, RollOffsets) {
+  // Swin's roll by -3 over dims 1 and 2 of [2, 8, 8, 4], and a flattened
+  // roll; a coordinate c reads (c - shift) mod n.
+  for (bool narrow : {true, false}) {
+    std::vector<int64_t> shape = {2, 8, 8, 4};
+    checkMap(rollOffset(shape, {-3, -3}, {1, 2}, "i", narrow), shape, shape,
+             narrow, [](std::vector<int64_t> &c) {
+               c[1] = ((c[1] + 3) % 8 + 8) % 8;
+               c[2] = ((c[2] + 3) % 8 + 8) % 8;
+               return true;
+             });
+    checkMap(rollOffset({3, 5}, {7}, {}, "i", narrow), {3, 5}, {3, 5}, narrow,
+             [](std::vector<int64_t> &c) {
+               int64_t f = ((c[0] * 5 + c[1] - 7) % 15 + 15) % 15;
+               c = {f / 5, f % 5};
+               return true;
+             });
+    checkMap(rollOffset({4, 6}, {2}, {0}, "i", narrow), {4, 6}, {4, 6}, narrow,
+             [](std::vector<int64_t> &c) {
+               c[0] = (c[0] + 2) % 4;
+               return true;
+             });
+  }
+  EXPECT_EQ(rollOffset({4, 6}, {6}, {1}, "i", true), "(unsigned)i");
+}
+
+TEST(IndexMath, SliceAndSelectOffsets) {
+  checkMap(sliceOffset({4, 9, 3}, {4, 3, 3}, 1, 2, 3, "i", true), {4, 9, 3},
+           {4, 3, 3}, true, [](std::vector<int64_t> &c) {
+             c[1] = 2 + 3 * c[1];
+             return true;
+           });
+  checkMap(sliceOffset({5, 6}, {2, 6}, 0, 3, 1, "i", false), {5, 6}, {2, 6},
+           false, [](std::vector<int64_t> &c) {
+             c[0] += 3;
+             return true;
+           });
+  checkMap(selectOffset({3, 4, 5}, 1, 2, "i", true), {3, 4, 5}, {3, 5}, true,
+           [](std::vector<int64_t> &c) {
+             c = {c[0], 2, c[1]};
+             return true;
+           });
+}
+
+TEST(IndexMath, PadOffsets) {
+  // [2, 3, 4] padded (1, 2) on the last dim, (2, 0) on the middle one;
+  // outside x the condition is false and the offset stays inside x.
+  std::vector<int64_t> in = {2, 3, 4}, out = {2, 5, 7};
+  auto [inside, off] = padOffset(in, out, {1, 2, 2, 0}, "i");
+  checkMap(
+      off, in, out, false,
+      [](std::vector<int64_t> &c) {
+        c[1] -= 2;
+        c[2] -= 1;
+        return c[1] >= 0 && c[1] < 3 && c[2] >= 0 && c[2] < 4;
+      },
+      inside);
+  for (int64_t idx = 0; idx < product(out); ++idx) {
+    int64_t o = Eval(off, idx).run();
+    EXPECT_TRUE(o >= 0 && o < product(in)) << idx;
+  }
+  // A negative pad crops.
+  auto [in2, off2] = padOffset({6}, {3}, {-2, -1}, "i");
+  checkMap(
+      off2, {6}, {3}, false,
+      [](std::vector<int64_t> &c) {
+        c[0] += 2;
+        return true;
+      },
+      in2);
 }

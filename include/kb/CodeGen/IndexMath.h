@@ -61,6 +61,33 @@ std::string permuteOffset(llvm::ArrayRef<int64_t> in,
                           llvm::ArrayRef<int64_t> perm, llvm::StringRef idx,
                           bool narrow = false);
 
+/// Offset into the operand of `roll(x, shifts, dims)` (x of shape `shape`,
+/// row-major) of the element at linear index `idx` of the result: along
+/// each rolled dim of n, coordinate c reads (c - shift) mod n; with no
+/// dims the flattened tensor rolls by shifts[0].
+std::string rollOffset(llvm::ArrayRef<int64_t> shape,
+                       llvm::ArrayRef<int64_t> shifts,
+                       llvm::ArrayRef<int64_t> dims, llvm::StringRef idx,
+                       bool narrow = false);
+/// Offset into the operand of a slice along `dim` (x of shape `in`,
+/// row-major; the result of shape `out`) of the element at linear index
+/// `idx` of the result: coordinate c of `dim` reads start + c * step.
+std::string sliceOffset(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> out,
+                        int64_t dim, int64_t start, int64_t step,
+                        llvm::StringRef idx, bool narrow = false);
+/// Offset into the operand of `select(x, dim, index)` (x of shape `in`,
+/// row-major) of the element at linear index `idx` of the result.
+std::string selectOffset(llvm::ArrayRef<int64_t> in, int64_t dim, int64_t index,
+                         llvm::StringRef idx, bool narrow = false);
+/// The element at linear index `idx` of a constant pad of x (shape `in`,
+/// row-major; the result of shape `out`; `pads` (before, after) pairs from
+/// the last dim backwards, negative ones crop): {a condition, true where
+/// the element is x's, and its offset in x, clamped into x elsewhere so
+/// that a load there stays in bounds}. 64-bit math.
+std::pair<std::string, std::string> padOffset(llvm::ArrayRef<int64_t> in,
+                                              llvm::ArrayRef<int64_t> out,
+                                              llvm::ArrayRef<int64_t> pads,
+                                              llvm::StringRef idx);
 /// Offset of linear index `idx` over the dims `dims` of a row-major tensor of
 /// shape `shape` (the other dims held at 0). Adjacent dims merge.
 std::string subspaceOffset(llvm::ArrayRef<int64_t> shape,

@@ -122,6 +122,14 @@ enum class IndexMap {
   /// "flat": element i of the result (row-major) is element i of the
   /// input, whatever the input's strides (view, reshape, flatten, ...).
   Flat,
+  /// "roll": each rolled coordinate c reads (c - shift) mod n.
+  Roll,
+  /// "slice": coordinate c of one dim reads start + c * step.
+  Slice,
+  /// "select": one dim held at an index (the result drops it).
+  Select,
+  /// "pad": a constant outside the input, the input shifted inside.
+  Pad,
 };
 
 struct OpInfo {
