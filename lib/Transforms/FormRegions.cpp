@@ -313,6 +313,19 @@ bool RegionFormer::joinView(Operation *op) {
   if (g.lastReduction || g.rebroadcast || !g.stage.count(p) ||
       g.ops.size() >= maxOps + (g.anchor ? 1 : 0))
     return false;
+  // Nothing outside the group may read its values so far (the anchor's
+  // result aside, which the GEMM writes anyway): the kernel would write
+  // them in their shape beside the values after the map, and the row and
+  // pointwise kernels write outputs of one shape (`y = x * 3; return y,
+  // tanh(y[:, 5])` stays two kernels).
+  for (Operation *m : g.ops)
+    if (m != g.anchor)
+      for (Operation *u : m->getUsers())
+        if (u != op) {
+          auto ui = groupOf.find(u);
+          if (ui == groupOf.end() || ui->second != g.id)
+            return false;
+        }
   // The op must lead, through further index maps each read once, to one
   // op that can join (a pointwise op or a reduction): a value a GEMM or
   // another region reads would be written by the kernel, where eager's

@@ -1150,3 +1150,26 @@ func.func @index_maps_read_once(%x: tensor<2x3x8xf32>, %y: tensor<3x4x8xf32>) ->
   %7 = kb.aten "neg"(%6) : (tensor<5x10xf32>) -> tensor<5x10xf32>
   return %2, %3, %7 : tensor<3x2x8xf32>, tensor<3x2x8xf32>, tensor<5x10xf32>
 }
+
+// -----
+
+// A map joins no group whose values something outside reads: the kernel
+// would write them in their shape beside the values after the map, and
+// kernels write outputs of one shape (`y = x * 3; return y, tanh(y[:,
+// 5])` stays two regions, both generated).
+// CHECK-LABEL: func.func @index_map_after_escaping_value
+// CHECK:       kb.region attributes {id = 0 : i64} -> (tensor<3x4x5xf32>) {
+// CHECK-NEXT:    kb.aten "mul"
+// CHECK-NEXT:    kb.yield
+// CHECK:       kb.aten "select"{{.*}}kb.unfused = "view/identity: no data to fuse"
+// CHECK:       kb.region attributes {id = 1 : i64} -> (tensor<3x5xf32>) {
+// CHECK-NEXT:    kb.aten "tanh"
+// CHECK-NEXT:    kb.yield
+func.func @index_map_after_escaping_value(%x: tensor<3x4x5xf32>) -> (tensor<3x4x5xf32>, tensor<3x5xf32>) {
+  %one = kb.constant {value = 1 : i64} : i64
+  %three = kb.constant {value = 3.000000e+00 : f64} : f64
+  %0 = kb.aten "mul"(%x, %three) {overload = "Scalar"} : (tensor<3x4x5xf32>, f64) -> tensor<3x4x5xf32>
+  %1 = kb.aten "select"(%0, %one, %one) {overload = "int"} : (tensor<3x4x5xf32>, i64, i64) -> tensor<3x5xf32>
+  %2 = kb.aten "tanh"(%1) : (tensor<3x5xf32>) -> tensor<3x5xf32>
+  return %0, %2 : tensor<3x4x5xf32>, tensor<3x5xf32>
+}
