@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Session 66's second call: seed 20261365 tasks 133 and 67 end to end
+# (the held layer norm's regions measured 0.158 ms against ATen's 2.232 and
+# 0.573 in run133) and a fresh seed. Predicted: both tasks faster than
+# torch.compile; the fresh seed's tasks correct, none below 0.98x eager.
+set -uo pipefail
+source bench/next-gpu/prepare.sh
+export KB_VERIFY=$KBV
+fits 150 && timed_tasks tasks134 150 70 20261365:133 20261365:67
+timed_slice slice134 20261370 2 "" ${DEADLINE:-540}
+(cd $OUT && tar czf logs134.tgz *.log 2>/dev/null && rm -f *.log)
