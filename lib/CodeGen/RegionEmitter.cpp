@@ -259,6 +259,18 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     memo[key] = name;
     return name;
   }
+  // kb-sink-views' copy after a pointwise op on a strided tensor: the
+  // kernel writes row-major whatever its operand's layout, so the value is
+  // the operand's at the same index. Ahead of the index maps below (a
+  // contiguous is a flat one) so that no condition of indexMapOf's (an
+  // unmutated input) can refuse it.
+  if (aten->hasAttr(kRowMajorCopyAttr)) {
+    auto val = valueAt(aten.getArgs()[0], idx, os, indent);
+    if (!val)
+      return val.takeError();
+    memo[key] = *val;
+    return *val;
+  }
   // An index-map op (a permute, view, roll, slice, select or constant pad
   // kb-form-regions let a stage go on through): its element at `idx` is
   // its input's at the index the map gives, or a pad's constant.
@@ -315,16 +327,6 @@ llvm::Expected<std::string> RegionEmitter::valueAt(Value v, llvm::StringRef idx,
     }
     memo[key] = name;
     return name;
-  }
-  // kb-sink-views' copy after a pointwise op on a strided tensor: the
-  // kernel writes row-major whatever its operand's layout, so the value is
-  // the operand's at the same index.
-  if (aten->hasAttr(kRowMajorCopyAttr)) {
-    auto val = valueAt(aten.getArgs()[0], idx, os, indent);
-    if (!val)
-      return val.takeError();
-    memo[key] = *val;
-    return *val;
   }
   if (aten.getName() == "cat")
     return catAt(aten, idx, os, indent, key);
