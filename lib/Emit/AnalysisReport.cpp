@@ -74,12 +74,9 @@ RegionReport reportRegion(RegionOp region) {
     r.ops.push_back(displayName(&op));
     // A flat view of a row-major tensor moves no data in eager either (of
     // a strided one it is a copy).
-    bool moves = true;
-    if (isFlatView(&op)) {
-      auto in = cast<RankedTensorType>(op.getOperand(0).getType());
-      auto strides = encodedStrides(in);
-      moves = strides && !isRowMajorStrides(in.getShape(), *strides);
-    }
+    bool moves =
+        !isFlatView(&op) ||
+        hasStridedLayout(cast<RankedTensorType>(op.getOperand(0).getType()));
     for (Value v : op.getOperands()) {
       if (moves)
         r.bytesUnfused += tensorBytes(v.getType());

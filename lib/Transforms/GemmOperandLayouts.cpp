@@ -82,11 +82,6 @@ bool transposedGemmOperand(OpOperand &use) {
   return llvm::all_of(a->getResult(0).getUses(), foldedGemmOperand);
 }
 
-bool isRowMajorType(RankedTensorType t) {
-  std::optional<SmallVector<int64_t>> st = encodedStrides(t);
-  return !t.getEncoding() || (st && isRowMajorStrides(t.getShape(), *st));
-}
-
 struct GemmOperandLayoutsPass
     : kb::impl::GemmOperandLayoutsBase<GemmOperandLayoutsPass> {
   void runOnOperation() override {

@@ -32,10 +32,7 @@ std::optional<IndexMapParams> kb::indexMapOf(Operation *op) {
       hasMutatingUse(out))
     return std::nullopt;
   int64_t rank = it.getRank();
-  auto arg = [&](StringRef name) -> Value {
-    std::optional<unsigned> k = aten.getInfo()->argIndex(name);
-    return k && *k < aten.getArgs().size() ? aten.getArgs()[*k] : Value();
-  };
+  auto arg = [&](StringRef name) { return aten.getArg(name); };
   auto intArg = [&](StringRef name) -> std::optional<int64_t> {
     Value v = arg(name);
     std::optional<double> n = v ? getConstantNumber(v) : std::nullopt;
@@ -49,6 +46,16 @@ std::optional<IndexMapParams> kb::indexMapOf(Operation *op) {
     return *d < 0 ? *d + rank : *d;
   };
   IndexMapParams p;
+  // Each dim of `dims` normalised into p.dims; false at one out of range.
+  auto takeDims = [&](ArrayRef<int64_t> dims) {
+    for (int64_t d : dims) {
+      std::optional<int64_t> k = dimIn(d);
+      if (!k)
+        return false;
+      p.dims.push_back(*k);
+    }
+    return true;
+  };
   p.map = aten.getInfo()->indexMap;
   switch (p.map) {
   case IndexMap::None:
@@ -61,20 +68,15 @@ std::optional<IndexMapParams> kb::indexMapOf(Operation *op) {
     StringRef name = aten.getName();
     if (name == "permute") {
       auto perm = getConstantIntList(arg("dims"));
-      if (!perm || (int64_t)perm->size() != rank)
+      if (!perm || (int64_t)perm->size() != rank || !takeDims(*perm))
         return std::nullopt;
-      for (int64_t d : *perm)
-        if (!dimIn(d))
-          return std::nullopt;
-        else
-          p.dims.push_back(*dimIn(d));
     } else {
       std::optional<int64_t> a = 0, b = rank > 1 ? 1 : 0;
       if (name != "t") {
         a = dimIn(intArg(name == "swapaxes" ? "axis0" : "dim0"));
         b = dimIn(intArg(name == "swapaxes" ? "axis1" : "dim1"));
       }
-      if (!a || !b || rank > 2 && name == "t")
+      if (!a || !b || (rank > 2 && name == "t"))
         return std::nullopt;
       for (int64_t d = 0; d < rank; ++d)
         p.dims.push_back(d == *a ? *b : d == *b ? *a : d);
@@ -90,13 +92,10 @@ std::optional<IndexMapParams> kb::indexMapOf(Operation *op) {
     auto shifts = getConstantIntList(arg("shifts"));
     auto dims = getConstantIntList(arg("dims"));
     if (!shifts || !dims || it.getShape() != ot.getShape() ||
-        (dims->empty() ? shifts->size() != 1 : shifts->size() != dims->size()))
+        (dims->empty() ? shifts->size() != 1
+                       : shifts->size() != dims->size()) ||
+        !takeDims(*dims))
       return std::nullopt;
-    for (int64_t d : *dims)
-      if (!dimIn(d))
-        return std::nullopt;
-      else
-        p.dims.push_back(*dimIn(d));
     p.shifts.assign(shifts->begin(), shifts->end());
     bool moves = false;
     for (auto [k, shift] : llvm::enumerate(p.shifts)) {

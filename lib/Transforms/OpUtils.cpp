@@ -303,6 +303,16 @@ bool kb::isRowMajorStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
   return true;
 }
 
+bool kb::isRowMajorType(RankedTensorType t) {
+  std::optional<SmallVector<int64_t>> st = encodedStrides(t);
+  return !t.getEncoding() || (st && isRowMajorStrides(t.getShape(), *st));
+}
+
+bool kb::hasStridedLayout(RankedTensorType t) {
+  std::optional<SmallVector<int64_t>> st = encodedStrides(t);
+  return st && !isRowMajorStrides(t.getShape(), *st);
+}
+
 /// The strides of `shape` (rank 2 or more) laid out row-major with its
 /// last two dims swapped.
 static SmallVector<int64_t> swappedLastTwoStrides(ArrayRef<int64_t> shape) {

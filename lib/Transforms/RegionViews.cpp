@@ -37,9 +37,8 @@ static bool pinIndexMapOperands(AtenOp op) {
                           elements);
   };
   auto number = [&](StringRef name) -> std::optional<int64_t> {
-    std::optional<unsigned> k = op.getInfo()->argIndex(name);
-    std::optional<double> v =
-        k ? getConstantNumber(op.getArgs()[*k]) : std::nullopt;
+    Value a = op.getArg(name);
+    std::optional<double> v = a ? getConstantNumber(a) : std::nullopt;
     return v ? std::optional<int64_t>((int64_t)*v) : std::nullopt;
   };
   for (unsigned k = 1; k < op.getArgs().size(); ++k) {
@@ -157,9 +156,7 @@ bool RegionFormer::joinView(Operation *op) {
       return true;
     if (k->map != IndexMap::Flat)
       return false;
-    auto in = cast<RankedTensorType>(m->getOperand(0).getType());
-    std::optional<SmallVector<int64_t>> st = encodedStrides(in);
-    return st && !isRowMajorStrides(in.getShape(), *st);
+    return hasStridedLayout(cast<RankedTensorType>(m->getOperand(0).getType()));
   };
   Operation *root = p;
   while (root != g.anchor && mapped.count(root)) {

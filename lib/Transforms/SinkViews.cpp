@@ -56,12 +56,6 @@ RankedTensorType staticTensor(Value v) {
   return t && t.hasStaticShape() ? t : RankedTensorType();
 }
 
-/// Row-major: no traced strides, or traced strides that are row-major's.
-bool isRowMajor(RankedTensorType t) {
-  auto strides = encodedStrides(t);
-  return strides ? isRowMajorStrides(t.getShape(), *strides) : !t.getEncoding();
-}
-
 /// `v`'s defining op where it is one of the view ops `names`, not in
 /// place, between static tensors of one element type and count, neither
 /// of them mutated.
@@ -86,8 +80,8 @@ AtenOp plainView(Value v, ArrayRef<StringRef> names) {
 AtenOp orderKeepingView(Value v) {
   AtenOp view = plainView(v, {"view", "reshape", "flatten", "unflatten",
                               "squeeze", "unsqueeze", "view_as", "reshape_as"});
-  return view && isRowMajor(staticTensor(view.getArgs()[0])) &&
-                 isRowMajor(staticTensor(v))
+  return view && isRowMajorType(staticTensor(view.getArgs()[0])) &&
+                 isRowMajorType(staticTensor(v))
              ? view
              : nullptr;
 }
@@ -120,7 +114,7 @@ AtenOp copyingReshape(Value v) {
     return nullptr;
   RankedTensorType it = staticTensor(view.getArgs()[0]);
   auto strides = encodedStrides(it);
-  return strides && !isRowMajor(it) && isRowMajor(staticTensor(v)) &&
+  return hasStridedLayout(it) && isRowMajorType(staticTensor(v)) &&
                  isDensePermutation(it.getShape(), *strides)
              ? view
              : nullptr;
@@ -147,7 +141,7 @@ bool isPlainPointwise(AtenOp op) {
   if (kind != OpKind::Elementwise && kind != OpKind::Broadcast)
     return false;
   RankedTensorType t = staticTensor(op->getResult(0));
-  return t && isRowMajor(t) && !hasMutatingUse(op->getResult(0));
+  return t && isRowMajorType(t) && !hasMutatingUse(op->getResult(0));
 }
 
 struct SinkViewsPass : kb::impl::SinkViewsBase<SinkViewsPass> {
@@ -226,7 +220,7 @@ struct SinkViewsPass : kb::impl::SinkViewsBase<SinkViewsPass> {
         // Made for op alone by an op whose region op would join.
         if (v.hasOneUse() && !w && madeByFusableOp(v))
           return nullptr;
-        if (!isRowMajor(t) || hasMutatingUse(v))
+        if (!isRowMajorType(t) || hasMutatingUse(v))
           return nullptr;
         moves.push_back({i, v, true});
         continue;

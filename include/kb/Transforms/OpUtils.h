@@ -84,6 +84,13 @@ encodedStrides(mlir::RankedTensorType t);
 bool isRowMajorStrides(llvm::ArrayRef<int64_t> shape,
                        llvm::ArrayRef<int64_t> strides);
 
+/// Row-major: no traced strides, or traced strides that are row-major's.
+bool isRowMajorType(mlir::RankedTensorType t);
+
+/// Traced strides that are not row-major's: a tensor eager copies when a
+/// reshape, flatten or contiguous needs it row-major.
+bool hasStridedLayout(mlir::RankedTensorType t);
+
 /// Strides that address `shape` row-major with its last two dims swapped
 /// ([.., N, C] laid out as [.., C, N]: PatchEmbed's transposed residual
 /// stream), size-1 dims aside; false below rank 2.
