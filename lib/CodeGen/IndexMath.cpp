@@ -20,6 +20,16 @@ std::string codegen::indexOperand(llvm::StringRef idx, bool narrow) {
   return narrow ? "(unsigned)" + I : I;
 }
 
+namespace {
+std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
+    s[k] = s[k + 1] * shape[k + 1];
+  return s;
+}
+
+} // namespace
+
 std::string codegen::stridedOffset(ArrayRef<int64_t> shape,
                                    ArrayRef<int64_t> strides,
                                    llvm::StringRef idx, bool narrow) {
@@ -74,9 +84,7 @@ std::string codegen::broadcastOffset(ArrayRef<int64_t> in,
     int64_t id = d - off;
     return id < 0 || (in[id] == 1 && space[d] != 1);
   };
-  std::vector<int64_t> inStride(in.size(), 1);
-  for (int64_t k = (int64_t)in.size() - 2; k >= 0; --k)
-    inStride[k] = inStride[k + 1] * in[k + 1];
+  std::vector<int64_t> inStride = rowMajorStrides(in);
   std::string expr;
   int64_t inner = 1;
   for (int64_t d = rank - 1; d >= 0;) {
@@ -131,10 +139,7 @@ codegen::coordinateOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> space,
 std::string codegen::permuteOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> perm,
                                    llvm::StringRef idx, bool narrow) {
   // permute(x, perm) of a row-major x is a strided view of x.
-  int64_t rank = in.size();
-  std::vector<int64_t> inStride(rank, 1);
-  for (int64_t k = rank - 2; k >= 0; --k)
-    inStride[k] = inStride[k + 1] * in[k + 1];
+  std::vector<int64_t> inStride = rowMajorStrides(in);
   SmallVector<int64_t> shape, strides;
   for (int64_t d : perm) {
     shape.push_back(in[d]);
@@ -144,13 +149,6 @@ std::string codegen::permuteOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> perm,
 }
 
 namespace {
-std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
-    s[k] = s[k + 1] * shape[k + 1];
-  return s;
-}
-
 std::string plus(std::string off, int64_t base, bool narrow) {
   if (base == 0)
     return off;
@@ -267,9 +265,7 @@ std::string codegen::channelsLastWalk(ArrayRef<int64_t> out,
 std::string codegen::subspaceOffset(ArrayRef<int64_t> shape,
                                     ArrayRef<int64_t> dims, llvm::StringRef idx,
                                     bool narrow) {
-  std::vector<int64_t> stride(shape.size(), 1);
-  for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
-    stride[k] = stride[k + 1] * shape[k + 1];
+  std::vector<int64_t> stride = rowMajorStrides(shape);
   // Merge runs of adjacent dims (innermost first): {size, stride}.
   SmallVector<std::pair<int64_t, int64_t>> runs;
   for (int64_t k = (int64_t)dims.size() - 1; k >= 0; --k) {

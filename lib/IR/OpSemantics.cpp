@@ -84,21 +84,17 @@ Recipe parseRecipe(StringRef name) {
                            name + "' of a Reduction row");
 }
 
+const std::pair<IndexMap, llvm::StringLiteral> kIndexMaps[] = {
+    {IndexMap::None, ""},       {IndexMap::Permute, "permute"},
+    {IndexMap::Flat, "flat"},   {IndexMap::Roll, "roll"},
+    {IndexMap::Slice, "slice"}, {IndexMap::Select, "select"},
+    {IndexMap::Pad, "pad"},
+};
+
 IndexMap parseIndexMap(StringRef name) {
-  if (name.empty())
-    return IndexMap::None;
-  if (name == "permute")
-    return IndexMap::Permute;
-  if (name == "flat")
-    return IndexMap::Flat;
-  if (name == "roll")
-    return IndexMap::Roll;
-  if (name == "slice")
-    return IndexMap::Slice;
-  if (name == "select")
-    return IndexMap::Select;
-  if (name == "pad")
-    return IndexMap::Pad;
+  for (const auto &[m, text] : kIndexMaps)
+    if (text == name)
+      return m;
   llvm::report_fatal_error(llvm::Twine("OpSemantics.def: unknown index map '") +
                            name + "' of an Injective row");
 }
